@@ -1,0 +1,42 @@
+// GpuSpec and ClusterSpec: the hardware a plan runs on. Every preset number carries its source
+// (datasheet or paper) in assets/presets; bandwidths are per GPU and per direction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "plansight/estimator/enums.h"
+
+namespace plansight::estimator {
+
+struct GpuSpec {
+  std::string name;
+  std::string source;
+  std::int64_t memory_bytes = 0;
+  double hbm_bandwidth_bytes_per_s = 0;
+  // Dense (no sparsity) peak tensor/vector throughput per precision, FLOP/s; 0 = unsupported.
+  double peak_fp32_flops = 0;
+  double peak_tf32_flops = 0;
+  double peak_fp16_flops = 0;
+  double peak_bf16_flops = 0;
+  double peak_fp8_flops = 0;
+  double nvlink_bandwidth_bytes_per_s = 0;  // per GPU, one direction; 0 = PCIe only
+  std::int64_t sm_count = 0;
+
+  double peak_flops(Precision p) const;
+};
+
+struct ClusterSpec {
+  std::string name;    // system preset name, or "custom"
+  std::string source;
+  GpuSpec gpu;
+  std::int64_t gpus = 0;           // GPUs used by the plan
+  std::int64_t gpus_per_node = 8;
+  double intra_node_bandwidth_bytes_per_s = 0;  // per GPU, one direction (NVLink/NVSwitch or PCIe)
+  double inter_node_bandwidth_bytes_per_s = 0;  // per GPU, one direction (its share of the NICs)
+  double intra_node_latency_s = 0;
+  double inter_node_latency_s = 0;
+  double price_per_gpu_hour = 0;   // currency units per GPU-hour; 0 = unknown
+};
+
+}  // namespace plansight::estimator

@@ -1,0 +1,70 @@
+// Estimate: what the estimator answers for a plan. Bytes and FLOPs as double (exact integers
+// up to 2^53), time in seconds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+
+namespace plansight::estimator {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;
+  double reserve_bytes = 0;
+  double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes + reserve_bytes;
+  }
+};
+
+// Memory of one GPU in pipeline rank `stage` (all its model chunks).
+struct StageMemory {
+  std::int64_t stage = 0;
+  std::int64_t layers = 0;                  // transformer layers held by this rank
+  double parameters = 0;                    // parameters held by this GPU (after TP split)
+  double in_flight_micro_batches = 0;       // layer-equivalents of activations / layers, at peak
+  MemoryBreakdown memory;
+};
+
+struct MemoryEstimate {
+  std::vector<StageMemory> stages;
+  std::int64_t most_loaded_stage = 0;
+  MemoryBreakdown peak;  // the most loaded GPU
+  double capacity_bytes = 0;
+  bool fits = false;
+};
+
+struct FlopsEstimate {
+  double model_per_iteration = 0;     // without recomputation (MFU numerator)
+  double hardware_per_iteration = 0;  // with recomputation (HFU numerator)
+};
+
+struct TimeEstimate {
+  bool available = false;  // false when no throughput was given or predicted
+  double iteration_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double achieved_tflops_per_gpu = 0;
+  double training_days = 0;
+  double gpu_hours = 0;
+  double cost = 0;
+};
+
+struct Estimate {
+  double parameters = 0;         // the model's own count, unpadded
+  double parameters_padded = 0;  // as trained, vocabulary padded as Megatron does
+  std::int64_t padded_vocab = 0;
+  std::int64_t dp = 1;
+  std::int64_t micro_batches = 1;
+  MemoryEstimate memory;
+  FlopsEstimate flops;
+  TimeEstimate time;
+  std::vector<Diagnostic> warnings;
+};
+
+}  // namespace plansight::estimator

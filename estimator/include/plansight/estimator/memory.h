@@ -1,0 +1,39 @@
+// Per-GPU memory by component for every pipeline rank: model states (weights, gradients,
+// optimizer, ZeRO 0-3), activations (Korthikanti 2022 generalised), communication buffers and
+// the framework reserve.
+#pragma once
+
+#include <cstdint>
+
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/plan.h"
+
+namespace plansight::estimator {
+
+// Bytes per parameter of each model state before any ZeRO partitioning.
+struct StateBytesPerParameter {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;  // master weights + optimizer states
+};
+StateBytesPerParameter state_bytes_per_parameter(const TrainingSpec& training);
+
+// Model-state bytes on one GPU for `parameters` held by it, ZeRO-partitioned over `shards`
+// data-parallel ranks (Rajbhandari et al. 2020, Sec. 5: P_os, P_os+g, P_os+g+p).
+MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParameter& per_param,
+                                  std::int64_t zero_stage, std::int64_t shards);
+
+// Activation bytes stored by one transformer layer for one micro-batch on one GPU.
+double layer_activation_bytes(const Plan& plan);
+
+// Layers held by each model chunk, in pipeline order (chunk c of rank r at c * pp + r).
+std::vector<std::int64_t> chunk_layers(const Plan& plan);
+
+// Activation memory of rank `stage` in layer-equivalents: sum over its chunks of layers times
+// micro-batches in flight at the peak, for the plan's schedule.
+double in_flight_layer_equivalents(const Plan& plan, std::int64_t stage,
+                                   const std::vector<std::int64_t>& chunks);
+
+MemoryEstimate estimate_memory(const Plan& plan, std::int64_t padded_vocab);
+
+}  // namespace plansight::estimator

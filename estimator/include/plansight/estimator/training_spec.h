@@ -1,0 +1,38 @@
+// TrainingSpec: batch, sequence, token budget, precisions, optimizer and the framework reserve.
+#pragma once
+
+#include <cstdint>
+
+#include "plansight/estimator/enums.h"
+
+namespace plansight::estimator {
+
+struct TrainingSpec {
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 1;
+  std::int64_t seq_len = 2048;
+  double tokens = 0;  // training token budget; 0: no duration estimate
+
+  // Compute precision; also the precision weights are kept in (fp8: weights kept in bf16 and
+  // cast per GEMM, as Transformer Engine does).
+  Precision precision = Precision::bf16;
+  // Gradient precision; defaults to the weights' precision (ZeRO paper's 16 B/param
+  // convention); fp32 gives Megatron's bf16 + fp32-gradient 18 B/param convention.
+  Precision grad_precision = Precision::bf16;
+  MasterPrecision master_precision = MasterPrecision::fp32;  // ignored for fp32 training
+  Optimizer optimizer = Optimizer::adam;
+  AttentionKernel attention = AttentionKernel::flash;
+  bool causal_attention_flops = false;  // false: full s*s score FLOPs (Narayanan, Korthikanti)
+
+  // Throughput assumption for the cost estimate: one of them (or neither).
+  double achieved_tflops = 0;  // per GPU, hardware FLOPs
+  double mfu = 0;              // model FLOPs utilisation in (0, 1]
+
+  // Framework reserve: CUDA context, cuBLAS/NCCL workspaces, plus allocator fragmentation as a
+  // fraction of everything else. Defaults documented in memory.cpp.
+  double reserve_fixed_bytes = 1.0 * (1 << 30);
+  double fragmentation = 0.05;
+  double dp_bucket_bytes = 25.0 * (1 << 20);  // PyTorch DDP bucket_cap_mb default
+};
+
+}  // namespace plansight::estimator

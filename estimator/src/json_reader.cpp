@@ -1,0 +1,161 @@
+// JsonReader: typed, path-aware field reads that never throw.
+#include "plansight/estimator/json_reader.h"
+
+#include <cmath>
+#include <limits>
+
+namespace plansight::estimator {
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string path, std::vector<Diagnostic>& errors)
+    : object_(object), path_(std::move(path)), errors_(errors) {}
+
+bool JsonReader::has(std::string_view key) const { return get(key) != nullptr; }
+
+const nlohmann::json* JsonReader::get(std::string_view key) const {
+  if (!object_.is_object()) return nullptr;
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string JsonReader::field(std::string_view key) const {
+  if (path_.empty()) return std::string(key);
+  return path_ + "." + std::string(key);
+}
+
+void JsonReader::error(std::string_view key, std::string message) {
+  errors_.push_back(make_error(field(key), std::move(message)));
+}
+
+void JsonReader::read(std::string_view key, std::string& out) {
+  const auto* v = get(key);
+  if (!v) return;
+  if (!v->is_string()) {
+    error(key, "expected a string, got " + describe_json(*v));
+    return;
+  }
+  out = v->get<std::string>();
+}
+
+void JsonReader::read(std::string_view key, bool& out) {
+  const auto* v = get(key);
+  if (!v) return;
+  if (!v->is_boolean()) {
+    error(key, "expected true or false, got " + describe_json(*v));
+    return;
+  }
+  out = v->get<bool>();
+}
+
+void JsonReader::read(std::string_view key, double& out, double min, double max) {
+  const auto* v = get(key);
+  if (!v) return;
+  if (!v->is_number()) {
+    error(key, "expected a number, got " + describe_json(*v));
+    return;
+  }
+  const double x = v->get<double>();
+  if (!std::isfinite(x) || x < min || x > max) {
+    error(key, "value " + describe_json(*v) + " is out of range; valid: " + std::to_string(min) + " to " +
+                   std::to_string(max));
+    return;
+  }
+  out = x;
+}
+
+void JsonReader::read(std::string_view key, std::int64_t& out, std::int64_t min, std::int64_t max) {
+  const auto* v = get(key);
+  if (!v) return;
+  std::int64_t x = 0;
+  if (v->is_number_integer()) {
+    x = v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)
+            ? INT64_MAX
+            : v->get<std::int64_t>();
+  } else if (v->is_number_float() && std::nearbyint(v->get<double>()) == v->get<double>() &&
+             std::fabs(v->get<double>()) < 9.0e15) {
+    x = static_cast<std::int64_t>(v->get<double>());  // 1e9 written as a float is still a whole count
+  } else {
+    error(key, "expected a whole number, got " + describe_json(*v));
+    return;
+  }
+  if (x < min || x > max) {
+    std::string valid = max == INT64_MAX ? ("at least " + std::to_string(min))
+                                         : (std::to_string(min) + " to " + std::to_string(max));
+    error(key, "value " + std::to_string(x) + " is out of range; valid: " + valid);
+    return;
+  }
+  out = x;
+}
+
+void JsonReader::read(std::string_view key, std::vector<std::int64_t>& out, std::int64_t min) {
+  const auto* v = get(key);
+  if (!v) return;
+  if (!v->is_array()) {
+    error(key, "expected an array of whole numbers, got " + describe_json(*v));
+    return;
+  }
+  std::vector<std::int64_t> values;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const auto& item = (*v)[i];
+    if (!item.is_number_integer() || item.get<std::int64_t>() < min) {
+      error(std::string(key) + "[" + std::to_string(i) + "]",
+            "expected a whole number of at least " + std::to_string(min) + ", got " + describe_json(item));
+      return;
+    }
+    values.push_back(item.get<std::int64_t>());
+  }
+  out = std::move(values);
+}
+
+template <class E>
+void JsonReader::read_enum(std::string_view key, E& out) {
+  const auto* v = get(key);
+  if (!v) return;
+  if (!v->is_string()) {
+    error(key, "expected one of " + valid_spellings<E>() + ", got " + describe_json(*v));
+    return;
+  }
+  auto parsed = parse_enum<E>(v->get<std::string>());
+  if (!parsed) {
+    error(key, "unknown value " + describe_json(*v) + "; valid: " + valid_spellings<E>());
+    return;
+  }
+  out = *parsed;
+}
+
+template void JsonReader::read_enum(std::string_view, Precision&);
+template void JsonReader::read_enum(std::string_view, MasterPrecision&);
+template void JsonReader::read_enum(std::string_view, Optimizer&);
+template void JsonReader::read_enum(std::string_view, Recompute&);
+template void JsonReader::read_enum(std::string_view, PipelineSchedule&);
+template void JsonReader::read_enum(std::string_view, NormKind&);
+template void JsonReader::read_enum(std::string_view, PositionKind&);
+template void JsonReader::read_enum(std::string_view, AttentionKernel&);
+
+std::optional<JsonReader> JsonReader::child(std::string_view key) {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  if (!v->is_object()) {
+    error(key, "expected an object, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  return JsonReader(*v, field(key), errors_);
+}
+
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based position of the offending byte (or text length + 1 at end of input).
+    return make_error(std::string(what), "not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+  }
+}
+
+std::string describe_json(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+}  // namespace plansight::estimator
