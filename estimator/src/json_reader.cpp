@@ -67,10 +67,12 @@ void JsonReader::read(std::string_view key, std::int64_t& out, std::int64_t min,
   const auto* v = get(key);
   if (!v) return;
   std::int64_t x = 0;
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    error(key, "value " + describe_json(*v) + " is too large");
+    return;
+  }
   if (v->is_number_integer()) {
-    x = v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)
-            ? INT64_MAX
-            : v->get<std::int64_t>();
+    x = v->get<std::int64_t>();
   } else if (v->is_number_float() && std::nearbyint(v->get<double>()) == v->get<double>() &&
              std::fabs(v->get<double>()) < 9.0e15) {
     x = static_cast<std::int64_t>(v->get<double>());  // 1e9 written as a float is still a whole count
@@ -132,6 +134,18 @@ template void JsonReader::read_enum(std::string_view, NormKind&);
 template void JsonReader::read_enum(std::string_view, PositionKind&);
 template void JsonReader::read_enum(std::string_view, AttentionKernel&);
 
+void JsonReader::reject_unknown(std::initializer_list<std::string_view> known) {
+  if (!object_.is_object()) return;
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    bool found = false;
+    for (auto k : known) found = found || k == it.key();
+    if (found) continue;
+    std::string valid;
+    for (auto k : known) valid += (valid.empty() ? "" : ", ") + std::string(k);
+    error(it.key(), "unknown key; valid keys here: " + valid);
+  }
+}
+
 std::optional<JsonReader> JsonReader::child(std::string_view key) {
   const auto* v = get(key);
   if (!v) return std::nullopt;
@@ -147,8 +161,13 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based position of the offending byte (or text length + 1 at end of input).
+    const std::string detail = e.what();
+    const auto colon = detail.find(": ");
     return make_error(std::string(what), "not valid JSON at byte " + std::to_string(e.byte) + ": " +
-                                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+                                             (colon == std::string::npos ? detail : detail.substr(colon + 2)));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range for a number such as 1e400 that does not fit a double.
+    return make_error(std::string(what), std::string("not valid JSON: ") + e.what());
   }
 }
 

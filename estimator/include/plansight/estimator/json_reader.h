@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ class JsonReader {
 
   // A child object reader ("layout" -> "layout.x"); records an error if `key` is not an object.
   std::optional<JsonReader> child(std::string_view key);
+
+  // Records an error for each key of the object that is not in `known` (catches typos such as
+  // "micro_bacth", which would otherwise be silently ignored).
+  void reject_unknown(std::initializer_list<std::string_view> known);
 
   void error(std::string_view key, std::string message);
   std::vector<Diagnostic>& errors() { return errors_; }

@@ -23,8 +23,10 @@ StateBytesPerParameter state_bytes_per_parameter(const TrainingSpec& training);
 MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParameter& per_param,
                                   std::int64_t zero_stage, std::int64_t shards);
 
-// Activation bytes stored by one transformer layer for one micro-batch on one GPU.
-double layer_activation_bytes(const Plan& plan);
+// Activation bytes stored by one transformer layer for one micro-batch on one GPU, with the
+// given recomputation (the plan's own by default).
+double layer_activation_bytes(const Plan& plan, Recompute recompute);
+inline double layer_activation_bytes(const Plan& plan) { return layer_activation_bytes(plan, plan.layout.recompute); }
 
 // Layers held by each model chunk, in pipeline order (chunk c of rank r at c * pp + r).
 std::vector<std::int64_t> chunk_layers(const Plan& plan);

@@ -1,0 +1,24 @@
+// The CLI's subcommands as library functions (tests call them directly). Each writes its
+// report to `out`, diagnostics to `err`, and returns a status that main() maps to an exit code.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace plansight::cli {
+
+enum class Status { ok, invalid_input, failure };  // exit codes 0, 2, 1
+
+int exit_code(Status status);
+
+Status run_estimate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_list_models(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_list_gpus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_list_systems(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_import_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The whole CLI: argv without the program name.
+Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace plansight::cli

@@ -1,0 +1,17 @@
+// Human formatting with units: GiB (2^30 B), billions of parameters, FLOPs, durations.
+#pragma once
+
+#include <string>
+
+namespace plansight::cli {
+
+std::string format_gib(double bytes);               // "12.35 GiB"
+std::string format_count(double n);                 // "174,604,259,328"
+std::string format_billions(double n);              // "174.60 B"
+std::string format_flops(double flops);             // "4.31e+18 FLOP"
+std::string format_seconds(double seconds);         // "850 ms", "12.3 s", "4.2 min", "34.7 days"
+std::string format_fixed(double value, int decimals);
+std::string pad_left(const std::string& text, std::size_t width);
+std::string pad_right(const std::string& text, std::size_t width);
+
+}  // namespace plansight::cli

@@ -1,0 +1,26 @@
+// The plan flags shared by estimate, timeline, search and probe: --plan FILE, --model ...,
+// layout and training flags. They become a JSON overlay read by plan_from_json, so a plan file
+// and flags mean exactly the same thing.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/args.h"
+#include "plansight/estimator/plan.h"
+
+namespace plansight::cli {
+
+const std::vector<FlagSpec>& plan_flags();
+
+// The overlay the flags describe (with --plan's file as its base). Errors name the flag.
+Result<nlohmann::json> plan_overlay(const Args& args);
+
+// plan_overlay, then plan_from_json.
+Result<estimator::Plan> plan_from_args(const Args& args);
+
+// Reads a whole file; the error names `field` and the path.
+Result<std::string> read_text_file(const std::string& path, const std::string& field);
+
+}  // namespace plansight::cli

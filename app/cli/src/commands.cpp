@@ -1,0 +1,204 @@
+// Subcommand dispatch, `estimate`, `import-model`, and the preset listings.
+#include "plansight/cli/commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/estimate_report.h"
+#include "plansight/cli/format.h"
+#include "plansight/cli/plan_args.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/hf_config.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/parameters.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+// Prints every error on stderr and, with --json, as {"errors": [...]} on stdout.
+Status report_errors(const std::vector<Diagnostic>& errors, bool json, std::ostream& out, std::ostream& err) {
+  for (const auto& e : errors) err << e.to_string() << "\n";
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& e : errors) list.push_back(est::to_json(e));
+    out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
+  }
+  return Status::invalid_input;
+}
+
+bool wants_json(const std::vector<std::string>& args) {
+  for (const auto& a : args) if (a == "--json") return true;
+  return false;
+}
+
+std::vector<FlagSpec> with_json(std::vector<FlagSpec> flags) {
+  flags.push_back({"--json", false, ""});
+  return flags;
+}
+
+const char* kUsage =
+    "usage: plansight <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  estimate       parameters, memory per GPU, FLOPs, time and cost of a plan\n"
+    "  models         list model presets\n"
+    "  gpus           list GPU presets\n"
+    "  systems        list system presets\n"
+    "  import-model   read a Hugging Face config.json into a model description\n"
+    "\n"
+    "estimate options (all optional; the default plan is GPT-3 175B on 1024 A100-80GB):\n"
+    "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
+    "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
+    "  --tp N --pp N --vpp N --dp N --cp N --zero 0..3 --sequence-parallel\n"
+    "  --recompute none|selective|full --schedule gpipe|1f1b|interleaved|zb-h1\n"
+    "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
+    "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
+    "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"
+    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X --json\n";
+
+}  // namespace
+
+int exit_code(Status status) {
+  switch (status) {
+    case Status::ok: return 0;
+    case Status::invalid_input: return 2;
+    case Status::failure: return 1;
+  }
+  return 1;
+}
+
+Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  const bool json = wants_json(argv);
+  auto args = Args::parse(argv, with_json(plan_flags()));
+  if (!args) return report_errors(args.errors(), json, out, err);
+  if (!args->positionals().empty()) {
+    return report_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);
+  }
+  auto plan = plan_from_args(*args);
+  if (!plan) return report_errors(plan.errors(), json, out, err);
+  auto estimate = est::estimate(*plan);
+  if (!estimate) return report_errors(estimate.errors(), json, out, err);
+  if (json) {
+    nlohmann::json j = est::to_json(*estimate);
+    j["plan"] = est::to_json(*plan);
+    out << j.dump(2) << "\n";
+  } else {
+    print_estimate(out, *plan, *estimate);
+  }
+  return Status::ok;
+}
+
+Status run_import_model(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  const bool json = wants_json(argv);
+  auto args = Args::parse(argv, with_json({{"--name", true, "NAME"}}));
+  if (!args) return report_errors(args.errors(), json, out, err);
+  if (args->positionals().size() != 1) {
+    return report_errors({make_error("config.json", "give exactly one Hugging Face config.json path")}, json, out, err);
+  }
+  const std::string path = args->positionals().front();
+  auto text = read_text_file(path, "config.json");
+  if (!text) return report_errors(text.errors(), json, out, err);
+  auto model = est::model_from_hf_config(*text, args->value("--name").value_or("imported"));
+  if (!model) return report_errors(model.errors(), json, out, err);
+  const double params = est::count_parameters(*model).total;
+  if (json) {
+    out << nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}.dump(2) << "\n";
+  } else {
+    out << est::to_json(*model).dump(2) << "\n";
+    out << "parameters: " << format_count(params) << " (" << format_billions(params) << ")\n";
+  }
+  return Status::ok;
+}
+
+Status run_list_models(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  const bool json = wants_json(argv);
+  auto args = Args::parse(argv, with_json({}));
+  if (!args) return report_errors(args.errors(), json, out, err);
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& m : est::model_presets()) {
+      auto j = est::to_json(m);
+      j["parameters"] = est::count_parameters(m).total;
+      list.push_back(std::move(j));
+    }
+    out << list.dump(2) << "\n";
+    return Status::ok;
+  }
+  out << pad_right("name", 18) << pad_left("params", 12) << pad_left("layers", 8) << pad_left("hidden", 8)
+      << pad_left("heads", 7) << pad_left("kv", 5) << pad_left("ffn", 8) << pad_left("vocab", 8) << "  source\n";
+  for (const auto& m : est::model_presets()) {
+    out << pad_right(m.name, 18) << pad_left(format_billions(est::count_parameters(m).total), 12)
+        << pad_left(std::to_string(m.layers), 8) << pad_left(std::to_string(m.hidden), 8)
+        << pad_left(std::to_string(m.heads), 7) << pad_left(std::to_string(m.kv_heads), 5)
+        << pad_left(std::to_string(m.ffn_hidden), 8) << pad_left(std::to_string(m.vocab), 8) << "  " << m.source << "\n";
+  }
+  return Status::ok;
+}
+
+Status run_list_gpus(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  const bool json = wants_json(argv);
+  auto args = Args::parse(argv, with_json({}));
+  if (!args) return report_errors(args.errors(), json, out, err);
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& g : est::gpu_presets()) list.push_back(est::to_json(g));
+    out << list.dump(2) << "\n";
+    return Status::ok;
+  }
+  out << pad_right("name", 16) << pad_left("memory", 11) << pad_left("HBM GB/s", 10) << pad_left("bf16 TF", 9)
+      << pad_left("fp8 TF", 8) << pad_left("tf32 TF", 9) << pad_left("NVLink GB/s", 13) << "\n";
+  for (const auto& g : est::gpu_presets()) {
+    out << pad_right(g.name, 16) << pad_left(format_gib(static_cast<double>(g.memory_bytes)), 11)
+        << pad_left(format_fixed(g.hbm_bandwidth_bytes_per_s / 1e9, 0), 10)
+        << pad_left(format_fixed(g.peak_bf16_flops / 1e12, 1), 9) << pad_left(format_fixed(g.peak_fp8_flops / 1e12, 1), 8)
+        << pad_left(format_fixed(g.peak_tf32_flops / 1e12, 1), 9)
+        << pad_left(format_fixed(g.nvlink_bandwidth_bytes_per_s / 1e9, 0), 13) << "\n";
+  }
+  return Status::ok;
+}
+
+Status run_list_systems(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  const bool json = wants_json(argv);
+  auto args = Args::parse(argv, with_json({}));
+  if (!args) return report_errors(args.errors(), json, out, err);
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : est::system_presets()) {
+      auto j = est::to_json(s.cluster);
+      j["description"] = s.description;
+      list.push_back(std::move(j));
+    }
+    out << list.dump(2) << "\n";
+    return Status::ok;
+  }
+  out << pad_right("name", 20) << pad_right("gpu", 16) << pad_left("GPUs/node", 10) << pad_left("intra GB/s", 12)
+      << pad_left("inter GB/s", 12) << pad_left("$/GPU-h", 9) << "  description\n";
+  for (const auto& s : est::system_presets()) {
+    const auto& c = s.cluster;
+    out << pad_right(s.name, 20) << pad_right(c.gpu.name, 16) << pad_left(std::to_string(c.gpus_per_node), 10)
+        << pad_left(format_fixed(c.intra_node_bandwidth_bytes_per_s / 1e9, 1), 12)
+        << pad_left(format_fixed(c.inter_node_bandwidth_bytes_per_s / 1e9, 2), 12)
+        << pad_left(format_fixed(c.price_per_gpu_hour, 2), 9) << "  " << s.description << "\n";
+  }
+  return Status::ok;
+}
+
+Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << kUsage;
+    return args.empty() ? Status::invalid_input : Status::ok;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "estimate") return run_estimate(rest, out, err);
+  if (command == "models") return run_list_models(rest, out, err);
+  if (command == "gpus") return run_list_gpus(rest, out, err);
+  if (command == "systems") return run_list_systems(rest, out, err);
+  if (command == "import-model") return run_import_model(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, models, gpus, systems, import-model\n";
+  return Status::invalid_input;
+}
+
+}  // namespace plansight::cli

@@ -1,0 +1,85 @@
+// The human-readable report of `plansight estimate`: the plan in one paragraph, parameters,
+// memory of the most loaded GPU and of every stage, FLOPs, time and cost, warnings.
+#include "plansight/cli/estimate_report.h"
+
+#include "plansight/cli/format.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+void memory_row(std::ostream& out, const char* label, double bytes) {
+  out << "  " << pad_right(label, 22) << pad_left(format_gib(bytes), 14) << "\n";
+}
+
+}  // namespace
+
+void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimate& e) {
+  const auto& l = plan.layout;
+  const auto& t = plan.training;
+  out << "Plan: " << plan.model.name << " on " << plan.cluster.gpus << " x " << plan.cluster.gpu.name;
+  if (!plan.cluster.name.empty() && plan.cluster.name != "custom") out << " (" << plan.cluster.name << ")";
+  out << "\n";
+  out << "  layout     TP " << l.tp << " x PP " << l.pp;
+  if (l.vpp > 1) out << " (v " << l.vpp << ")";
+  out << " x DP " << e.dp << " x CP " << l.cp << ", ZeRO " << l.zero_stage << (l.sequence_parallel ? ", sequence parallel" : "")
+      << ", recompute " << est::to_string(l.recompute) << ", schedule " << est::to_string(l.schedule) << "\n";
+  out << "  batch      " << t.global_batch << " sequences of " << t.seq_len << " tokens; " << e.micro_batches
+      << " micro-batches of " << t.micro_batch << " per pipeline\n";
+  out << "  precision  " << est::to_string(t.precision) << " weights, " << est::to_string(t.grad_precision)
+      << " gradients, " << est::to_string(t.master_precision) << " master, " << est::to_string(t.optimizer)
+      << ", " << est::to_string(t.attention) << " attention\n\n";
+
+  out << "Parameters   " << format_billions(e.parameters) << " (" << format_count(e.parameters) << ")\n";
+  out << "  as trained " << format_billions(e.parameters_padded) << " (" << format_count(e.parameters_padded)
+      << ") with the vocabulary padded to " << format_count(static_cast<double>(e.padded_vocab)) << "\n\n";
+
+  const auto& peak = e.memory.peak;
+  out << "Memory per GPU, most loaded: stage " << e.memory.most_loaded_stage << " of " << l.pp << "\n";
+  memory_row(out, "weights", peak.weights_bytes);
+  memory_row(out, "gradients", peak.gradients_bytes);
+  memory_row(out, "optimizer states", peak.optimizer_bytes);
+  memory_row(out, "activations", peak.activations_bytes);
+  memory_row(out, "comm. buffers", peak.buffers_bytes);
+  memory_row(out, "framework reserve", peak.reserve_bytes);
+  out << "  " << pad_right("total", 22) << pad_left(format_gib(peak.total_bytes()), 14) << " of "
+      << format_gib(e.memory.capacity_bytes) << (e.memory.fits ? "  fits" : "  DOES NOT FIT") << "\n";
+  if (l.pp > 1) {
+    out << "\n  stage layers   weights     grads  optimizer  activations  buffers   reserve     total (GiB)\n";
+    auto g = [](double b) { return pad_left(format_fixed(b / (1024.0 * 1024.0 * 1024.0), 2), 10); };
+    for (const auto& s : e.memory.stages) {
+      const auto& m = s.memory;
+      out << "  " << pad_left(std::to_string(s.stage), 5) << pad_left(std::to_string(s.layers), 7) << g(m.weights_bytes)
+          << g(m.gradients_bytes) << g(m.optimizer_bytes) << pad_left(format_fixed(m.activations_bytes / (1024.0 * 1024.0 * 1024.0), 2), 13)
+          << g(m.buffers_bytes) << g(m.reserve_bytes) << g(m.total_bytes()) << "\n";
+    }
+  }
+
+  out << "\nFLOPs per iteration\n";
+  out << "  model      " << format_flops(e.flops.model_per_iteration) << "\n";
+  out << "  hardware   " << format_flops(e.flops.hardware_per_iteration) << " (with recomputation)\n";
+
+  out << "\nTime and cost\n";
+  const auto& time = e.time;
+  if (!time.available) {
+    out << "  give --achieved-tflops or --mfu for time and cost\n";
+  } else {
+    out << "  iteration            " << format_seconds(time.iteration_s) << "\n";
+    out << "  throughput           " << format_count(time.tokens_per_s) << " tokens/s, "
+        << format_fixed(time.achieved_tflops_per_gpu, 1) << " TFLOP/s per GPU\n";
+    out << "  MFU / HFU            " << format_fixed(time.mfu * 100, 1) << "% / " << format_fixed(time.hfu * 100, 1) << "%\n";
+    if (t.tokens > 0) {
+      out << "  " << pad_right(format_billions(t.tokens) + " tokens", 21) << format_fixed(time.training_days, 1) << " days, "
+          << format_count(time.gpu_hours) << " GPU-hours";
+      if (plan.cluster.price_per_gpu_hour > 0) out << ", $" << format_count(time.cost);
+      out << "\n";
+    }
+  }
+  if (!e.warnings.empty()) {
+    out << "\nWarnings\n";
+    for (const auto& w : e.warnings) out << "  " << w.field << ": " << w.message << "\n";
+  }
+}
+
+}  // namespace plansight::cli

@@ -1,0 +1,53 @@
+// Unit-carrying number formatting for the CLI's tables.
+#include "plansight/cli/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace plansight::cli {
+
+std::string format_fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string format_gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + " GiB"; }
+
+std::string format_count(double n) {
+  char digits[64];
+  std::snprintf(digits, sizeof digits, "%.0f", std::fabs(n));
+  std::string raw = digits, out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (i > 0 && (raw.size() - i) % 3 == 0) out += ',';
+    out += raw[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string format_billions(double n) { return format_fixed(n / 1e9, 2) + " B"; }
+
+std::string format_flops(double flops) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e FLOP", flops);
+  return buf;
+}
+
+std::string format_seconds(double s) {
+  if (s < 1e-3) return format_fixed(s * 1e6, 1) + " µs";
+  if (s < 1) return format_fixed(s * 1e3, 1) + " ms";
+  if (s < 120) return format_fixed(s, 2) + " s";
+  if (s < 7200) return format_fixed(s / 60, 1) + " min";
+  if (s < 2 * 86400) return format_fixed(s / 3600, 1) + " h";
+  return format_fixed(s / 86400, 1) + " days";
+}
+
+std::string pad_left(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string pad_right(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+}  // namespace plansight::cli

@@ -1,0 +1,154 @@
+// Flags -> JSON overlay -> Plan. Each flag maps to one field of the plan file format
+// (estimator/json_io.h), so `--tp 4` and {"layout": {"tp": 4}} are the same request.
+#include "plansight/cli/plan_args.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "plansight/estimator/hf_config.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/json_reader.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+struct Mapping {
+  const char* flag;
+  const char* section;
+  const char* key;
+  enum Kind { integer, number, text, toggle } kind;
+};
+
+// Model dimension flags override the chosen model; the rest set one field each.
+constexpr Mapping kMappings[] = {
+    {"--layers", "model", "layers", Mapping::integer},
+    {"--hidden", "model", "hidden", Mapping::integer},
+    {"--heads", "model", "heads", Mapping::integer},
+    {"--kv-heads", "model", "kv_heads", Mapping::integer},
+    {"--ffn-hidden", "model", "ffn_hidden", Mapping::integer},
+    {"--vocab", "model", "vocab", Mapping::integer},
+    {"--gpus", "cluster", "gpus", Mapping::integer},
+    {"--gpus-per-node", "cluster", "gpus_per_node", Mapping::integer},
+    {"--price-per-gpu-hour", "cluster", "price_per_gpu_hour", Mapping::number},
+    {"--tp", "layout", "tp", Mapping::integer},
+    {"--pp", "layout", "pp", Mapping::integer},
+    {"--vpp", "layout", "vpp", Mapping::integer},
+    {"--dp", "layout", "dp", Mapping::integer},
+    {"--cp", "layout", "cp", Mapping::integer},
+    {"--zero", "layout", "zero_stage", Mapping::integer},
+    {"--sequence-parallel", "layout", "sequence_parallel", Mapping::toggle},
+    {"--recompute", "layout", "recompute", Mapping::text},
+    {"--schedule", "layout", "schedule", Mapping::text},
+    {"--micro-batch", "training", "micro_batch", Mapping::integer},
+    {"--global-batch", "training", "global_batch", Mapping::integer},
+    {"--seq-len", "training", "seq_len", Mapping::integer},
+    {"--tokens", "training", "tokens", Mapping::number},
+    {"--precision", "training", "precision", Mapping::text},
+    {"--grad-precision", "training", "grad_precision", Mapping::text},
+    {"--master-precision", "training", "master_precision", Mapping::text},
+    {"--optimizer", "training", "optimizer", Mapping::text},
+    {"--attention", "training", "attention", Mapping::text},
+    {"--causal-flops", "training", "causal_attention_flops", Mapping::toggle},
+    {"--achieved-tflops", "training", "achieved_tflops", Mapping::number},
+    {"--mfu", "training", "mfu", Mapping::number},
+    {"--reserve-gib", "training", "reserve_gib", Mapping::number},
+    {"--fragmentation", "training", "fragmentation", Mapping::number},
+};
+
+bool looks_like_file(const std::string& text) {
+  return text.find('/') != std::string::npos || (text.size() > 5 && text.substr(text.size() - 5) == ".json");
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& plan_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    std::vector<FlagSpec> f = {{"--plan", true, "FILE.json"}, {"--model", true, "NAME|config.json"},
+                               {"--gpu", true, "NAME"}, {"--system", true, "NAME"}};
+    for (const auto& m : kMappings) f.push_back({m.flag, m.kind != Mapping::toggle, m.kind == Mapping::text ? "NAME" : "N"});
+    return f;
+  }();
+  return flags;
+}
+
+Result<std::string> read_text_file(const std::string& path, const std::string& field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(field, "cannot read \"" + path + "\": no such readable file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<nlohmann::json> plan_overlay(const Args& args) {
+  std::vector<Diagnostic> errors;
+  nlohmann::json overlay = nlohmann::json::object();
+  if (auto path = args.value("--plan")) {
+    auto text = read_text_file(*path, "--plan");
+    if (!text) return text.errors();
+    auto json = est::parse_json_text(*text, "--plan " + *path);
+    if (!json) return json.errors();
+    if (!json->is_object()) return make_error("--plan", "\"" + *path + "\" is not a JSON object");
+    overlay = std::move(*json);
+  }
+
+  if (auto model = args.value("--model")) {
+    if (looks_like_file(*model) || std::filesystem::is_regular_file(*model)) {
+      auto text = read_text_file(*model, "--model");
+      if (!text) return text.errors();
+      auto spec = est::model_from_hf_config(*text, std::filesystem::path(*model).parent_path().filename().string());
+      if (!spec) return spec.errors();
+      overlay["model"] = est::to_json(*spec);
+    } else {
+      overlay["model"] = {{"preset", *model}};
+    }
+  }
+  if (auto gpu = args.value("--gpu")) overlay["cluster"]["gpu"] = *gpu;
+  if (auto system = args.value("--system")) overlay["cluster"]["system"] = *system;
+
+  for (const auto& m : kMappings) {
+    if (!args.has(m.flag)) continue;
+    nlohmann::json value;
+    switch (m.kind) {
+      case Mapping::integer: {
+        auto v = args.integer(m.flag);
+        if (!v) { errors.insert(errors.end(), v.errors().begin(), v.errors().end()); continue; }
+        value = *v;
+        break;
+      }
+      case Mapping::number: {
+        auto v = args.number(m.flag);
+        if (!v) { errors.insert(errors.end(), v.errors().begin(), v.errors().end()); continue; }
+        value = *v;
+        break;
+      }
+      case Mapping::text: value = *args.value(m.flag); break;
+      case Mapping::toggle: value = true; break;
+    }
+    const std::string section = m.section;
+    if (section == "model" && !overlay.contains("model")) {
+      overlay["model"] = {{"preset", est::default_plan().model.name}};
+    } else if (section == "model" && overlay["model"].is_string()) {
+      overlay["model"] = {{"preset", overlay["model"]}};
+    }
+    overlay[section][m.key] = value;
+  }
+  // --vpp N > 1 implies the interleaved schedule unless one is named.
+  if (overlay.contains("layout") && overlay["layout"].contains("vpp") && overlay["layout"]["vpp"].is_number_integer() &&
+      overlay["layout"]["vpp"].get<long long>() > 1 && !overlay["layout"].contains("schedule")) {
+    overlay["layout"]["schedule"] = "interleaved";
+  }
+  if (!errors.empty()) return errors;
+  return overlay;
+}
+
+Result<est::Plan> plan_from_args(const Args& args) {
+  auto overlay = plan_overlay(args);
+  if (!overlay) return overlay.errors();
+  return est::plan_from_json(*overlay);
+}
+
+}  // namespace plansight::cli

@@ -1,0 +1,89 @@
+// Pipeline schedules as plain data: for each pipeline rank, the ordered list of ops
+// {F, B, W; model chunk; micro-batch} it runs in one training iteration. The same table drives the
+// estimator's simulator and the probe's real execution, so it holds no timing and no framework
+// types; generators cite the paper (and for interleaving, Megatron-LM's code) they follow.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/enums.h"
+#include "plansight/estimator/layout_spec.h"
+
+namespace plansight::estimator {
+
+// F: forward. B: backward; in schedules without W ops it computes both the input and the weight
+// gradients, in split schedules (ZB-H1) only the input gradient. W: weight gradient.
+enum class OpKind : std::uint8_t { forward, backward, weight_grad };
+
+struct ScheduleOp {
+  OpKind kind = OpKind::forward;
+  std::int32_t chunk = 0;        // local model chunk on this rank, 0 .. v-1
+  std::int32_t micro_batch = 0;  // 0 .. m-1
+  friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;
+};
+static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays a small POD");
+
+struct ScheduleTable {
+  PipelineSchedule kind = PipelineSchedule::one_f_one_b;
+  std::int32_t p = 1;  // pipeline ranks
+  std::int32_t v = 1;  // model chunks per rank (virtual stages)
+  std::int32_t m = 1;  // micro-batches per iteration
+  bool split_backward = false;  // true: W ops exist and B is the input gradient only
+  std::vector<std::vector<ScheduleOp>> ranks;  // ranks[r] = ops of rank r in execution order
+
+  // Model chunks are numbered in pipeline order: local chunk c of rank r is global chunk c*p + r
+  // (the same numbering as LayoutSpec::stage_layers). Activations flow from global chunk g to g+1.
+  std::int32_t stages() const { return p * v; }
+  std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const { return chunk * p + rank; }
+  std::int32_t rank_of(std::int32_t global) const { return global % p; }
+  std::int32_t local_chunk_of(std::int32_t global) const { return global / p; }
+};
+
+struct ScheduleOptions {
+  // Interleaved only: Megatron-LM's microbatch_group_size_per_vp_stage, the number of consecutive
+  // micro-batches run on one model chunk before moving to the next. 0 means p (Megatron's default,
+  // the depth-first order of Narayanan et al. 2021).
+  std::int32_t microbatch_group = 0;
+};
+
+// Generates the per-rank op order. Errors name the field to change: "layout.pp", "layout.vpp",
+// "layout.schedule" or "training.global_batch" (m = global batch / (micro batch * dp)).
+//  - gpipe: Huang et al. 2019 (GPipe, Sec. 2.2): all m forwards, then all m backwards. v must be 1.
+//  - one_f_one_b: PipeDream-Flush (Narayanan et al. 2021, Sec. 2.2.1; Megatron-LM's
+//    forward_backward_pipelining_without_interleaving): p-r-1 warm-up forwards on rank r, then
+//    alternate one F and one B, then drain the remaining Bs. v must be 1.
+//  - interleaved: Narayanan et al. 2021, Sec. 2.2.2, in Megatron-LM's order
+//    (megatron/core/pipeline_parallel/schedules.py, get_schedule_table + get_pp_rank_microbatches).
+//    Needs p >= 2, v >= 2 and p <= group <= m with m % group == 0 or m % group >= p: with the
+//    default group = p that is Megatron's familiar "m divisible by p".
+//  - zb_h1: Qi et al. 2023 (Zero Bubble Pipeline Parallelism, Sec. 2.1, Fig. 3 top): 1F1B with the
+//    backward split into B and W, where rank r keeps r W passes deferred so that every rank holds
+//    at most p micro-batches (1F1B's peak) and the deferred Ws fill the drain bubble. v must be 1.
+// DualPipe (DeepSeek-V3) is not generated: it needs two model copies per rank and bidirectional
+// micro-batch streams, which this table and the memory model do not describe yet.
+Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v,
+                                    std::int64_t m, ScheduleOptions options = {});
+
+// Same, with kind, p and v taken from the layout (schedule, pp, vpp).
+Result<ScheduleTable> make_schedule(const LayoutSpec& layout, std::int64_t micro_batches,
+                                    ScheduleOptions options = {});
+
+// Checks that the table is well formed: every rank runs F and B (and W when split) exactly once
+// for each of its (chunk, micro-batch) pairs, and on each rank F precedes B precedes W for the
+// same pair. Cross-rank deadlocks are found by simulate() (pipeline_simulator.h).
+std::vector<Diagnostic> check_schedule(const ScheduleTable& table);
+
+// Peak number of in-flight chunk-micro-batches per rank: a (chunk, micro-batch) is in flight from
+// the end of its F until its last backward op (W when the schedule splits the backward, else B),
+// since its stored activations live that long. Found by walking each rank's op list.
+// For 1F1B it is min(p - r, m); GPipe m; interleaved rank 0 min(v*p + p - 1, v*m) (so rank 0
+// stores 1 + (p-1)/(p*v) times a stage's p micro-batches: Korthikanti et al. 2022, Sec. 4,
+// pipeline parallelism).
+std::vector<std::int32_t> peak_in_flight(const ScheduleTable& table);
+
+// Short op label, e.g. "F", "B", "W".
+char op_letter(OpKind kind);
+
+}  // namespace plansight::estimator

@@ -1,0 +1,84 @@
+// Dependency-driven simulation of one training iteration of a pipeline schedule, producing a
+// predicted Timeline. Each rank runs its op list in order on its compute lane; an op starts when
+// the previous op on the rank has ended and its inputs have arrived. Communication (exposed TP
+// segments, p2p sends, DP reductions, ZeRO-3 gathers) shares one communication lane per rank.
+// Times are integer nanoseconds inside; inputs are double seconds (DESIGN.md, units).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/pipeline_schedule.h"
+#include "plansight/estimator/timeline.h"
+
+namespace plansight::estimator {
+
+// One piece of an op: runs on the compute lane (GEMMs, attention) or the communication lane
+// (e.g. the tensor-parallel all-reduce closing a layer). The op's segments run one after another;
+// while a communication segment runs the compute lane waits, so exposed TP time shows as a
+// collective span on the communication lane facing idle compute.
+struct OpSegment {
+  Lane lane = Lane::compute;  // compute or communication
+  double seconds = 0;
+  double flops = 0;  // copied to the span
+  double bytes = 0;  // copied to the span
+};
+
+struct OpCost {
+  std::vector<OpSegment> segments;  // empty: the op takes no time
+  double seconds() const;           // sum of segments
+};
+OpCost compute_cost(double seconds);  // one compute segment
+
+// Cost of one model chunk (virtual stage) for one micro-batch.
+struct ChunkCost {
+  OpCost forward;
+  // Input gradient (B). In schedules without W ops a B runs `backward` then `weight_grad`, all
+  // drawn as phase backward; split schedules (ZB-H1) run `weight_grad` as the separate W op.
+  OpCost backward;
+  OpCost weight_grad;
+  OpCost recompute;  // re-run forward parts before each backward (full/selective recomputation)
+  double send_activation_seconds = 0;  // after F, to the rank of the next chunk (p2p)
+  double send_gradient_seconds = 0;    // after B, to the rank of the previous chunk (p2p)
+  double dp_reduce_seconds = 0;        // data-parallel reduction of this chunk's gradients
+  double param_gather_seconds = 0;     // ZeRO-3/FSDP all-gather before first F and first B
+};
+
+enum class DpReduceIssue : std::uint8_t {
+  per_chunk,  // when a chunk's last backward op ends (Megatron's overlap_grad_reduce)
+  at_end,     // all chunks after the rank's last backward op (no overlap)
+};
+
+struct SimulationInput {
+  // Indexed by global chunk c*p + r (ScheduleTable::global_chunk); one entry: every chunk alike.
+  std::vector<ChunkCost> chunks;
+  double optimizer_seconds = 0;  // per rank, after all its reductions
+  DpReduceIssue dp_issue = DpReduceIssue::per_chunk;
+  // per_chunk only: the chunk's reduction is split into this many equal buckets, bucket i issued
+  // at (i+1)/n of its last backward op (gradients of later layers are ready first), so buckets
+  // overlap the rest of that backward (PyTorch DDP / Megatron gradient buckets).
+  std::int32_t dp_buckets = 1;
+  std::string title = "predicted iteration";
+};
+
+struct SimulationResult {
+  // Tracks 2r (rank r, compute) and 2r+1 (rank r, communication). Spans: stage = global chunk,
+  // micro_batch; names "<F|B|W|R><global chunk>.<micro-batch>" (e.g. "F3.1": forward of chunk 3,
+  // micro-batch 1), "send F3.1" / "send B3.1", "dp 3", "gather F3" / "gather B3", "optimizer".
+  Timeline timeline;
+  std::int64_t iteration_ns = 0;            // end of the last span (optimizer steps included)
+  std::vector<std::int64_t> busy_ns;        // per rank: compute-lane time of F, B, W, R
+  std::vector<std::int64_t> compute_end_ns; // per rank: end of its last F/B/W op
+  std::vector<std::int64_t> reduce_wait_ns; // per rank: last op end -> optimizer start (exposed DP)
+  std::vector<std::int64_t> bubble_ns;      // per rank, schedule_bubbles() of the timeline
+  double bubble_fraction = 0;               // mean over ranks of bubble_ns / busy_ns
+};
+
+// Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,
+// dp_buckets < 1, a malformed table (check_schedule) or a deadlock ("schedule", naming the rank
+// and op every blocked rank waits on).
+Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input);
+
+}  // namespace plansight::estimator

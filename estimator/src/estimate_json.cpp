@@ -1,0 +1,61 @@
+// JSON of an Estimate: the stable contract of `plansight estimate --json`.
+#include "plansight/estimator/json_io.h"
+
+namespace plansight::estimator {
+
+nlohmann::json to_json(const MemoryBreakdown& m) {
+  return {{"weights_bytes", m.weights_bytes},     {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},
+          {"buffers_bytes", m.buffers_bytes},     {"reserve_bytes", m.reserve_bytes},
+          {"total_bytes", m.total_bytes()}};
+}
+
+nlohmann::json to_json(const Diagnostic& d) {
+  return {{"severity", d.severity == Severity::error ? "error" : "warning"}, {"field", d.field}, {"message", d.message}};
+}
+
+nlohmann::json to_json(const Estimate& e) {
+  nlohmann::json memory = to_json(e.memory.peak);
+  memory["capacity_bytes"] = e.memory.capacity_bytes;
+  memory["fits"] = e.memory.fits;
+  memory["most_loaded_stage"] = e.memory.most_loaded_stage;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : e.memory.stages) {
+    nlohmann::json j = to_json(s.memory);
+    j["stage"] = s.stage;
+    j["layers"] = s.layers;
+    j["parameters"] = s.parameters;
+    j["in_flight_micro_batches"] = s.in_flight_micro_batches;
+    j["capacity_bytes"] = e.memory.capacity_bytes;
+    j["fits"] = s.memory.total_bytes() <= e.memory.capacity_bytes;
+    stages.push_back(std::move(j));
+  }
+  memory["stages"] = std::move(stages);
+
+  nlohmann::json time;
+  const auto& t = e.time;
+  auto value = [&](double v) { return t.available ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  time["iteration_s"] = value(t.iteration_s);
+  time["tokens_per_s"] = value(t.tokens_per_s);
+  time["mfu"] = value(t.mfu);
+  time["hfu"] = value(t.hfu);
+  time["achieved_tflops_per_gpu"] = value(t.achieved_tflops_per_gpu);
+  time["training_days"] = value(t.training_days);
+  time["gpu_hours"] = value(t.gpu_hours);
+  time["cost"] = value(t.cost);
+
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto& w : e.warnings) warnings.push_back(to_json(w));
+
+  return {{"parameters", e.parameters},
+          {"parameters_padded", e.parameters_padded},
+          {"padded_vocab", e.padded_vocab},
+          {"dp", e.dp},
+          {"micro_batches", e.micro_batches},
+          {"memory", std::move(memory)},
+          {"flops", {{"model_per_iteration", e.flops.model_per_iteration}, {"hardware_per_iteration", e.flops.hardware_per_iteration}}},
+          {"time", std::move(time)},
+          {"warnings", std::move(warnings)}};
+}
+
+}  // namespace plansight::estimator

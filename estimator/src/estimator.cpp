@@ -1,0 +1,51 @@
+// estimate(): validation, then parameters, memory, FLOPs, time and the plan-level warnings.
+#include "plansight/estimator/estimator.h"
+
+#include <string>
+
+#include "plansight/estimator/cost.h"
+#include "plansight/estimator/flops.h"
+#include "plansight/estimator/memory.h"
+#include "plansight/estimator/parameters.h"
+
+namespace plansight::estimator {
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+void memory_warnings(const Estimate& e, std::vector<Diagnostic>& out) {
+  const double total = e.memory.peak.total_bytes();
+  const double capacity = e.memory.capacity_bytes;
+  const std::string where = "stage " + std::to_string(e.memory.most_loaded_stage);
+  if (!e.memory.fits) {
+    out.push_back(make_warning("memory", "does not fit: " + where + " needs " + gib(total) + " of " + gib(capacity)));
+  } else if (capacity - total < 0.05 * capacity) {
+    out.push_back(make_warning("memory", "headroom below 5%: " + where + " needs " + gib(total) + " of " + gib(capacity)));
+  }
+}
+
+}  // namespace
+
+Result<Estimate> estimate(const Plan& plan) {
+  std::vector<Diagnostic> diagnostics = validate(plan);
+  if (has_errors(diagnostics)) return diagnostics;
+
+  Estimate e;
+  e.warnings = std::move(diagnostics);
+  e.dp = plan.dp();
+  e.micro_batches = plan.micro_batches();
+  e.padded_vocab = padded_vocab(plan.model.vocab, plan.layout.tp);
+  e.parameters = count_parameters(plan.model, plan.model.vocab).total;
+  e.parameters_padded = count_parameters(plan.model, e.padded_vocab).total;
+  e.memory = estimate_memory(plan, e.padded_vocab);
+  e.flops = iteration_flops(plan, e.padded_vocab);
+  e.time = time_from_throughput(plan, e.flops);
+  memory_warnings(e, e.warnings);
+  return e;
+}
+
+}  // namespace plansight::estimator

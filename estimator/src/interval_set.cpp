@@ -1,0 +1,69 @@
+// Interval union, length, intersection and difference by sorted sweeps.
+#include "plansight/estimator/interval_set.h"
+
+#include <algorithm>
+
+namespace plansight::estimator {
+
+std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
+  std::erase_if(intervals, [](const Interval& i) { return i.end_ns <= i.begin_ns; });
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  std::vector<Interval> out;
+  for (const auto& i : intervals) {
+    if (!out.empty() && i.begin_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::int64_t total_length(const std::vector<Interval>& merged) {
+  std::int64_t sum = 0;
+  for (const auto& i : merged) sum += i.length_ns();
+  return sum;
+}
+
+std::int64_t intersection_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t sum = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t lo = std::max(a[i].begin_ns, b[j].begin_ns);
+    const std::int64_t hi = std::min(a[i].end_ns, b[j].end_ns);
+    if (hi > lo) sum += hi - lo;
+    if (a[i].end_ns < b[j].end_ns) ++i;
+    else ++j;
+  }
+  return sum;
+}
+
+std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (const auto& i : a) {
+    std::int64_t cursor = i.begin_ns;
+    while (j < b.size() && b[j].end_ns <= cursor) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].begin_ns < i.end_ns) {
+      if (b[k].begin_ns > cursor) out.push_back({cursor, b[k].begin_ns});
+      cursor = std::max(cursor, b[k].end_ns);
+      ++k;
+    }
+    if (cursor < i.end_ns) out.push_back({cursor, i.end_ns});
+  }
+  return out;
+}
+
+std::vector<Interval> clip(const std::vector<Interval>& a, std::int64_t begin_ns, std::int64_t end_ns) {
+  std::vector<Interval> out;
+  for (const auto& i : a) {
+    const std::int64_t lo = std::max(i.begin_ns, begin_ns);
+    const std::int64_t hi = std::min(i.end_ns, end_ns);
+    if (hi > lo) out.push_back({lo, hi});
+  }
+  return out;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,226 @@
+// Per-GPU memory for every pipeline rank.
+// - Model states: bytes per parameter by precision and optimizer, partitioned over the
+//   data-parallel group (DP x CP, as Megatron's distributed optimizer does) by ZeRO stage
+//   (Rajbhandari et al. 2020, Sec. 5.1, Fig. 1).
+// - Activations: Korthikanti et al. 2022 Sec. 4 / Table 2, generalised (see layer_activation_bytes).
+// - In-flight micro-batches per schedule: GPipe all m; 1F1B min(p - r, m) (Narayanan 2021 Sec. 2.2.1);
+//   interleaved 1F1B per Megatron-LM's warm-up count 2(p - r - 1) + (v - 1)p, plus one
+//   (Korthikanti 2022 Sec. 4.2.3: the first stage holds L(1 + (p - 1)/(pv)) layers' activations).
+// - Buffers and the framework reserve are documented at their definitions below.
+#include "plansight/estimator/memory.h"
+
+#include <algorithm>
+
+#include "plansight/estimator/parameters.h"
+
+namespace plansight::estimator {
+namespace {
+
+double activation_element_bytes(Precision p) {
+  // fp8 training keeps activations in bf16 between GEMMs (Transformer Engine casts per GEMM).
+  return p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0;
+}
+
+// Megatron's interleaved schedule runs forwards in groups of p micro-batches per chunk:
+// forward k uses chunk (k / p) mod v (schedules.py, get_model_chunk_id). Counts how many of the
+// first `n` forwards belong to `chunk`.
+double interleaved_forwards_of_chunk(std::int64_t n, std::int64_t p, std::int64_t v, std::int64_t chunk) {
+  const std::int64_t group = p * v;
+  const std::int64_t full_rounds = n / group;
+  const std::int64_t rest = n % group;
+  const std::int64_t in_rest = std::clamp<std::int64_t>(rest - chunk * p, 0, p);
+  return static_cast<double>(full_rounds * p + in_rest);
+}
+
+// Forward passes of `chunk` on rank `r` that are stored (forward done, backward pending) at the
+// rank's activation peak.
+double in_flight_of_chunk(const Plan& plan, std::int64_t r, std::int64_t chunk) {
+  const std::int64_t p = plan.layout.pp;
+  const std::int64_t v = plan.layout.vpp;
+  const std::int64_t m = plan.micro_batches();
+  switch (plan.layout.schedule) {
+    case PipelineSchedule::gpipe: return static_cast<double>(m);
+    case PipelineSchedule::one_f_one_b:
+    case PipelineSchedule::zb_h1:  // ZB-H1 keeps 1F1B's peak (Qi et al. 2023, Sec. 3.1)
+      return static_cast<double>(std::min(p - r, m));
+    case PipelineSchedule::interleaved: {
+      const std::int64_t warmup = 2 * (p - r - 1) + (v - 1) * p;
+      const std::int64_t n = std::min(warmup + 1, m * v);
+      return interleaved_forwards_of_chunk(n, p, v, chunk);
+    }
+  }
+  return static_cast<double>(m);
+}
+
+}  // namespace
+
+StateBytesPerParameter state_bytes_per_parameter(const TrainingSpec& t) {
+  StateBytesPerParameter b;
+  const Precision stored = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
+  b.weights = bytes_per_element(stored);
+  b.gradients = bytes_per_element(t.grad_precision);
+  const bool full_precision = stored == Precision::fp32 || stored == Precision::tf32;
+  const double master = full_precision ? 0.0 : bytes_per_element(t.master_precision);
+  double states = 0;
+  switch (t.optimizer) {
+    case Optimizer::adam: states = 8; break;          // fp32 momentum + variance
+    case Optimizer::adam8bit: states = 2; break;      // 1 B each (Dettmers et al. 2022), block stats ignored
+    case Optimizer::sgd_momentum: states = 4; break;  // fp32 momentum
+    case Optimizer::sgd: states = 0; break;
+  }
+  b.optimizer = master + states;
+  return b;
+}
+
+MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParameter& per_param,
+                                  std::int64_t zero_stage, std::int64_t shards) {
+  const double n = static_cast<double>(std::max<std::int64_t>(shards, 1));
+  MemoryBreakdown m;
+  m.optimizer_bytes = parameters * per_param.optimizer / (zero_stage >= 1 ? n : 1.0);
+  m.gradients_bytes = parameters * per_param.gradients / (zero_stage >= 2 ? n : 1.0);
+  m.weights_bytes = parameters * per_param.weights / (zero_stage >= 3 ? n : 1.0);
+  return m;
+}
+
+// Bytes kept for the backward pass by one layer for one micro-batch, per token of the GPU's
+// sequence shard, then times tokens. Korthikanti Table 2 terms with e = activation bytes
+// (2 for 16-bit), q/k = query/key-value widths, f = ffn width, a = heads:
+//   on every TP rank (split by t only with sequence parallelism): the two norms' inputs, the
+//   QKV and MLP GEMM inputs (4eh) and two dropout masks (2h)        -> 10h for GPT
+//   split by t: Q, K, V (e(q + 2k)), attention output (eq), MLP inner activations
+//   (2ef, or 3ef for gated MLPs whose fused kernel keeps gate and up)  -> 24h for GPT
+//   attention scores, split by t: softmax output e*a*s, plus with dropout its mask a*s and
+//   output e*a*s                                                  -> 5as for GPT
+// Flash attention keeps no scores, only the fp32 log-sum-exp (4a bytes per token).
+// Selective recomputation drops the scores (recomputed); full recomputation keeps only the
+// layer's input (2sbh; divided by t with sequence parallelism, as Megatron stores it sharded).
+double layer_activation_bytes(const Plan& plan, Recompute recompute) {
+  const auto& m = plan.model;
+  const auto& l = plan.layout;
+  const double e = activation_element_bytes(plan.training.precision);
+  const double t = static_cast<double>(l.tp);
+  const bool sp = l.sequence_parallel && l.tp > 1;
+  const double tokens = static_cast<double>(plan.training.seq_len) / static_cast<double>(l.cp) *
+                        static_cast<double>(plan.training.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  if (recompute == Recompute::full) return tokens * e * h / (sp ? t : 1.0);
+
+  const double mask = m.dropout ? 1.0 : 0.0;
+  const double q = static_cast<double>(m.q_width());
+  const double k = static_cast<double>(m.kv_width());
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double a = static_cast<double>(m.heads);
+  const double keys = static_cast<double>(plan.training.seq_len);  // each query sees the full key length
+
+  const double replicated = 4 * e * h + 2 * mask * h;
+  const double sharded = e * (q + 2 * k) + e * q + e * f * (m.gated_mlp ? 3 : 2);
+  double scores = 0;
+  if (plan.training.attention == AttentionKernel::flash) {
+    scores = 4 * a;
+  } else if (recompute != Recompute::selective) {
+    scores = e * a * keys + (m.dropout ? (1 + e) * a * keys : 0);
+  }
+  return tokens * (replicated / (sp ? t : 1.0) + (sharded + scores) / t);
+}
+
+std::vector<std::int64_t> chunk_layers(const Plan& plan) {
+  const std::int64_t chunks = plan.layout.pp * plan.layout.vpp;
+  if (static_cast<std::int64_t>(plan.layout.stage_layers.size()) == chunks) return plan.layout.stage_layers;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(chunks), plan.model.layers / chunks);
+  // Uneven remainders (only reachable without validation) go to the earliest chunks.
+  for (std::int64_t i = 0; i < plan.model.layers % chunks; ++i) ++out[static_cast<std::size_t>(i)];
+  return out;
+}
+
+double in_flight_layer_equivalents(const Plan& plan, std::int64_t stage, const std::vector<std::int64_t>& chunks) {
+  const std::int64_t p = plan.layout.pp;
+  double total = 0;
+  for (std::int64_t c = 0; c < plan.layout.vpp; ++c) {
+    total += in_flight_of_chunk(plan, stage, c) * static_cast<double>(chunks[static_cast<std::size_t>(c * p + stage)]);
+  }
+  return total;
+}
+
+MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
+  const auto& l = plan.layout;
+  const auto& tr = plan.training;
+  const auto& model = plan.model;
+  const double t = static_cast<double>(l.tp);
+  const bool sp = l.sequence_parallel && l.tp > 1;
+  const double e = activation_element_bytes(tr.precision);
+  const double h = static_cast<double>(model.hidden);
+  const double tokens = static_cast<double>(tr.seq_len) / static_cast<double>(l.cp) * static_cast<double>(tr.micro_batch);
+  const std::int64_t shards = plan.dp() * l.cp;
+
+  const ParameterCounts counts = count_parameters(model, vocab_padded);
+  const double layer_params = counts.layer.per_tp_rank(l.tp);
+  const StateBytesPerParameter per_param = state_bytes_per_parameter(tr);
+  const std::vector<std::int64_t> chunks = chunk_layers(plan);
+  const double act_per_layer = layer_activation_bytes(plan, l.recompute);
+  // Working set while one layer is recomputed during its backward.
+  const double full_layer_activation = layer_activation_bytes(plan, Recompute::none);
+
+  MemoryEstimate out;
+  out.capacity_bytes = static_cast<double>(plan.cluster.gpu.memory_bytes);
+  out.stages.reserve(static_cast<std::size_t>(l.pp));
+  for (std::int64_t r = 0; r < l.pp; ++r) {
+    StageMemory stage;
+    stage.stage = r;
+    for (std::int64_t c = 0; c < l.vpp; ++c) stage.layers += chunks[static_cast<std::size_t>(c * l.pp + r)];
+    double params = static_cast<double>(stage.layers) * layer_params;
+    if (r == 0) params += counts.word_embedding / t + counts.position_embedding;
+    if (r == l.pp - 1) {
+      params += counts.final_norm;
+      // Megatron keeps a copy of tied word embeddings on the last stage when PP > 1.
+      params += model.tied_embeddings ? (l.pp > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
+    }
+    stage.parameters = params;
+
+    MemoryBreakdown mem = model_state_bytes(params, per_param, l.zero_stage, shards);
+
+    const double layer_equivalents = in_flight_layer_equivalents(plan, r, chunks);
+    stage.in_flight_micro_batches = stage.layers > 0 ? layer_equivalents / static_cast<double>(stage.layers) : 0;
+    mem.activations_bytes = act_per_layer * layer_equivalents;
+    if (l.recompute == Recompute::full && stage.layers > 0) mem.activations_bytes += full_layer_activation;
+    if (r == 0 && model.dropout) {
+      // Embedding dropout mask, one byte per element, for each stored micro-batch of chunk 0.
+      mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, 0, 0);
+    }
+    if (r == l.pp - 1) {
+      // Final norm input and LM-head input (2eh), logits (e V/t) and the fp32 softmax kept by
+      // the vocab-parallel cross-entropy (4 V/t), for each micro-batch awaiting its backward.
+      const double waiting = l.schedule == PipelineSchedule::gpipe ? static_cast<double>(plan.micro_batches()) : 1.0;
+      const double v = static_cast<double>(vocab_padded);
+      mem.activations_bytes += waiting * tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+    }
+
+    // Communication buffers.
+    if (shards > 1 && l.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // bucket in flight + filling
+    if (l.zero_stage >= 3 && shards > 1) {
+      // ZeRO-3/FSDP: the layer in use plus one prefetched, unsharded, and one layer's full
+      // gradients before their reduce-scatter (FSDP forward/backward prefetch of one unit).
+      mem.buffers_bytes += layer_params * (2 * per_param.weights + per_param.gradients);
+    }
+    if (sp) mem.buffers_bytes += e * tokens * h;  // all-gather buffer of the sequence-parallel input
+    if (l.pp > 1) mem.buffers_bytes += 2 * e * tokens * h / (sp ? t : 1.0);  // p2p send + receive
+
+    // Framework reserve: CUDA context and library workspaces (fixed), plus allocator
+    // fragmentation as a fraction of everything else. Both are TrainingSpec settings.
+    const double allocated = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                             mem.activations_bytes + mem.buffers_bytes;
+    mem.reserve_bytes = tr.reserve_fixed_bytes + tr.fragmentation * allocated;
+
+    stage.memory = mem;
+    out.stages.push_back(stage);
+  }
+  for (const auto& s : out.stages) {
+    if (s.memory.total_bytes() > out.stages[static_cast<std::size_t>(out.most_loaded_stage)].memory.total_bytes()) {
+      out.most_loaded_stage = s.stage;
+    }
+  }
+  out.peak = out.stages[static_cast<std::size_t>(out.most_loaded_stage)].memory;
+  out.fits = out.peak.total_bytes() <= out.capacity_bytes;
+  return out;
+}
+
+}  // namespace plansight::estimator

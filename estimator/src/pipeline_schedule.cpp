@@ -1,0 +1,272 @@
+// Generators of per-rank op orders for GPipe, 1F1B, interleaved 1F1B and ZB-H1, their validation,
+// and the in-flight walk. Each generator is written from the paper's description (and, for the
+// interleaved order, from reading Megatron-LM's schedules.py); no code is copied from either.
+#include "plansight/estimator/pipeline_schedule.h"
+
+#include <algorithm>
+#include <string>
+
+namespace plansight::estimator {
+namespace {
+
+// Upper bound on ops per table, so that a typo (m = 10^9) is an error, not an allocation failure.
+constexpr std::int64_t kMaxOps = 50'000'000;
+
+ScheduleOp op(OpKind kind, std::int32_t chunk, std::int32_t micro_batch) {
+  return ScheduleOp{kind, chunk, micro_batch};
+}
+
+// GPipe (Huang et al. 2019, Sec. 2.2): forward every micro-batch, then backward every micro-batch.
+// The order of the backward micro-batches does not change the bubble; ascending keeps the probe's
+// data order simple.
+std::vector<ScheduleOp> gpipe_rank(std::int32_t m) {
+  std::vector<ScheduleOp> ops;
+  ops.reserve(2 * static_cast<std::size_t>(m));
+  for (std::int32_t i = 0; i < m; ++i) ops.push_back(op(OpKind::forward, 0, i));
+  for (std::int32_t i = 0; i < m; ++i) ops.push_back(op(OpKind::backward, 0, i));
+  return ops;
+}
+
+// 1F1B / PipeDream-Flush (Narayanan et al. 2021, Sec. 2.2.1): rank r runs p-r-1 warm-up forwards
+// so that the last rank can start its first backward as soon as its first forward is done, then
+// alternates F and B (at most p-r micro-batches stored), then drains the remaining backwards.
+std::vector<ScheduleOp> one_f_one_b_rank(std::int32_t p, std::int32_t r, std::int32_t m) {
+  const std::int32_t warmup = std::min(p - r - 1, m);
+  std::vector<ScheduleOp> ops;
+  ops.reserve(2 * static_cast<std::size_t>(m));
+  for (std::int32_t i = 0; i < warmup; ++i) ops.push_back(op(OpKind::forward, 0, i));
+  for (std::int32_t i = 0; i < m - warmup; ++i) {
+    ops.push_back(op(OpKind::forward, 0, warmup + i));
+    ops.push_back(op(OpKind::backward, 0, i));
+  }
+  for (std::int32_t i = m - warmup; i < m; ++i) ops.push_back(op(OpKind::backward, 0, i));
+  return ops;
+}
+
+// ZB-H1 (Qi et al. 2023, Sec. 2.1 and Fig. 3 top). The backward is split into B (input gradient,
+// on the critical path between stages) and W (weight gradient, needed only by the optimizer).
+// Rank r follows 1F1B's warm-up of p-r-1 forwards, but keeps up to r W passes pending: its first r
+// steady-state pairs are F,B without W, afterwards each B is followed by the oldest pending W, and
+// the r deferred Ws run last, in the drain where 1F1B idles. Every rank then holds at most p
+// micro-batches (F done, W not yet done), 1F1B's peak, and with T_W <= T_B the bubble shrinks from
+// (p-1)(T_F+T_B+T_W) to (p-1)(T_F+T_B-T_W) (the paper's Sec. 2 comparison of 1F1B with its
+// handcrafted schedules; pipeline_simulator_test checks it).
+std::vector<ScheduleOp> zb_h1_rank(std::int32_t p, std::int32_t r, std::int32_t m) {
+  const std::int32_t warmup = std::min(p - r - 1, m);
+  const std::int32_t deferred = r;
+  std::vector<ScheduleOp> ops;
+  ops.reserve(3 * static_cast<std::size_t>(m));
+  std::int32_t next_f = 0, next_b = 0, next_w = 0;
+  auto backward_then_maybe_w = [&] {
+    ops.push_back(op(OpKind::backward, 0, next_b++));
+    if (next_b - next_w > deferred) ops.push_back(op(OpKind::weight_grad, 0, next_w++));
+  };
+  while (next_f < warmup) ops.push_back(op(OpKind::forward, 0, next_f++));
+  while (next_f < m) {
+    ops.push_back(op(OpKind::forward, 0, next_f++));
+    backward_then_maybe_w();
+  }
+  while (next_b < m) backward_then_maybe_w();
+  while (next_w < m) ops.push_back(op(OpKind::weight_grad, 0, next_w++));
+  return ops;
+}
+
+// Interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2) in Megatron-LM's order. Forward number k
+// (0 <= k < m*v) of a rank runs the (micro-batch, chunk) at position k of a table built group by
+// group: for each group of `group` consecutive micro-batches, chunk 0 runs them all, then chunk 1,
+// and so on (the last group takes the remaining micro-batches). Backward number k runs the same
+// micro-batch on chunk v-1-c. Rank r runs (p-r-1)*2 + (v-1)*group warm-up forwards (capped at
+// m*v), then alternates forward k+warmup and backward k, then drains the remaining backwards.
+std::vector<ScheduleOp> interleaved_rank(std::int32_t p, std::int32_t v, std::int32_t r,
+                                         std::int32_t m, std::int32_t group) {
+  std::vector<ScheduleOp> table;
+  table.reserve(static_cast<std::size_t>(m) * v);
+  for (std::int32_t first = 0; first < m; first += group) {
+    const std::int32_t last = (first + group >= m) ? m : first + group;
+    for (std::int32_t c = 0; c < v; ++c) {
+      for (std::int32_t i = first; i < last; ++i) table.push_back(op(OpKind::forward, c, i));
+    }
+  }
+  const std::int32_t total = m * v;
+  const std::int32_t warmup = std::min((p - r - 1) * 2 + (v - 1) * group, total);
+  auto backward = [&](std::int32_t k) {
+    const ScheduleOp& f = table[static_cast<std::size_t>(k)];
+    return op(OpKind::backward, v - 1 - f.chunk, f.micro_batch);
+  };
+  std::vector<ScheduleOp> ops;
+  ops.reserve(2 * static_cast<std::size_t>(total));
+  for (std::int32_t k = 0; k < warmup; ++k) ops.push_back(table[static_cast<std::size_t>(k)]);
+  for (std::int32_t k = 0; k < total - warmup; ++k) {
+    ops.push_back(table[static_cast<std::size_t>(k + warmup)]);
+    ops.push_back(backward(k));
+  }
+  for (std::int32_t k = total - warmup; k < total; ++k) ops.push_back(backward(k));
+  return ops;
+}
+
+std::string num(std::int64_t value) { return std::to_string(value); }
+
+std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int64_t v,
+                                 std::int64_t m, std::int64_t group) {
+  std::vector<Diagnostic> errors;
+  const std::string name(to_string(kind));
+  if (p < 1) errors.push_back(make_error("layout.pp", "pp = " + num(p) + "; it must be >= 1"));
+  if (v < 1) errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + "; it must be >= 1"));
+  if (m < 1) {
+    errors.push_back(make_error("training.global_batch",
+                                "micro-batches per iteration m = " + num(m) + "; it must be >= 1"));
+  }
+  if (!errors.empty()) return errors;
+  if (p * v * m > kMaxOps / 3) {
+    errors.push_back(make_error("training.global_batch",
+                                "pp * vpp * m = " + num(p * v * m) + " chunk-micro-batches; at most " +
+                                    num(kMaxOps / 3) + " can be scheduled"));
+    return errors;
+  }
+  if (kind != PipelineSchedule::interleaved) {
+    if (v != 1) {
+      errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + " with schedule " + name +
+                                                    "; it must be 1, or use schedule interleaved"));
+    }
+    return errors;
+  }
+  // Interleaving needs several ranks and several chunks per rank (Narayanan et al. 2021, 2.2.2).
+  if (p < 2) {
+    errors.push_back(make_error("layout.pp", "pp = " + num(p) + " with schedule interleaved; it "
+                                             "must be >= 2 (or use one_f_one_b)"));
+  }
+  if (v < 2) {
+    errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + " with schedule interleaved; it "
+                                              "must be >= 2 (or use one_f_one_b)"));
+  }
+  if (!errors.empty()) return errors;
+  // Megatron-LM (schedules.py, forward_backward_pipelining_with_interleaving) raises unless
+  // p <= group <= m, and unless the last group is empty or has at least p micro-batches.
+  if (group < p || group > m) {
+    errors.push_back(make_error(
+        "training.global_batch",
+        "interleaved schedule with pp = " + num(p) + " and a micro-batch group of " + num(group) +
+            " needs m >= group >= pp, but m = " + num(m) + "; use m >= " + num(std::max(p, group))));
+  } else if (m % group != 0 && m % group < p) {
+    errors.push_back(make_error(
+        "training.global_batch",
+        "interleaved schedule needs m % group == 0 or m % group >= pp; m = " + num(m) +
+            ", group = " + num(group) + ", pp = " + num(p) + "; with the default group = pp, use m a "
+            "multiple of " + num(p) + " (e.g. " + num((m / group + 1) * group) + ")"));
+  }
+  return errors;
+}
+
+}  // namespace
+
+char op_letter(OpKind kind) {
+  switch (kind) {
+    case OpKind::forward: return 'F';
+    case OpKind::backward: return 'B';
+    case OpKind::weight_grad: return 'W';
+  }
+  return '?';
+}
+
+Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v,
+                                    std::int64_t m, ScheduleOptions options) {
+  const std::int64_t group = options.microbatch_group > 0 ? options.microbatch_group : p;
+  if (auto errors = validate(kind, p, v, m, group); !errors.empty()) return errors;
+  ScheduleTable table;
+  table.kind = kind;
+  table.p = static_cast<std::int32_t>(p);
+  table.v = static_cast<std::int32_t>(v);
+  table.m = static_cast<std::int32_t>(m);
+  table.split_backward = kind == PipelineSchedule::zb_h1;
+  table.ranks.resize(static_cast<std::size_t>(p));
+  for (std::int32_t r = 0; r < table.p; ++r) {
+    auto& ops = table.ranks[static_cast<std::size_t>(r)];
+    switch (kind) {
+      case PipelineSchedule::gpipe: ops = gpipe_rank(table.m); break;
+      case PipelineSchedule::one_f_one_b: ops = one_f_one_b_rank(table.p, r, table.m); break;
+      case PipelineSchedule::zb_h1: ops = zb_h1_rank(table.p, r, table.m); break;
+      case PipelineSchedule::interleaved:
+        ops = interleaved_rank(table.p, table.v, r, table.m, static_cast<std::int32_t>(group));
+        break;
+    }
+  }
+  return table;
+}
+
+Result<ScheduleTable> make_schedule(const LayoutSpec& layout, std::int64_t micro_batches,
+                                    ScheduleOptions options) {
+  return make_schedule(layout.schedule, layout.pp, layout.vpp, micro_batches, options);
+}
+
+std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
+  std::vector<Diagnostic> errors;
+  if (t.p < 1 || t.v < 1 || t.m < 1 || t.ranks.size() != static_cast<std::size_t>(t.p)) {
+    errors.push_back(make_error("schedule", "table has p = " + num(t.p) + ", v = " + num(t.v) +
+                                                ", m = " + num(t.m) + " and " +
+                                                num(static_cast<std::int64_t>(t.ranks.size())) +
+                                                " rank lists; need p, v, m >= 1 and p lists"));
+    return errors;
+  }
+  const std::size_t pairs = static_cast<std::size_t>(t.v) * static_cast<std::size_t>(t.m);
+  // Per (chunk, micro-batch): position of its F, B and W in the rank's list, -1 until seen.
+  std::vector<std::int64_t> seen(3 * pairs);
+  for (std::int32_t r = 0; r < t.p; ++r) {
+    const std::string field = "schedule.ranks[" + num(r) + "]";
+    std::fill(seen.begin(), seen.end(), -1);
+    const auto& ops = t.ranks[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const ScheduleOp& o = ops[i];
+      const std::string what = std::string(1, op_letter(o.kind)) + " chunk " + num(o.chunk) +
+                               " micro-batch " + num(o.micro_batch);
+      if (o.chunk < 0 || o.chunk >= t.v || o.micro_batch < 0 || o.micro_batch >= t.m) {
+        errors.push_back(make_error(field, "op " + num(static_cast<std::int64_t>(i)) + " (" + what +
+                                               ") is outside v = " + num(t.v) + ", m = " + num(t.m)));
+        continue;
+      }
+      if (o.kind == OpKind::weight_grad && !t.split_backward) {
+        errors.push_back(make_error(field, what + ": W op in a schedule without split backward"));
+        continue;
+      }
+      const std::size_t pair = static_cast<std::size_t>(o.chunk) * t.m + o.micro_batch;
+      const auto k = static_cast<std::size_t>(o.kind);
+      if (seen[k * pairs + pair] >= 0) {
+        errors.push_back(make_error(field, what + " appears twice"));
+        continue;
+      }
+      seen[k * pairs + pair] = static_cast<std::int64_t>(i);
+      if (o.kind != OpKind::forward && seen[(k - 1) * pairs + pair] < 0) {
+        errors.push_back(make_error(field, what + " comes before its " +
+                                               std::string(1, op_letter(OpKind(k - 1)))));
+      }
+    }
+    const std::size_t kinds = t.split_backward ? 3 : 2;
+    for (std::size_t k = 0; k < kinds; ++k) {
+      for (std::size_t pair = 0; pair < pairs; ++pair) {
+        if (seen[k * pairs + pair] >= 0) continue;
+        errors.push_back(make_error(field, std::string(1, op_letter(OpKind(k))) + " chunk " +
+                                               num(static_cast<std::int64_t>(pair / t.m)) +
+                                               " micro-batch " +
+                                               num(static_cast<std::int64_t>(pair % t.m)) +
+                                               " is missing"));
+      }
+    }
+  }
+  return errors;
+}
+
+std::vector<std::int32_t> peak_in_flight(const ScheduleTable& t) {
+  const OpKind releases = t.split_backward ? OpKind::weight_grad : OpKind::backward;
+  std::vector<std::int32_t> peaks;
+  peaks.reserve(t.ranks.size());
+  for (const auto& ops : t.ranks) {
+    std::int32_t now = 0, peak = 0;
+    for (const ScheduleOp& o : ops) {
+      if (o.kind == OpKind::forward) peak = std::max(peak, ++now);
+      if (o.kind == releases) --now;
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,414 @@
+// The iteration simulator: a worklist over ranks, each advancing through its op list while the
+// next op's inputs are known. Work is O(ops + spans): an op is looked at again only when a
+// neighbour finishes something it waits for. Communication lanes are first-fit interval lists,
+// so work issued "ahead" (prefetch, mid-op gradient buckets) takes the earliest free slot.
+#include "plansight/estimator/pipeline_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <unordered_map>
+
+#include "plansight/estimator/schedule_metrics.h"
+
+namespace plansight::estimator {
+
+double OpCost::seconds() const {
+  double total = 0;
+  for (const auto& s : segments) total += s.seconds;
+  return total;
+}
+
+OpCost compute_cost(double seconds) { return OpCost{{OpSegment{Lane::compute, seconds, 0, 0}}}; }
+
+namespace {
+
+constexpr std::int64_t kUnknown = -1;
+
+std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+// One communication lane: busy intervals sorted by start, never overlapping.
+class CommLane {
+ public:
+  // Earliest start >= issue where the lane is free for ns; books it and returns the start.
+  std::int64_t place(std::int64_t issue, std::int64_t ns) {
+    if (ns <= 0) return issue;
+    auto it = std::upper_bound(busy_.begin(), busy_.end(), issue,
+                               [](std::int64_t t, const Interval& b) { return t < b.end; });
+    std::int64_t start = issue;
+    while (it != busy_.end() && it->start < start + ns) {
+      start = std::max(start, it->end);
+      ++it;
+    }
+    busy_.insert(it, Interval{start, start + ns});
+    return start;
+  }
+  std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
+
+ private:
+  struct Interval {
+    std::int64_t start, end;
+  };
+  std::vector<Interval> busy_;
+};
+
+struct Seg {
+  Lane lane;
+  Phase phase;
+  std::int64_t ns;
+  double flops, bytes;
+};
+
+struct Costs {  // one chunk, in nanoseconds
+  std::vector<Seg> forward, backward, weight_grad, recompute;
+  std::vector<Seg> fused_backward;  // schedules without W: backward then weight_grad, as phase B
+  std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
+};
+
+// Converts one op cost, checking every duration; errors name e.g. "simulation.chunks[3].forward".
+void convert(const OpCost& cost, Phase phase, const std::string& field, std::vector<Seg>& out,
+             std::vector<Diagnostic>& errors) {
+  for (const auto& s : cost.segments) {
+    if (!std::isfinite(s.seconds) || s.seconds < 0 ||
+        (s.lane != Lane::compute && s.lane != Lane::communication)) {
+      errors.push_back(make_error(field, "segment of " + std::to_string(s.seconds) + " s on lane " +
+                                             std::string(to_string(s.lane)) +
+                                             "; need a finite time >= 0 on compute or communication"));
+      continue;
+    }
+    out.push_back(Seg{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
+                      to_ns(s.seconds), s.flops, s.bytes});
+  }
+}
+
+std::int64_t checked_ns(double seconds, const std::string& field, std::vector<Diagnostic>& errors) {
+  if (std::isfinite(seconds) && seconds >= 0) return to_ns(seconds);
+  errors.push_back(make_error(field, std::to_string(seconds) + " s; need a finite time >= 0"));
+  return 0;
+}
+
+class Simulator {
+ public:
+  Simulator(const ScheduleTable& t, const SimulationInput& in, std::vector<Costs> costs)
+      : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()) {
+    const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
+    fwd_ready_.assign(pairs, kUnknown);
+    std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
+    bwd_ready_.assign(pairs, kUnknown);
+    f_done_.assign(pairs, kUnknown);
+    b_done_.assign(pairs, kUnknown);
+    names_.assign(6 * pairs, -1);
+    const auto p = static_cast<std::size_t>(t.p);
+    next_.assign(p, 0);
+    free_.assign(p, 0);
+    prev_start_.assign(p, 0);
+    busy_.assign(p, 0);
+    reduce_end_.assign(p, 0);
+    lanes_.resize(p);
+    queued_.assign(p, 1);
+    first_f_.assign(p, std::vector<std::int64_t>(static_cast<std::size_t>(t.v), -1));
+    first_b_ = first_f_;
+    last_bwd_ = first_f_;
+    for (std::size_t r = 0; r < p; ++r) {
+      const auto& ops = t.ranks[r];
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const auto c = static_cast<std::size_t>(ops[i].chunk);
+        auto si = static_cast<std::int64_t>(i);
+        if (ops[i].kind == OpKind::forward && first_f_[r][c] < 0) first_f_[r][c] = si;
+        if (ops[i].kind == OpKind::backward && first_b_[r][c] < 0) first_b_[r][c] = si;
+        if (ops[i].kind != OpKind::forward) last_bwd_[r][c] = si;
+      }
+      work_.push_back(static_cast<std::int32_t>(r));
+      Track compute{static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r),
+                    {}};
+      compute.spans.reserve(ops.size() * 2);
+      Track comm{static_cast<std::int32_t>(r), Lane::communication, -1,
+                 "rank " + std::to_string(r) + " comm", {}};
+      tl_.tracks.push_back(std::move(compute));
+      tl_.tracks.push_back(std::move(comm));
+    }
+    tl_.source = TimelineSource::predicted;
+    tl_.title = in.title;
+  }
+
+  Result<SimulationResult> run() {
+    while (!work_.empty()) {
+      const std::int32_t r = work_.front();
+      work_.pop_front();
+      queued_[static_cast<std::size_t>(r)] = 0;
+      while (step(r)) {
+      }
+    }
+    if (auto stuck = deadlock(); !stuck.empty()) return make_error("schedule", stuck);
+    return finish();
+  }
+
+ private:
+  std::size_t pair(std::int32_t global, std::int32_t mb) const {
+    return static_cast<std::size_t>(global) * static_cast<std::size_t>(m_) +
+           static_cast<std::size_t>(mb);
+  }
+  Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
+  Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
+
+  // Interned names with a direct-indexed cache (Timeline::intern is linear, too slow here).
+  std::int32_t op_name(int slot, char letter, const char* prefix, std::int32_t g, std::int32_t mb) {
+    auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
+    if (id < 0) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s%c%d.%d", prefix, letter, g, mb);
+      id = static_cast<std::int32_t>(tl_.names.size());
+      tl_.names.emplace_back(buf);
+    }
+    return id;
+  }
+  std::int32_t other_name(const std::string& text) {
+    auto [it, fresh] = other_names_.try_emplace(text, static_cast<std::int32_t>(tl_.names.size()));
+    if (fresh) tl_.names.push_back(text);
+    return it->second;
+  }
+
+  void wake(std::int32_t r) {
+    auto& q = queued_[static_cast<std::size_t>(r)];
+    if (!q) {
+      q = 1;
+      work_.push_back(r);
+    }
+  }
+
+  Span span(std::int64_t start, std::int64_t ns, const Seg& s, std::int32_t name, std::int32_t g,
+            std::int32_t mb) {
+    Span out;
+    out.start_ns = start;
+    out.duration_ns = ns;
+    out.flops = s.flops;
+    out.bytes = s.bytes;
+    out.name_id = name;
+    out.stage = g;
+    out.micro_batch = mb;
+    out.kind = s.lane == Lane::compute ? SpanKind::kernel : SpanKind::collective;
+    out.phase = s.phase;
+    return out;
+  }
+
+  // Runs segments back to back from `t`; returns the end.
+  std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<Seg>& segs,
+                            std::int32_t name, std::int32_t g, std::int32_t mb) {
+    for (const Seg& s : segs) {
+      if (s.ns == 0) continue;
+      if (s.lane == Lane::compute) {
+        compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
+        busy_[static_cast<std::size_t>(r)] += s.ns;
+        t += s.ns;
+      } else {
+        const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
+        comm_track(r).spans.push_back(span(start, s.ns, s, name, g, mb));
+        t = start + s.ns;
+      }
+    }
+    return t;
+  }
+
+  // Books a collective or send on rank r's communication lane; returns its end.
+  std::int64_t communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind,
+                           std::int32_t name, std::int32_t g, std::int32_t mb) {
+    if (ns <= 0) return issue;
+    const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
+    Span s = span(start, ns, Seg{Lane::communication, Phase::communication, ns, 0, 0}, name, g, mb);
+    s.kind = kind;
+    comm_track(r).spans.push_back(s);
+    return start + ns;
+  }
+
+  // Runs rank r's next op if its inputs are known; false when blocked or finished.
+  bool step(std::int32_t r) {
+    const auto ri = static_cast<std::size_t>(r);
+    const auto& ops = t_.ranks[ri];
+    const auto i = static_cast<std::int64_t>(next_[ri]);
+    if (next_[ri] >= ops.size()) return false;
+    const ScheduleOp& o = ops[next_[ri]];
+    const std::int32_t g = t_.global_chunk(r, o.chunk);
+    const std::size_t k = pair(g, o.micro_batch);
+    std::int64_t ready = 0;
+    switch (o.kind) {
+      case OpKind::forward: ready = fwd_ready_[k]; break;
+      case OpKind::backward: ready = f_done_[k] < 0 ? kUnknown : bwd_ready_[k]; break;
+      case OpKind::weight_grad: ready = b_done_[k]; break;
+    }
+    if (ready < 0) return false;
+    const Costs& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    std::int64_t start = std::max(free_[ri], ready);
+    const auto ci = static_cast<std::size_t>(o.chunk);
+    const bool gather = c.param_gather > 0 && (first_f_[ri][ci] == i || first_b_[ri][ci] == i);
+    if (gather) {  // ZeRO-3 prefetch: issued when the previous op on this rank started
+      const bool fwd = o.kind == OpKind::forward;
+      const std::int32_t name = other_name((fwd ? "gather F" : "gather B") + std::to_string(g));
+      start = std::max(start, communicate(r, i == 0 ? 0 : prev_start_[ri], c.param_gather,
+                                          SpanKind::collective, name, g, -1));
+    }
+    std::int64_t end = start;
+    const std::int32_t mb = o.micro_batch;
+    if (o.kind == OpKind::forward) {
+      end = run_segments(r, end, c.forward, op_name(0, 'F', "", g, mb), g, mb);
+    } else if (o.kind == OpKind::backward) {
+      end = run_segments(r, end, c.recompute, op_name(3, 'R', "", g, mb), g, mb);
+      const std::int32_t name = op_name(1, 'B', "", g, mb);
+      end = run_segments(r, end, t_.split_backward ? c.backward : c.fused_backward, name, g, mb);
+    } else {
+      end = run_segments(r, end, c.weight_grad, op_name(2, 'W', "", g, mb), g, mb);
+    }
+    prev_start_[ri] = start;
+    free_[ri] = end;
+    ++next_[ri];
+    if (o.kind == OpKind::forward) {
+      f_done_[k] = end;
+      if (g + 1 < stages_) {
+        const std::int32_t to = t_.rank_of(g + 1);
+        const std::int64_t arrive = to == r ? end : communicate(r, end, c.send_activation,
+                                                    SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
+        fwd_ready_[pair(g + 1, mb)] = arrive;
+        wake(to);
+      } else {
+        bwd_ready_[k] = end;  // the loss: the last chunk's backward needs only its own forward
+      }
+    } else if (o.kind == OpKind::backward) {
+      b_done_[k] = end;
+      if (g > 0) {
+        const std::int32_t to = t_.rank_of(g - 1);
+        const std::int64_t arrive = to == r ? end : communicate(r, end, c.send_gradient,
+                                                    SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
+        bwd_ready_[pair(g - 1, mb)] = arrive;
+        wake(to);
+      }
+    }
+    if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ri][ci] == i) reduce(r, g, start, end);
+    return true;
+  }
+
+  // Issues chunk g's gradient reduction in buckets spread over [start, end] (see header).
+  void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end) {
+    const Costs& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    if (c.dp_reduce <= 0) return;
+    const std::int64_t n = in_.dp_buckets;
+    const std::int32_t name = other_name("dp " + std::to_string(g));
+    for (std::int64_t b = 0; b < n; ++b) {
+      const std::int64_t ns = c.dp_reduce / n + (b == n - 1 ? c.dp_reduce % n : 0);
+      const std::int64_t issue = start + (end - start) * (b + 1) / n;
+      auto& done = reduce_end_[static_cast<std::size_t>(r)];
+      done = std::max(done, communicate(r, issue, ns, SpanKind::collective, name, g, -1));
+    }
+  }
+
+  std::string deadlock() const {
+    std::string out;
+    for (std::int32_t r = 0; r < t_.p; ++r) {
+      const auto& ops = t_.ranks[static_cast<std::size_t>(r)];
+      const std::size_t i = next_[static_cast<std::size_t>(r)];
+      if (i >= ops.size()) continue;
+      out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) +
+             " waits at op " + std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " +
+             std::to_string(ops[i].chunk) + " micro-batch " + std::to_string(ops[i].micro_batch) + ")";
+    }
+    return out;
+  }
+
+  SimulationResult finish() {
+    SimulationResult res;
+    const auto p = static_cast<std::size_t>(t_.p);
+    const std::int32_t opt_name = other_name("optimizer");
+    const std::int64_t opt_ns = to_ns(in_.optimizer_seconds);
+    for (std::size_t r = 0; r < p; ++r) {
+      const auto rank = static_cast<std::int32_t>(r);
+      if (in_.dp_issue == DpReduceIssue::at_end) {
+        for (std::int32_t c = 0; c < t_.v; ++c) {
+          const std::int32_t g = t_.global_chunk(rank, c);
+          const Costs& cost = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+          reduce_end_[r] = std::max(reduce_end_[r],
+                                    communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective,
+                                                other_name("dp " + std::to_string(g)), g, -1));
+        }
+      }
+      const std::int64_t opt_start = std::max(free_[r], reduce_end_[r]);
+      if (opt_ns > 0) {
+        compute_track(rank).spans.push_back(
+            span(opt_start, opt_ns, Seg{Lane::compute, Phase::optimizer, opt_ns, 0, 0}, opt_name,
+                 -1, -1));
+      }
+      res.busy_ns.push_back(busy_[r]);
+      res.compute_end_ns.push_back(free_[r]);
+      res.reduce_wait_ns.push_back(opt_start - free_[r]);
+      res.iteration_ns = std::max({res.iteration_ns, opt_start + opt_ns, lanes_[r].end()});
+      auto& comm = comm_track(rank).spans;
+      std::sort(comm.begin(), comm.end(),
+                [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
+    }
+    const ScheduleBubbles bubbles = schedule_bubbles(tl_);
+    res.bubble_ns.assign(p, 0);
+    for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
+      res.bubble_ns[static_cast<std::size_t>(bubbles.ranks[i])] = bubbles.bubble_ns[i];
+    }
+    res.bubble_fraction = bubbles.mean_fraction;
+    res.timeline = std::move(tl_);
+    return res;
+  }
+
+  const ScheduleTable& t_;
+  const SimulationInput& in_;
+  std::vector<Costs> costs_;
+  std::int32_t m_, stages_;
+  // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
+  std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
+  std::vector<std::int32_t> names_;
+  std::unordered_map<std::string, std::int32_t> other_names_;
+  std::vector<std::size_t> next_;
+  std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_;
+  std::vector<std::vector<std::int64_t>> first_f_, first_b_, last_bwd_;  // [rank][local chunk]
+  std::vector<CommLane> lanes_;
+  std::vector<char> queued_;  // rank is in work_
+  std::deque<std::int32_t> work_;
+  Timeline tl_;
+};
+
+}  // namespace
+
+Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input) {
+  if (auto errors = check_schedule(table); !errors.empty()) return errors;
+  std::vector<Diagnostic> errors;
+  const std::size_t stages = static_cast<std::size_t>(table.stages());
+  if (input.chunks.size() != 1 && input.chunks.size() != stages) {
+    errors.push_back(make_error("simulation.chunks",
+                                std::to_string(input.chunks.size()) + " chunk costs for pp * vpp = " +
+                                    std::to_string(stages) + " chunks; give 1 (all alike) or " +
+                                    std::to_string(stages)));
+    return errors;
+  }
+  if (input.dp_buckets < 1) {
+    errors.push_back(make_error("simulation.dp_buckets",
+                                std::to_string(input.dp_buckets) + "; need >= 1"));
+  }
+  checked_ns(input.optimizer_seconds, "simulation.optimizer_seconds", errors);
+  std::vector<Costs> costs(input.chunks.size());
+  for (std::size_t i = 0; i < input.chunks.size(); ++i) {
+    const ChunkCost& in = input.chunks[i];
+    const std::string f = "simulation.chunks[" + std::to_string(i) + "].";
+    Costs& c = costs[i];
+    convert(in.forward, Phase::forward, f + "forward", c.forward, errors);
+    convert(in.backward, Phase::backward, f + "backward", c.backward, errors);
+    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", c.weight_grad, errors);
+    convert(in.recompute, Phase::recompute, f + "recompute", c.recompute, errors);
+    c.send_activation = checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
+    c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);
+    c.dp_reduce = checked_ns(in.dp_reduce_seconds, f + "dp_reduce_seconds", errors);
+    c.param_gather = checked_ns(in.param_gather_seconds, f + "param_gather_seconds", errors);
+    c.fused_backward = c.backward;
+    for (Seg s : c.weight_grad) {
+      if (s.lane == Lane::compute) s.phase = Phase::backward;
+      c.fused_backward.push_back(s);
+    }
+  }
+  if (!errors.empty()) return errors;
+  return Simulator(table, input, std::move(costs)).run();
+}
+
+}  // namespace plansight::estimator

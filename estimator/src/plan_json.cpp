@@ -1,0 +1,126 @@
+// Plan files: {"model": NAME | {...}, "cluster": {"system": NAME, "gpu": NAME | {...}, ...},
+// "layout": {...}, "training": {...}}. A plan is an overlay on the default plan. When it
+// replaces the model or sets the GPU count, the layout starts from plain data parallelism
+// (tp = pp = 1) and takes only the layout fields given, rather than the default's TP8 x PP8.
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::estimator {
+namespace {
+
+void append(std::vector<Diagnostic>& to, const std::vector<Diagnostic>& from, const std::string& field) {
+  for (auto d : from) {
+    if (d.field.empty() || d.field == "model" || d.field == "gpu" || d.field == "system") d.field = field;
+    to.push_back(std::move(d));
+  }
+}
+
+void read_model_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
+  const auto* model = root.get("model");
+  if (!model) return;
+  if (model->is_string()) {
+    auto found = find_model(model->get<std::string>());
+    if (found) plan.model = *found; else append(errors, found.errors(), "model");
+    return;
+  }
+  auto in = root.child("model");
+  if (!in) return;
+  ModelSpec spec;  // a model object without "preset" defines every field itself
+  spec.name = "custom";
+  if (const auto* preset = in->get("preset")) {
+    auto found = preset->is_string() ? find_model(preset->get<std::string>()) : Result<ModelSpec>(make_error("", "expected a model preset name"));
+    if (found) spec = *found; else append(errors, found.errors(), "model.preset");
+  }
+  read_model(*in, spec);
+  plan.model = spec;
+}
+
+void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
+  auto in = root.child("cluster");
+  if (!in) return;
+  in->reject_unknown({"system", "source", "gpu", "gpus", "gpus_per_node", "intra_node_gb_per_s", "inter_node_gb_per_s",
+                      "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour"});
+  const std::int64_t gpus = plan.cluster.gpus;
+  const auto* system = in->get("system");
+  if (system && system->is_string() && (system->get<std::string>().empty() || system->get<std::string>() == "custom")) {
+    system = nullptr;  // a cluster described by its own numbers, as to_json writes it
+  }
+  if (system) {
+    auto found = system->is_string() ? find_system(system->get<std::string>()) : Result<SystemPreset>(make_error("", "expected a system preset name"));
+    if (found) {
+      plan.cluster = found->cluster;
+      plan.cluster.gpus = gpus;
+    } else {
+      append(errors, found.errors(), "cluster.system");
+    }
+  }
+  if (const auto* gpu = in->get("gpu")) {
+    GpuSpec spec = plan.cluster.gpu;
+    if (gpu->is_string()) {
+      auto found = find_gpu(gpu->get<std::string>());
+      if (found) spec = *found; else append(errors, found.errors(), "cluster.gpu");
+    } else if (auto g = in->child("gpu")) {
+      if (const auto* preset = g->get("preset")) {
+        auto found = preset->is_string() ? find_gpu(preset->get<std::string>()) : Result<GpuSpec>(make_error("", "expected a GPU preset name"));
+        if (found) spec = *found; else append(errors, found.errors(), "cluster.gpu.preset");
+      }
+      read_gpu(*g, spec);
+    }
+    if (!system) {
+      // A GPU without a system: a generic node of that GPU, NVLink inside it when it has any.
+      plan.cluster.name = "custom";
+      plan.cluster.source = "";
+      if (spec.nvlink_bandwidth_bytes_per_s > 0) plan.cluster.intra_node_bandwidth_bytes_per_s = spec.nvlink_bandwidth_bytes_per_s;
+    }
+    plan.cluster.gpu = spec;
+  }
+  read_cluster(*in, plan.cluster);
+}
+
+}  // namespace
+
+Result<Plan> plan_from_json(const nlohmann::json& json) {
+  std::vector<Diagnostic> errors;
+  if (!json.is_object()) return make_error("plan", "expected a JSON object, got " + describe_json(json));
+  Plan plan = default_plan();
+  JsonReader root(json, "", errors);
+  root.reject_unknown({"name", "description", "model", "cluster", "layout", "training"});
+
+  const std::string default_model = plan.model.name;
+  const std::string default_gpu = plan.cluster.gpu.name;
+  read_model_entry(root, plan, errors);
+  const auto* cluster = root.get("cluster");
+  const bool gpus_changed = cluster && cluster->is_object() && cluster->contains("gpus");
+  read_cluster_entry(root, plan, errors);
+  const bool model_replaced = plan.model.name != default_model;
+  if (model_replaced || gpus_changed) plan.layout = LayoutSpec{};
+  if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);
+  const auto* layout = root.get("layout");
+  if (!layout || !layout->is_object() || !layout->contains("dp")) plan.layout.dp = 0;  // derive DP
+  // The default plan's 140 TFLOP/s is a measurement of GPT-3-like models on A100s; it does not
+  // carry over to another model or GPU.
+  if (model_replaced || plan.cluster.gpu.name != default_gpu) {
+    plan.training.achieved_tflops = 0;
+    plan.training.mfu = 0;
+  }
+  if (auto training = root.child("training")) read_training(*training, plan.training);
+  if (plan.model.max_seq_len == 0) plan.model.max_seq_len = plan.training.seq_len;
+
+  if (!errors.empty()) return errors;
+  return plan;
+}
+
+Result<Plan> parse_plan(std::string_view text) {
+  auto json = parse_json_text(text, "plan");
+  if (!json) return json.errors();
+  return plan_from_json(*json);
+}
+
+nlohmann::json to_json(const Plan& plan) {
+  return {{"model", to_json(plan.model)},
+          {"cluster", to_json(plan.cluster)},
+          {"layout", to_json(plan.layout)},
+          {"training", to_json(plan.training)}};
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,161 @@
+// Pipeline bubble and the ASCII picture, computed from a Timeline only. Both work on per-rank
+// merged interval lists, so several compute streams of one rank (measured traces) count once.
+#include "plansight/estimator/schedule_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+
+namespace plansight::estimator {
+namespace {
+
+struct Range {
+  std::int64_t begin, end;
+};
+
+// Sorts and merges overlapping or touching intervals.
+std::vector<Range> merged(std::vector<Range> v) {
+  std::sort(v.begin(), v.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<Range> out;
+  for (const Range& i : v) {
+    if (!out.empty() && i.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// Length of the merged intervals inside [begin, end).
+std::int64_t covered(const std::vector<Range>& merged_intervals, std::int64_t begin, std::int64_t end) {
+  std::int64_t total = 0;
+  for (const Range& i : merged_intervals) {
+    const std::int64_t b = std::max(i.begin, begin), e = std::min(i.end, end);
+    if (e > b) total += e - b;
+  }
+  return total;
+}
+
+struct RankSpans {
+  std::vector<Range> pipeline;  // compute, not optimizer
+  std::vector<Range> occupied;  // any compute, plus collectives on other lanes
+  bool has_compute = false;
+};
+
+// Character class of a compute span for the ASCII picture: index into "FBWRO#".
+int glyph_class(Phase phase) {
+  switch (phase) {
+    case Phase::forward: return 0;
+    case Phase::backward: return 1;
+    case Phase::weight_grad: return 2;
+    case Phase::recompute: return 3;
+    case Phase::optimizer: return 4;
+    default: return 5;
+  }
+}
+
+}  // namespace
+
+ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
+  std::map<std::int32_t, RankSpans> ranks;
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  for (const Track& track : timeline.tracks) {
+    const bool compute = track.lane == Lane::compute;
+    RankSpans* rank = nullptr;
+    for (const Span& s : track.spans) {
+      if (s.duration_ns <= 0) continue;
+      if (!compute && s.kind != SpanKind::collective) continue;
+      if (rank == nullptr) rank = &ranks[track.rank];
+      const Range i{s.start_ns, s.end_ns()};
+      rank->occupied.push_back(i);
+      if (!compute) continue;
+      rank->has_compute = true;
+      if (s.phase == Phase::optimizer) continue;
+      rank->pipeline.push_back(i);
+      begin = std::min(begin, i.begin);
+      end = std::max(end, i.end);
+    }
+  }
+  ScheduleBubbles report;
+  if (end <= begin) return report;
+  report.window_begin_ns = begin;
+  report.window_end_ns = end;
+  for (auto& [rank, spans] : ranks) {
+    if (!spans.has_compute) continue;
+    const std::int64_t busy = covered(merged(std::move(spans.pipeline)), begin, end);
+    const std::int64_t bubble = (end - begin) - covered(merged(std::move(spans.occupied)), begin, end);
+    const double fraction = busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;
+    report.ranks.push_back(rank);
+    report.busy_ns.push_back(busy);
+    report.bubble_ns.push_back(bubble);
+    report.fraction.push_back(fraction);
+    report.mean_fraction += fraction;
+    report.max_fraction = std::max(report.max_fraction, fraction);
+  }
+  if (!report.ranks.empty()) report.mean_fraction /= static_cast<double>(report.ranks.size());
+  return report;
+}
+
+std::string render_ascii(const Timeline& timeline, int width) {
+  width = std::max(width, 1);
+  struct Piece {
+    std::int64_t begin, end;
+    int glyph;
+  };
+  std::map<std::int32_t, std::vector<Piece>> rows;
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  for (const Track& track : timeline.tracks) {
+    for (const Span& s : track.spans) {
+      begin = std::min(begin, s.start_ns);
+      end = std::max(end, s.end_ns());
+      if (track.lane != Lane::compute || s.duration_ns <= 0) continue;
+      rows[track.rank].push_back(Piece{s.start_ns, s.end_ns(), glyph_class(s.phase)});
+    }
+  }
+  if (rows.empty() || end <= begin) return "";
+  const long double span_ns = static_cast<long double>(end - begin);
+  // Edge of bucket i; bucket i is [edge(i), edge(i + 1)).
+  auto edge = [&](std::int64_t i) {
+    return begin + static_cast<std::int64_t>(span_ns * static_cast<long double>(i) / width);
+  };
+  std::size_t label_width = 0;
+  for (const auto& row : rows) label_width = std::max(label_width, std::to_string(row.first).size());
+  static constexpr std::array<char, 6> kGlyphs{'F', 'B', 'W', 'R', 'O', '#'};
+  std::string out;
+  std::vector<std::array<std::int64_t, 6>> cover(static_cast<std::size_t>(width));
+  for (const auto& [rank, pieces] : rows) {
+    for (auto& c : cover) c.fill(0);
+    for (const Piece& piece : pieces) {
+      // First bucket that can hold piece.begin, then walk right while buckets start before its end.
+      auto b = static_cast<std::int64_t>(static_cast<long double>(piece.begin - begin) * width / span_ns);
+      b = std::clamp<std::int64_t>(b, 0, width - 1);
+      while (b > 0 && edge(b) > piece.begin) --b;
+      for (; b < width && edge(b) < piece.end; ++b) {
+        const std::int64_t lo = std::max(piece.begin, edge(b)), hi = std::min(piece.end, edge(b + 1));
+        if (hi > lo) cover[static_cast<std::size_t>(b)][static_cast<std::size_t>(piece.glyph)] += hi - lo;
+      }
+    }
+    std::string label = std::to_string(rank);
+    label.resize(label_width, ' ');
+    out += "r" + label + " |";
+    for (std::int64_t b = 0; b < width; ++b) {
+      const auto& c = cover[static_cast<std::size_t>(b)];
+      std::int64_t total = 0;
+      std::size_t best = 0;
+      for (std::size_t g = 0; g < c.size(); ++g) {
+        total += c[g];
+        if (c[g] > c[best]) best = g;
+      }
+      const std::int64_t length = edge(b + 1) - edge(b);
+      out += (length > 0 && 2 * total >= length) ? kGlyphs[best] : '.';
+    }
+    out += "|\n";
+  }
+  return out;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,217 @@
+// JSON for the four specs. Units in JSON follow the presets' conventions (GiB, GB/s, TFLOP/s,
+// µs) so one reader serves presets, plan files and the CLI's --json output.
+#include <cmath>
+
+#include "plansight/estimator/json_io.h"
+
+namespace plansight::estimator {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+}  // namespace
+
+nlohmann::json to_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"source", m.source},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"head_dim", m.effective_head_dim()},
+          {"ffn_hidden", m.ffn_hidden},
+          {"vocab", m.vocab},
+          {"max_seq_len", m.max_seq_len},
+          {"gated_mlp", m.gated_mlp},
+          {"tied_embeddings", m.tied_embeddings},
+          {"norm", to_string(m.norm)},
+          {"norm_bias", m.norm_bias},
+          {"norms_per_layer", m.norms_per_layer},
+          {"position", to_string(m.position)},
+          {"qkv_bias", m.qkv_bias},
+          {"attention_out_bias", m.attention_out_bias},
+          {"mlp_bias", m.mlp_bias},
+          {"dropout", m.dropout}};
+}
+
+void read_model(JsonReader& in, ModelSpec& m) {
+  in.reject_unknown({"preset", "name", "description", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
+                     "ffn_hidden", "vocab", "max_seq_len", "gated_mlp", "tied_embeddings", "norm", "norm_bias",
+                     "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout"});
+  in.read("name", m.name);
+  in.read("source", m.source);
+  in.read("layers", m.layers, 1);
+  in.read("hidden", m.hidden, 1);
+  in.read("heads", m.heads, 1);
+  const bool heads_given = in.has("heads");
+  in.read("kv_heads", m.kv_heads, 1);
+  if (heads_given && !in.has("kv_heads")) m.kv_heads = m.heads;
+  in.read("head_dim", m.head_dim, 0);
+  in.read("ffn_hidden", m.ffn_hidden, 1);
+  in.read("vocab", m.vocab, 1);
+  in.read("max_seq_len", m.max_seq_len, 1);
+  in.read("gated_mlp", m.gated_mlp);
+  in.read("tied_embeddings", m.tied_embeddings);
+  in.read_enum("norm", m.norm);
+  in.read("norm_bias", m.norm_bias);
+  in.read("norms_per_layer", m.norms_per_layer, 1, 2);
+  in.read_enum("position", m.position);
+  in.read("qkv_bias", m.qkv_bias);
+  in.read("attention_out_bias", m.attention_out_bias);
+  in.read("mlp_bias", m.mlp_bias);
+  in.read("dropout", m.dropout);
+}
+
+nlohmann::json to_json(const GpuSpec& g) {
+  return {{"name", g.name},
+          {"source", g.source},
+          {"memory_gib", static_cast<double>(g.memory_bytes) / kGiB},
+          {"hbm_bandwidth_gb_per_s", g.hbm_bandwidth_bytes_per_s / 1e9},
+          {"peak_tflops",
+           {{"fp32", g.peak_fp32_flops / 1e12},
+            {"tf32", g.peak_tf32_flops / 1e12},
+            {"fp16", g.peak_fp16_flops / 1e12},
+            {"bf16", g.peak_bf16_flops / 1e12},
+            {"fp8", g.peak_fp8_flops / 1e12}}},
+          {"nvlink_gb_per_s", g.nvlink_bandwidth_bytes_per_s / 1e9},
+          {"sm_count", g.sm_count}};
+}
+
+void read_gpu(JsonReader& in, GpuSpec& g) {
+  in.reject_unknown({"preset", "name", "description", "source", "memory_gib", "hbm_bandwidth_gb_per_s", "peak_tflops",
+                     "nvlink_gb_per_s", "sm_count"});
+  in.read("name", g.name);
+  in.read("source", g.source);
+  double memory_gib = static_cast<double>(g.memory_bytes) / kGiB;
+  in.read("memory_gib", memory_gib, 0.0, 1e6);
+  g.memory_bytes = static_cast<std::int64_t>(std::llround(memory_gib * kGiB));
+  double hbm = g.hbm_bandwidth_bytes_per_s / 1e9;
+  in.read("hbm_bandwidth_gb_per_s", hbm, 0.0, 1e6);
+  g.hbm_bandwidth_bytes_per_s = hbm * 1e9;
+  double nvlink = g.nvlink_bandwidth_bytes_per_s / 1e9;
+  in.read("nvlink_gb_per_s", nvlink, 0.0, 1e6);
+  g.nvlink_bandwidth_bytes_per_s = nvlink * 1e9;
+  in.read("sm_count", g.sm_count, 0);
+  if (auto peaks = in.child("peak_tflops")) {
+    peaks->reject_unknown({"fp32", "tf32", "fp16", "bf16", "fp8"});
+    double* fields[] = {&g.peak_fp32_flops, &g.peak_tf32_flops, &g.peak_fp16_flops, &g.peak_bf16_flops, &g.peak_fp8_flops};
+    const char* keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+    for (int i = 0; i < 5; ++i) {
+      double tflops = *fields[i] / 1e12;
+      peaks->read(keys[i], tflops, 0.0, 1e6);
+      *fields[i] = tflops * 1e12;
+    }
+  }
+}
+
+nlohmann::json to_json(const ClusterSpec& c) {
+  return {{"system", c.name},
+          {"source", c.source},
+          {"gpu", to_json(c.gpu)},
+          {"gpus", c.gpus},
+          {"gpus_per_node", c.gpus_per_node},
+          {"intra_node_gb_per_s", c.intra_node_bandwidth_bytes_per_s / 1e9},
+          {"inter_node_gb_per_s", c.inter_node_bandwidth_bytes_per_s / 1e9},
+          {"intra_node_latency_us", c.intra_node_latency_s * 1e6},
+          {"inter_node_latency_us", c.inter_node_latency_s * 1e6},
+          {"price_per_gpu_hour", c.price_per_gpu_hour}};
+}
+
+// Reads the cluster's own numbers; "system" and "gpu" names are resolved by plan_from_json.
+void read_cluster(JsonReader& in, ClusterSpec& c) {
+  in.read("gpus", c.gpus, 1);
+  in.read("gpus_per_node", c.gpus_per_node, 1);
+  // Unit conversions only for keys present, and by division on read / multiplication on
+  // write, so a plan written by to_json reads back bit for bit.
+  auto scaled = [&](const char* key, double& out_si, double multiply, double divide, double max) {
+    if (!in.has(key)) return;
+    double v = 0;
+    in.read(key, v, 0.0, max);
+    out_si = v * multiply / divide;
+  };
+  scaled("intra_node_gb_per_s", c.intra_node_bandwidth_bytes_per_s, 1e9, 1, 1e6);
+  scaled("inter_node_gb_per_s", c.inter_node_bandwidth_bytes_per_s, 1e9, 1, 1e6);
+  scaled("intra_node_latency_us", c.intra_node_latency_s, 1, 1e6, 1e9);
+  scaled("inter_node_latency_us", c.inter_node_latency_s, 1, 1e6, 1e9);
+  in.read("price_per_gpu_hour", c.price_per_gpu_hour, 0.0, 1e9);
+}
+
+nlohmann::json to_json(const LayoutSpec& l) {
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"vpp", l.vpp},
+          {"dp", l.dp},
+          {"cp", l.cp},
+          {"sequence_parallel", l.sequence_parallel},
+          {"zero_stage", l.zero_stage},
+          {"recompute", to_string(l.recompute)},
+          {"schedule", to_string(l.schedule)},
+          {"stage_layers", l.stage_layers}};
+}
+
+void read_layout(JsonReader& in, LayoutSpec& l) {
+  in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
+                     "stage_layers"});
+  in.read("tp", l.tp, 1);
+  in.read("pp", l.pp, 1);
+  in.read("vpp", l.vpp, 1);
+  in.read("dp", l.dp, 0);
+  in.read("cp", l.cp, 1);
+  in.read("sequence_parallel", l.sequence_parallel);
+  in.read("zero_stage", l.zero_stage, 0, 3);
+  bool fsdp = false;
+  in.read("fsdp", fsdp);
+  if (fsdp) l.zero_stage = 3;  // FSDP FULL_SHARD partitions like ZeRO-3
+  in.read_enum("recompute", l.recompute);
+  in.read_enum("schedule", l.schedule);
+  in.read("stage_layers", l.stage_layers, 0);
+}
+
+nlohmann::json to_json(const TrainingSpec& t) {
+  return {{"micro_batch", t.micro_batch},
+          {"global_batch", t.global_batch},
+          {"seq_len", t.seq_len},
+          {"tokens", t.tokens},
+          {"precision", to_string(t.precision)},
+          {"grad_precision", to_string(t.grad_precision)},
+          {"master_precision", to_string(t.master_precision)},
+          {"optimizer", to_string(t.optimizer)},
+          {"attention", to_string(t.attention)},
+          {"causal_attention_flops", t.causal_attention_flops},
+          {"achieved_tflops", t.achieved_tflops},
+          {"mfu", t.mfu},
+          {"reserve_gib", t.reserve_fixed_bytes / kGiB},
+          {"fragmentation", t.fragmentation},
+          {"dp_bucket_mib", t.dp_bucket_bytes / kMiB}};
+}
+
+void read_training(JsonReader& in, TrainingSpec& t) {
+  in.reject_unknown({"micro_batch", "global_batch", "seq_len", "tokens", "precision", "grad_precision",
+                     "master_precision", "optimizer", "attention", "causal_attention_flops", "achieved_tflops", "mfu",
+                     "reserve_gib", "fragmentation", "dp_bucket_mib"});
+  in.read("micro_batch", t.micro_batch, 1);
+  in.read("global_batch", t.global_batch, 1);
+  in.read("seq_len", t.seq_len, 1);
+  in.read("tokens", t.tokens, 0.0);
+  in.read_enum("precision", t.precision);
+  if (in.has("precision") && !in.has("grad_precision")) {
+    t.grad_precision = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
+  }
+  in.read_enum("grad_precision", t.grad_precision);
+  in.read_enum("master_precision", t.master_precision);
+  in.read_enum("optimizer", t.optimizer);
+  in.read_enum("attention", t.attention);
+  in.read("causal_attention_flops", t.causal_attention_flops);
+  in.read("achieved_tflops", t.achieved_tflops, 0.0);
+  in.read("mfu", t.mfu, 0.0, 1.0);
+  double reserve_gib = t.reserve_fixed_bytes / kGiB;
+  in.read("reserve_gib", reserve_gib, 0.0, 1e6);
+  t.reserve_fixed_bytes = reserve_gib * kGiB;
+  in.read("fragmentation", t.fragmentation, 0.0, 0.99);
+  double bucket_mib = t.dp_bucket_bytes / kMiB;
+  in.read("dp_bucket_mib", bucket_mib, 0.0, 1e9);
+  t.dp_bucket_bytes = bucket_mib * kMiB;
+}
+
+}  // namespace plansight::estimator

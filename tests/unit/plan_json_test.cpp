@@ -1,0 +1,131 @@
+// Plan JSON: round trips, preset resolution, overlay rules, and malformed input that must give
+// errors naming the field (never a crash).
+#include <gtest/gtest.h>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::estimator {
+namespace {
+
+TEST(PlanJson, RoundTripKeepsEveryFieldAndEstimate) {
+  Plan p = default_plan();
+  p.layout.sequence_parallel = true;
+  p.layout.zero_stage = 1;
+  p.layout.recompute = Recompute::selective;
+  p.training.optimizer = Optimizer::adam8bit;
+  p.training.tokens = 1e12;
+  p.cluster.price_per_gpu_hour = 2.5;
+  const auto json = to_json(p);
+  auto back = plan_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), json);
+  auto a = estimate(p), b = estimate(*back);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(to_json(*a), to_json(*b));
+}
+
+TEST(PlanJson, RoundTripOfACustomModelAndGpu) {
+  auto p = parse_plan(R"({"model": {"layers": 4, "hidden": 256, "heads": 4, "ffn_hidden": 1024, "vocab": 1000,
+                          "max_seq_len": 512}, "cluster": {"gpu": {"name": "mygpu", "memory_gib": 24,
+                          "peak_tflops": {"bf16": 100, "fp16": 100}}, "gpus": 2},
+                          "training": {"precision": "bf16", "seq_len": 512, "global_batch": 8, "micro_batch": 2}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  EXPECT_EQ(p->model.kv_heads, 4) << "kv_heads defaults to heads";
+  EXPECT_EQ(p->cluster.gpu.memory_bytes, 24LL << 30);
+  EXPECT_EQ(p->layout.tp, 1) << "a new model starts from plain data parallelism";
+  EXPECT_EQ(p->dp(), 2);
+  auto back = plan_from_json(to_json(*p));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), to_json(*p));
+}
+
+TEST(PlanJson, PresetNamesAndOverrides) {
+  auto p = parse_plan(R"({"model": {"preset": "llama-2-7b", "layers": 16}, "cluster": {"system": "dgx-h100", "gpus": 16},
+                          "layout": {"tp": 2}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  EXPECT_EQ(p->model.layers, 16);
+  EXPECT_EQ(p->model.hidden, 4096);
+  EXPECT_EQ(p->cluster.gpu.name, "h100-sxm");
+  EXPECT_EQ(p->layout.tp, 2);
+  EXPECT_EQ(p->layout.pp, 1);
+  EXPECT_EQ(p->dp(), 8);
+  EXPECT_EQ(p->training.achieved_tflops, 0) << "the default plan's A100 throughput must not carry over";
+}
+
+TEST(PlanJson, OverridingOneDimensionKeepsTheDefaultLayout) {
+  auto p = parse_plan(R"({"layout": {"tp": 4}})");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->layout.tp, 4);
+  EXPECT_EQ(p->layout.pp, 8);
+  EXPECT_EQ(p->dp(), 32);
+}
+
+TEST(PlanJson, MalformedTextGivesByteOffset) {
+  const std::string text = to_json(default_plan()).dump();
+  for (std::size_t cut : {std::size_t{0}, std::size_t{1}, text.size() / 3, text.size() / 2, text.size() - 1}) {
+    auto p = parse_plan(text.substr(0, cut));
+    ASSERT_FALSE(p.ok()) << cut;
+    EXPECT_EQ(p.errors()[0].field, "plan");
+    EXPECT_NE(p.errors()[0].message.find("byte"), std::string::npos) << p.errors()[0].message;
+  }
+  EXPECT_FALSE(parse_plan("[1, 2]").ok());
+  EXPECT_FALSE(parse_plan(R"({"layout": {"tp": 1e400}})").ok());
+}
+
+TEST(PlanJson, WrongTypesNameTheField) {
+  struct Case { const char* json; const char* field; };
+  const Case cases[] = {
+      {R"({"layout": {"tp": "two"}})", "layout.tp"},
+      {R"({"layout": {"tp": 2.5}})", "layout.tp"},
+      {R"({"layout": {"tp": 0}})", "layout.tp"},
+      {R"({"layout": {"recompute": "some"}})", "layout.recompute"},
+      {R"({"layout": {"stage_layers": [1, "x"]}})", "layout.stage_layers[1]"},
+      {R"({"layout": 7})", "layout"},
+      {R"({"training": {"precision": 16}})", "training.precision"},
+      {R"({"training": {"micro_bacth": 2}})", "training.micro_bacth"},
+      {R"({"training": {"mfu": 1.5}})", "training.mfu"},
+      {R"({"model": "gpt-9"})", "model"},
+      {R"({"model": {"preset": "llama-2-7b", "hidden": -1}})", "model.hidden"},
+      {R"({"model": {"preset": "llama-2-7b", "gated_mlp": "yes"}})", "model.gated_mlp"},
+      {R"({"cluster": {"gpu": "tpu-v5"}})", "cluster.gpu"},
+      {R"({"cluster": {"system": 3}})", "cluster.system"},
+      {R"({"cluster": {"gpu": {"peak_tflops": {"bf16": "fast"}}}})", "cluster.gpu.peak_tflops.bf16"},
+      {R"({"cluster": {"gpus": -4}})", "cluster.gpus"},
+      {R"({"cluster": {"gpus": 9223372036854775808}})", "cluster.gpus"},
+      {R"({"colour": "blue"})", "colour"},
+  };
+  for (const auto& c : cases) {
+    auto p = parse_plan(c.json);
+    ASSERT_FALSE(p.ok()) << c.json;
+    bool named = false;
+    for (const auto& e : p.errors()) named = named || e.field == c.field;
+    EXPECT_TRUE(named) << c.json << " -> " << p.error_text();
+  }
+}
+
+TEST(PlanJson, EveryErrorReportedAtOnce) {
+  auto p = parse_plan(R"({"layout": {"tp": "x", "pp": -1}, "training": {"optimizer": "lion"}})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.errors().size(), 3u) << p.error_text();
+}
+
+TEST(EstimateJson, HasTheContractKeys) {
+  auto e = estimate(default_plan());
+  ASSERT_TRUE(e.ok());
+  const auto j = to_json(*e);
+  for (const char* k : {"parameters", "parameters_padded", "memory", "flops", "time", "warnings"}) EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes",
+                        "reserve_bytes", "total_bytes", "capacity_bytes", "fits", "stages"}) {
+    EXPECT_TRUE(j["memory"].contains(k)) << k;
+  }
+  EXPECT_EQ(j["memory"]["stages"].size(), 8u);
+  for (const char* k : {"model_per_iteration", "hardware_per_iteration"}) EXPECT_TRUE(j["flops"].contains(k)) << k;
+  for (const char* k : {"iteration_s", "tokens_per_s", "mfu", "training_days", "gpu_hours", "cost"}) {
+    EXPECT_TRUE(j["time"].contains(k)) << k;
+  }
+}
+
+}  // namespace
+}  // namespace plansight::estimator

@@ -1,0 +1,91 @@
+// schedule_bubbles() and render_ascii() on hand-built timelines, where every number can be
+// checked by eye: the common window, optimizer exclusion, collectives vs sends facing idle
+// compute, merged compute streams of one rank, and the ASCII majority rule.
+#include "plansight/estimator/schedule_metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace plansight::estimator {
+namespace {
+
+Span make_span(std::int64_t start, std::int64_t duration, Phase phase,
+               SpanKind kind = SpanKind::kernel) {
+  Span s;
+  s.start_ns = start;
+  s.duration_ns = duration;
+  s.phase = phase;
+  s.kind = kind;
+  return s;
+}
+
+Track make_track(std::int32_t rank, Lane lane, std::vector<Span> spans) {
+  Track t;
+  t.rank = rank;
+  t.lane = lane;
+  t.spans = std::move(spans);
+  return t;
+}
+
+TEST(ScheduleMetrics, BubbleIsIdleInTheCommonWindowOverIdealCompute) {
+  Timeline t;
+  // Rank 0 computes [0,10) and [20,30); rank 1 computes [10,20) and [25,30), then an optimizer
+  // [30,40) that must stay out of the window [0,30).
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward),
+                                                   make_span(20, 10, Phase::backward)}));
+  t.tracks.push_back(make_track(1, Lane::compute, {make_span(10, 10, Phase::forward),
+                                                   make_span(25, 5, Phase::backward),
+                                                   make_span(30, 10, Phase::optimizer)}));
+  // Rank 1's communication lane: a collective covering [20,23) (exposed comm, not bubble) and a
+  // send covering [23,25) (still bubble).
+  t.tracks.push_back(make_track(1, Lane::communication,
+                                {make_span(20, 3, Phase::communication, SpanKind::collective),
+                                 make_span(23, 2, Phase::communication, SpanKind::send)}));
+  const ScheduleBubbles b = schedule_bubbles(t);
+  EXPECT_EQ(b.window_begin_ns, 0);
+  EXPECT_EQ(b.window_end_ns, 30);
+  ASSERT_EQ(b.ranks, (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(b.busy_ns, (std::vector<std::int64_t>{20, 15}));
+  EXPECT_EQ(b.bubble_ns, (std::vector<std::int64_t>{10, 12}));  // rank 1: [0,10) + [23,25)
+  EXPECT_DOUBLE_EQ(b.fraction[0], 0.5);
+  EXPECT_DOUBLE_EQ(b.fraction[1], 12.0 / 15.0);
+  EXPECT_DOUBLE_EQ(b.mean_fraction, (0.5 + 0.8) / 2);
+  EXPECT_DOUBLE_EQ(b.max_fraction, 0.8);
+}
+
+TEST(ScheduleMetrics, ComputeStreamsOfOneRankCountOnce) {
+  Timeline t;
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward)}));
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(5, 10, Phase::none)}));
+  const ScheduleBubbles b = schedule_bubbles(t);
+  ASSERT_EQ(b.ranks.size(), 1u);
+  EXPECT_EQ(b.busy_ns[0], 15);
+  EXPECT_EQ(b.bubble_ns[0], 0);
+  EXPECT_TRUE(schedule_bubbles(Timeline{}).ranks.empty());
+}
+
+TEST(ScheduleMetrics, AsciiTakesTheMajorityPhaseOfEachBucket) {
+  Timeline t;
+  // 8 ns timeline at width 4: buckets of 2 ns.
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 3, Phase::forward),
+                                                   make_span(3, 1, Phase::backward),
+                                                   make_span(6, 2, Phase::optimizer)}));
+  t.tracks.push_back(make_track(12, Lane::compute, {make_span(0, 1, Phase::recompute),
+                                                    make_span(2, 2, Phase::weight_grad),
+                                                    make_span(4, 1, Phase::none)}));
+  t.tracks.push_back(make_track(12, Lane::communication,
+                                {make_span(0, 8, Phase::communication, SpanKind::collective)}));
+  // Rank 0: [0,2) F; [2,4) F 1 + B 1 -> tie, F first; [4,6) idle; [6,8) O.
+  // Rank 12: [0,2) R covers half -> R; [2,4) W; [4,6) # covers half -> #; [6,8) idle.
+  EXPECT_EQ(render_ascii(t, 4),
+            "r0  |FF.O|\n"
+            "r12 |RW#.|\n");
+  EXPECT_EQ(render_ascii(t, 8),
+            "r0  |FFFB..OO|\n"
+            "r12 |R.WW#...|\n");
+  // width < 1 -> 1 bucket [0,8): rank 0 busy 6 of 8, mostly F; rank 12 busy 4 of 8, mostly W.
+  EXPECT_EQ(render_ascii(t, 0), "r0  |F|\nr12 |W|\n");
+  EXPECT_EQ(render_ascii(Timeline{}, 10), "");
+}
+
+}  // namespace
+}  // namespace plansight::estimator
