@@ -118,9 +118,10 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
   }
   if (!errors.empty()) return errors;
   if (p * v * m > kMaxOps / 3) {
-    errors.push_back(make_error("training.global_batch",
-                                "pp * vpp * m = " + num(p * v * m) + " chunk-micro-batches; at most " +
-                                    num(kMaxOps / 3) + " can be scheduled"));
+    errors.push_back(make_error("training.global_batch", "pp * vpp * m = " + num(p * v * m) +
+                                                             " chunk-micro-batches; at most " +
+                                                             num(kMaxOps / 3) +
+                                                             " can be scheduled"));
     return errors;
   }
   if (kind != PipelineSchedule::interleaved) {
@@ -132,27 +133,32 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
   }
   // Interleaving needs several ranks and several chunks per rank (Narayanan et al. 2021, 2.2.2).
   if (p < 2) {
-    errors.push_back(make_error("layout.pp", "pp = " + num(p) + " with schedule interleaved; it "
-                                             "must be >= 2 (or use one_f_one_b)"));
+    errors.push_back(make_error("layout.pp", "pp = " + num(p) +
+                                                 " with schedule interleaved; it "
+                                                 "must be >= 2 (or use one_f_one_b)"));
   }
   if (v < 2) {
-    errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + " with schedule interleaved; it "
-                                              "must be >= 2 (or use one_f_one_b)"));
+    errors.push_back(make_error("layout.vpp", "vpp = " + num(v) +
+                                                  " with schedule interleaved; it "
+                                                  "must be >= 2 (or use one_f_one_b)"));
   }
   if (!errors.empty()) return errors;
   // Megatron-LM (schedules.py, forward_backward_pipelining_with_interleaving) raises unless
   // p <= group <= m, and unless the last group is empty or has at least p micro-batches.
   if (group < p || group > m) {
-    errors.push_back(make_error(
-        "training.global_batch",
-        "interleaved schedule with pp = " + num(p) + " and a micro-batch group of " + num(group) +
-            " needs m >= group >= pp, but m = " + num(m) + "; use m >= " + num(std::max(p, group))));
+    errors.push_back(
+        make_error("training.global_batch", "interleaved schedule with pp = " + num(p) +
+                                                " and a micro-batch group of " + num(group) +
+                                                " needs m >= group >= pp, but m = " + num(m) +
+                                                "; use m >= " + num(std::max(p, group))));
   } else if (m % group != 0 && m % group < p) {
-    errors.push_back(make_error(
-        "training.global_batch",
-        "interleaved schedule needs m % group == 0 or m % group >= pp; m = " + num(m) +
-            ", group = " + num(group) + ", pp = " + num(p) + "; with the default group = pp, use m a "
-            "multiple of " + num(p) + " (e.g. " + num((m / group + 1) * group) + ")"));
+    errors.push_back(
+        make_error("training.global_batch",
+                   "interleaved schedule needs m % group == 0 or m % group >= pp; m = " + num(m) +
+                       ", group = " + num(group) + ", pp = " + num(p) +
+                       "; with the default group = pp, use m a "
+                       "multiple of " +
+                       num(p) + " (e.g. " + num((m / group + 1) * group) + ")"));
   }
   return errors;
 }
@@ -161,9 +167,12 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
 
 char op_letter(OpKind kind) {
   switch (kind) {
-    case OpKind::forward: return 'F';
-    case OpKind::backward: return 'B';
-    case OpKind::weight_grad: return 'W';
+    case OpKind::forward:
+      return 'F';
+    case OpKind::backward:
+      return 'B';
+    case OpKind::weight_grad:
+      return 'W';
   }
   return '?';
 }
@@ -182,9 +191,15 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   for (std::int32_t r = 0; r < table.p; ++r) {
     auto& ops = table.ranks[static_cast<std::size_t>(r)];
     switch (kind) {
-      case PipelineSchedule::gpipe: ops = gpipe_rank(table.m); break;
-      case PipelineSchedule::one_f_one_b: ops = one_f_one_b_rank(table.p, r, table.m); break;
-      case PipelineSchedule::zb_h1: ops = zb_h1_rank(table.p, r, table.m); break;
+      case PipelineSchedule::gpipe:
+        ops = gpipe_rank(table.m);
+        break;
+      case PipelineSchedule::one_f_one_b:
+        ops = one_f_one_b_rank(table.p, r, table.m);
+        break;
+      case PipelineSchedule::zb_h1:
+        ops = zb_h1_rank(table.p, r, table.m);
+        break;
       case PipelineSchedule::interleaved:
         ops = interleaved_rank(table.p, table.v, r, table.m, static_cast<std::int32_t>(group));
         break;
@@ -220,7 +235,8 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
                                " micro-batch " + num(o.micro_batch);
       if (o.chunk < 0 || o.chunk >= t.v || o.micro_batch < 0 || o.micro_batch >= t.m) {
         errors.push_back(make_error(field, "op " + num(static_cast<std::int64_t>(i)) + " (" + what +
-                                               ") is outside v = " + num(t.v) + ", m = " + num(t.m)));
+                                               ") is outside v = " + num(t.v) +
+                                               ", m = " + num(t.m)));
         continue;
       }
       if (o.kind == OpKind::weight_grad && !t.split_backward) {
@@ -235,19 +251,18 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
       }
       seen[k * pairs + pair] = static_cast<std::int64_t>(i);
       if (o.kind != OpKind::forward && seen[(k - 1) * pairs + pair] < 0) {
-        errors.push_back(make_error(field, what + " comes before its " +
-                                               std::string(1, op_letter(OpKind(k - 1)))));
+        errors.push_back(make_error(
+            field, what + " comes before its " + std::string(1, op_letter(OpKind(k - 1)))));
       }
     }
     const std::size_t kinds = t.split_backward ? 3 : 2;
     for (std::size_t k = 0; k < kinds; ++k) {
       for (std::size_t pair = 0; pair < pairs; ++pair) {
         if (seen[k * pairs + pair] >= 0) continue;
-        errors.push_back(make_error(field, std::string(1, op_letter(OpKind(k))) + " chunk " +
-                                               num(static_cast<std::int64_t>(pair / t.m)) +
-                                               " micro-batch " +
-                                               num(static_cast<std::int64_t>(pair % t.m)) +
-                                               " is missing"));
+        errors.push_back(
+            make_error(field, std::string(1, op_letter(OpKind(k))) + " chunk " +
+                                  num(static_cast<std::int64_t>(pair / t.m)) + " micro-batch " +
+                                  num(static_cast<std::int64_t>(pair % t.m)) + " is missing"));
       }
     }
   }

@@ -5,92 +5,22 @@
 #include "plansight/estimator/pipeline_simulator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <unordered_map>
 
 #include "plansight/estimator/schedule_metrics.h"
+#include "simulation_costs.h"
 
 namespace plansight::estimator {
-
-double OpCost::seconds() const {
-  double total = 0;
-  for (const auto& s : segments) total += s.seconds;
-  return total;
-}
-
-OpCost compute_cost(double seconds) { return OpCost{{OpSegment{Lane::compute, seconds, 0, 0}}}; }
 
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
 
-std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
-
-// One communication lane: busy intervals sorted by start, never overlapping.
-class CommLane {
- public:
-  // Earliest start >= issue where the lane is free for ns; books it and returns the start.
-  std::int64_t place(std::int64_t issue, std::int64_t ns) {
-    if (ns <= 0) return issue;
-    auto it = std::upper_bound(busy_.begin(), busy_.end(), issue,
-                               [](std::int64_t t, const Interval& b) { return t < b.end; });
-    std::int64_t start = issue;
-    while (it != busy_.end() && it->start < start + ns) {
-      start = std::max(start, it->end);
-      ++it;
-    }
-    busy_.insert(it, Interval{start, start + ns});
-    return start;
-  }
-  std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
-
- private:
-  struct Interval {
-    std::int64_t start, end;
-  };
-  std::vector<Interval> busy_;
-};
-
-struct Seg {
-  Lane lane;
-  Phase phase;
-  std::int64_t ns;
-  double flops, bytes;
-};
-
-struct Costs {  // one chunk, in nanoseconds
-  std::vector<Seg> forward, backward, weight_grad, recompute;
-  std::vector<Seg> fused_backward;  // schedules without W: backward then weight_grad, as phase B
-  std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
-};
-
-// Converts one op cost, checking every duration; errors name e.g. "simulation.chunks[3].forward".
-void convert(const OpCost& cost, Phase phase, const std::string& field, std::vector<Seg>& out,
-             std::vector<Diagnostic>& errors) {
-  for (const auto& s : cost.segments) {
-    if (!std::isfinite(s.seconds) || s.seconds < 0 ||
-        (s.lane != Lane::compute && s.lane != Lane::communication)) {
-      errors.push_back(make_error(field, "segment of " + std::to_string(s.seconds) + " s on lane " +
-                                             std::string(to_string(s.lane)) +
-                                             "; need a finite time >= 0 on compute or communication"));
-      continue;
-    }
-    out.push_back(Seg{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
-                      to_ns(s.seconds), s.flops, s.bytes});
-  }
-}
-
-std::int64_t checked_ns(double seconds, const std::string& field, std::vector<Diagnostic>& errors) {
-  if (std::isfinite(seconds) && seconds >= 0) return to_ns(seconds);
-  errors.push_back(make_error(field, std::to_string(seconds) + " s; need a finite time >= 0"));
-  return 0;
-}
-
 class Simulator {
  public:
-  Simulator(const ScheduleTable& t, const SimulationInput& in, std::vector<Costs> costs)
+  Simulator(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
       : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()) {
     const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
     fwd_ready_.assign(pairs, kUnknown);
@@ -120,11 +50,14 @@ class Simulator {
         if (ops[i].kind != OpKind::forward) last_bwd_[r][c] = si;
       }
       work_.push_back(static_cast<std::int32_t>(r));
-      Track compute{static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r),
-                    {}};
+      Track compute{
+          static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r), {}};
       compute.spans.reserve(ops.size() * 2);
-      Track comm{static_cast<std::int32_t>(r), Lane::communication, -1,
-                 "rank " + std::to_string(r) + " comm", {}};
+      Track comm{static_cast<std::int32_t>(r),
+                 Lane::communication,
+                 -1,
+                 "rank " + std::to_string(r) + " comm",
+                 {}};
       tl_.tracks.push_back(std::move(compute));
       tl_.tracks.push_back(std::move(comm));
     }
@@ -177,8 +110,8 @@ class Simulator {
     }
   }
 
-  Span span(std::int64_t start, std::int64_t ns, const Seg& s, std::int32_t name, std::int32_t g,
-            std::int32_t mb) {
+  Span span(std::int64_t start, std::int64_t ns, const NsSegment& s, std::int32_t name,
+            std::int32_t g, std::int32_t mb) {
     Span out;
     out.start_ns = start;
     out.duration_ns = ns;
@@ -193,9 +126,9 @@ class Simulator {
   }
 
   // Runs segments back to back from `t`; returns the end.
-  std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<Seg>& segs,
+  std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
                             std::int32_t name, std::int32_t g, std::int32_t mb) {
-    for (const Seg& s : segs) {
+    for (const NsSegment& s : segs) {
       if (s.ns == 0) continue;
       if (s.lane == Lane::compute) {
         compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
@@ -215,7 +148,8 @@ class Simulator {
                            std::int32_t name, std::int32_t g, std::int32_t mb) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    Span s = span(start, ns, Seg{Lane::communication, Phase::communication, ns, 0, 0}, name, g, mb);
+    Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, 0}, name,
+                  g, mb);
     s.kind = kind;
     comm_track(r).spans.push_back(s);
     return start + ns;
@@ -232,12 +166,18 @@ class Simulator {
     const std::size_t k = pair(g, o.micro_batch);
     std::int64_t ready = 0;
     switch (o.kind) {
-      case OpKind::forward: ready = fwd_ready_[k]; break;
-      case OpKind::backward: ready = f_done_[k] < 0 ? kUnknown : bwd_ready_[k]; break;
-      case OpKind::weight_grad: ready = b_done_[k]; break;
+      case OpKind::forward:
+        ready = fwd_ready_[k];
+        break;
+      case OpKind::backward:
+        ready = f_done_[k] < 0 ? kUnknown : bwd_ready_[k];
+        break;
+      case OpKind::weight_grad:
+        ready = b_done_[k];
+        break;
     }
     if (ready < 0) return false;
-    const Costs& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    const NsChunkCost& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
     std::int64_t start = std::max(free_[ri], ready);
     const auto ci = static_cast<std::size_t>(o.chunk);
     const bool gather = c.param_gather > 0 && (first_f_[ri][ci] == i || first_b_[ri][ci] == i);
@@ -265,8 +205,9 @@ class Simulator {
       f_done_[k] = end;
       if (g + 1 < stages_) {
         const std::int32_t to = t_.rank_of(g + 1);
-        const std::int64_t arrive = to == r ? end : communicate(r, end, c.send_activation,
-                                                    SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
+        const std::int64_t arrive = to == r ? end
+                                            : communicate(r, end, c.send_activation, SpanKind::send,
+                                                          op_name(4, 'F', "send ", g, mb), g, mb);
         fwd_ready_[pair(g + 1, mb)] = arrive;
         wake(to);
       } else {
@@ -276,19 +217,21 @@ class Simulator {
       b_done_[k] = end;
       if (g > 0) {
         const std::int32_t to = t_.rank_of(g - 1);
-        const std::int64_t arrive = to == r ? end : communicate(r, end, c.send_gradient,
-                                                    SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
+        const std::int64_t arrive = to == r ? end
+                                            : communicate(r, end, c.send_gradient, SpanKind::send,
+                                                          op_name(5, 'B', "send ", g, mb), g, mb);
         bwd_ready_[pair(g - 1, mb)] = arrive;
         wake(to);
       }
     }
-    if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ri][ci] == i) reduce(r, g, start, end);
+    if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ri][ci] == i)
+      reduce(r, g, start, end);
     return true;
   }
 
   // Issues chunk g's gradient reduction in buckets spread over [start, end] (see header).
   void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end) {
-    const Costs& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    const NsChunkCost& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
     if (c.dp_reduce <= 0) return;
     const std::int64_t n = in_.dp_buckets;
     const std::int32_t name = other_name("dp " + std::to_string(g));
@@ -308,7 +251,8 @@ class Simulator {
       if (i >= ops.size()) continue;
       out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) +
              " waits at op " + std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " +
-             std::to_string(ops[i].chunk) + " micro-batch " + std::to_string(ops[i].micro_batch) + ")";
+             std::to_string(ops[i].chunk) + " micro-batch " + std::to_string(ops[i].micro_batch) +
+             ")";
     }
     return out;
   }
@@ -317,23 +261,23 @@ class Simulator {
     SimulationResult res;
     const auto p = static_cast<std::size_t>(t_.p);
     const std::int32_t opt_name = other_name("optimizer");
-    const std::int64_t opt_ns = to_ns(in_.optimizer_seconds);
+    const std::int64_t opt_ns = seconds_to_ns(in_.optimizer_seconds);
     for (std::size_t r = 0; r < p; ++r) {
       const auto rank = static_cast<std::int32_t>(r);
       if (in_.dp_issue == DpReduceIssue::at_end) {
         for (std::int32_t c = 0; c < t_.v; ++c) {
           const std::int32_t g = t_.global_chunk(rank, c);
-          const Costs& cost = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
-          reduce_end_[r] = std::max(reduce_end_[r],
-                                    communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective,
-                                                other_name("dp " + std::to_string(g)), g, -1));
+          const NsChunkCost& cost = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+          reduce_end_[r] = std::max(
+              reduce_end_[r], communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective,
+                                          other_name("dp " + std::to_string(g)), g, -1));
         }
       }
       const std::int64_t opt_start = std::max(free_[r], reduce_end_[r]);
       if (opt_ns > 0) {
         compute_track(rank).spans.push_back(
-            span(opt_start, opt_ns, Seg{Lane::compute, Phase::optimizer, opt_ns, 0, 0}, opt_name,
-                 -1, -1));
+            span(opt_start, opt_ns, NsSegment{Lane::compute, Phase::optimizer, opt_ns, 0, 0},
+                 opt_name, -1, -1));
       }
       res.busy_ns.push_back(busy_[r]);
       res.compute_end_ns.push_back(free_[r]);
@@ -355,7 +299,7 @@ class Simulator {
 
   const ScheduleTable& t_;
   const SimulationInput& in_;
-  std::vector<Costs> costs_;
+  std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;
   // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
@@ -374,41 +318,9 @@ class Simulator {
 
 Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input) {
   if (auto errors = check_schedule(table); !errors.empty()) return errors;
-  std::vector<Diagnostic> errors;
-  const std::size_t stages = static_cast<std::size_t>(table.stages());
-  if (input.chunks.size() != 1 && input.chunks.size() != stages) {
-    errors.push_back(make_error("simulation.chunks",
-                                std::to_string(input.chunks.size()) + " chunk costs for pp * vpp = " +
-                                    std::to_string(stages) + " chunks; give 1 (all alike) or " +
-                                    std::to_string(stages)));
-    return errors;
-  }
-  if (input.dp_buckets < 1) {
-    errors.push_back(make_error("simulation.dp_buckets",
-                                std::to_string(input.dp_buckets) + "; need >= 1"));
-  }
-  checked_ns(input.optimizer_seconds, "simulation.optimizer_seconds", errors);
-  std::vector<Costs> costs(input.chunks.size());
-  for (std::size_t i = 0; i < input.chunks.size(); ++i) {
-    const ChunkCost& in = input.chunks[i];
-    const std::string f = "simulation.chunks[" + std::to_string(i) + "].";
-    Costs& c = costs[i];
-    convert(in.forward, Phase::forward, f + "forward", c.forward, errors);
-    convert(in.backward, Phase::backward, f + "backward", c.backward, errors);
-    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", c.weight_grad, errors);
-    convert(in.recompute, Phase::recompute, f + "recompute", c.recompute, errors);
-    c.send_activation = checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
-    c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);
-    c.dp_reduce = checked_ns(in.dp_reduce_seconds, f + "dp_reduce_seconds", errors);
-    c.param_gather = checked_ns(in.param_gather_seconds, f + "param_gather_seconds", errors);
-    c.fused_backward = c.backward;
-    for (Seg s : c.weight_grad) {
-      if (s.lane == Lane::compute) s.phase = Phase::backward;
-      c.fused_backward.push_back(s);
-    }
-  }
-  if (!errors.empty()) return errors;
-  return Simulator(table, input, std::move(costs)).run();
+  auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
+  if (!costs.ok()) return costs.errors();
+  return Simulator(table, input, std::move(costs).value()).run();
 }
 
 }  // namespace plansight::estimator

@@ -29,7 +29,8 @@ std::vector<Range> merged(std::vector<Range> v) {
 }
 
 // Length of the merged intervals inside [begin, end).
-std::int64_t covered(const std::vector<Range>& merged_intervals, std::int64_t begin, std::int64_t end) {
+std::int64_t covered(const std::vector<Range>& merged_intervals, std::int64_t begin,
+                     std::int64_t end) {
   std::int64_t total = 0;
   for (const Range& i : merged_intervals) {
     const std::int64_t b = std::max(i.begin, begin), e = std::min(i.end, end);
@@ -47,12 +48,18 @@ struct RankSpans {
 // Character class of a compute span for the ASCII picture: index into "FBWRO#".
 int glyph_class(Phase phase) {
   switch (phase) {
-    case Phase::forward: return 0;
-    case Phase::backward: return 1;
-    case Phase::weight_grad: return 2;
-    case Phase::recompute: return 3;
-    case Phase::optimizer: return 4;
-    default: return 5;
+    case Phase::forward:
+      return 0;
+    case Phase::backward:
+      return 1;
+    case Phase::weight_grad:
+      return 2;
+    case Phase::recompute:
+      return 3;
+    case Phase::optimizer:
+      return 4;
+    default:
+      return 5;
   }
 }
 
@@ -86,8 +93,10 @@ ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
   for (auto& [rank, spans] : ranks) {
     if (!spans.has_compute) continue;
     const std::int64_t busy = covered(merged(std::move(spans.pipeline)), begin, end);
-    const std::int64_t bubble = (end - begin) - covered(merged(std::move(spans.occupied)), begin, end);
-    const double fraction = busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;
+    const std::int64_t bubble =
+        (end - begin) - covered(merged(std::move(spans.occupied)), begin, end);
+    const double fraction =
+        busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;
     report.ranks.push_back(rank);
     report.busy_ns.push_back(busy);
     report.bubble_ns.push_back(bubble);
@@ -123,7 +132,8 @@ std::string render_ascii(const Timeline& timeline, int width) {
     return begin + static_cast<std::int64_t>(span_ns * static_cast<long double>(i) / width);
   };
   std::size_t label_width = 0;
-  for (const auto& row : rows) label_width = std::max(label_width, std::to_string(row.first).size());
+  for (const auto& row : rows)
+    label_width = std::max(label_width, std::to_string(row.first).size());
   static constexpr std::array<char, 6> kGlyphs{'F', 'B', 'W', 'R', 'O', '#'};
   std::string out;
   std::vector<std::array<std::int64_t, 6>> cover(static_cast<std::size_t>(width));
@@ -131,12 +141,15 @@ std::string render_ascii(const Timeline& timeline, int width) {
     for (auto& c : cover) c.fill(0);
     for (const Piece& piece : pieces) {
       // First bucket that can hold piece.begin, then walk right while buckets start before its end.
-      auto b = static_cast<std::int64_t>(static_cast<long double>(piece.begin - begin) * width / span_ns);
+      auto b = static_cast<std::int64_t>(static_cast<long double>(piece.begin - begin) * width /
+                                         span_ns);
       b = std::clamp<std::int64_t>(b, 0, width - 1);
       while (b > 0 && edge(b) > piece.begin) --b;
       for (; b < width && edge(b) < piece.end; ++b) {
-        const std::int64_t lo = std::max(piece.begin, edge(b)), hi = std::min(piece.end, edge(b + 1));
-        if (hi > lo) cover[static_cast<std::size_t>(b)][static_cast<std::size_t>(piece.glyph)] += hi - lo;
+        const std::int64_t lo = std::max(piece.begin, edge(b)),
+                           hi = std::min(piece.end, edge(b + 1));
+        if (hi > lo)
+          cover[static_cast<std::size_t>(b)][static_cast<std::size_t>(piece.glyph)] += hi - lo;
       }
     }
     std::string label = std::to_string(rank);

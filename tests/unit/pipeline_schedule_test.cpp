@@ -28,7 +28,8 @@ std::vector<Case> valid_cases() {
   }
   for (std::int64_t p : {2, 4, 8}) {
     for (std::int64_t v : {2, 3, 4}) {
-      for (std::int64_t k : {1, 2, 3}) cases.push_back({PipelineSchedule::interleaved, p, v, k * p});
+      for (std::int64_t k : {1, 2, 3})
+        cases.push_back({PipelineSchedule::interleaved, p, v, k * p});
     }
   }
   return cases;
@@ -46,8 +47,8 @@ std::string render(const std::vector<ScheduleOp>& ops) {
 
 TEST(PipelineSchedule, EveryRankCoversEveryChunkMicroBatchOnceInLocalOrder) {
   for (const Case& c : valid_cases()) {
-    SCOPED_TRACE(std::string(to_string(c.kind)) + " p=" + std::to_string(c.p) + " v=" +
-                 std::to_string(c.v) + " m=" + std::to_string(c.m));
+    SCOPED_TRACE(std::string(to_string(c.kind)) + " p=" + std::to_string(c.p) +
+                 " v=" + std::to_string(c.v) + " m=" + std::to_string(c.m));
     auto table = make_schedule(c.kind, c.p, c.v, c.m);
     ASSERT_TRUE(table.ok()) << table.error_text();
     EXPECT_EQ(table->split_backward, c.kind == PipelineSchedule::zb_h1);
@@ -99,10 +100,8 @@ TEST(PipelineSchedule, ZbH1DefersRWeightGradsOnRankR) {
   // flight; rank 0 behaves like 1F1B with W right after B.
   auto t = make_schedule(PipelineSchedule::zb_h1, 3, 1, 4);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(render(t->ranks[0]),
-            "F0.0 F0.1 F0.2 B0.0 W0.0 F0.3 B0.1 W0.1 B0.2 W0.2 B0.3 W0.3");
-  EXPECT_EQ(render(t->ranks[2]),
-            "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 W0.0 F0.3 B0.3 W0.1 W0.2 W0.3");
+  EXPECT_EQ(render(t->ranks[0]), "F0.0 F0.1 F0.2 B0.0 W0.0 F0.3 B0.1 W0.1 B0.2 W0.2 B0.3 W0.3");
+  EXPECT_EQ(render(t->ranks[2]), "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 W0.0 F0.3 B0.3 W0.1 W0.2 W0.3");
 }
 
 TEST(PipelineSchedule, InFlightPeaksFollowTheClosedForms) {
@@ -137,7 +136,8 @@ TEST(PipelineSchedule, InterleavedRankZeroMatchesKorthikantiFactor) {
                        1.0 + static_cast<double>(p - 1) / static_cast<double>(p * v));
       // Later ranks warm up 2 forwards less per rank (Megatron's warm-up count), capped at m*v.
       for (std::int64_t r = 0; r < p; ++r) {
-        EXPECT_EQ(peaks[static_cast<std::size_t>(r)], std::min((p - r - 1) * 2 + (v - 1) * p + 1, v * m));
+        EXPECT_EQ(peaks[static_cast<std::size_t>(r)],
+                  std::min((p - r - 1) * 2 + (v - 1) * p + 1, v * m));
       }
     }
   }

@@ -58,9 +58,10 @@ TEST(PipelineSimulator, UniformStagesGiveTheTextbookBubble) {
     const auto r = run(PipelineSchedule::interleaved, p, v, m,
                        uniform(1.0 / static_cast<double>(v), 2.0 / static_cast<double>(v)));
     EXPECT_NEAR(r.bubble_fraction, expected / static_cast<double>(v), 1e-6);
-    EXPECT_NEAR(static_cast<double>(r.iteration_ns),
-                (static_cast<double>(m) + static_cast<double>(p - 1) / static_cast<double>(v)) * 3 *
-                    kMsNs, 2.0 * static_cast<double>(m * v));  // ns rounding of 1/v ms chunks
+    EXPECT_NEAR(
+        static_cast<double>(r.iteration_ns),
+        (static_cast<double>(m) + static_cast<double>(p - 1) / static_cast<double>(v)) * 3 * kMsNs,
+        2.0 * static_cast<double>(m * v));  // ns rounding of 1/v ms chunks
   }
 }
 
@@ -97,7 +98,8 @@ TEST(PipelineSimulator, InterleavingThenZbH1ShrinkTheBubble) {
   EXPECT_LT(zb, inter);
 }
 
-// Start/end of every F, B, W op from its compute spans, keyed by (phase, global chunk, micro-batch).
+// Start/end of every F, B, W op from its compute spans, keyed by (phase, global chunk,
+// micro-batch).
 std::map<std::tuple<Phase, int, int>, std::pair<std::int64_t, std::int64_t>> op_times(
     const Timeline& t) {
   std::map<std::tuple<Phase, int, int>, std::pair<std::int64_t, std::int64_t>> out;
@@ -106,7 +108,9 @@ std::map<std::tuple<Phase, int, int>, std::pair<std::int64_t, std::int64_t>> op_
     for (const auto& s : track.spans) {
       if (s.phase == Phase::optimizer) continue;
       auto [it, fresh] = out.try_emplace({s.phase, s.stage, s.micro_batch}, s.start_ns, s.end_ns());
-      if (!fresh) it->second = {std::min(it->second.first, s.start_ns), std::max(it->second.second, s.end_ns())};
+      if (!fresh)
+        it->second = {std::min(it->second.first, s.start_ns),
+                      std::max(it->second.second, s.end_ns())};
     }
   }
   return out;
@@ -174,7 +178,8 @@ TEST(PipelineSimulator, DpReductionsOverlapWhenIssuedPerChunk) {
 
 TEST(PipelineSimulator, TensorParallelSegmentsShowAsExposedCollectivesNotBubble) {
   ChunkCost cost;
-  cost.forward.segments = {{Lane::compute, 1 * kMs, 1e12, 0}, {Lane::communication, 0.5 * kMs, 0, 1e6}};
+  cost.forward.segments = {{Lane::compute, 1 * kMs, 1e12, 0},
+                           {Lane::communication, 0.5 * kMs, 0, 1e6}};
   cost.backward = compute_cost(2 * kMs);
   const auto r = run(PipelineSchedule::one_f_one_b, 1, 1, 4, SimulationInput{{cost}});
   EXPECT_EQ(r.iteration_ns, 4 * 3500 * 1000);
@@ -228,15 +233,20 @@ TEST(PipelineSimulator, ErrorsNameTheField) {
   // Locally valid but globally deadlocked: rank 1 wants micro-batch 1 first, rank 0 sends it only
   // after micro-batch 0's backward, which needs rank 1.
   auto stuck = table;
-  stuck.ranks[0] = {{OpKind::forward, 0, 0}, {OpKind::backward, 0, 0},
-                    {OpKind::forward, 0, 1}, {OpKind::backward, 0, 1}};
-  stuck.ranks[1] = {{OpKind::forward, 0, 1}, {OpKind::backward, 0, 1},
-                    {OpKind::forward, 0, 0}, {OpKind::backward, 0, 0}};
+  stuck.ranks[0] = {{OpKind::forward, 0, 0},
+                    {OpKind::backward, 0, 0},
+                    {OpKind::forward, 0, 1},
+                    {OpKind::backward, 0, 1}};
+  stuck.ranks[1] = {{OpKind::forward, 0, 1},
+                    {OpKind::backward, 0, 1},
+                    {OpKind::forward, 0, 0},
+                    {OpKind::backward, 0, 0}};
   r = simulate(stuck, SimulationInput{{uniform(1, 1)}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.errors().front().field, "schedule");
   EXPECT_NE(r.error_text().find("deadlock: rank 0 waits at op 1 (B chunk 0 micro-batch 0)"),
-            std::string::npos) << r.error_text();
+            std::string::npos)
+      << r.error_text();
 }
 
 TEST(PipelineSimulator, AsciiGoldenForOneFOneBFourRanksEightMicroBatches) {

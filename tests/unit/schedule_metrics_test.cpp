@@ -30,11 +30,12 @@ TEST(ScheduleMetrics, BubbleIsIdleInTheCommonWindowOverIdealCompute) {
   Timeline t;
   // Rank 0 computes [0,10) and [20,30); rank 1 computes [10,20) and [25,30), then an optimizer
   // [30,40) that must stay out of the window [0,30).
-  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward),
-                                                   make_span(20, 10, Phase::backward)}));
-  t.tracks.push_back(make_track(1, Lane::compute, {make_span(10, 10, Phase::forward),
-                                                   make_span(25, 5, Phase::backward),
-                                                   make_span(30, 10, Phase::optimizer)}));
+  t.tracks.push_back(make_track(
+      0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(20, 10, Phase::backward)}));
+  t.tracks.push_back(
+      make_track(1, Lane::compute,
+                 {make_span(10, 10, Phase::forward), make_span(25, 5, Phase::backward),
+                  make_span(30, 10, Phase::optimizer)}));
   // Rank 1's communication lane: a collective covering [20,23) (exposed comm, not bubble) and a
   // send covering [23,25) (still bubble).
   t.tracks.push_back(make_track(1, Lane::communication,
@@ -66,12 +67,13 @@ TEST(ScheduleMetrics, ComputeStreamsOfOneRankCountOnce) {
 TEST(ScheduleMetrics, AsciiTakesTheMajorityPhaseOfEachBucket) {
   Timeline t;
   // 8 ns timeline at width 4: buckets of 2 ns.
-  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 3, Phase::forward),
-                                                   make_span(3, 1, Phase::backward),
-                                                   make_span(6, 2, Phase::optimizer)}));
-  t.tracks.push_back(make_track(12, Lane::compute, {make_span(0, 1, Phase::recompute),
-                                                    make_span(2, 2, Phase::weight_grad),
-                                                    make_span(4, 1, Phase::none)}));
+  t.tracks.push_back(make_track(0, Lane::compute,
+                                {make_span(0, 3, Phase::forward), make_span(3, 1, Phase::backward),
+                                 make_span(6, 2, Phase::optimizer)}));
+  t.tracks.push_back(
+      make_track(12, Lane::compute,
+                 {make_span(0, 1, Phase::recompute), make_span(2, 2, Phase::weight_grad),
+                  make_span(4, 1, Phase::none)}));
   t.tracks.push_back(make_track(12, Lane::communication,
                                 {make_span(0, 8, Phase::communication, SpanKind::collective)}));
   // Rank 0: [0,2) F; [2,4) F 1 + B 1 -> tie, F first; [4,6) idle; [6,8) O.

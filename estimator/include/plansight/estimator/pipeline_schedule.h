@@ -27,16 +27,18 @@ static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays a small POD");
 
 struct ScheduleTable {
   PipelineSchedule kind = PipelineSchedule::one_f_one_b;
-  std::int32_t p = 1;  // pipeline ranks
-  std::int32_t v = 1;  // model chunks per rank (virtual stages)
-  std::int32_t m = 1;  // micro-batches per iteration
-  bool split_backward = false;  // true: W ops exist and B is the input gradient only
+  std::int32_t p = 1;                          // pipeline ranks
+  std::int32_t v = 1;                          // model chunks per rank (virtual stages)
+  std::int32_t m = 1;                          // micro-batches per iteration
+  bool split_backward = false;                 // true: W ops exist and B is the input gradient only
   std::vector<std::vector<ScheduleOp>> ranks;  // ranks[r] = ops of rank r in execution order
 
   // Model chunks are numbered in pipeline order: local chunk c of rank r is global chunk c*p + r
   // (the same numbering as LayoutSpec::stage_layers). Activations flow from global chunk g to g+1.
   std::int32_t stages() const { return p * v; }
-  std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const { return chunk * p + rank; }
+  std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const {
+    return chunk * p + rank;
+  }
   std::int32_t rank_of(std::int32_t global) const { return global % p; }
   std::int32_t local_chunk_of(std::int32_t global) const { return global / p; }
 };

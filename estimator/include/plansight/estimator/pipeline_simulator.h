@@ -68,12 +68,13 @@ struct SimulationResult {
   // micro_batch; names "<F|B|W|R><global chunk>.<micro-batch>" (e.g. "F3.1": forward of chunk 3,
   // micro-batch 1), "send F3.1" / "send B3.1", "dp 3", "gather F3" / "gather B3", "optimizer".
   Timeline timeline;
-  std::int64_t iteration_ns = 0;            // end of the last span (optimizer steps included)
-  std::vector<std::int64_t> busy_ns;        // per rank: compute-lane time of F, B, W, R
-  std::vector<std::int64_t> compute_end_ns; // per rank: end of its last F/B/W op
-  std::vector<std::int64_t> reduce_wait_ns; // per rank: last op end -> optimizer start (exposed DP)
-  std::vector<std::int64_t> bubble_ns;      // per rank, schedule_bubbles() of the timeline
-  double bubble_fraction = 0;               // mean over ranks of bubble_ns / busy_ns
+  std::int64_t iteration_ns = 0;             // end of the last span (optimizer steps included)
+  std::vector<std::int64_t> busy_ns;         // per rank: compute-lane time of F, B, W, R
+  std::vector<std::int64_t> compute_end_ns;  // per rank: end of its last F/B/W op
+  std::vector<std::int64_t>
+      reduce_wait_ns;                   // per rank: last op end -> optimizer start (exposed DP)
+  std::vector<std::int64_t> bubble_ns;  // per rank, schedule_bubbles() of the timeline
+  double bubble_fraction = 0;           // mean over ranks of bubble_ns / busy_ns
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,

@@ -1,0 +1,67 @@
+// Simulation of one pipeline iteration (schedule table -> predicted Timeline + bubble metric),
+// timed per call for the sizes the layout search and the GUI ask for. Run:
+//   build/release/bench/plansight_bench_pipeline_simulator --benchmark_min_time=1
+// Arguments: p, v, m. Each simulated op has F, B and W compute, p2p sends, DP buckets, optimizer.
+#include <benchmark/benchmark.h>
+
+#include "plansight/estimator/pipeline_simulator.h"
+
+namespace {
+
+using namespace plansight::estimator;
+
+SimulationInput input() {
+  ChunkCost c;
+  c.forward = compute_cost(1e-3);
+  c.backward = compute_cost(2e-3);
+  c.weight_grad = compute_cost(1e-3);
+  c.send_activation_seconds = c.send_gradient_seconds = 1e-5;
+  c.dp_reduce_seconds = 5e-3;
+  SimulationInput in;
+  in.chunks = {c};
+  in.optimizer_seconds = 1e-3;
+  in.dp_buckets = 4;
+  return in;
+}
+
+void simulate_schedule(benchmark::State& state, PipelineSchedule kind) {
+  const auto table = make_schedule(kind, state.range(0), state.range(1), state.range(2));
+  if (!table.ok()) {
+    state.SkipWithError(table.error_text().c_str());
+    return;
+  }
+  const SimulationInput in = input();
+  std::size_t ops = 0;
+  for (const auto& r : table->ranks) ops += r.size();
+  for (auto _ : state) {
+    auto result = simulate(*table, in);
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["ops"] = static_cast<double>(ops);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(ops));
+}
+
+void BM_Simulate1F1B(benchmark::State& s) { simulate_schedule(s, PipelineSchedule::one_f_one_b); }
+void BM_SimulateZbH1(benchmark::State& s) { simulate_schedule(s, PipelineSchedule::zb_h1); }
+void BM_SimulateInterleaved(benchmark::State& s) {
+  simulate_schedule(s, PipelineSchedule::interleaved);
+}
+
+BENCHMARK(BM_Simulate1F1B)->Args({8, 1, 32})->Args({64, 1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateZbH1)->Args({8, 1, 32})->Args({64, 1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateInterleaved)
+    ->Args({8, 4, 32})
+    ->Args({64, 4, 64})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_MakeSchedule(benchmark::State& state) {
+  for (auto _ : state) {
+    auto t = make_schedule(PipelineSchedule::interleaved, 64, 4, 64);
+    benchmark::DoNotOptimize(t);
+  }
+}
+BENCHMARK(BM_MakeSchedule)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,85 @@
+// Conversion of the simulator's input to integer nanoseconds, with every duration checked once
+// so that the event loop never meets a negative or non-finite time.
+#include "simulation_costs.h"
+
+#include <cmath>
+#include <string>
+
+namespace plansight::estimator {
+
+double OpCost::seconds() const {
+  double total = 0;
+  for (const auto& s : segments) total += s.seconds;
+  return total;
+}
+
+OpCost compute_cost(double seconds) { return OpCost{{OpSegment{Lane::compute, seconds, 0, 0}}}; }
+
+std::int64_t seconds_to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+namespace {
+
+// Converts one op cost; errors name e.g. "simulation.chunks[3].forward".
+void convert(const OpCost& cost, Phase phase, const std::string& field, std::vector<NsSegment>& out,
+             std::vector<Diagnostic>& errors) {
+  for (const auto& s : cost.segments) {
+    if (!std::isfinite(s.seconds) || s.seconds < 0 ||
+        (s.lane != Lane::compute && s.lane != Lane::communication)) {
+      errors.push_back(
+          make_error(field, "segment of " + std::to_string(s.seconds) + " s on lane " +
+                                std::string(to_string(s.lane)) +
+                                "; need a finite time >= 0 on compute or communication"));
+      continue;
+    }
+    out.push_back(NsSegment{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
+                            seconds_to_ns(s.seconds), s.flops, s.bytes});
+  }
+}
+
+std::int64_t checked_ns(double seconds, const std::string& field, std::vector<Diagnostic>& errors) {
+  if (std::isfinite(seconds) && seconds >= 0) return seconds_to_ns(seconds);
+  errors.push_back(make_error(field, std::to_string(seconds) + " s; need a finite time >= 0"));
+  return 0;
+}
+
+}  // namespace
+
+Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages) {
+  std::vector<Diagnostic> errors;
+  if (input.chunks.size() != 1 && input.chunks.size() != stages) {
+    errors.push_back(make_error("simulation.chunks",
+                                std::to_string(input.chunks.size()) +
+                                    " chunk costs for pp * vpp = " + std::to_string(stages) +
+                                    " chunks; give 1 (all alike) or " + std::to_string(stages)));
+    return errors;
+  }
+  if (input.dp_buckets < 1) {
+    errors.push_back(
+        make_error("simulation.dp_buckets", std::to_string(input.dp_buckets) + "; need >= 1"));
+  }
+  checked_ns(input.optimizer_seconds, "simulation.optimizer_seconds", errors);
+  std::vector<NsChunkCost> costs(input.chunks.size());
+  for (std::size_t i = 0; i < input.chunks.size(); ++i) {
+    const ChunkCost& in = input.chunks[i];
+    const std::string f = "simulation.chunks[" + std::to_string(i) + "].";
+    NsChunkCost& c = costs[i];
+    convert(in.forward, Phase::forward, f + "forward", c.forward, errors);
+    convert(in.backward, Phase::backward, f + "backward", c.backward, errors);
+    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", c.weight_grad, errors);
+    convert(in.recompute, Phase::recompute, f + "recompute", c.recompute, errors);
+    c.send_activation =
+        checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
+    c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);
+    c.dp_reduce = checked_ns(in.dp_reduce_seconds, f + "dp_reduce_seconds", errors);
+    c.param_gather = checked_ns(in.param_gather_seconds, f + "param_gather_seconds", errors);
+    c.fused_backward = c.backward;
+    for (NsSegment s : c.weight_grad) {
+      if (s.lane == Lane::compute) s.phase = Phase::backward;
+      c.fused_backward.push_back(s);
+    }
+  }
+  if (!errors.empty()) return errors;
+  return costs;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,61 @@
+// Private to the pipeline simulator: the SimulationInput converted to integer nanoseconds and
+// checked once (errors name the field), and the first-fit communication lane. Kept apart so the
+// simulator file holds only the event loop.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/pipeline_simulator.h"
+
+namespace plansight::estimator {
+
+std::int64_t seconds_to_ns(double seconds);  // rounded to the nearest nanosecond
+
+struct NsSegment {
+  Lane lane;
+  Phase phase;  // the op's phase on the compute lane, Phase::communication on the other
+  std::int64_t ns;
+  double flops, bytes;
+};
+
+struct NsChunkCost {  // one chunk, in nanoseconds
+  std::vector<NsSegment> forward, backward, weight_grad, recompute;
+  std::vector<NsSegment> fused_backward;  // no W ops: backward then weight_grad, as phase B
+  std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
+};
+
+// One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),
+// negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
+Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages);
+
+// One communication lane: busy intervals sorted by start, never overlapping. Work is placed
+// first-fit, so work issued "ahead" (a prefetch, a gradient bucket issued mid-op) takes the
+// earliest gap at or after its issue time rather than queueing behind later-issued work.
+class CommLane {
+ public:
+  // Earliest start >= issue where the lane is free for ns; books it and returns the start.
+  std::int64_t place(std::int64_t issue, std::int64_t ns) {
+    if (ns <= 0) return issue;
+    auto it = std::upper_bound(busy_.begin(), busy_.end(), issue,
+                               [](std::int64_t t, const Busy& b) { return t < b.end; });
+    std::int64_t start = issue;
+    while (it != busy_.end() && it->start < start + ns) {
+      start = std::max(start, it->end);
+      ++it;
+    }
+    busy_.insert(it, Busy{start, start + ns});
+    return start;
+  }
+  std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
+
+ private:
+  struct Busy {
+    std::int64_t start, end;
+  };
+  std::vector<Busy> busy_;
+};
+
+}  // namespace plansight::estimator
