@@ -15,16 +15,26 @@ class Rules {
   explicit Rules(std::vector<Diagnostic>& out) : out_(out) {}
   void error(const char* field, std::string message) { out_.push_back(make_error(field, std::move(message))); }
   void warning(const char* field, std::string message) { out_.push_back(make_warning(field, std::move(message))); }
-  // A count that must be at least `min`; returns whether it is.
-  bool at_least(const char* field, std::int64_t value, std::int64_t min) {
-    if (value >= min) return true;
-    error(field, "value " + str(value) + " is invalid; valid: a whole number >= " + str(min));
+  // A count that must lie in [min, max]; returns whether it does. The upper bounds are far
+  // beyond any real plan and keep every product of counts inside int64.
+  bool at_least(const char* field, std::int64_t value, std::int64_t min, std::int64_t max = kMaxCount) {
+    if (value >= min && value <= max) return true;
+    error(field, "value " + str(value) + " is invalid; valid: a whole number from " + str(min) + " to " + str(max));
     return false;
   }
+  static constexpr std::int64_t kMaxCount = std::int64_t{1} << 30;
 
  private:
   std::vector<Diagnostic>& out_;
 };
+
+// Parallel degrees up to 2^20 each: products of three stay below 2^60.
+constexpr std::int64_t kMaxDegree = std::int64_t{1} << 20;
+
+bool layout_counts_in_range(const LayoutSpec& l) {
+  auto in = [](std::int64_t v, std::int64_t lo) { return v >= lo && v <= kMaxDegree; };
+  return in(l.tp, 1) && in(l.pp, 1) && in(l.vpp, 1) && in(l.cp, 1) && in(l.dp, 0);
+}
 
 std::string divisors_up_to(std::int64_t n, std::int64_t limit) {
   std::string out;
@@ -35,7 +45,7 @@ std::string divisors_up_to(std::int64_t n, std::int64_t limit) {
 }
 
 void validate_model(const ModelSpec& m, Rules& r) {
-  bool dims = r.at_least("model.layers", m.layers, 1);
+  bool dims = r.at_least("model.layers", m.layers, 1, 1 << 20);
   dims &= r.at_least("model.hidden", m.hidden, 1);
   dims &= r.at_least("model.heads", m.heads, 1);
   dims &= r.at_least("model.kv_heads", m.kv_heads, 1);
@@ -59,8 +69,8 @@ void validate_model(const ModelSpec& m, Rules& r) {
 
 void validate_cluster(const Plan& p, Rules& r) {
   const auto& c = p.cluster;
-  r.at_least("cluster.gpus", c.gpus, 1);
-  r.at_least("cluster.gpus_per_node", c.gpus_per_node, 1);
+  r.at_least("cluster.gpus", c.gpus, 1, kMaxDegree * 16);
+  r.at_least("cluster.gpus_per_node", c.gpus_per_node, 1, 1 << 16);
   if (c.gpu.memory_bytes <= 0) r.error("cluster.gpu.memory_gib", "the GPU's memory must be positive");
   if (c.price_per_gpu_hour < 0) r.error("cluster.price_per_gpu_hour", "value must be >= 0");
   if (c.gpu.peak_flops(p.training.precision) <= 0) {
@@ -76,11 +86,14 @@ void validate_cluster(const Plan& p, Rules& r) {
 void validate_layout(const Plan& p, Rules& r) {
   const auto& l = p.layout;
   const auto& m = p.model;
-  bool ok = r.at_least("layout.tp", l.tp, 1);
-  ok &= r.at_least("layout.pp", l.pp, 1);
-  ok &= r.at_least("layout.vpp", l.vpp, 1);
-  ok &= r.at_least("layout.cp", l.cp, 1);
-  ok &= r.at_least("layout.dp", l.dp, 0);
+  if (!layout_counts_in_range(l)) {
+    r.at_least("layout.tp", l.tp, 1, kMaxDegree);
+    r.at_least("layout.pp", l.pp, 1, kMaxDegree);
+    r.at_least("layout.vpp", l.vpp, 1, kMaxDegree);
+    r.at_least("layout.cp", l.cp, 1, kMaxDegree);
+    r.at_least("layout.dp", l.dp, 0, kMaxDegree);
+  }
+  const bool ok = layout_counts_in_range(l);
   if (l.zero_stage < 0 || l.zero_stage > 3) {
     r.error("layout.zero_stage", "value " + str(l.zero_stage) + " is invalid; valid: 0, 1, 2 or 3");
   }
@@ -157,7 +170,7 @@ void validate_layout(const Plan& p, Rules& r) {
 void validate_training(const Plan& p, Rules& r) {
   const auto& t = p.training;
   bool ok = r.at_least("training.micro_batch", t.micro_batch, 1);
-  ok &= r.at_least("training.global_batch", t.global_batch, 1);
+  ok &= r.at_least("training.global_batch", t.global_batch, 1, std::int64_t{1} << 40);
   r.at_least("training.seq_len", t.seq_len, 1);
   if (t.tokens < 0) r.error("training.tokens", "value must be >= 0");
   if (t.achieved_tflops < 0) r.error("training.achieved_tflops", "value must be >= 0");
@@ -184,7 +197,7 @@ void validate_training(const Plan& p, Rules& r) {
   if ((t.precision == Precision::fp16) && t.master_precision == MasterPrecision::none) {
     r.warning("training.master_precision", "fp16 training without fp32 master weights loses small updates");
   }
-  if (!ok || p.layout.tp < 1 || p.layout.pp < 1 || p.layout.cp < 1 || p.layout.dp < 0) return;
+  if (!ok || !layout_counts_in_range(p.layout)) return;
   const std::int64_t dp = p.dp();
   if (dp >= 1 && t.global_batch % (t.micro_batch * dp) != 0) {
     r.error("training.global_batch", "value " + str(t.global_batch) + " must be divisible by micro_batch * dp = " +

@@ -1,4 +1,6 @@
-// JSON for the four specs. Units in JSON follow the presets' conventions (GiB, GB/s, TFLOP/s,
+// JSON for the four specs. Readers check types; ranges and cross-field rules are validate()'s,
+// so one plan lists every violation at once.
+// Units in JSON follow the presets' conventions (GiB, GB/s, TFLOP/s,
 // µs) so one reader serves presets, plan files and the CLI's --json output.
 #include <cmath>
 
@@ -41,21 +43,21 @@ void read_model(JsonReader& in, ModelSpec& m) {
                      "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout"});
   in.read("name", m.name);
   in.read("source", m.source);
-  in.read("layers", m.layers, 1);
-  in.read("hidden", m.hidden, 1);
-  in.read("heads", m.heads, 1);
+  in.read("layers", m.layers);
+  in.read("hidden", m.hidden);
+  in.read("heads", m.heads);
   const bool heads_given = in.has("heads");
-  in.read("kv_heads", m.kv_heads, 1);
+  in.read("kv_heads", m.kv_heads);
   if (heads_given && !in.has("kv_heads")) m.kv_heads = m.heads;
-  in.read("head_dim", m.head_dim, 0);
-  in.read("ffn_hidden", m.ffn_hidden, 1);
-  in.read("vocab", m.vocab, 1);
-  in.read("max_seq_len", m.max_seq_len, 1);
+  in.read("head_dim", m.head_dim);
+  in.read("ffn_hidden", m.ffn_hidden);
+  in.read("vocab", m.vocab);
+  in.read("max_seq_len", m.max_seq_len);
   in.read("gated_mlp", m.gated_mlp);
   in.read("tied_embeddings", m.tied_embeddings);
   in.read_enum("norm", m.norm);
   in.read("norm_bias", m.norm_bias);
-  in.read("norms_per_layer", m.norms_per_layer, 1, 2);
+  in.read("norms_per_layer", m.norms_per_layer);
   in.read_enum("position", m.position);
   in.read("qkv_bias", m.qkv_bias);
   in.read("attention_out_bias", m.attention_out_bias);
@@ -120,8 +122,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
 
 // Reads the cluster's own numbers; "system" and "gpu" names are resolved by plan_from_json.
 void read_cluster(JsonReader& in, ClusterSpec& c) {
-  in.read("gpus", c.gpus, 1);
-  in.read("gpus_per_node", c.gpus_per_node, 1);
+  in.read("gpus", c.gpus);
+  in.read("gpus_per_node", c.gpus_per_node);
   // Unit conversions only for keys present, and by division on read / multiplication on
   // write, so a plan written by to_json reads back bit for bit.
   auto scaled = [&](const char* key, double& out_si, double multiply, double divide, double max) {
@@ -153,13 +155,13 @@ nlohmann::json to_json(const LayoutSpec& l) {
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
                      "stage_layers"});
-  in.read("tp", l.tp, 1);
-  in.read("pp", l.pp, 1);
-  in.read("vpp", l.vpp, 1);
-  in.read("dp", l.dp, 0);
-  in.read("cp", l.cp, 1);
+  in.read("tp", l.tp);
+  in.read("pp", l.pp);
+  in.read("vpp", l.vpp);
+  in.read("dp", l.dp);
+  in.read("cp", l.cp);
   in.read("sequence_parallel", l.sequence_parallel);
-  in.read("zero_stage", l.zero_stage, 0, 3);
+  in.read("zero_stage", l.zero_stage);
   bool fsdp = false;
   in.read("fsdp", fsdp);
   if (fsdp) l.zero_stage = 3;  // FSDP FULL_SHARD partitions like ZeRO-3
@@ -190,9 +192,9 @@ void read_training(JsonReader& in, TrainingSpec& t) {
   in.reject_unknown({"micro_batch", "global_batch", "seq_len", "tokens", "precision", "grad_precision",
                      "master_precision", "optimizer", "attention", "causal_attention_flops", "achieved_tflops", "mfu",
                      "reserve_gib", "fragmentation", "dp_bucket_mib"});
-  in.read("micro_batch", t.micro_batch, 1);
-  in.read("global_batch", t.global_batch, 1);
-  in.read("seq_len", t.seq_len, 1);
+  in.read("micro_batch", t.micro_batch);
+  in.read("global_batch", t.global_batch);
+  in.read("seq_len", t.seq_len);
   in.read("tokens", t.tokens, 0.0);
   in.read_enum("precision", t.precision);
   if (in.has("precision") && !in.has("grad_precision")) {
@@ -204,7 +206,7 @@ void read_training(JsonReader& in, TrainingSpec& t) {
   in.read_enum("attention", t.attention);
   in.read("causal_attention_flops", t.causal_attention_flops);
   in.read("achieved_tflops", t.achieved_tflops, 0.0);
-  in.read("mfu", t.mfu, 0.0, 1.0);
+  in.read("mfu", t.mfu);
   double reserve_gib = t.reserve_fixed_bytes / kGiB;
   in.read("reserve_gib", reserve_gib, 0.0, 1e6);
   t.reserve_fixed_bytes = reserve_gib * kGiB;

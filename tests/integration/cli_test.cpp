@@ -1,0 +1,123 @@
+// The CLI contract: `estimate --json` keys and values equal the library's estimate, flags map
+// to plan fields, invalid input gives status invalid_input (exit 2) with every error named,
+// and config.json import works end to end.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/commands.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::cli {
+namespace {
+
+struct Run {
+  Status status;
+  std::string out, err;
+};
+
+Run run_cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  Status s = run(args, out, err);
+  return {s, out.str(), err.str()};
+}
+
+TEST(Cli, EstimateJsonEqualsLibraryEstimate) {
+  auto r = run_cli({"estimate", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto expected = estimator::estimate(estimator::default_plan());
+  ASSERT_TRUE(expected.ok());
+  auto want = estimator::to_json(*expected);
+  for (const char* key : {"parameters", "parameters_padded", "memory", "flops", "time"}) EXPECT_EQ(j[key], want[key]) << key;
+  EXPECT_EQ(j["parameters"].get<double>(), 174604259328.0);
+  EXPECT_NEAR(j["time"]["training_days"].get<double>(), 34.7, 0.05);
+}
+
+TEST(Cli, FlagsChangeThePlan) {
+  auto r = run_cli({"estimate", "--json", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
+                    "--zero", "1", "--precision", "bf16", "--attention", "flash", "--global-batch", "64", "--seq-len",
+                    "4096", "--mfu", "0.4", "--tokens", "2e12"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["layout"]["tp"], 2);
+  EXPECT_EQ(j["dp"], 8);
+  EXPECT_EQ(j["plan"]["cluster"]["gpu"]["name"], "h100-sxm");
+  EXPECT_EQ(j["plan"]["training"]["grad_precision"], "bf16") << "gradients follow --precision unless given";
+  EXPECT_NEAR(j["time"]["mfu"].get<double>(), 0.4, 1e-12);
+  EXPECT_GT(j["time"]["training_days"].get<double>(), 0);
+}
+
+TEST(Cli, VirtualStagesImplyInterleaving) {
+  auto r = run_cli({"estimate", "--json", "--vpp", "2"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["plan"]["layout"]["schedule"], "interleaved");
+}
+
+TEST(Cli, InvalidInputListsEveryErrorWithItsField) {
+  auto r = run_cli({"estimate", "--tp", "5", "--micro-batch", "0", "--json"});
+  EXPECT_EQ(r.status, Status::invalid_input);
+  EXPECT_EQ(exit_code(r.status), 2);
+  EXPECT_NE(r.err.find("layout.tp"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("errors"));
+  EXPECT_GE(j["errors"].size(), 2u);
+}
+
+TEST(Cli, BadFlagsAndValues) {
+  EXPECT_EQ(run_cli({"estimate", "--tpp", "2"}).status, Status::invalid_input);
+  auto r = run_cli({"estimate", "--tp", "two"});
+  EXPECT_EQ(r.status, Status::invalid_input);
+  EXPECT_NE(r.err.find("--tp"), std::string::npos);
+  EXPECT_NE(run_cli({"estimate", "--tp"}).err.find("needs a value"), std::string::npos);
+  EXPECT_EQ(run_cli({"estimate", "--model", "gpt-9"}).status, Status::invalid_input);
+  EXPECT_EQ(run_cli({"estimate", "--plan", "/nonexistent/plan.json"}).status, Status::invalid_input);
+  EXPECT_EQ(run_cli({"frobnicate"}).status, Status::invalid_input);
+}
+
+TEST(Cli, PlanFileThenFlags) {
+  const std::string path = ::testing::TempDir() + "/plan_cli_test.json";
+  std::ofstream(path) << R"({"model": "llama-3.1-8b", "cluster": {"system": "dgx-h100", "gpus": 8},
+                            "training": {"precision": "bf16", "global_batch": 32, "seq_len": 8192}})";
+  auto r = run_cli({"estimate", "--json", "--plan", path, "--tp", "2"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["model"]["name"], "llama-3.1-8b");
+  EXPECT_EQ(j["dp"], 4);
+  std::ofstream(path) << "{\"model\": ";
+  auto bad = run_cli({"estimate", "--plan", path});
+  EXPECT_EQ(bad.status, Status::invalid_input);
+  EXPECT_NE(bad.err.find("byte"), std::string::npos) << bad.err;
+}
+
+TEST(Cli, HuggingFaceConfigAsModel) {
+  const std::string cfg = std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf/Llama-2-70b-hf/config.json";
+  auto r = run_cli({"import-model", cfg, "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["parameters"].get<double>(), 68976648192.0);
+  auto e = run_cli({"estimate", "--json", "--model", cfg, "--gpu", "h100-sxm", "--gpus", "64", "--tp", "8", "--pp", "2",
+                    "--global-batch", "64", "--seq-len", "4096", "--precision", "bf16"});
+  ASSERT_EQ(e.status, Status::ok) << e.err;
+  EXPECT_EQ(nlohmann::json::parse(e.out)["parameters"].get<double>(), 68976648192.0);
+}
+
+TEST(Cli, TablesNameUnits) {
+  auto r = run_cli({"estimate"});
+  ASSERT_EQ(r.status, Status::ok);
+  for (const char* s : {"GiB", "TFLOP/s", "days", "GPU-hours", "stage", "fits"}) EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  for (const char* cmd : {"models", "gpus", "systems"}) {
+    auto list = run_cli({cmd});
+    EXPECT_EQ(list.status, Status::ok) << cmd;
+    EXPECT_GT(std::count(list.out.begin(), list.out.end(), '\n'), 8) << cmd;
+    auto json = run_cli({cmd, "--json"});
+    EXPECT_TRUE(nlohmann::json::parse(json.out).is_array()) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace plansight::cli
