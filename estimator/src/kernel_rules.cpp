@@ -33,7 +33,8 @@ constexpr std::string_view kDefaultRulesJson = R"json({
     {"class": "tensor_core_gemm", "any_of": ["sm90_xmma", "wgmma"], "none_of": ["f32f32_f32f32"], "architecture": "sm90", "note": "Hopper cuBLAS xmma and warpgroup MMA"},
     {"class": "tensor_core_gemm", "any_of": ["nvjet"], "architecture": "sm90", "note": "cuBLAS 12.8+ nvjet GEMMs (Hopper, Blackwell)"},
     {"class": "tensor_core_gemm", "any_of": ["sm80_xmma", "sm86_xmma", "sm89_xmma"], "none_of": ["f32f32_f32f32"], "architecture": "sm80", "note": "Ampere/Ada cuBLAS xmma (pure fp32 SIMT excluded)"},
-    {"class": "tensor_core_gemm", "all_of": ["cutlass"], "any_of": ["tensorop", "f16", "bf16", "half_t", "bfloat16", "e4m3", "e5m2", "float_e4m3", "fp8", "tf32"], "note": "CUTLASS with 16-bit, fp8 or tf32 tiles"},
+    {"class": "tensor_core_gemm", "all_of": ["cutlass", "tensorop"], "note": "CUTLASS tensor-op instances (cutlass_80_tensorop_bf16_s16816gemm_...)"},
+    {"class": "tensor_core_gemm", "all_of": ["cutlass", "gemm"], "any_of": ["f16", "bf16", "half_t", "bfloat16", "e4m3", "e5m2", "fp8", "tf32"], "note": "CUTLASS GEMMs with 16-bit, fp8 or tf32 tiles (a CUTLASS type alone, as in non-GEMM kernels, is not enough)"},
     {"class": "tensor_core_gemm", "starts_with": ["Cijk_"], "case_sensitive": true, "architecture": "rocm", "note": "Tensile (rocBLAS/hipBLASLt) GEMMs"},
     {"class": "tensor_core_gemm", "any_of": ["h884", "s884", "hmma", "1688gemm", "16816", "16832"], "architecture": "sm70", "note": "MMA-shape names of Volta/Turing/Ampere cuBLAS"}
   ]

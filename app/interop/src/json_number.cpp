@@ -82,19 +82,22 @@ bool scaled_integer(std::string_view s, int scale, std::int64_t& out, bool requi
   // Keep the integer part; the first dropped digit decides rounding.
   long keep = static_cast<long>(digits.size()) + exp10;
   if (keep > 19) return false;
-  __int128 v = 0;
+  // At most 19 digits: below 2^64, so unsigned arithmetic cannot overflow here.
+  std::uint64_t v = 0;
   bool round_up = false, inexact = false;
-  for (long k = 0; k < keep; ++k) v = v * 10 + (k < static_cast<long>(digits.size()) ? digits[static_cast<std::size_t>(k)] - '0' : 0);
+  for (long k = 0; k < keep; ++k) {
+    v = v * 10 + static_cast<std::uint64_t>(k < static_cast<long>(digits.size()) ? digits[static_cast<std::size_t>(k)] - '0' : 0);
+  }
   if (keep < static_cast<long>(digits.size())) {
     const std::size_t first_dropped = keep < 0 ? 0 : static_cast<std::size_t>(keep);
     round_up = keep >= 0 && digits[first_dropped] >= '5';
-    inexact = true;
+    inexact = digits.find_first_not_of('0', first_dropped) != std::string::npos;
   }
   if (require_exact && inexact) return false;
   if (round_up) ++v;
-  if (negative) v = -v;
-  if (v > INT64_MAX || v < INT64_MIN) return false;
-  out = static_cast<std::int64_t>(v);
+  const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+  if (v > limit) return false;
+  out = negative ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
   return true;
 }
 

@@ -20,6 +20,7 @@ struct KinetoFile {
   std::vector<estimator::Track> tracks;  // rank 0 until assigned
   std::vector<std::int32_t> track_device;  // GPU device of each track, -1 for host tracks
   std::vector<estimator::CollectiveCall> collectives;  // rank 0 until assigned
+  std::vector<std::int32_t> collective_device;          // GPU device of each collective
   std::vector<std::int32_t> devices;       // GPU devices seen, ascending
   std::vector<std::string> device_names;   // deviceProperties by id
   bool has_rank = false;

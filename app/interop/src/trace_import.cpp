@@ -1,0 +1,50 @@
+// Format detection by content and dispatch to the importers.
+#include "plansight/interop/trace_import.h"
+
+#include <fstream>
+
+#include "plansight/interop/byte_source.h"
+
+namespace plansight::interop {
+
+std::string_view to_string(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kineto_json: return "kineto_json";
+    case TraceFormat::kineto_directory: return "kineto_directory";
+    case TraceFormat::nsys_sqlite: return "nsys_sqlite";
+    case TraceFormat::unknown: return "unknown";
+  }
+  return "?";
+}
+
+TraceFormat detect_trace_format(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return TraceFormat::kineto_directory;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return TraceFormat::unknown;
+  std::string head(64, '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(f.gcount()));
+  if (looks_like_sqlite(head)) return TraceFormat::nsys_sqlite;
+  if (looks_like_gzip(head)) return TraceFormat::kineto_json;
+  for (char c : head) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' || c == '[' ? TraceFormat::kineto_json : TraceFormat::unknown;
+  }
+  return TraceFormat::unknown;
+}
+
+Result<ImportedTrace> import_trace(const std::filesystem::path& path, const TraceImportOptions& options) {
+  switch (detect_trace_format(path)) {
+    case TraceFormat::kineto_directory: return import_kineto_directory(path, options.kineto);
+    case TraceFormat::nsys_sqlite: return import_nsys_sqlite(path, options.nsys);
+    case TraceFormat::kineto_json: return import_kineto_file(path, options.kineto);
+    case TraceFormat::unknown: break;
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return make_error(path.string(), "no such file or directory");
+  return make_error(path.string(), "not a recognised trace: expected Kineto JSON (plain or gzip), a directory of "
+                                   "them, or an Nsight Systems SQLite export");
+}
+
+}  // namespace plansight::interop

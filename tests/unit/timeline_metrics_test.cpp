@@ -1,0 +1,279 @@
+// Timeline analysis: interval sets, HTA's definitions (hand-computed values), our breakdown and
+// overlap beside HTA's, pipeline bubbles, alignment and diff on small hand-built timelines.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "plansight/estimator/hta_metrics.h"
+#include "plansight/estimator/interval_set.h"
+#include "plansight/estimator/timeline_align.h"
+#include "plansight/estimator/timeline_diff.h"
+#include "plansight/estimator/timeline_metrics.h"
+
+namespace plansight::estimator {
+namespace {
+
+Track& add_track(Timeline& t, int rank, Lane lane, int stream) {
+  Track tr;
+  tr.rank = rank;
+  tr.lane = lane;
+  tr.stream = stream;
+  tr.label = "stream " + std::to_string(stream);
+  t.tracks.push_back(tr);
+  return t.tracks.back();
+}
+
+void add_span(Timeline& t, Track& tr, const std::string& name, std::int64_t start_us, std::int64_t end_us,
+              SpanKind kind = SpanKind::kernel, Phase phase = Phase::none) {
+  Span s;
+  s.start_ns = start_us * 1000;
+  s.duration_ns = (end_us - start_us) * 1000;
+  s.name_id = t.intern(name);
+  s.kind = kind;
+  s.phase = phase;
+  tr.spans.push_back(s);
+}
+
+// Rank 0 of the hand example (µs): compute [0,100) [150,300) [400,450); NCCL [50,200) [280,420);
+// memcpy [460,470).
+// Merged communication = 150 + 140 = 290; intersection with compute = 50 + 50 + 20 + 20 = 140;
+// HTA overlap = 140 / 290. All GPU work merged: [0,450) + [460,470) = 460 of a 470 window.
+Timeline hand_example() {
+  Timeline t;
+  t.tracks.reserve(8);
+  auto& compute = add_track(t, 0, Lane::compute, 7);
+  add_span(t, compute, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 0, 100);
+  add_span(t, compute, "void at::native::vectorized_elementwise_kernel<4>", 150, 300);
+  add_span(t, compute, "void at::native::reduce_kernel<512, 1>", 400, 450);
+  auto& comm = add_track(t, 0, Lane::communication, 20);
+  add_span(t, comm, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 50, 200, SpanKind::collective);
+  add_span(t, comm, "ncclKernel_AllGather_RING_LL_Sum_int8_t", 280, 420, SpanKind::collective);
+  auto& copy = add_track(t, 0, Lane::copy, 7);
+  add_span(t, copy, "Memcpy DtoH (Device -> Pinned)", 460, 470, SpanKind::memcpy);
+  auto& host = add_track(t, 0, Lane::host, 4243);
+  add_span(t, host, "aten::mm", 0, 470, SpanKind::host);  // host work never counts as GPU time
+  return t;
+}
+
+TEST(IntervalSet, MergeJoinsTouchingAndDropsEmpty) {
+  const auto m = merge_intervals({{10, 20}, {0, 5}, {5, 8}, {30, 30}, {15, 25}, {40, 35}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].begin_ns, 0);
+  EXPECT_EQ(m[0].end_ns, 8);
+  EXPECT_EQ(m[1].begin_ns, 10);
+  EXPECT_EQ(m[1].end_ns, 25);
+  EXPECT_EQ(total_length(m), 23);
+}
+
+TEST(IntervalSet, IntersectionSubtractClip) {
+  const auto a = merge_intervals({{0, 100}, {150, 300}});
+  const auto b = merge_intervals({{50, 200}, {280, 420}});
+  EXPECT_EQ(intersection_length(a, b), 50 + 50 + 20);
+  const auto d = subtract(b, a);  // communication not under compute
+  EXPECT_EQ(total_length(d), 290 - 120);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].begin_ns, 100);
+  EXPECT_EQ(d[0].end_ns, 150);
+  EXPECT_EQ(total_length(clip(a, 50, 200)), 50 + 50);
+}
+
+TEST(HtaKernelType, FollowsHtaPatterns) {
+  // Table from hta/common/types.py: prefix-anchored and case-sensitive like re.match.
+  EXPECT_EQ(hta_kernel_type("ncclDevKernel_AllGather_RING_LL"), HtaKernelType::communication);
+  EXPECT_EQ(hta_kernel_type("void ncclKernel_AllReduce(...)"), HtaKernelType::communication);
+  EXPECT_EQ(hta_kernel_type("hipLaunchKernel"), HtaKernelType::communication);
+  EXPECT_EQ(hta_kernel_type("Memcpy HtoD (Pageable -> Device)"), HtaKernelType::memory);
+  EXPECT_EQ(hta_kernel_type("Memset (Device)"), HtaKernelType::memory);
+  EXPECT_EQ(hta_kernel_type("sm90_xmma_gemm"), HtaKernelType::computation);
+  EXPECT_EQ(hta_kernel_type("multimem_all_reduce_kernel"), HtaKernelType::computation);
+  EXPECT_EQ(hta_kernel_type("dpsk::ep::dispatch"), HtaKernelType::computation);
+  EXPECT_EQ(hta_kernel_type("Context Sync"), HtaKernelType::other);
+  EXPECT_EQ(hta_kernel_type("Stream Wait Event"), HtaKernelType::other);
+  EXPECT_EQ(hta_kernel_type("cudaLaunchKernel"), HtaKernelType::other);
+  EXPECT_EQ(hta_kernel_type("NCCL lowercase is not HTA's"), HtaKernelType::computation);
+}
+
+TEST(HtaMetrics, HandComputedOverlapAndBreakdown) {
+  const Timeline t = hand_example();
+  const auto overlap = hta_comm_comp_overlap(t);
+  ASSERT_EQ(overlap.size(), 1u);
+  EXPECT_EQ(overlap[0].communication_ns, 290'000);
+  EXPECT_EQ(overlap[0].overlap_ns, 140'000);
+  EXPECT_DOUBLE_EQ(overlap[0].ratio, 140.0 / 290.0);  // 0.4827586...
+
+  const auto b = hta_temporal_breakdown(t);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].kernel_ns, 470'000);
+  EXPECT_EQ(b[0].idle_ns, 10'000);
+  EXPECT_EQ(b[0].compute_ns, 300'000);
+  EXPECT_EQ(b[0].non_compute_ns, 160'000);
+}
+
+TEST(HtaMetrics, NoCommunicationGivesNaNLikeHta) {
+  Timeline t;
+  auto& c = add_track(t, 3, Lane::compute, 7);
+  add_span(t, c, "gemm", 0, 10);
+  const auto o = hta_comm_comp_overlap(t);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].rank, 3);
+  EXPECT_TRUE(std::isnan(o[0].ratio));
+}
+
+TEST(HtaMetrics, RoundingToWholeMicrosecondsAsHtaDoesForFloatTraces) {
+  Timeline t;
+  auto& c = add_track(t, 0, Lane::compute, 7);
+  Span s;
+  s.name_id = t.intern("gemm");
+  s.start_ns = 1'250;  // 1.25 µs -> ceil 2 µs
+  s.duration_ns = 3'500;  // end 4.75 µs -> floor 4 µs
+  c.spans.push_back(s);
+  s.start_ns = 10'100;  // 10.1 .. 10.9 µs: empty after rounding, dropped
+  s.duration_ns = 800;
+  c.spans.push_back(s);
+  HtaOptions o;
+  o.round_to_whole_us = true;
+  const auto b = hta_temporal_breakdown(t, o);
+  EXPECT_EQ(b[0].kernel_ns, 2'000);
+  EXPECT_EQ(b[0].compute_ns, 2'000);
+  EXPECT_EQ(hta_temporal_breakdown(t)[0].kernel_ns, 10'900 - 1'250);
+}
+
+TEST(RankBreakdown, OursBesideHta) {
+  // Rank 1 of the multi-rank fixture: a multimem all-reduce is communication for our rules but
+  // computation for HTA's patterns, so the two ratios differ by design.
+  Timeline t;
+  auto& c = add_track(t, 1, Lane::compute, 7);
+  add_span(t, c, "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8", 0, 200);
+  auto& m = add_track(t, 1, Lane::compute, 24);
+  add_span(t, m, "multimem_all_reduce_kernel<c10::BFloat16, 16>", 100, 300);
+  auto& n = add_track(t, 1, Lane::communication, 20);
+  add_span(t, n, "ncclDevKernel_AllGather_RING_LL", 250, 350, SpanKind::collective);
+  const auto rows = rank_breakdown(t);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].compute_ns, 200'000);
+  EXPECT_EQ(rows[0].tensor_core_ns, 200'000);
+  EXPECT_EQ(rows[0].communication_ns, 250'000);
+  EXPECT_EQ(rows[0].overlap_ns, 100'000);
+  EXPECT_EQ(rows[0].exposed_communication_ns, 150'000);
+  EXPECT_DOUBLE_EQ(rows[0].overlap_ratio, 0.4);
+  EXPECT_DOUBLE_EQ(rows[0].hta_overlap_ratio, 0.5);  // HTA: comp [0,300), comm [250,350)
+}
+
+TEST(RankBreakdown, HandExample) {
+  const auto rows = rank_breakdown(hand_example());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].window_ns, 470'000);
+  EXPECT_EQ(rows[0].busy_ns, 460'000);
+  EXPECT_EQ(rows[0].idle_ns, 10'000);
+  EXPECT_EQ(rows[0].memory_ns, 10'000);
+  EXPECT_DOUBLE_EQ(rows[0].overlap_ratio, rows[0].hta_overlap_ratio);
+}
+
+TEST(IdleGaps, ThresholdFiltersShortGaps) {
+  const auto gaps = idle_gaps(hand_example(), 0, 5'000);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].begin_ns, 450'000);
+  EXPECT_EQ(gaps[0].end_ns, 460'000);
+  EXPECT_TRUE(idle_gaps(hand_example(), 0, 20'000).empty());
+}
+
+// Two-stage GPipe-like pattern (µs): stage 0 F0 F1 then B1 B0; stage 1 waits for F0.
+Timeline two_stage(bool tagged) {
+  Timeline t;
+  t.tracks.reserve(2);
+  auto& s0 = add_track(t, 0, Lane::compute, 7);
+  auto& s1 = add_track(t, 1, Lane::compute, 7);
+  const Phase f = tagged ? Phase::forward : Phase::none, b = tagged ? Phase::backward : Phase::none;
+  add_span(t, s0, "fwd", 0, 100, SpanKind::kernel, f);
+  add_span(t, s0, "fwd", 100, 200, SpanKind::kernel, f);
+  add_span(t, s0, "bwd", 400, 600, SpanKind::kernel, b);
+  add_span(t, s0, "bwd", 600, 800, SpanKind::kernel, b);
+  add_span(t, s0, "adam", 800, 900, SpanKind::kernel, tagged ? Phase::optimizer : Phase::none);
+  add_span(t, s1, "fwd", 100, 200, SpanKind::kernel, f);
+  add_span(t, s1, "fwd", 200, 300, SpanKind::kernel, f);
+  add_span(t, s1, "bwd", 300, 500, SpanKind::kernel, b);
+  add_span(t, s1, "bwd", 500, 700, SpanKind::kernel, b);
+  return t;
+}
+
+TEST(PipelineBubbles, AnnotatedPhasesKeepTheOptimizerOut) {
+  const auto rows = pipeline_bubbles(two_stage(true));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].from_annotations);
+  // Window = [0, 800) µs. Stage 0 idles [200,400): 200. Stage 1 idles [0,100) and [700,800).
+  EXPECT_EQ(rows[0].window_ns, 800'000);
+  EXPECT_EQ(rows[0].bubble_ns, 200'000);
+  EXPECT_EQ(rows[0].gaps, 1);
+  EXPECT_EQ(rows[1].bubble_ns, 200'000);
+  EXPECT_EQ(rows[1].gaps, 2);
+  EXPECT_DOUBLE_EQ(rows[1].fraction, 0.25);
+}
+
+TEST(PipelineBubbles, InferredFromIdleGapsWithoutAnnotations) {
+  BubbleOptions o;
+  o.pipeline_ranks = {0, 1};
+  const auto rows = pipeline_bubbles(two_stage(false), o);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].from_annotations);
+  // The optimizer kernel is compute too: window [0, 900).
+  EXPECT_EQ(rows[0].window_ns, 900'000);
+  EXPECT_EQ(rows[0].bubble_ns, 200'000);
+  EXPECT_EQ(rows[1].bubble_ns, 100'000 + 200'000);
+}
+
+TEST(Alignment, SharedOffsetMovesEarliestToZero) {
+  Timeline t = hand_example();
+  for (auto& tr : t.tracks) {
+    for (auto& s : tr.spans) s.start_ns += 1'700'000'000'000'000'000;
+  }
+  const auto a = compute_alignment(t);
+  ASSERT_EQ(a.offsets.size(), 1u);
+  EXPECT_EQ(a.offsets[0].offset_ns, -1'700'000'000'000'000'000);
+  apply_alignment(t, a);
+  EXPECT_EQ(t.begin_ns(), 0);
+}
+
+TEST(Alignment, CollectiveEndAlignsTheSameCollective) {
+  Timeline t;
+  t.tracks.reserve(4);
+  auto& r0 = add_track(t, 0, Lane::communication, 20);
+  add_span(t, r0, "ncclDevKernel_AllReduce", 1'000, 1'500, SpanKind::collective);
+  auto& r1 = add_track(t, 1, Lane::communication, 20);
+  add_span(t, r1, "ncclDevKernel_AllReduce", 5'200, 5'800, SpanKind::collective);  // clock 4.3 ms ahead
+  auto& c1 = add_track(t, 1, Lane::compute, 7);
+  add_span(t, c1, "gemm", 4'000, 5'000);
+  AlignOptions o;
+  o.mode = AlignMode::collective_end;
+  const auto a = compute_alignment(t, o);
+  ASSERT_EQ(a.offsets.size(), 2u);
+  EXPECT_TRUE(a.offsets[0].anchored);
+  EXPECT_TRUE(a.warnings.empty());
+  // Rank 1 shifted by 1500 - 5800 = -4300 µs; then the earliest event (rank 0 at 1000 µs vs
+  // rank 1's gemm at 4000 - 4300 = -300 µs) goes to 0.
+  EXPECT_EQ(a.offsets[1].offset_ns - a.offsets[0].offset_ns, -4'300'000);
+  apply_alignment(t, a);
+  EXPECT_EQ(t.tracks[0].spans[0].end_ns(), t.tracks[1].spans[0].end_ns());
+  EXPECT_EQ(t.begin_ns(), 0);
+}
+
+TEST(TimelineDiff, PhaseAndClassDeltas) {
+  const Timeline a = two_stage(true);
+  Timeline b = two_stage(true);
+  for (auto& tr : b.tracks) {
+    for (auto& s : tr.spans) {
+      if (s.phase == Phase::backward) s.duration_ns += 10'000;
+    }
+  }
+  const auto d = diff_timelines(a, b);
+  const auto& bwd = d.by_phase[static_cast<std::size_t>(Phase::backward)];
+  EXPECT_EQ(bwd.key, "backward");
+  EXPECT_EQ(bwd.a_ns, 4 * 200'000);
+  EXPECT_EQ(bwd.delta_ns, 4 * 10'000);
+  EXPECT_EQ(d.by_phase[static_cast<std::size_t>(Phase::forward)].delta_ns, 0);
+  EXPECT_EQ(d.by_kernel_class[static_cast<std::size_t>(KernelClass::compute)].delta_ns, 40'000);
+  EXPECT_EQ(d.a_ranks, 2);
+  EXPECT_TRUE(std::isnan(d.by_phase[static_cast<std::size_t>(Phase::recompute)].ratio));
+}
+
+}  // namespace
+}  // namespace plansight::estimator
