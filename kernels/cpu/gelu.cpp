@@ -1,0 +1,35 @@
+// GeLU (tanh approximation), CPU reference. The derivative is the product rule on
+// 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), with tanh' = 1 - tanh^2 = sech^2.
+#include "plansight/kernels/gelu.h"
+
+#include <cmath>
+
+namespace plansight::kernels::cpu {
+namespace {
+
+constexpr float kSqrtTwoOverPi = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr float kCubic = 0.044715f;                     // Hendrycks & Gimpel 2016, §2
+
+}  // namespace
+
+void gelu_forward(float* out, const float* inp, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    const float u = kSqrtTwoOverPi * (x + kCubic * x * x * x);
+    out[i] = 0.5f * x * (1.0f + std::tanh(u));
+  }
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    const float u = kSqrtTwoOverPi * (x + kCubic * x * x * x);
+    const float tanh_u = std::tanh(u);
+    const float sech2_u = 1.0f - tanh_u * tanh_u;
+    const float du_dx = kSqrtTwoOverPi * (1.0f + 3.0f * kCubic * x * x);
+    const float local = 0.5f * (1.0f + tanh_u) + 0.5f * x * sech2_u * du_dx;
+    dinp[i] += local * dout[i];
+  }
+}
+
+}  // namespace plansight::kernels::cpu
