@@ -6,7 +6,8 @@
 
 namespace plansight::kernels::cpu {
 
-// out = softmax(q k^T / sqrt(hs) + causal mask) v per (b, head). C must be a multiple of NH.
+// out = softmax(q k^T / sqrt(hs) + causal mask) v per (b, head). Throws std::invalid_argument
+// unless NH > 0 divides C (both functions).
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
 
 // Accumulates dqkv [B,T,3C]. scratch [B,NH,T,T] is overwritten (the gradient of att).
