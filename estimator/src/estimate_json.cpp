@@ -43,6 +43,17 @@ nlohmann::json to_json(const Estimate& e) {
   time["training_days"] = value(t.training_days);
   time["gpu_hours"] = value(t.gpu_hours);
   time["cost"] = value(t.cost);
+  time["source"] = !t.available ? nlohmann::json(nullptr) : nlohmann::json(t.predicted ? "predicted" : "given throughput");
+  if (t.predicted) {
+    const auto& b = t.breakdown;
+    time["bubble_fraction"] = t.bubble_fraction;
+    time["breakdown"] = {{"compute_s", b.compute_s}, {"tp_comm_s", b.tp_comm_s}, {"cp_comm_s", b.cp_comm_s},
+                         {"pp_comm_s", b.pp_comm_s}, {"dp_comm_s", b.dp_comm_s}, {"bubble_s", b.bubble_s},
+                         {"optimizer_s", b.optimizer_s}};
+  } else {
+    time["bubble_fraction"] = nullptr;
+    time["breakdown"] = nullptr;
+  }
 
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : e.warnings) warnings.push_back(to_json(w));

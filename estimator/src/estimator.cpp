@@ -7,6 +7,7 @@
 #include "plansight/estimator/flops.h"
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/parameters.h"
+#include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
 namespace {
@@ -44,6 +45,18 @@ Result<Estimate> estimate(const Plan& plan) {
   e.memory = estimate_memory(plan, e.padded_vocab);
   e.flops = iteration_flops(plan, e.padded_vocab);
   e.time = time_from_throughput(plan, e.flops);
+  if (!e.time.available) {
+    // No throughput given: predict it. Schedule errors were caught by validate() already.
+    TimeModelOptions options;
+    options.keep_timeline = false;
+    auto predicted = predict_time(plan, e.padded_vocab, options);
+    if (!predicted) return predicted.errors();
+    e.time.iteration_s = predicted->iteration_s;
+    complete_time_estimate(plan, e.flops, e.time);
+    e.time.predicted = true;
+    e.time.breakdown = predicted->breakdown;
+    e.time.bubble_fraction = predicted->bubble_fraction;
+  }
   memory_warnings(e, e.warnings);
   return e;
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -188,6 +190,17 @@ Result<KernelRules> parse_kernel_rules(std::string_view json_text) {
   }
   if (has_errors(errors)) return errors;
   return rules;
+}
+
+Result<KernelRules> load_kernel_rules_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path.string(), "cannot open the kernel rules file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto rules = parse_kernel_rules(text);
+  if (rules.ok()) return rules;
+  std::vector<Diagnostic> errors = rules.errors();
+  for (auto& e : errors) e.field = path.string() + ": " + e.field;
+  return errors;
 }
 
 std::string kernel_rules_to_json(const KernelRules& rules) {

@@ -149,12 +149,13 @@ nlohmann::json to_json(const LayoutSpec& l) {
           {"zero_stage", l.zero_stage},
           {"recompute", to_string(l.recompute)},
           {"schedule", to_string(l.schedule)},
+          {"dp_overlap", l.dp_overlap},
           {"stage_layers", l.stage_layers}};
 }
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "stage_layers"});
+                     "dp_overlap", "stage_layers"});
   in.read("tp", l.tp);
   in.read("pp", l.pp);
   in.read("vpp", l.vpp);
@@ -167,6 +168,7 @@ void read_layout(JsonReader& in, LayoutSpec& l) {
   if (fsdp) l.zero_stage = 3;  // FSDP FULL_SHARD partitions like ZeRO-3
   in.read_enum("recompute", l.recompute);
   in.read_enum("schedule", l.schedule);
+  in.read("dp_overlap", l.dp_overlap);
   in.read("stage_layers", l.stage_layers, 0);
 }
 

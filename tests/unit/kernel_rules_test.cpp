@@ -1,5 +1,8 @@
 // Kernel classification rules, collective kinds, nccl-tests bus-bandwidth factors and
 // annotation tags.
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "plansight/estimator/collective_bandwidth.h"
@@ -88,6 +91,20 @@ TEST(KernelRules, ErrorsNameTheField) {
   EXPECT_NE(text.find("rules[1]: a rule needs at least one of"), std::string::npos) << text;
   EXPECT_NE(text.find("rules[2].colour: unknown key"), std::string::npos) << text;
   EXPECT_FALSE(parse_kernel_rules("not json").ok());
+}
+
+TEST(KernelRules, LoadsFromFile) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "rules.json";
+  {
+    std::ofstream f(path);
+    f << default_kernel_rules_json();
+  }
+  auto rules = load_kernel_rules_file(path);
+  ASSERT_TRUE(rules.ok()) << rules.error_text();
+  EXPECT_EQ(rules->rules.size(), default_kernel_rules().rules.size());
+  auto missing = load_kernel_rules_file("/nonexistent/rules.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error_text().find("/nonexistent/rules.json"), std::string::npos);
 }
 
 TEST(CollectiveKind, FromKernelAndPyTorchNames) {

@@ -130,6 +130,7 @@ TEST(Validate, TrainingRules) {
   p.training.achieved_tflops = 400;
   expect_error(p, "training.achieved_tflops", "exceeds");
   p = default_plan();
+  p.training.achieved_tflops = 140;
   p.training.mfu = 0.5;
   expect_error(p, "training.mfu", "not both");
   p = default_plan();

@@ -20,7 +20,7 @@ struct Mapping {
   const char* flag;
   const char* section;
   const char* key;
-  enum Kind { integer, number, text, toggle } kind;
+  enum Kind { integer, number, text, toggle, toggle_off } kind;
 };
 
 // Model dimension flags override the chosen model; the rest set one field each.
@@ -43,6 +43,7 @@ constexpr Mapping kMappings[] = {
     {"--sequence-parallel", "layout", "sequence_parallel", Mapping::toggle},
     {"--recompute", "layout", "recompute", Mapping::text},
     {"--schedule", "layout", "schedule", Mapping::text},
+    {"--no-dp-overlap", "layout", "dp_overlap", Mapping::toggle_off},
     {"--micro-batch", "training", "micro_batch", Mapping::integer},
     {"--global-batch", "training", "global_batch", Mapping::integer},
     {"--seq-len", "training", "seq_len", Mapping::integer},
@@ -69,7 +70,10 @@ const std::vector<FlagSpec>& plan_flags() {
   static const std::vector<FlagSpec> flags = [] {
     std::vector<FlagSpec> f = {{"--plan", true, "FILE.json"}, {"--model", true, "NAME|config.json"},
                                {"--gpu", true, "NAME"}, {"--system", true, "NAME"}};
-    for (const auto& m : kMappings) f.push_back({m.flag, m.kind != Mapping::toggle, m.kind == Mapping::text ? "NAME" : "N"});
+    for (const auto& m : kMappings) {
+      const bool toggle = m.kind == Mapping::toggle || m.kind == Mapping::toggle_off;
+      f.push_back({m.flag, !toggle, m.kind == Mapping::text ? "NAME" : "N"});
+    }
     return f;
   }();
   return flags;
@@ -127,6 +131,7 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
       }
       case Mapping::text: value = *args.value(m.flag); break;
       case Mapping::toggle: value = true; break;
+      case Mapping::toggle_off: value = false; break;
     }
     const std::string section = m.section;
     if (section == "model" && !overlay.contains("model")) {

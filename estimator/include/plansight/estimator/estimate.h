@@ -43,8 +43,24 @@ struct FlopsEstimate {
   double hardware_per_iteration = 0;  // with recomputation (HFU numerator)
 };
 
+// Where the time of one iteration goes, on the first pipeline rank: each exposed (not hidden
+// behind compute) and adding up to the iteration time.
+struct TimeBreakdown {
+  double compute_s = 0;
+  double tp_comm_s = 0;
+  double cp_comm_s = 0;
+  double pp_comm_s = 0;
+  double dp_comm_s = 0;
+  double bubble_s = 0;
+  double optimizer_s = 0;
+  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s; }
+};
+
 struct TimeEstimate {
   bool available = false;  // false when no throughput was given or predicted
+  bool predicted = false;  // true: from the time model; false: from a given throughput
+  TimeBreakdown breakdown; // predicted only
+  double bubble_fraction = 0;
   double iteration_s = 0;
   double tokens_per_s = 0;
   double mfu = 0;

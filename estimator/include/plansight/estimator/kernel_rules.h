@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,8 @@ std::string_view default_kernel_rules_json();
 
 // Parses a rules file. Errors name the field ("rules[3].class") and list valid values.
 Result<KernelRules> parse_kernel_rules(std::string_view json_text);
+// Reads and parses a rules file; an unreadable file is an error naming the path.
+Result<KernelRules> load_kernel_rules_file(const std::filesystem::path& path);
 std::string kernel_rules_to_json(const KernelRules& rules);
 
 // Rules compiled for matching (case-folded patterns). Cheap to copy; build once per analysis.

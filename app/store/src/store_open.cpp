@@ -1,0 +1,111 @@
+// Store::open: folders, connection, identity checks (before any write), then the connection
+// settings and migrations. Also the small Store plumbing: move, close, transaction(), checks.
+#include <system_error>
+
+#include "migrate.h"
+#include "plansight/store/db_path.h"
+#include "plansight/store/store.h"
+#include "sqlite_statement.h"
+
+namespace plansight::store {
+namespace {
+
+using detail::exec;
+using detail::Statement;
+
+Result<std::string> pragma_text(sqlite3* db, const std::filesystem::path& path, std::string_view sql) {
+  auto stmt = Statement::prepare(db, path, sql);
+  if (!stmt) return stmt.errors();
+  auto row = stmt->step(sql);
+  if (!row) return row.errors();
+  return *row ? stmt->text(0) : std::string();
+}
+
+}  // namespace
+
+void Store::CloseDb::operator()(sqlite3* db) const {
+  sqlite3_close_v2(db);  // the last connection to close checkpoints the WAL and removes it
+}
+
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& options) {
+  if (path.empty()) return make_error("db", "the run database path is empty");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error("db", path.string() + " is a folder; the run database must be a file path "
+                                            "such as " + (path / "plansight.sqlite").string());
+  }
+  if (auto st = ensure_parent_folder(path); !st) return st.errors();
+
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, CloseDb> db(raw);
+  if (rc != SQLITE_OK) {
+    return make_error("db", "cannot open the run database " + path.string() + ": " +
+                                (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  // A second writer (a probe run while the GUI saves a plan) waits this long for the lock
+  // instead of failing at once; readers in WAL mode never wait for writers.
+  sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+
+  auto version = detail::check_store_file(raw, path, options.migrations);  // reads only
+  if (!version) return version.errors();
+
+  if (sqlite3_db_readonly(raw, "main") == 1) {
+    return make_error("db", path.string() + " is read-only (check its permissions and its folder's); "
+                                            "the run database must be writable");
+  }
+
+  Store store(std::move(db), path);
+  // WAL: readers see the last committed state while a writer appends, which is how the GUI
+  // shows runs while a probe writes one. Switching is a write, hence after the checks above.
+  auto mode = pragma_text(raw, path, "PRAGMA journal_mode = WAL");
+  if (!mode) return mode.errors();
+  if (*mode != "wal") {
+    store.warnings_.push_back(make_warning(
+        "db", path.string() + ": WAL mode unavailable (journal mode is '" + *mode +
+                  "'; network filesystems often lack the shared memory it needs), so readers will wait "
+                  "for writers"));
+  }
+  // synchronous=NORMAL in WAL mode: a commit is not fsynced, only the WAL at checkpoints. Every
+  // committed transaction survives the process crashing or being killed (the data is in the
+  // OS page cache); an OS crash or power cut can lose the last few commits but never corrupts
+  // the file (https://www.sqlite.org/pragma.html#pragma_synchronous). Runs are re-creatable,
+  // a fsync per span batch is not worth it.
+  if (auto st = exec(raw, path, "PRAGMA synchronous = NORMAL", "setting synchronous"); !st) return st.errors();
+  // Per connection, off by default in SQLite; timelines and metrics cascade with their run.
+  if (auto st = exec(raw, path, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !st) return st.errors();
+
+  auto reached = detail::migrate(raw, path, options.migrations);
+  if (!reached) return reached.errors();
+  store.schema_version_ = *reached;
+  return store;
+}
+
+Result<Store> Store::open_default(const std::string& db_arg) {
+  auto location = resolve_db_path(db_arg);
+  if (!location) return location.errors();
+  return open(location->path);
+}
+
+Result<Transaction> Store::transaction() { return Transaction::begin(db_.get(), path_); }
+
+Result<std::string> Store::integrity_check() {
+  auto stmt = Statement::prepare(db_.get(), path_, "PRAGMA integrity_check");
+  if (!stmt) return stmt.errors();
+  std::string report;
+  for (;;) {
+    auto row = stmt->step("checking integrity");
+    if (!row) return row.errors();
+    if (!*row) break;
+    if (!report.empty()) report += '\n';
+    report += stmt->text(0);
+  }
+  return report;
+}
+
+}  // namespace plansight::store

@@ -1,0 +1,210 @@
+// Bytes -> Timeline. The checksum is verified first; the parser still checks every read against
+// the end of the buffer and bounds every count by the bytes left, so that even a blob with a
+// forged checksum can only produce an error, never a crash or a huge allocation.
+#include <algorithm>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "crc32.h"
+#include "plansight/store/timeline_codec.h"
+#include "timeline_format.h"
+
+namespace plansight::store {
+namespace {
+
+using namespace detail;
+using estimator::Span;
+
+// Thrown only inside this file and caught in decode_timeline(), which turns it into a Diagnostic.
+struct DecodeError {
+  std::size_t offset;
+  std::string what;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  std::size_t offset() const { return pos_; }
+  std::size_t left() const { return bytes_.size() - pos_; }
+
+  std::uint8_t u8(const char* what) {
+    if (pos_ >= bytes_.size()) fail(std::string("truncated before ") + what);
+    return bytes_[pos_++];
+  }
+  std::uint64_t varint(const char* what) {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const std::uint8_t b = u8(what);
+      if (shift == 63 && b > 1) fail(std::string("varint overflow in ") + what);
+      v |= static_cast<std::uint64_t>(b & 0x7FU) << shift;
+      if (!(b & 0x80U)) return v;
+    }
+    fail(std::string("varint longer than 10 bytes in ") + what);
+  }
+  std::int64_t svarint(const char* what) { return unzigzag(varint(what)); }
+  std::int32_t int32(const char* what) { return narrow(svarint(what), what); }
+  double f64(const char* what) {
+    if (left() < 8) fail(std::string("truncated before ") + what);
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(bytes_[pos_++]) << (8 * i);
+    return std::bit_cast<double>(v);
+  }
+  std::string string(const char* what) {
+    const std::uint64_t n = varint(what);
+    if (n > left()) fail(std::string(what) + " length " + std::to_string(n) + " exceeds the " +
+                         std::to_string(left()) + " bytes left");
+    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    return s;
+  }
+  // A count of items each taking at least `min_bytes`: bounded by what is left.
+  std::size_t count(const char* what, std::size_t min_bytes) {
+    const std::uint64_t n = varint(what);
+    if (n > left() / min_bytes) fail(std::string(what) + " " + std::to_string(n) + " cannot fit in the " +
+                                     std::to_string(left()) + " bytes left");
+    return static_cast<std::size_t>(n);
+  }
+  std::int32_t narrow(std::int64_t v, const char* what) {
+    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+      fail(std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
+    }
+    return static_cast<std::int32_t>(v);
+  }
+  [[noreturn]] void fail(std::string what) const { throw DecodeError{pos_, std::move(what)}; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::size_t pos_ = 0;
+};
+
+struct Previous {
+  std::int64_t end_ns = 0;
+  std::int32_t name_id = -1;
+  std::int32_t stage = -1;
+  std::int32_t micro_batch = -1;
+  std::uint8_t traits = 0;
+};
+
+double get_double(ByteReader& r, unsigned mode, const double* reference, const char* what) {
+  switch (mode) {
+    case kDoubleSameName:
+      if (!reference) r.fail(std::string(what) + " refers to an earlier span, and there is none");
+      return *reference;
+    case kDoubleZero: return 0.0;
+    case kDoubleVarint: {
+      const std::uint64_t v = r.varint(what);
+      if (v == 0 || v > static_cast<std::uint64_t>(kMaxExactWhole)) r.fail(std::string(what) + " out of range");
+      return static_cast<double>(v);
+    }
+    default: return r.f64(what);  // kDoubleRaw: the modes are two bits, all four are used
+  }
+}
+
+Span get_span(ByteReader& r, Previous& prev, CostMemory& costs) {
+  Span s;
+  const std::uint8_t flags = r.u8("span flags");
+  std::uint8_t traits = prev.traits;
+  if (flags & kTraitsChanged) traits = r.u8("span kind");
+  const unsigned kind = traits & 0x0FU;
+  const unsigned phase = (traits >> 4) & 0x07U;
+  if (kind > kMaxKind || phase > kMaxPhase) r.fail("span kind " + std::to_string(kind) + " or phase " +
+                                                   std::to_string(phase) + " out of range");
+  s.kind = static_cast<estimator::SpanKind>(kind);
+  s.phase = static_cast<estimator::Phase>(phase);
+  s.tensor_core = (traits & 0x80U) != 0;
+  s.start_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(prev.end_ns) +
+                                         static_cast<std::uint64_t>(r.svarint("span start")));
+  s.duration_ns = static_cast<std::int64_t>(r.varint("span duration"));
+  s.name_id = prev.name_id;
+  s.stage = prev.stage;
+  s.micro_batch = prev.micro_batch;
+  if (flags & kNameChanged) s.name_id = r.narrow(prev.name_id + r.svarint("span name"), "span name");
+  if (flags & kStageChanged) s.stage = r.narrow(prev.stage + r.svarint("span stage"), "span stage");
+  if (flags & kMicroChanged) s.micro_batch = r.narrow(prev.micro_batch + r.svarint("span micro-batch"), "span micro-batch");
+  const CostMemory::Cost* reference = costs.reference(s.name_id, traits);
+  s.flops = get_double(r, (flags >> kFlopsShift) & 0x3U, reference ? &reference->flops : nullptr, "span flops");
+  s.bytes = get_double(r, (flags >> kBytesShift) & 0x3U, reference ? &reference->bytes : nullptr, "span bytes");
+  costs.remember(s.name_id, traits, s.flops, s.bytes);
+
+  prev.end_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) +
+                                          static_cast<std::uint64_t>(s.duration_ns));
+  prev.name_id = s.name_id;
+  prev.stage = s.stage;
+  prev.micro_batch = s.micro_batch;
+  prev.traits = traits;
+  return s;
+}
+
+estimator::Timeline parse(ByteReader& r) {
+  for (auto b : kTimelineMagic) {
+    if (r.u8("magic") != b) r.fail("not an encoded timeline (magic 'PSTL' missing)");
+  }
+  const std::uint8_t version = r.u8("format version");
+  if (version != timeline_format_version) {
+    r.fail("timeline format version " + std::to_string(version) + " is not supported (this program reads " +
+           std::to_string(timeline_format_version) + "); a newer Plansight wrote it");
+  }
+  estimator::Timeline t;
+  const std::uint8_t source = r.u8("source");
+  if (source > kMaxSource) r.fail("source " + std::to_string(source) + " out of range");
+  t.source = static_cast<estimator::TimelineSource>(source);
+  t.title = r.string("title");
+  t.names.resize(r.count("name count", kMinNameBytes));
+  for (std::size_t i = 0; i < t.names.size(); ++i) {
+    const std::uint64_t shared = r.varint("name prefix");
+    const std::size_t previous = i ? t.names[i - 1].size() : 0;
+    if (shared > previous) r.fail("name shares " + std::to_string(shared) + " bytes with a previous name of " + std::to_string(previous));
+    t.names[i] = i ? t.names[i - 1].substr(0, static_cast<std::size_t>(shared)) : std::string();
+    t.names[i] += r.string("name");
+  }
+  t.tracks.resize(r.count("track count", kMinTrackBytes));
+  CostMemory costs(t.names.size());
+  for (auto& track : t.tracks) {
+    track.rank = r.int32("track rank");
+    const std::uint8_t lane = r.u8("track lane");
+    if (lane > kMaxLane) r.fail("track lane " + std::to_string(lane) + " out of range");
+    track.lane = static_cast<estimator::Lane>(lane);
+    track.stream = r.int32("track stream");
+    track.label = r.string("track label");
+    track.spans.resize(r.count("span count", kMinSpanBytes));
+    Previous prev;
+    for (auto& span : track.spans) span = get_span(r, prev, costs);
+  }
+  if (r.left() != 0) r.fail(std::to_string(r.left()) + " unexpected bytes after the last track");
+  return t;
+}
+
+}  // namespace
+
+Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes) {
+  constexpr std::size_t kHeader = kTimelineMagic.size() + 2;
+  if (bytes.size() < kHeader + 4) {
+    return make_error("timeline", "encoded timeline of " + std::to_string(bytes.size()) +
+                                      " bytes is too short to hold a header and checksum");
+  }
+  const auto body = bytes.first(bytes.size() - 4);
+  std::uint32_t stored = 0;
+  for (int i = 0; i < 4; ++i) stored |= static_cast<std::uint32_t>(bytes[body.size() + i]) << (8 * i);
+  // The version is checked before the checksum, so a newer format is reported as such.
+  if (bytes[kTimelineMagic.size()] != timeline_format_version &&
+      std::equal(kTimelineMagic.begin(), kTimelineMagic.end(), bytes.begin())) {
+    return make_error("timeline", "timeline format version " + std::to_string(bytes[kTimelineMagic.size()]) +
+                                      " is not supported (this program reads " +
+                                      std::to_string(timeline_format_version) + "); a newer Plansight wrote it");
+  }
+  if (crc32(body) != stored) {
+    return make_error("timeline", "encoded timeline is corrupt: CRC-32 mismatch over " +
+                                      std::to_string(body.size()) + " bytes");
+  }
+  try {
+    ByteReader r(body);
+    return parse(r);
+  } catch (const DecodeError& e) {
+    return make_error("timeline", "encoded timeline is corrupt at byte " + std::to_string(e.offset) + ": " + e.what);
+  } catch (const std::bad_alloc&) {
+    return make_error("timeline", "out of memory decoding a timeline of " + std::to_string(bytes.size()) + " bytes");
+  }
+}
+
+}  // namespace plansight::store

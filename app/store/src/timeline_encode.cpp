@@ -1,0 +1,136 @@
+// Timeline -> bytes (layout in timeline_format.h). Back-to-back kernels cost a flags byte, a
+// one-byte gap and a 2-3 byte duration; names, stages and micro-batches cost a byte only when
+// they change, which in a trace of repeated layers they rarely do.
+#include <algorithm>
+#include <cstring>
+
+#include "crc32.h"
+#include "plansight/store/timeline_codec.h"
+#include "timeline_format.h"
+
+namespace plansight::store {
+namespace {
+
+using namespace detail;
+using estimator::Span;
+
+DoubleMode double_mode(double v, const double* reference) {
+  const auto bits = std::bit_cast<std::uint64_t>(v);
+  if (bits == 0) return kDoubleZero;  // +0.0 only: -0.0 stays exact
+  if (reference && std::bit_cast<std::uint64_t>(*reference) == bits) return kDoubleSameName;
+  if (v > 0 && v <= kMaxExactWhole && v == static_cast<double>(static_cast<std::uint64_t>(v))) {
+    return kDoubleVarint;
+  }
+  return kDoubleRaw;
+}
+
+void put_double(ByteWriter& w, DoubleMode mode, double v) {
+  if (mode == kDoubleVarint) w.varint(static_cast<std::uint64_t>(v));
+  else if (mode == kDoubleRaw) w.f64(v);
+}
+
+std::uint8_t traits_of(const Span& s) {
+  return static_cast<std::uint8_t>(static_cast<unsigned>(s.kind) | (static_cast<unsigned>(s.phase) << 4) |
+                                   (s.tensor_core ? 0x80U : 0U));
+}
+
+struct Previous {
+  std::int64_t end_ns = 0;
+  std::int32_t name_id = -1;
+  std::int32_t stage = -1;
+  std::int32_t micro_batch = -1;
+  std::uint8_t traits = 0;
+};
+
+void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs) {
+  const std::uint8_t traits = traits_of(s);
+  const CostMemory::Cost* reference = costs.reference(s.name_id, traits);
+  const DoubleMode flops_mode = double_mode(s.flops, reference ? &reference->flops : nullptr);
+  const DoubleMode bytes_mode = double_mode(s.bytes, reference ? &reference->bytes : nullptr);
+  std::uint8_t flags = static_cast<std::uint8_t>((flops_mode << kFlopsShift) | (bytes_mode << kBytesShift));
+  if (s.name_id != prev.name_id) flags |= kNameChanged;
+  if (s.stage != prev.stage) flags |= kStageChanged;
+  if (s.micro_batch != prev.micro_batch) flags |= kMicroChanged;
+  if (traits != prev.traits) flags |= kTraitsChanged;
+
+  w.u8(flags);
+  if (flags & kTraitsChanged) w.u8(traits);
+  // Wrapping (unsigned) arithmetic: exact for every int64 start, overlapping spans give a small
+  // negative gap, unsorted tracks still round-trip (just less compactly).
+  const auto gap = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) -
+                                             static_cast<std::uint64_t>(prev.end_ns));
+  w.svarint(gap);
+  w.varint(static_cast<std::uint64_t>(s.duration_ns));  // negative durations: 10 bytes, still exact
+  if (flags & kNameChanged) w.svarint(static_cast<std::int64_t>(s.name_id) - prev.name_id);
+  if (flags & kStageChanged) w.svarint(static_cast<std::int64_t>(s.stage) - prev.stage);
+  if (flags & kMicroChanged) w.svarint(static_cast<std::int64_t>(s.micro_batch) - prev.micro_batch);
+  put_double(w, flops_mode, s.flops);
+  put_double(w, bytes_mode, s.bytes);
+
+  prev.end_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) +
+                                          static_cast<std::uint64_t>(s.duration_ns));
+  prev.name_id = s.name_id;
+  prev.stage = s.stage;
+  prev.micro_batch = s.micro_batch;
+  prev.traits = traits;
+  costs.remember(s.name_id, traits, s.flops, s.bytes);
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& timeline) {
+  if (static_cast<unsigned>(timeline.source) > kMaxSource) {
+    return make_error("timeline.source", "value " + std::to_string(static_cast<unsigned>(timeline.source)) +
+                                             " is not a TimelineSource (0-2)");
+  }
+  std::size_t span_count = 0;
+  for (std::size_t t = 0; t < timeline.tracks.size(); ++t) {
+    const auto& track = timeline.tracks[t];
+    const std::string field = "timeline.tracks[" + std::to_string(t) + "]";
+    if (static_cast<unsigned>(track.lane) > kMaxLane) {
+      return make_error(field + ".lane", "value " + std::to_string(static_cast<unsigned>(track.lane)) +
+                                             " is not a Lane (0-3)");
+    }
+    for (std::size_t i = 0; i < track.spans.size(); ++i) {
+      const auto& s = track.spans[i];
+      if (static_cast<unsigned>(s.kind) > kMaxKind || static_cast<unsigned>(s.phase) > kMaxPhase) {
+        return make_error(field + ".spans[" + std::to_string(i) + "]",
+                          "kind " + std::to_string(static_cast<unsigned>(s.kind)) + " or phase " +
+                              std::to_string(static_cast<unsigned>(s.phase)) +
+                              " outside SpanKind (0-8) / Phase (0-6)");
+      }
+    }
+    span_count += track.spans.size();
+  }
+
+  std::vector<std::uint8_t> out;
+  out.reserve(64 + span_count * 8);
+  ByteWriter w(out);
+  for (auto b : kTimelineMagic) w.u8(b);
+  w.u8(timeline_format_version);
+  w.u8(static_cast<std::uint8_t>(timeline.source));
+  w.string(timeline.title);
+  w.varint(timeline.names.size());
+  std::string_view previous_name;
+  for (const auto& name : timeline.names) {
+    const auto shared = std::mismatch(name.begin(), name.end(), previous_name.begin(), previous_name.end()).first - name.begin();
+    w.varint(static_cast<std::uint64_t>(shared));
+    w.string(std::string_view(name).substr(static_cast<std::size_t>(shared)));
+    previous_name = name;
+  }
+  w.varint(timeline.tracks.size());
+  CostMemory costs(timeline.names.size());
+  for (const auto& track : timeline.tracks) {
+    w.svarint(track.rank);
+    w.u8(static_cast<std::uint8_t>(track.lane));
+    w.svarint(track.stream);
+    w.string(track.label);
+    w.varint(track.spans.size());
+    Previous prev;
+    for (const auto& s : track.spans) put_span(w, s, prev, costs);
+  }
+  w.u32(crc32(out));
+  return out;
+}
+
+}  // namespace plansight::store

@@ -1,0 +1,59 @@
+// DeviceModel: seconds for the kernels of a training step on one GPU. GEMMs follow NVIDIA's
+// tile and wave quantization model (Matrix Multiplication Background User's Guide, Ch. 3):
+// the output is cut into tiles, tiles run in waves of one per SM, and the best of cuBLAS's
+// typical tile shapes is chosen; memory-bound kernels move bytes at an achievable fraction of
+// HBM bandwidth. A measured HardwareProfile, when given, replaces the modelled efficiency.
+#pragma once
+
+#include "plansight/estimator/cluster_spec.h"
+#include "plansight/estimator/enums.h"
+#include "plansight/estimator/hardware_profile.h"
+
+namespace plansight::estimator {
+
+// Achievable fractions of the datasheet peaks; defaults per GPU generation in device_model.cpp,
+// each with its source.
+struct DeviceEfficiency {
+  double gemm_peak_fraction = 0.8;       // large, well-shaped GEMMs
+  double memory_fraction = 0.85;         // streaming kernels vs HBM peak
+  double kernel_overhead_s = 4e-6;       // launch + tail per kernel
+  double flash_forward_fraction = 0.6;   // FlashAttention forward vs dense peak
+  double flash_backward_fraction = 0.45; // FlashAttention backward vs dense peak
+  double nvlink_fraction = 0.8;          // NCCL bus bandwidth vs NVLink one-direction bandwidth
+  double network_fraction = 0.9;         // NCCL bus bandwidth vs NIC line rate
+  // Kernels inside a real training step run slower than the same kernels measured alone
+  // (NCCL kernels sharing SMs, launch gaps, small unmodelled kernels, sustained clocks): every
+  // compute time is multiplied by this factor. Derived from one published end-to-end
+  // measurement, documented in default_efficiency().
+  double in_step_slowdown = 1.0;
+};
+
+DeviceEfficiency default_efficiency(const GpuSpec& gpu);
+
+class DeviceModel {
+ public:
+  DeviceModel(const GpuSpec& gpu, Precision precision, DeviceEfficiency efficiency,
+              const HardwareProfile* profile = nullptr);
+
+  // C[m,n] = A[m,k] B[k,n], `batch` times (batched GEMM); operands in the compute precision.
+  double gemm_seconds(double m, double n, double k, double batch = 1) const;
+  // A kernel that streams `bytes` through HBM.
+  double memory_seconds(double bytes) const;
+  // FlashAttention-style fused attention of `flops` (already halved for causal masking).
+  double flash_attention_seconds(double flops, bool backward) const;
+
+  double peak_flops() const { return peak_flops_; }
+  const DeviceEfficiency& efficiency() const { return efficiency_; }
+
+ private:
+  double modelled_gemm_seconds(double m, double n, double k, double batch) const;
+
+  GpuSpec gpu_;
+  Precision precision_;
+  DeviceEfficiency efficiency_;
+  const HardwareProfile* profile_;
+  double peak_flops_ = 0;
+  double element_bytes_ = 2;
+};
+
+}  // namespace plansight::estimator

@@ -1,0 +1,48 @@
+// HardwareProfile: efficiencies measured on a real machine by the probe's calibration (GEMM
+// throughput by shape and precision, memory bandwidth, collective bus bandwidth by size and
+// group), read by the time model so that a prediction for this machine uses its numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/enums.h"
+
+namespace plansight::estimator {
+
+struct GemmSample {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  Precision precision = Precision::bf16;
+  double seconds = 0;  // one call, median of repetitions
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch); }
+};
+
+struct CollectiveSample {
+  Collective op = Collective::all_reduce;
+  std::int64_t ranks = 2;
+  double bytes = 0;
+  double seconds = 0;
+  bool crosses_nodes = false;
+};
+
+struct HardwareProfile {
+  std::string device;       // e.g. "cpu: AMD EPYC 7B13 (2 threads)" or "NVIDIA H100 80GB HBM3"
+  std::string created_at;   // ISO-8601 UTC
+  double peak_flops = 0;    // the device's peak used to express efficiencies (0: from the plan's GPU)
+  double memory_bandwidth_bytes_per_s = 0;  // measured streaming copy bandwidth (0: unknown)
+  double kernel_overhead_s = -1;            // measured per-kernel overhead (< 0: unknown)
+  std::vector<GemmSample> gemms;
+  std::vector<CollectiveSample> collectives;
+
+  bool empty() const { return gemms.empty() && collectives.empty() && memory_bandwidth_bytes_per_s <= 0; }
+};
+
+nlohmann::json to_json(const HardwareProfile& profile);
+Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json);
+
+}  // namespace plansight::estimator

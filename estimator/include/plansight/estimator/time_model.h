@@ -1,0 +1,52 @@
+// The time model: per-chunk kernel and communication costs (layer_costs.h) run through the
+// pipeline schedule simulator (pipeline_simulator.h) give the iteration time, its breakdown
+// (compute, exposed TP/CP/PP/DP communication, bubble, optimizer) and a predicted Timeline.
+// A closed form of the same quantities serves the layout search, where a simulation per
+// candidate would be too slow.
+#pragma once
+
+#include <vector>
+
+#include "plansight/estimator/device_model.h"
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/layer_costs.h"
+#include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/plan.h"
+
+namespace plansight::estimator {
+
+struct TimeModelOptions {
+  const HardwareProfile* profile = nullptr;  // measured efficiencies for this machine
+  bool keep_timeline = true;                 // false: skip building the Timeline (faster)
+};
+
+// Everything the simulator and the closed form need, computed once per plan.
+struct IterationCosts {
+  std::vector<ChunkCost> chunks;       // indexed c * pp + r (ScheduleTable::global_chunk)
+  std::vector<PhaseCost> chunk_forward, chunk_backward_input, chunk_backward_weight, chunk_recompute;
+  std::vector<double> chunk_dp_seconds;     // gradient reduction (+ ZeRO-3 gathers) per chunk
+  std::vector<double> optimizer_seconds;    // per rank: optimizer step (+ ZeRO-1/2 parameter all-gather)
+  std::vector<double> optimizer_dp_seconds; // per rank: the parameter all-gather part of it
+  double p2p_seconds = 0;                   // one activation (or gradient) transfer between stages
+  std::int64_t micro_batches = 1;
+};
+
+IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, const CommLinks& links,
+                               std::int64_t padded_vocab);
+
+struct TimePrediction {
+  double iteration_s = 0;
+  TimeBreakdown breakdown;
+  double bubble_fraction = 0;  // bubble / (compute + exposed TP/CP) on the reported rank
+  Timeline timeline;
+};
+
+// Simulates one iteration. Errors come from the schedule (e.g. micro-batches vs pp).
+Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab, const TimeModelOptions& options = {});
+
+// Closed-form iteration time for uniform chunks: 1F1B and GPipe (m + p - 1)(F + B), interleaved
+// (m + (p - 1)/v)(F + B) per rank, ZB-H1 m(F + B + W) + (p - 1)(F + B - W) (Qi et al. 2023),
+// plus pipeline ramps' transfers, exposed DP communication and the optimizer.
+TimePrediction closed_form_time(const Plan& plan, const IterationCosts& costs);
+
+}  // namespace plansight::estimator

@@ -1,0 +1,124 @@
+// Per-chunk costs of one iteration: layers of each model chunk times the layer cost, plus the
+// embedding on the first chunk and the LM head on the last; pipeline transfers; data-parallel
+// reductions (all-reduce, or reduce-scatter under ZeRO) and ZeRO-3 gathers; optimizer steps.
+#include <algorithm>
+#include <cmath>
+
+#include "plansight/estimator/memory.h"
+#include "plansight/estimator/parameters.h"
+#include "plansight/estimator/time_model.h"
+
+namespace plansight::estimator {
+namespace {
+
+void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0) {
+  if (seconds > 0) op.segments.push_back({lane, seconds, flops, 0});
+}
+
+OpCost to_op(const PhaseCost& c) {
+  OpCost op;
+  add_segment(op, Lane::compute, c.compute_s, c.flops);
+  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s);
+  return op;
+}
+
+// Bytes one Adam(W) step moves per parameter: read master weights, gradient and states, write
+// master and states, write the compute-precision weights; plus the gradient-norm pass (read)
+// and zeroing (write) of the gradients.
+double optimizer_bytes_per_parameter(const TrainingSpec& t) {
+  const StateBytesPerParameter b = state_bytes_per_parameter(t);
+  const bool separate_master = b.optimizer > 0 && t.master_precision == MasterPrecision::fp32 &&
+                               !(t.precision == Precision::fp32 || t.precision == Precision::tf32);
+  const double master = separate_master ? 4.0 : 0.0;
+  const double states = b.optimizer - master;
+  return 2 * (master + states) + b.gradients + (separate_master ? b.weights : b.weights * 2) + 2 * b.gradients;
+}
+
+}  // namespace
+
+IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, const CommLinks& links,
+                               std::int64_t padded_vocab) {
+  const auto& l = plan.layout;
+  const std::int64_t p = l.pp, v = l.vpp, chunks_total = p * v;
+  const std::int64_t shards = plan.dp() * l.cp;
+  const double t = static_cast<double>(l.tp);
+
+  const PassCost layer = layer_cost(plan, device, links);
+  const PassCost embedding = embedding_cost(plan, device, links);
+  const PassCost head = lm_head_cost(plan, device, links, padded_vocab);
+  const std::vector<std::int64_t> layers = chunk_layers(plan);
+  const ParameterCounts counts = count_parameters(plan.model, padded_vocab);
+  const StateBytesPerParameter per_param = state_bytes_per_parameter(plan.training);
+
+  IterationCosts out;
+  out.micro_batches = plan.micro_batches();
+  const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
+                        static_cast<double>(l.cp);
+  const double e = plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0;
+  // Megatron's scatter/gather optimisation (Narayanan et al. 2021, Sec. 4.1): each TP rank sends
+  // 1/t of the activation between stages, then the receivers all-gather it over NVLink.
+  if (p > 1) {
+    const double bytes = tokens * static_cast<double>(plan.model.hidden) * e;
+    out.p2p_seconds = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
+                      (l.tp > 1 && !l.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, l.tp, links.tp) : 0.0);
+  }
+
+  std::vector<double> rank_params(static_cast<std::size_t>(p), 0.0);
+  for (std::int64_t g = 0; g < chunks_total; ++g) {
+    const double n = static_cast<double>(layers[static_cast<std::size_t>(g)]);
+    PhaseCost f = layer.forward * n, bi = layer.backward_input * n, bw = layer.backward_weight * n, r = layer.recompute * n;
+    double params = n * counts.layer.per_tp_rank(l.tp);
+    if (g == 0) {
+      f += embedding.forward;
+      bi += embedding.backward_input;
+      bw += embedding.backward_weight;
+      params += counts.word_embedding / t + counts.position_embedding;
+    }
+    if (g == chunks_total - 1) {
+      f += head.forward;
+      bi += head.backward_input;
+      bw += head.backward_weight;
+      params += counts.final_norm +
+                (plan.model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
+    }
+    rank_params[static_cast<std::size_t>(g % p)] += params;
+
+    ChunkCost c;
+    c.forward = to_op(f);
+    c.backward = to_op(bi);
+    c.weight_grad = to_op(bw);
+    c.recompute = to_op(r);
+    c.send_activation_seconds = g < chunks_total - 1 ? out.p2p_seconds : 0.0;
+    c.send_gradient_seconds = g > 0 ? out.p2p_seconds : 0.0;
+    const double grad_bytes = params * per_param.gradients;
+    c.dp_reduce_seconds = l.zero_stage == 0
+                              ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
+                              : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
+    if (l.zero_stage >= 3) {
+      c.param_gather_seconds = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+    }
+    out.chunk_dp_seconds.push_back(c.dp_reduce_seconds + 2 * c.param_gather_seconds);
+    out.chunk_forward.push_back(f);
+    out.chunk_backward_input.push_back(bi);
+    out.chunk_backward_weight.push_back(bw);
+    out.chunk_recompute.push_back(r);
+    out.chunks.push_back(std::move(c));
+  }
+
+  const double step_bytes = optimizer_bytes_per_parameter(plan.training);
+  for (std::int64_t r = 0; r < p; ++r) {
+    const double params = rank_params[static_cast<std::size_t>(r)];
+    const double shard = l.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
+    double gather = 0;
+    // ZeRO-1/2 (Megatron's distributed optimizer): each rank updates its shard, then all ranks
+    // all-gather the updated weights.
+    if (l.zero_stage == 1 || l.zero_stage == 2) {
+      gather = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+    }
+    out.optimizer_seconds.push_back(device.memory_seconds(shard * step_bytes) + gather);
+    out.optimizer_dp_seconds.push_back(gather);
+  }
+  return out;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,162 @@
+// predict_time(): simulate the schedule over the plan's chunk costs and split the iteration into
+// compute, exposed communication, bubble and optimizer time on the first pipeline rank.
+// closed_form_time(): the same quantities without simulation, for the layout search.
+#include "plansight/estimator/time_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plansight/estimator/pipeline_schedule.h"
+
+namespace plansight::estimator {
+namespace {
+
+struct RankSums {
+  double compute = 0, tp = 0, cp = 0;  // per micro-batch, over the rank's chunks
+  double forward = 0, backward = 0, weight = 0;  // per micro-batch totals (compute + exposed comm)
+  double dp = 0, dp_last_chunk = 0, backward_last_chunk = 0;
+};
+
+RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank) {
+  RankSums s;
+  const std::int64_t p = plan.layout.pp;
+  for (std::int64_t chunk = 0; chunk < plan.layout.vpp; ++chunk) {
+    const auto g = static_cast<std::size_t>(chunk * p + rank);
+    for (const PhaseCost* ph : {&c.chunk_forward[g], &c.chunk_backward_input[g], &c.chunk_backward_weight[g], &c.chunk_recompute[g]}) {
+      s.compute += ph->compute_s;
+      s.tp += ph->tp_comm_s;
+      s.cp += ph->cp_comm_s;
+    }
+    s.forward += c.chunk_forward[g].total_s();
+    s.backward += c.chunk_backward_input[g].total_s() + c.chunk_recompute[g].total_s();
+    s.weight += c.chunk_backward_weight[g].total_s();
+    s.dp += c.chunk_dp_seconds[g];
+  }
+  // Megatron's schedules finish with chunk 0 (the last backward runs the first chunk).
+  s.dp_last_chunk = c.chunk_dp_seconds[static_cast<std::size_t>(rank)];
+  s.backward_last_chunk = c.chunk_backward_input[static_cast<std::size_t>(rank)].total_s() +
+                          c.chunk_backward_weight[static_cast<std::size_t>(rank)].total_s();
+  return s;
+}
+
+std::int32_t dp_buckets(const Plan& plan, const IterationCosts& c) {
+  (void)c;
+  // One bucket per dp_bucket_bytes of a chunk's gradients (PyTorch DDP bucket_cap_mb), at most 64.
+  const double grad_bytes_per_chunk = 0;  // unknown here; see predict_time
+  (void)grad_bytes_per_chunk;
+  return plan.training.dp_bucket_bytes > 0 ? 8 : 1;
+}
+
+SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool zero_p2p) {
+  SimulationInput in;
+  in.chunks = c.chunks;
+  if (zero_p2p) {
+    for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
+  }
+  in.optimizer_seconds = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
+  in.dp_issue = plan.layout.dp_overlap ? DpReduceIssue::per_chunk : DpReduceIssue::at_end;
+  in.dp_buckets = plan.layout.dp_overlap ? dp_buckets(plan, c) : 1;
+  in.title = "predicted: " + plan.model.name;
+  return in;
+}
+
+double rank_idle_s(const SimulationResult& sim, double busy_s, double optimizer_s) {
+  return std::max(0.0, static_cast<double>(sim.iteration_ns) * 1e-9 - busy_s - optimizer_s);
+}
+
+}  // namespace
+
+Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab, const TimeModelOptions& options) {
+  const DeviceEfficiency efficiency = default_efficiency(plan.cluster.gpu);
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, efficiency, options.profile);
+  const CommLinks links = plan_links(plan, device.efficiency());
+  const IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
+
+  auto schedule = make_schedule(plan.layout, plan.micro_batches());
+  if (!schedule) return schedule.errors();
+  auto sim = simulate(*schedule, simulation_input(plan, costs, false));
+  if (!sim) return sim.errors();
+
+  TimePrediction out;
+  out.iteration_s = static_cast<double>(sim->iteration_ns) * 1e-9;
+  const RankSums r0 = rank_sums(plan, costs, 0);
+  const double m = static_cast<double>(costs.micro_batches);
+  auto& b = out.breakdown;
+  b.compute_s = m * r0.compute;
+  b.tp_comm_s = m * r0.tp;
+  b.cp_comm_s = m * r0.cp;
+  const double gather = costs.optimizer_dp_seconds[0];
+  b.optimizer_s = *std::max_element(costs.optimizer_seconds.begin(), costs.optimizer_seconds.end()) - gather;
+  b.dp_comm_s = static_cast<double>(sim->reduce_wait_ns[0]) * 1e-9 + gather;
+  const double busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.dp_comm_s;
+  const double idle = rank_idle_s(*sim, busy, b.optimizer_s);
+  if (plan.layout.pp > 1) {
+    // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
+    auto ideal = simulate(*schedule, simulation_input(plan, costs, true));
+    if (!ideal) return ideal.errors();
+    const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 + gather;
+    b.bubble_s = std::min(idle, rank_idle_s(*ideal, ideal_busy, b.optimizer_s));
+    b.pp_comm_s = idle - b.bubble_s;
+  } else {
+    b.bubble_s = idle;
+  }
+  const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s;
+  out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  if (options.keep_timeline) out.timeline = std::move(sim->timeline);
+  return out;
+}
+
+TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
+  const std::int64_t p = plan.layout.pp;
+  const double v = static_cast<double>(plan.layout.vpp);
+  const double m = static_cast<double>(c.micro_batches);
+  const double pm1 = static_cast<double>(p - 1);
+
+  // The slowest rank sets the steady-state pace; the ramps cost one pass through every stage.
+  double pace = 0, through = 0, fwd_max = 0, bwd_max = 0, w_max = 0;
+  for (std::int64_t r = 0; r < p; ++r) {
+    const RankSums s = rank_sums(plan, c, r);
+    pace = std::max(pace, s.forward + s.backward + s.weight);
+    through += s.forward + s.backward + s.weight;
+    fwd_max = std::max(fwd_max, s.forward);
+    bwd_max = std::max(bwd_max, s.backward);
+    w_max = std::max(w_max, s.weight);
+  }
+  double pipe = 0;
+  switch (plan.layout.schedule) {
+    case PipelineSchedule::gpipe:
+    case PipelineSchedule::one_f_one_b: pipe = (m - 1) * pace + through; break;
+    case PipelineSchedule::interleaved: pipe = m * pace + pm1 * pace / v; break;
+    case PipelineSchedule::zb_h1: pipe = m * pace + pm1 * std::max(fwd_max + bwd_max - w_max, fwd_max); break;
+  }
+  const double ramp_transfers = 2 * pm1 * c.p2p_seconds * (plan.layout.schedule == PipelineSchedule::interleaved ? v : 1.0);
+
+  const RankSums r0 = rank_sums(plan, c, 0);
+  // Exposed DP: without overlap all of it; with overlap, the last chunk's buckets overlap the
+  // rest of its last backward, and earlier chunks' reductions overlap later work.
+  double dp_exposed = r0.dp;
+  if (plan.layout.dp_overlap) {
+    const double buckets = 8;
+    const double last = std::max(r0.dp_last_chunk / buckets, r0.dp_last_chunk - r0.backward_last_chunk * (buckets - 1) / buckets);
+    const double earlier = r0.dp - r0.dp_last_chunk;
+    const double window = (v - 1) * static_cast<double>(p) * r0.backward_last_chunk;
+    dp_exposed = last + std::max(0.0, earlier - window);
+  }
+  const double optimizer = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
+
+  TimePrediction out;
+  out.iteration_s = pipe + ramp_transfers + dp_exposed + optimizer;
+  auto& b = out.breakdown;
+  b.compute_s = m * r0.compute;
+  b.tp_comm_s = m * r0.tp;
+  b.cp_comm_s = m * r0.cp;
+  b.pp_comm_s = ramp_transfers;
+  b.dp_comm_s = dp_exposed + c.optimizer_dp_seconds[0];
+  b.optimizer_s = optimizer - c.optimizer_dp_seconds[0];
+  b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s));
+  const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s;
+  out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  return out;
+}
+
+}  // namespace plansight::estimator
