@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "plansight/estimator/advisor.h"
 #include "plansight/estimator/cost.h"
 #include "plansight/estimator/flops.h"
 #include "plansight/estimator/memory.h"
@@ -58,6 +59,7 @@ Result<Estimate> estimate(const Plan& plan) {
     e.time.bubble_fraction = predicted->bubble_fraction;
   }
   memory_warnings(e, e.warnings);
+  for (auto& advice : advise(plan, e)) e.warnings.push_back(std::move(advice));
   return e;
 }
 

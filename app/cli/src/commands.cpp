@@ -47,6 +47,7 @@ const char* kUsage =
     "  gpus           list GPU presets\n"
     "  systems        list system presets\n"
     "  import-model   read a Hugging Face config.json into a model description\n"
+    "  timeline       the predicted timeline of one iteration: --out FILE.json, --ascii [--width N]\n"
     "\n"
     "estimate options (all optional; the default plan is GPT-3 175B on 1024 A100-80GB):\n"
     "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
@@ -197,7 +198,8 @@ Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "gpus") return run_list_gpus(rest, out, err);
   if (command == "systems") return run_list_systems(rest, out, err);
   if (command == "import-model") return run_import_model(rest, out, err);
-  err << "error: unknown command \"" << command << "\"; valid: estimate, models, gpus, systems, import-model\n";
+  if (command == "timeline") return run_timeline(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, models, gpus, systems, import-model\n";
   return Status::invalid_input;
 }
 

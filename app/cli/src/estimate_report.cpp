@@ -65,7 +65,23 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   if (!time.available) {
     out << "  give --achieved-tflops or --mfu for time and cost\n";
   } else {
-    out << "  iteration            " << format_seconds(time.iteration_s) << "\n";
+    out << "  iteration            " << format_seconds(time.iteration_s)
+        << (time.predicted ? " (predicted)" : " (from the given throughput)") << "\n";
+    if (time.predicted) {
+      const auto& b = time.breakdown;
+      auto part = [&](const char* label, double s) {
+        if (s <= 0) return;
+        out << "    " << pad_right(label, 19) << pad_left(format_seconds(s), 12) << pad_left(format_fixed(s / time.iteration_s * 100, 1) + "%", 8) << "\n";
+      };
+      part("compute", b.compute_s);
+      part("exposed TP comm.", b.tp_comm_s);
+      part("exposed CP comm.", b.cp_comm_s);
+      part("exposed PP comm.", b.pp_comm_s);
+      part("exposed DP comm.", b.dp_comm_s);
+      part("pipeline bubble", b.bubble_s);
+      part("optimizer", b.optimizer_s);
+      if (l.pp > 1) out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12) << " of compute\n";
+    }
     out << "  throughput           " << format_count(time.tokens_per_s) << " tokens/s, "
         << format_fixed(time.achieved_tflops_per_gpu, 1) << " TFLOP/s per GPU\n";
     out << "  MFU / HFU            " << format_fixed(time.mfu * 100, 1) << "% / " << format_fixed(time.hfu * 100, 1) << "%\n";

@@ -16,6 +16,7 @@ Status run_estimate(const std::vector<std::string>& args, std::ostream& out, std
 Status run_list_models(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_list_gpus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_list_systems(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_timeline(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_import_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The whole CLI: argv without the program name.

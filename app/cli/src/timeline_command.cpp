@@ -1,0 +1,70 @@
+// `plansight timeline`: the predicted timeline of one iteration of a plan, written as Plansight
+// timeline JSON (--out FILE.json) and/or drawn in the terminal (--ascii, one row per pipeline
+// rank: F forward, B backward, W weight gradient, R recompute, O optimizer, '.' idle).
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/commands.h"
+#include "plansight/cli/format.h"
+#include "plansight/cli/plan_args.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline_json.h"
+
+namespace plansight::cli {
+
+namespace est = plansight::estimator;
+
+Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  std::vector<FlagSpec> flags = plan_flags();
+  flags.push_back({"--out", true, "FILE.json"});
+  flags.push_back({"--ascii", false, ""});
+  flags.push_back({"--width", true, "COLUMNS"});
+  auto args = Args::parse(argv, flags);
+  auto fail = [&](const std::vector<Diagnostic>& errors) {
+    for (const auto& e : errors) err << e.to_string() << "\n";
+    return Status::invalid_input;
+  };
+  if (!args) return fail(args.errors());
+  if (!args->positionals().empty()) return fail({make_error(args->positionals().front(), "unexpected argument")});
+  long long width = 100;
+  if (args->has("--width")) {
+    auto w = args->integer("--width");
+    if (!w) return fail(w.errors());
+    if (*w < 10 || *w > 1000) return fail({make_error("--width", "value " + std::to_string(*w) + " is invalid; valid: 10 to 1000")});
+    width = *w;
+  }
+  auto plan = plan_from_args(*args);
+  if (!plan) return fail(plan.errors());
+  auto estimate = est::estimate(*plan);  // validates and gives the padded vocabulary
+  if (!estimate) return fail(estimate.errors());
+  auto predicted = est::predict_time(*plan, estimate->padded_vocab);
+  if (!predicted) return fail(predicted.errors());
+
+  if (auto path = args->value("--out")) {
+    std::ofstream file(*path, std::ios::binary | std::ios::trunc);
+    if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
+    nlohmann::json j = est::to_json(predicted->timeline);
+    j["plan"] = est::to_json(*plan);
+    file << j.dump() << "\n";
+    if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
+    std::size_t spans = 0;
+    for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
+    out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
+  }
+  if (args->has("--ascii") || !args->has("--out")) {
+    out << est::render_ascii(predicted->timeline, static_cast<int>(width));
+    const auto& b = predicted->breakdown;
+    out << "iteration " << format_seconds(predicted->iteration_s) << ": compute " << format_seconds(b.compute_s)
+        << ", bubble " << format_seconds(b.bubble_s) << " (" << format_fixed(predicted->bubble_fraction * 100, 1)
+        << "% of compute), exposed comm. TP " << format_seconds(b.tp_comm_s) << " PP " << format_seconds(b.pp_comm_s)
+        << " DP " << format_seconds(b.dp_comm_s) << ", optimizer " << format_seconds(b.optimizer_s) << "\n";
+    out << "F forward, B backward, W weight gradient, R recompute, O optimizer, . idle\n";
+  }
+  return Status::ok;
+}
+
+}  // namespace plansight::cli

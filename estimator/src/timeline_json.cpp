@@ -1,0 +1,121 @@
+// Timeline <-> JSON. Enumerations are written as their names so files stay readable and
+// survive reordering of the enums.
+#include "plansight/estimator/timeline_json.h"
+
+#include <array>
+#include <string>
+
+#include "plansight/estimator/json_reader.h"
+
+namespace plansight::estimator {
+namespace {
+
+template <class E, std::size_t N>
+bool parse_name(const std::string& text, const std::array<E, N>& all, E& out) {
+  for (E v : all) {
+    if (to_string(v) == text) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr std::array kLanes = {Lane::compute, Lane::communication, Lane::copy, Lane::host};
+constexpr std::array kKinds = {SpanKind::kernel, SpanKind::collective, SpanKind::send, SpanKind::recv, SpanKind::memcpy,
+                               SpanKind::memset, SpanKind::host, SpanKind::annotation, SpanKind::idle};
+constexpr std::array kPhases = {Phase::none, Phase::forward, Phase::backward, Phase::weight_grad,
+                                Phase::recompute, Phase::optimizer, Phase::communication};
+constexpr std::array kSources = {TimelineSource::predicted, TimelineSource::measured, TimelineSource::imported};
+
+}  // namespace
+
+nlohmann::json to_json(const Timeline& t) {
+  nlohmann::json tracks = nlohmann::json::array();
+  for (const auto& track : t.tracks) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const auto& s : track.spans) {
+      spans.push_back({s.start_ns, s.duration_ns, s.name_id, to_string(s.kind), to_string(s.phase), s.stage,
+                       s.micro_batch, s.flops, s.bytes, s.tensor_core});
+    }
+    tracks.push_back({{"rank", track.rank},
+                      {"lane", to_string(track.lane)},
+                      {"stream", track.stream},
+                      {"label", track.label},
+                      {"spans", std::move(spans)}});
+  }
+  return {{"format", "plansight-timeline"}, {"version", 1},          {"source", to_string(t.source)},
+          {"title", t.title},               {"names", t.names},      {"tracks", std::move(tracks)}};
+}
+
+Result<Timeline> timeline_from_json(const nlohmann::json& json) {
+  std::vector<Diagnostic> errors;
+  if (!json.is_object() || json.value("format", "") != "plansight-timeline") {
+    return make_error("timeline", "not a Plansight timeline (expected \"format\": \"plansight-timeline\")");
+  }
+  if (json.value("version", 0) != 1) return make_error("timeline.version", "unsupported version; valid: 1");
+  Timeline t;
+  JsonReader in(json, "timeline", errors);
+  std::string source = "predicted";
+  in.read("source", source);
+  if (!parse_name(source, kSources, t.source)) in.error("source", "unknown source \"" + source + "\"");
+  in.read("title", t.title);
+  if (const auto* names = in.get("names")) {
+    if (!names->is_array()) {
+      in.error("names", "expected an array of strings");
+    } else {
+      for (const auto& n : *names) {
+        if (!n.is_string()) { in.error("names", "expected strings"); break; }
+        t.names.push_back(n.get<std::string>());
+      }
+    }
+  }
+  const auto* tracks = in.get("tracks");
+  if (tracks && !tracks->is_array()) in.error("tracks", "expected an array");
+  for (std::size_t i = 0; tracks && tracks->is_array() && i < tracks->size(); ++i) {
+    const std::string path = "timeline.tracks[" + std::to_string(i) + "]";
+    JsonReader tr((*tracks)[i], path, errors);
+    Track track;
+    std::int64_t rank = 0, stream = -1;
+    tr.read("rank", rank, 0, INT32_MAX);
+    tr.read("stream", stream, -1, INT32_MAX);
+    track.rank = static_cast<std::int32_t>(rank);
+    track.stream = static_cast<std::int32_t>(stream);
+    tr.read("label", track.label);
+    std::string lane = "compute";
+    tr.read("lane", lane);
+    if (!parse_name(lane, kLanes, track.lane)) tr.error("lane", "unknown lane \"" + lane + "\"");
+    const auto* spans = tr.get("spans");
+    for (std::size_t j = 0; spans && spans->is_array() && j < spans->size(); ++j) {
+      const auto& a = (*spans)[j];
+      Span s;
+      const bool shape = a.is_array() && a.size() == 10 && a[0].is_number_integer() && a[1].is_number_integer() &&
+                         a[2].is_number_integer() && a[3].is_string() && a[4].is_string() && a[5].is_number_integer() &&
+                         a[6].is_number_integer() && a[7].is_number() && a[8].is_number() && a[9].is_boolean();
+      if (!shape || !parse_name(a[3].get<std::string>(), kKinds, s.kind) || !parse_name(a[4].get<std::string>(), kPhases, s.phase)) {
+        errors.push_back(make_error(path + ".spans[" + std::to_string(j) + "]",
+                                    "expected [start_ns, duration_ns, name, kind, phase, stage, micro_batch, flops, bytes, tensor_core]"));
+        break;
+      }
+      s.start_ns = a[0].get<std::int64_t>();
+      s.duration_ns = a[1].get<std::int64_t>();
+      const auto name = a[2].get<std::int64_t>();
+      if (name < -1 || name >= static_cast<std::int64_t>(t.names.size())) {
+        errors.push_back(make_error(path + ".spans[" + std::to_string(j) + "]", "name index out of range"));
+        break;
+      }
+      s.name_id = static_cast<std::int32_t>(name);
+      s.stage = static_cast<std::int32_t>(a[5].get<std::int64_t>());
+      s.micro_batch = static_cast<std::int32_t>(a[6].get<std::int64_t>());
+      s.flops = a[7].get<double>();
+      s.bytes = a[8].get<double>();
+      s.tensor_core = a[9].get<bool>();
+      track.spans.push_back(s);
+    }
+    t.tracks.push_back(std::move(track));
+  }
+  if (!errors.empty()) return errors;
+  return t;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,180 @@
+// The time model's properties: communication and GEMM cost rules, calibration by a measured
+// profile, schedules ordering the bubble, DP overlap, the closed form agreeing with the
+// simulation, and the breakdown adding up.
+#include <gtest/gtest.h>
+
+#include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/device_model.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+
+namespace plansight::estimator {
+namespace {
+
+TEST(CommModel, NcclTestsBusFactorsAndRingTime) {
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::all_reduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::all_gather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::reduce_scatter, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::send_recv, 2), 1.0);
+  Link link{100e9, 5e-6, false};
+  // Ring all-reduce of 1 GB on 8 GPUs: 14 steps of latency + 2*7/8 GB at 100 GB/s.
+  EXPECT_DOUBLE_EQ(collective_seconds(Collective::all_reduce, 1e9, 8, link), 14 * 5e-6 + 1.75e9 / 100e9);
+  EXPECT_EQ(collective_seconds(Collective::all_reduce, 1e9, 1, link), 0) << "a group of one moves nothing";
+  link.crosses_nodes = true;  // tree latency bound across nodes: 2 log2(n) steps
+  EXPECT_DOUBLE_EQ(collective_seconds(Collective::all_reduce, 1e9, 64, link), 12 * 5e-6 + 2 * 63.0 / 64 * 1e9 / 100e9);
+}
+
+TEST(CommModel, PlacementDecidesTheLink) {
+  Plan p = default_plan();  // 8 GPUs per node, TP 8, PP 8, DP 16
+  const auto eff = default_efficiency(p.cluster.gpu);
+  const auto tp = group_link(p.cluster, p.layout, 16, Group::tp, eff.nvlink_fraction, eff.network_fraction);
+  const auto dp = group_link(p.cluster, p.layout, 16, Group::dp, eff.nvlink_fraction, eff.network_fraction);
+  EXPECT_FALSE(tp.crosses_nodes);
+  EXPECT_TRUE(dp.crosses_nodes);
+  EXPECT_NEAR(tp.bandwidth_bytes_per_s, 230e9, 1e6) << "nccl-tests all-reduce bus bandwidth in a DGX A100";
+  EXPECT_NEAR(dp.bandwidth_bytes_per_s, 25e9 * 0.9, 1e6) << "one GPU of the group per node: its own NIC";
+  p.layout.tp = 1;  // DP stride 1: eight members per node share all eight NICs
+  const auto wide = group_link(p.cluster, p.layout, 128, Group::dp, eff.nvlink_fraction, eff.network_fraction);
+  EXPECT_NEAR(wide.bandwidth_bytes_per_s, 8 * 25e9 * 0.9, 1e6);
+  p.layout.tp = 16;  // TP across two nodes
+  EXPECT_TRUE(group_link(p.cluster, p.layout, 8, Group::tp, eff.nvlink_fraction, eff.network_fraction).crosses_nodes);
+}
+
+TEST(DeviceModel, GemmEfficiencyApproachesTheMeasuredMaximum) {
+  const GpuSpec a100 = *find_gpu("a100-80gb-sxm");
+  DeviceEfficiency eff = default_efficiency(a100);
+  eff.in_step_slowdown = 1;
+  eff.kernel_overhead_s = 0;
+  const DeviceModel dev(a100, Precision::bf16, eff);
+  auto tflops = [&](double m, double n, double k) { return 2 * m * n * k / dev.gemm_seconds(m, n, k) / 1e12; };
+  EXPECT_NEAR(tflops(8192 * 4, 8192, 8192), 312 * 0.85, 312 * 0.03) << "large GEMMs near MAMF";
+  EXPECT_LT(tflops(1024, 1024, 1024), 0.6 * 312) << "1024^3 runs far below peak (one wave, few tiles)";
+  EXPECT_LT(tflops(2048, 2048, 2048), tflops(8192, 8192, 8192));
+  // Wave quantization: 6912 x 512 is exactly 108 tiles of 256 x 128, one wave on 108 SMs; one
+  // more row needs a second wave (or smaller, slower tiles).
+  EXPECT_GT(dev.gemm_seconds(6913, 512, 4096), 1.3 * dev.gemm_seconds(6912, 512, 4096));
+  // ... while 8192 -> 8193 rows (1024 -> 1056 tiles) stays within the same 10 waves.
+  EXPECT_NEAR(dev.gemm_seconds(8193, 4096, 4096), dev.gemm_seconds(8192, 4096, 4096), 1e-12);
+  // Alignment: 50257 columns miss Tensor Cores' 16-byte rule; 50304 does not.
+  EXPECT_GT(dev.gemm_seconds(4096, 50257, 4096), 1.5 * dev.gemm_seconds(4096, 50304, 4096));
+  // Memory-bound: a copy of 1 GB at 85% of 2039 GB/s.
+  EXPECT_NEAR(dev.memory_seconds(1e9), 1e9 / (2039e9 * 0.85), 1e-9);
+}
+
+TEST(DeviceModel, MeasuredProfileRescalesTheModel) {
+  const GpuSpec a100 = *find_gpu("a100-80gb-sxm");
+  const DeviceModel plain(a100, Precision::bf16, default_efficiency(a100));
+  HardwareProfile profile;
+  GemmSample s;
+  s.m = 4096;
+  s.n = 4096;
+  s.k = 4096;
+  s.precision = Precision::bf16;
+  s.seconds = 2 * plain.gemm_seconds(4096, 4096, 4096);  // this machine is twice as slow
+  profile.gemms.push_back(s);
+  profile.memory_bandwidth_bytes_per_s = 1000e9;
+  const DeviceModel measured(a100, Precision::bf16, default_efficiency(a100), &profile);
+  EXPECT_NEAR(measured.gemm_seconds(4096, 4096, 4096), s.seconds, 1e-12);
+  EXPECT_NEAR(measured.gemm_seconds(4096, 8192, 4096) / plain.gemm_seconds(4096, 8192, 4096), 2.0, 1e-9);
+  EXPECT_GT(measured.memory_seconds(1e9), plain.memory_seconds(1e9) * 1.5);
+  auto json = to_json(profile);
+  auto back = hardware_profile_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), json);
+  json["gemms"][0]["m"] = "big";
+  EXPECT_FALSE(hardware_profile_from_json(json).ok());
+}
+
+// A plan whose stages are uniform: tiny vocabulary, so embedding and head cost nothing.
+Plan uniform_plan(std::int64_t pp, std::int64_t micro_batches, PipelineSchedule schedule, std::int64_t vpp = 1) {
+  Plan p = default_plan();
+  p.model.vocab = 128;
+  p.model.layers = 48;
+  p.cluster.gpus = 8 * pp;
+  p.layout = LayoutSpec{};
+  p.layout.tp = 8;
+  p.layout.pp = pp;
+  p.layout.vpp = vpp;
+  p.layout.schedule = schedule;
+  p.layout.recompute = Recompute::selective;
+  p.layout.sequence_parallel = true;
+  p.training.global_batch = micro_batches;
+  return p;
+}
+
+TEST(TimeModel, OneFOneBBubbleIsTheTextbookFraction) {
+  for (std::int64_t m : {8, 16, 32}) {
+    auto e = estimate(uniform_plan(4, m, PipelineSchedule::one_f_one_b));
+    ASSERT_TRUE(e.ok()) << e.error_text();
+    EXPECT_NEAR(e->time.bubble_fraction, 3.0 / static_cast<double>(m), 0.02) << m;
+  }
+}
+
+TEST(TimeModel, InterleavingThenZeroBubbleShrinkTheBubble) {
+  auto plain = estimate(uniform_plan(4, 8, PipelineSchedule::one_f_one_b));
+  auto interleaved = estimate(uniform_plan(4, 8, PipelineSchedule::interleaved, 2));
+  auto zb = estimate(uniform_plan(4, 8, PipelineSchedule::zb_h1));
+  ASSERT_TRUE(plain.ok() && interleaved.ok() && zb.ok()) << interleaved.error_text() << zb.error_text();
+  EXPECT_LT(interleaved->time.breakdown.bubble_s, 0.7 * plain->time.breakdown.bubble_s);
+  EXPECT_LT(zb->time.breakdown.bubble_s, plain->time.breakdown.bubble_s);
+  EXPECT_LT(zb->time.iteration_s, plain->time.iteration_s);
+  auto gpipe = estimate(uniform_plan(4, 8, PipelineSchedule::gpipe));
+  EXPECT_NEAR(gpipe->time.bubble_fraction, plain->time.bubble_fraction, 0.02) << "same bubble, more memory";
+}
+
+TEST(TimeModel, OverlappedDataParallelReductionIsLessExposed) {
+  Plan p = default_plan();
+  p.model = *find_model("llama-2-7b");
+  p.layout = LayoutSpec{};
+  p.cluster.gpus = 64;
+  p.training.global_batch = 64;
+  p.training.precision = Precision::bf16;
+  auto overlapped = estimate(p);
+  p.layout.dp_overlap = false;
+  auto at_end = estimate(p);
+  ASSERT_TRUE(overlapped.ok() && at_end.ok());
+  EXPECT_LT(overlapped->time.breakdown.dp_comm_s, 0.5 * at_end->time.breakdown.dp_comm_s);
+  EXPECT_LT(overlapped->time.iteration_s, at_end->time.iteration_s);
+}
+
+TEST(TimeModel, BreakdownAddsUpAndClosedFormAgrees) {
+  std::vector<Plan> plans = {default_plan(), uniform_plan(4, 16, PipelineSchedule::one_f_one_b),
+                             uniform_plan(4, 16, PipelineSchedule::interleaved, 3), uniform_plan(8, 32, PipelineSchedule::zb_h1)};
+  Plan llama = default_plan();
+  llama.model = *find_model("llama-3.1-8b");
+  llama.layout = LayoutSpec{};
+  llama.layout.tp = 2;
+  llama.layout.zero_stage = 1;
+  llama.cluster.gpus = 16;
+  llama.training.global_batch = 64;
+  llama.training.attention = AttentionKernel::flash;
+  plans.push_back(llama);
+  for (const auto& plan : plans) {
+    auto e = estimate(plan);
+    ASSERT_TRUE(e.ok()) << e.error_text();
+    EXPECT_NEAR(e->time.breakdown.total_s(), e->time.iteration_s, 1e-6 * e->time.iteration_s);
+    const auto eff = default_efficiency(plan.cluster.gpu);
+    const DeviceModel dev(plan.cluster.gpu, plan.training.precision, eff);
+    const auto costs = iteration_costs(plan, dev, plan_links(plan, eff), e->padded_vocab);
+    const auto closed = closed_form_time(plan, costs);
+    EXPECT_NEAR(closed.iteration_s / e->time.iteration_s, 1.0, 0.05) << plan.model.name << " pp " << plan.layout.pp;
+  }
+}
+
+TEST(TimeModel, PredictedTimelineHasEveryRankAndPhase) {
+  auto plan = uniform_plan(4, 8, PipelineSchedule::one_f_one_b);
+  auto e = estimate(plan);
+  auto t = predict_time(plan, e->padded_vocab);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->timeline.tracks.size(), 8u) << "compute and communication lane per rank";
+  std::size_t forwards = 0;
+  for (const auto& track : t->timeline.tracks) {
+    for (const auto& s : track.spans) forwards += s.phase == Phase::forward && track.lane == Lane::compute;
+  }
+  EXPECT_EQ(forwards, 4u * 8u) << "one forward per stage and micro-batch";
+  EXPECT_NEAR(static_cast<double>(t->timeline.end_ns()) * 1e-9, t->iteration_s, 1e-6);
+}
+
+}  // namespace
+}  // namespace plansight::estimator
