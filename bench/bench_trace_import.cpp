@@ -97,7 +97,11 @@ double peak_rss_bytes() {
 std::uint64_t g_trace_mb = 256;
 
 fs::path trace_path(bool gzip) {
-  return fs::temp_directory_path() / ("plansight_bench_" + std::to_string(g_trace_mb) + "mb" + (gzip ? ".json.gz" : ".json"));
+  // Appended piecewise: GCC 12's -Wrestrict misfires on chained std::string operator+ (GCC PR 105651).
+  std::string name = "plansight_bench_";
+  name += std::to_string(g_trace_mb);
+  name += gzip ? "mb.json.gz" : "mb.json";
+  return fs::temp_directory_path() / name;
 }
 
 const fs::path& ensure_trace(bool gzip) {

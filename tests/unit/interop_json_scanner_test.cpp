@@ -149,6 +149,10 @@ TEST(JsonNumber, MicrosecondsToNanosecondsExactly) {
   ASSERT_TRUE(microseconds_text_to_ns("68.0", ns));
   EXPECT_EQ(ns, 68'000);
   EXPECT_FALSE(microseconds_text_to_ns("9.3e15", ns));  // overflows int64 ns
+  // Found by fuzz_kineto_importer: a long digit run overflowed the fast path before its length check.
+  EXPECT_FALSE(microseconds_text_to_ns("33333333333333333333", ns));
+  ASSERT_TRUE(microseconds_text_to_ns("9223372036854775", ns));  // 16 digits: general path, fits
+  EXPECT_EQ(ns, 9'223'372'036'854'775'000);
   EXPECT_FALSE(microseconds_text_to_ns("1e999999", ns));
   std::int64_t v = 0;
   ASSERT_TRUE(number_text_to_int64("7.0", v));

@@ -17,7 +17,10 @@ bool fast_scaled_integer(std::string_view s, int scale, std::int64_t& out, bool 
   if (negative) ++i;
   const std::size_t int_begin = i;
   std::int64_t v = 0;
-  while (i < s.size() && is_digit(s[i])) v = v * 10 + (s[i++] - '0');
+  while (i < s.size() && is_digit(s[i])) {
+    if (i - int_begin == 15) return false;  // 16+ digits: the general path checks the range
+    v = v * 10 + (s[i++] - '0');
+  }
   const std::size_t int_digits = i - int_begin;
   if (int_digits == 0 || int_digits > 15 || (int_digits > 1 && s[int_begin] == '0')) return false;
   int frac_taken = 0;
