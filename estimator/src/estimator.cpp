@@ -32,7 +32,9 @@ void memory_warnings(const Estimate& e, std::vector<Diagnostic>& out) {
 
 }  // namespace
 
-Result<Estimate> estimate(const Plan& plan) {
+Result<Estimate> estimate(const Plan& plan) { return estimate(plan, nullptr); }
+
+Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
   std::vector<Diagnostic> diagnostics = validate(plan);
   if (has_errors(diagnostics)) return diagnostics;
 
@@ -50,6 +52,7 @@ Result<Estimate> estimate(const Plan& plan) {
     // No throughput given: predict it. Schedule errors were caught by validate() already.
     TimeModelOptions options;
     options.keep_timeline = false;
+    options.profile = profile;
     auto predicted = predict_time(plan, e.padded_vocab, options);
     if (!predicted) return predicted.errors();
     e.time.iteration_s = predicted->iteration_s;

@@ -8,6 +8,10 @@
 
 namespace plansight::estimator {
 
+struct HardwareProfile;
+
 Result<Estimate> estimate(const Plan& plan);
+// With efficiencies measured on the machine (the probe's calibration) instead of the defaults.
+Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile);
 
 }  // namespace plansight::estimator

@@ -1,0 +1,44 @@
+// ProbeRequest: what a probe run executes — a small GPT model with a parallel layout, a number
+// of training steps, the data and the device. Read from JSON (probe/README.md documents it);
+// errors name the field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/layout_spec.h"
+#include "plansight/estimator/model_spec.h"
+
+namespace plansight::probe {
+
+enum class Device { cpu, cuda, automatic };
+enum class DataSource { synthetic, corpus };
+
+struct ProbeRequest {
+  estimator::ModelSpec model;    // GPT-2 style: LayerNorm, GeLU MLP, learned positions, tied head
+  estimator::LayoutSpec layout;  // tp, pp, vpp, dp, zero_stage, recompute, schedule, sequence_parallel
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 1;
+  std::int64_t seq_len = 64;
+  std::int64_t steps = 10;
+  std::int64_t warmup_steps = 1;   // steps run before timing starts
+  double learning_rate = 3e-4;
+  double weight_decay = 0.0;
+  std::uint64_t seed = 1234;
+  DataSource data = DataSource::synthetic;
+  Device device = Device::cpu;
+  std::int64_t threads_per_rank = 1;
+  bool trace = true;               // record a measured Timeline of the last step
+  bool calibrate = false;          // also run the GEMM and collective sweeps -> HardwareProfile
+};
+
+// Named sizes: "tiny" (2 layers, 64 wide), "small" (4 layers, 128 wide), "gpt2-124m".
+Result<estimator::ModelSpec> probe_model(const std::string& name);
+
+nlohmann::json to_json(const ProbeRequest& request);
+Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json);
+
+}  // namespace plansight::probe

@@ -1,0 +1,44 @@
+// ProbeResult: what a probe run measured — loss and time per step, the measured Timeline of
+// one traced step, memory per rank by category (comparable field by field with the estimator's
+// MemoryBreakdown), and the HardwareProfile when calibration ran.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/hardware_profile.h"
+#include "plansight/estimator/timeline.h"
+
+namespace plansight::probe {
+
+struct StepResult {
+  std::int64_t step = 0;
+  double loss = 0;     // mean cross-entropy over the global batch
+  double seconds = 0;  // wall time of the whole step (all ranks)
+};
+
+struct RankMemory {
+  std::int32_t rank = 0;
+  estimator::MemoryBreakdown current;  // at the end of the step
+  estimator::MemoryBreakdown peak;     // per category, the maximum over the step
+  double peak_total_bytes = 0;         // the maximum of the sum (not the sum of maxima)
+};
+
+struct ProbeResult {
+  std::string device;        // "cpu: <model name> (<n> threads)" or the GPU name
+  bool ranks_share_device = false;
+  std::vector<StepResult> steps;
+  double step_time_s = 0;    // median over timed steps
+  estimator::Timeline timeline;  // measured, of the last step
+  std::vector<RankMemory> memory;
+  std::optional<estimator::HardwareProfile> profile;
+  bool stopped_early = false;    // cancelled (Ctrl-C): what was measured so far is kept
+};
+
+nlohmann::json to_json(const ProbeResult& result);
+
+}  // namespace plansight::probe

@@ -1,0 +1,62 @@
+// Communicator: collectives and point-to-point transfers between the ranks of a probe run.
+// On the CPU (and for virtual ranks on one GPU) ranks are threads of one process and the
+// communicator moves real data between their buffers; on several GPUs an NCCL implementation
+// provides the same interface. Every call is made by all members of the group (collectives) or
+// by the matching pair (send/recv); calls return an error instead of hanging when a peer has
+// failed or the run was cancelled.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+
+namespace plansight::runtime {
+
+// Success, or what failed (a peer's error, cancellation, a size mismatch).
+using Status = Result<bool>;
+inline Status ok_status() { return true; }
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;  // within this group
+  virtual int size() const = 0;
+  virtual const std::string& name() const = 0;  // "tp", "dp", "pp", "world", ...
+
+  // Sum over ranks, in place; every rank ends with the same values.
+  virtual Status all_reduce(float* data, std::size_t count) = 0;
+  // `in` holds size() * count values; rank r receives the sum of every rank's block r in `out`.
+  virtual Status reduce_scatter(const float* in, float* out, std::size_t count) = 0;
+  // Rank r contributes `count` values; every rank receives all size() * count values in rank order.
+  virtual Status all_gather(const float* in, float* out, std::size_t count) = 0;
+  virtual Status broadcast(float* data, std::size_t count, int root) = 0;
+  virtual Status send(const float* data, std::size_t count, int peer) = 0;
+  virtual Status recv(float* data, std::size_t count, int peer) = 0;
+};
+
+// Ranks as threads of one process. world(n) makes the world group; split() makes sub-groups
+// (all ranks of the parent call it together; ranks with the same colour form a group, ordered
+// by key), as MPI_Comm_split does.
+class InProcessWorld {
+ public:
+  explicit InProcessWorld(int world_size);
+  ~InProcessWorld();
+  InProcessWorld(const InProcessWorld&) = delete;
+  InProcessWorld& operator=(const InProcessWorld&) = delete;
+
+  int size() const;
+  std::unique_ptr<Communicator> world(int rank);
+  // Fails every pending and future call with `reason` (a rank failed, or the run was cancelled).
+  void abort(const std::string& reason);
+
+  struct Impl;
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+Result<std::unique_ptr<Communicator>> split(Communicator& parent, int colour, int key, const std::string& name);
+
+}  // namespace plansight::runtime
