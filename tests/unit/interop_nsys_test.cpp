@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -28,9 +30,12 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
-// Builds `<tmp>/<name>.sqlite` from a fixture SQL script.
+// Builds `<tmp>/<test>.<name>.sqlite` from a fixture SQL script; the test's name keeps tests
+// that ctest runs in parallel processes off each other's files.
 std::filesystem::path build_db(const std::string& sql_file) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / (sql_file + ".sqlite");
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto path = std::filesystem::path(::testing::TempDir()) /
+                    (std::string(info->test_suite_name()) + "." + info->name() + "." + std::to_string(::getpid()) + "." + sql_file + ".sqlite");
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.string().c_str(), &db), SQLITE_OK);
@@ -129,7 +134,7 @@ TEST(NsysImport, NotAnExport) {
   ASSERT_FALSE(text.ok());
   EXPECT_NE(text.error_text().find("not a SQLite database"), std::string::npos);
 
-  const auto path = std::filesystem::path(::testing::TempDir()) / "other.sqlite";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("NsysImport.other." + std::to_string(::getpid()) + ".sqlite");
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
   sqlite3_open(path.string().c_str(), &db);

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -152,7 +154,7 @@ TEST(PerfettoExport, TimestampsAreExactDecimalMicroseconds) {
 TEST(PerfettoExport, ImportedFixtureExportsWellFormed) {
   auto r = import_kineto(std::string(PLANSIGHT_TRACE_FIXTURE_DIR) + "/kineto_multirank");
   ASSERT_TRUE(r.ok()) << r.error_text();
-  const auto path = std::filesystem::path(::testing::TempDir()) / "export.json";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("export." + std::to_string(::getpid()) + ".json");
   auto written = write_chrome_trace_file(path, {&r->timeline});
   ASSERT_TRUE(written.ok()) << written.error_text();
   EXPECT_GT(*written, 1000);

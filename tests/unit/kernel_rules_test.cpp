@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "plansight/estimator/collective_bandwidth.h"
@@ -94,7 +96,7 @@ TEST(KernelRules, ErrorsNameTheField) {
 }
 
 TEST(KernelRules, LoadsFromFile) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / "rules.json";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("rules." + std::to_string(::getpid()) + ".json");
   {
     std::ofstream f(path);
     f << default_kernel_rules_json();
