@@ -39,7 +39,8 @@ estimator::Timeline timeline_for(std::int64_t run_id) {
   for (int i = 0; i < 100'000; ++i) {
     auto tx = store->transaction();
     if (!tx.ok()) fail(tx.error_text());
-    auto id = store->create_run({RunKind::probe, "killed " + std::to_string(i), "cpu", RunStatus::running, {}, ""});
+    auto id =
+        store->create_run({RunKind::probe, "killed " + std::to_string(i), "cpu", RunStatus::running, {}, ""});
     if (!id.ok()) fail(id.error_text());
     if (auto t = store->append_timeline(*id, timeline_for(*id)); !t.ok()) fail(t.error_text());
     RunSummary summary;

@@ -3,6 +3,8 @@
 // that treats doubles bit for bit, so NaN and -0.0 round trips are checked too.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
@@ -10,8 +12,6 @@
 #include <limits>
 #include <random>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "plansight/estimator/timeline.h"
 
@@ -63,8 +63,8 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
       case 0: return std::numeric_limits<double>::quiet_NaN();
       case 1: return -0.0;
       case 2: return std::numeric_limits<double>::infinity();
-      case 3: return 9007199254740992.0;   // 2^53: the largest varint-encoded whole number
-      case 4: return 9007199254740994.0;   // 2^53 + 2: whole but raw
+      case 3: return 9007199254740992.0;  // 2^53: the largest varint-encoded whole number
+      case 4: return 9007199254740994.0;  // 2^53 + 2: whole but raw
       case 5: return std::bit_cast<double>(rng());
       case 6: return static_cast<double>(pick(1ULL << 40));
       case 7: return 0.5 + static_cast<double>(pick(1000));
@@ -74,7 +74,8 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
   estimator::Timeline t;
   t.source = static_cast<estimator::TimelineSource>(pick(3));
   t.title = "random " + std::to_string(seed);
-  for (int i = 0; i < 50; ++i) t.names.push_back(i % 7 == 0 ? std::string() : "kernel_" + std::to_string(rng()));
+  for (int i = 0; i < 50; ++i)
+    t.names.push_back(i % 7 == 0 ? std::string() : "kernel_" + std::to_string(rng()));
   const std::size_t tracks = 1 + pick(12);
   for (std::size_t k = 0; k < tracks; ++k) {
     estimator::Track track;
@@ -89,7 +90,8 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
     // Mostly sorted, back-to-back; sometimes anything at all.
     auto& track = t.tracks[pick(tracks)];
     // Wrapping arithmetic: the previous start may be INT64_MAX.
-    const std::uint64_t prev_end = track.spans.empty() ? 0 : static_cast<std::uint64_t>(track.spans.back().start_ns) + 1000;
+    const std::uint64_t prev_end =
+        track.spans.empty() ? 0 : static_cast<std::uint64_t>(track.spans.back().start_ns) + 1000;
     s.start_ns = pick(4) == 0 ? i64() : static_cast<std::int64_t>(prev_end + pick(100));
     s.duration_ns = pick(4) == 0 ? i64() : static_cast<std::int64_t>(pick(5'000'000));
     s.flops = f64();
@@ -107,7 +109,8 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
 
 // Like a measured trace: per rank a compute lane of back-to-back kernels (a few hundred distinct
 // names, repeated layer after layer; whole-number FLOPs) and a communication lane of collectives.
-inline estimator::Timeline trace_like_timeline(std::uint64_t seed, std::int32_t ranks, std::size_t kernels_per_rank) {
+inline estimator::Timeline trace_like_timeline(std::uint64_t seed, std::int32_t ranks,
+                                               std::size_t kernels_per_rank) {
   std::mt19937_64 rng(seed);
   estimator::Timeline t;
   t.source = estimator::TimelineSource::measured;
@@ -149,7 +152,9 @@ inline estimator::Timeline trace_like_timeline(std::uint64_t seed, std::int32_t 
   return t;
 }
 
-inline bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+inline bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
 
 // Every field, doubles bit for bit; the message names the first difference.
 inline ::testing::AssertionResult same_timeline(const estimator::Timeline& a, const estimator::Timeline& b) {
@@ -163,15 +168,17 @@ inline ::testing::AssertionResult same_timeline(const estimator::Timeline& a, co
     if (x.rank != y.rank || x.lane != y.lane || x.stream != y.stream || x.label != y.label) {
       return ::testing::AssertionFailure() << "track " << t << " header differs";
     }
-    if (x.spans.size() != y.spans.size()) return ::testing::AssertionFailure() << "track " << t << " span count differs";
+    if (x.spans.size() != y.spans.size())
+      return ::testing::AssertionFailure() << "track " << t << " span count differs";
     for (std::size_t i = 0; i < x.spans.size(); ++i) {
       const auto& p = x.spans[i];
       const auto& q = y.spans[i];
       if (p.start_ns != q.start_ns || p.duration_ns != q.duration_ns || !same_bits(p.flops, q.flops) ||
           !same_bits(p.bytes, q.bytes) || p.name_id != q.name_id || p.stage != q.stage ||
-          p.micro_batch != q.micro_batch || p.kind != q.kind || p.phase != q.phase || p.tensor_core != q.tensor_core) {
-        return ::testing::AssertionFailure() << "track " << t << " span " << i << " differs (start " << p.start_ns
-                                             << " vs " << q.start_ns << ")";
+          p.micro_batch != q.micro_batch || p.kind != q.kind || p.phase != q.phase ||
+          p.tensor_core != q.tensor_core) {
+        return ::testing::AssertionFailure() << "track " << t << " span " << i << " differs (start "
+                                             << p.start_ns << " vs " << q.start_ns << ")";
       }
     }
   }

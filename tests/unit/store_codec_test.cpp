@@ -59,8 +59,8 @@ TEST(TimelineCodec, TraceLikeTimelineIsCompact) {
   ASSERT_TRUE(decoded.ok()) << decoded.error_text();
   EXPECT_TRUE(same_timeline(original, *decoded));
   const double per_span = static_cast<double>(bytes.size()) / static_cast<double>(spans);
-  std::printf("trace-like timeline: %zu spans, %zu bytes, %.2f bytes/span (in memory: %zu bytes/span)\n", spans,
-              bytes.size(), per_span, sizeof(estimator::Span));
+  std::printf("trace-like timeline: %zu spans, %zu bytes, %.2f bytes/span (in memory: %zu bytes/span)\n",
+              spans, bytes.size(), per_span, sizeof(estimator::Span));
   // Measured 6.2 bytes/span when written; 8 leaves room without hiding a regression to raw (48).
   EXPECT_LT(per_span, 8.0);
 }

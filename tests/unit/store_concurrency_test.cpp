@@ -30,7 +30,8 @@ TEST(StoreConcurrency, ReaderSeesCommittedStateWhileAWriteIsOpen) {
   ASSERT_TRUE(first.ok());
   auto tx = writer->transaction();
   ASSERT_TRUE(tx.ok());
-  const auto second = writer->create_run({RunKind::probe, "being written", "cpu", RunStatus::running, {}, ""});
+  const auto second =
+      writer->create_run({RunKind::probe, "being written", "cpu", RunStatus::running, {}, ""});
   ASSERT_TRUE(second.ok());
   const auto timeline = random_timeline(5, 20'000);
   ASSERT_TRUE(writer->append_timeline(*second, timeline).ok());
@@ -70,7 +71,8 @@ TEST(StoreConcurrency, ReaderThreadNeverSeesAHalfWrittenRun) {
     }
     for (int i = 0; i < kRuns && writer_error.empty(); ++i) {
       auto tx = store->transaction();
-      auto id = store->create_run({RunKind::probe, "run " + std::to_string(i), "cpu", RunStatus::running, {}, ""});
+      auto id =
+          store->create_run({RunKind::probe, "run " + std::to_string(i), "cpu", RunStatus::running, {}, ""});
       if (!tx.ok() || !id.ok()) {
         writer_error = "run " + std::to_string(i) + ": " + (tx.ok() ? id.error_text() : tx.error_text());
         break;
@@ -117,7 +119,8 @@ TEST(StoreConcurrency, ReaderThreadNeverSeesAHalfWrittenRun) {
       ASSERT_TRUE(t.ok()) << t.error_text();
       ASSERT_TRUE(same_timeline(random_timeline(i, 3000), *t));
     }
-    slowest_ms = std::max(slowest_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    slowest_ms = std::max(
+        slowest_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ++reads;
     if (finished) break;
   }

@@ -45,15 +45,19 @@ void raw_exec(const std::filesystem::path& p, const std::string& sql) {
 }
 
 TEST(StorePath, ResolutionOrderIsArgumentEnvXdgHome) {
-  const auto all = env_of({{"PLANSIGHT_DB", "/env/p.sqlite"}, {"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}});
+  const auto all =
+      env_of({{"PLANSIGHT_DB", "/env/p.sqlite"}, {"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}});
   EXPECT_EQ(resolve_db_path("/arg.sqlite", all)->path, "/arg.sqlite");
   EXPECT_EQ(resolve_db_path("/arg.sqlite", all)->origin, "--db");
   EXPECT_EQ(resolve_db_path("", all)->path, "/env/p.sqlite");
   EXPECT_EQ(resolve_db_path("", env_of({{"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}}))->path,
             "/xdg/plansight/plansight.sqlite");
-  EXPECT_EQ(resolve_db_path("", env_of({{"HOME", "/home/u"}}))->path, "/home/u/.local/share/plansight/plansight.sqlite");
+  EXPECT_EQ(resolve_db_path("", env_of({{"HOME", "/home/u"}}))->path,
+            "/home/u/.local/share/plansight/plansight.sqlite");
   // Empty counts as unset; a relative XDG_DATA_HOME is ignored (XDG Base Directory spec).
-  EXPECT_EQ(resolve_db_path("", env_of({{"PLANSIGHT_DB", ""}, {"XDG_DATA_HOME", "rel"}, {"HOME", "/h"}}))->origin, "HOME");
+  EXPECT_EQ(
+      resolve_db_path("", env_of({{"PLANSIGHT_DB", ""}, {"XDG_DATA_HOME", "rel"}, {"HOME", "/h"}}))->origin,
+      "HOME");
   auto none = resolve_db_path("", env_of({}));
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error_text().find("HOME"), std::string::npos);
@@ -95,7 +99,8 @@ TEST(StoreOpen, ReopeningKeepsData) {
 TEST(StoreOpen, TextFileIsRefusedByName) {
   TempDir dir;
   const auto path = dir / "notes.txt";
-  std::ofstream(path) << "these are my notes, not a database, and they are long enough to fill a header......\n";
+  std::ofstream(path)
+      << "these are my notes, not a database, and they are long enough to fill a header......\n";
   const auto before = file_bytes(path);
   auto store = Store::open(path);
   ASSERT_FALSE(store.ok());
@@ -127,15 +132,19 @@ TEST(StoreOpen, NewerSchemaIsRefusedWithoutWriting) {
   {
     auto store = Store::open(path);
     ASSERT_TRUE(store.ok());
-    ASSERT_TRUE(store->create_run({RunKind::probe, "from the future", "H100", RunStatus::complete, {}, ""}).ok());
+    ASSERT_TRUE(
+        store->create_run({RunKind::probe, "from the future", "H100", RunStatus::complete, {}, ""}).ok());
   }
   raw_exec(path, "PRAGMA user_version = " + std::to_string(latest_schema_version() + 98));
   const auto before = file_bytes(path);
   auto store = Store::open(path);
   ASSERT_FALSE(store.ok());
   const std::string text = store.error_text();
-  EXPECT_NE(text.find("schema version " + std::to_string(latest_schema_version() + 98)), std::string::npos) << text;
-  EXPECT_NE(text.find("newer than this program's " + std::to_string(latest_schema_version())), std::string::npos) << text;
+  EXPECT_NE(text.find("schema version " + std::to_string(latest_schema_version() + 98)), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("newer than this program's " + std::to_string(latest_schema_version())),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find(path.string()), std::string::npos) << text;
   EXPECT_EQ(file_bytes(path), before);
 }
@@ -152,11 +161,13 @@ TEST(StoreOpen, BadPathsAreErrorsNamingThePath) {
   const auto under_file = dir / "plainfile/sub/plansight.sqlite";
   auto blocked = Store::open(under_file);
   ASSERT_FALSE(blocked.ok());
-  EXPECT_NE(blocked.error_text().find((dir / "plainfile/sub").string()), std::string::npos) << blocked.error_text();
+  EXPECT_NE(blocked.error_text().find((dir / "plainfile/sub").string()), std::string::npos)
+      << blocked.error_text();
 
   if (geteuid() != 0) {  // root ignores permissions
     std::filesystem::create_directory(dir / "locked");
-    std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    std::filesystem::permissions(dir / "locked",
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
     auto denied = Store::open(dir / "locked/plansight.sqlite");
     ASSERT_FALSE(denied.ok());
     EXPECT_NE(denied.error_text().find("locked"), std::string::npos) << denied.error_text();
@@ -182,15 +193,18 @@ TEST(StoreOpen, DefaultLocationFollowsPlansightDb) {
   const std::string saved_value = saved ? saved : "";
   setenv("PLANSIGHT_DB", path.c_str(), 1);
   auto store = Store::open_default();
-  if (saved) setenv("PLANSIGHT_DB", saved_value.c_str(), 1);
-  else unsetenv("PLANSIGHT_DB");
+  if (saved)
+    setenv("PLANSIGHT_DB", saved_value.c_str(), 1);
+  else
+    unsetenv("PLANSIGHT_DB");
   ASSERT_TRUE(store.ok()) << store.error_text();
   EXPECT_EQ(store->path(), path);
   EXPECT_TRUE(std::filesystem::exists(path));
 }
 
 // Migrations, exercised with the real version 1 plus test-only later versions.
-const Migration kAddColour{2, "test: runs.colour", "ALTER TABLE runs ADD COLUMN colour TEXT NOT NULL DEFAULT 'blue'"};
+const Migration kAddColour{2, "test: runs.colour",
+                           "ALTER TABLE runs ADD COLUMN colour TEXT NOT NULL DEFAULT 'blue'"};
 const Migration kBroken{2, "test: broken", "CREATE TABLE half_done (x INTEGER); SELECT no_such_function();"};
 const Migration kHalfDone{2, "test: half_done", "CREATE TABLE half_done (x INTEGER)"};
 
@@ -204,7 +218,8 @@ TEST(StoreMigrations, OldFileIsMigratedKeepingItsRuns) {
     auto store = Store::open(path, {.migrations = v1});
     ASSERT_TRUE(store.ok()) << store.error_text();
     EXPECT_EQ(store->schema_version(), 1);
-    id = *store->create_run({RunKind::probe, "made at v1", "cpu", RunStatus::running, nlohmann::json{{"tp", 2}}, ""});
+    id = *store->create_run(
+        {RunKind::probe, "made at v1", "cpu", RunStatus::running, nlohmann::json{{"tp", 2}}, ""});
   }
   {
     auto store = Store::open(path, {.migrations = v2});

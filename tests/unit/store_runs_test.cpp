@@ -47,7 +47,8 @@ class StoreRuns : public ::testing::Test {
 
 TEST_F(StoreRuns, CreateAndGetRoundTripEveryField) {
   const nlohmann::json plan = {{"model", "llama-3.1-8b"}, {"layout", {{"tp", 4}, {"pp", 2}}}};
-  auto id = store_->create_run({RunKind::probe, "tp4 pp2", "NVIDIA H100", RunStatus::running, plan, "first try"});
+  auto id =
+      store_->create_run({RunKind::probe, "tp4 pp2", "NVIDIA H100", RunStatus::running, plan, "first try"});
   ASSERT_TRUE(id.ok()) << id.error_text();
   auto run = store_->get_run(*id);
   ASSERT_TRUE(run.ok()) << run.error_text();
@@ -228,11 +229,13 @@ TEST_F(StoreRuns, DamagedTimelineBlobIsAnErrorNamingTheRun) {
   ASSERT_TRUE(store_->append_timeline(id, random_timeline(4, 1000)).ok());
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "runs.sqlite").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE timelines SET data = substr(data, 1, 100)", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE timelines SET data = substr(data, 1, 100)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto t = store_->load_timeline(id, random_timeline(4, 1000).source);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error_text().find("timeline of run " + std::to_string(id)), std::string::npos) << t.error_text();
+  EXPECT_NE(t.error_text().find("timeline of run " + std::to_string(id)), std::string::npos)
+      << t.error_text();
 }
 
 TEST_F(StoreRuns, HardwareProfilesNewestWins) {

@@ -29,8 +29,9 @@ Result<DbLocation> resolve_db_path(const std::string& db_arg, const EnvLookup& e
   if (auto home = non_empty(env, "HOME")) {
     return DbLocation{std::filesystem::path(*home) / ".local" / "share" / kStoreTail, "HOME"};
   }
-  return make_error("db", "cannot place the run database: no --db argument and none of "
-                          "PLANSIGHT_DB, XDG_DATA_HOME (absolute) or HOME is set");
+  return make_error("db",
+                    "cannot place the run database: no --db argument and none of "
+                    "PLANSIGHT_DB, XDG_DATA_HOME (absolute) or HOME is set");
 }
 
 Result<DbLocation> resolve_db_path(const std::string& db_arg) {

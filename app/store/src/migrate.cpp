@@ -38,7 +38,8 @@ Status check_list(std::span<const Migration> migrations) {
 
 }  // namespace
 
-Result<int> check_store_file(sqlite3* db, const std::filesystem::path& path, std::span<const Migration> migrations) {
+Result<int> check_store_file(sqlite3* db, const std::filesystem::path& path,
+                             std::span<const Migration> migrations) {
   if (auto st = check_list(migrations); !st) return st.errors();
   // The first read of the file: a text file or a truncated database fails here.
   auto app_id = read_int(db, path, "PRAGMA application_id", "reading the file header");
@@ -91,10 +92,11 @@ Result<int> migrate(sqlite3* db, const std::filesystem::path& path, std::span<co
       reached = static_cast<int>(*version);
       continue;  // the guard rolls back the empty transaction
     }
-    const std::string doing = "migrating to schema version " + std::to_string(m.version) + " (" +
-                              std::string(m.description) + ")";
+    const std::string doing =
+        "migrating to schema version " + std::to_string(m.version) + " (" + std::string(m.description) + ")";
     if (*version == 0) {
-      if (auto st = exec(db, path, "PRAGMA application_id = " + std::to_string(store_application_id), doing); !st) {
+      if (auto st = exec(db, path, "PRAGMA application_id = " + std::to_string(store_application_id), doing);
+          !st) {
         return st.errors();
       }
     }

@@ -2,10 +2,10 @@
 // plansight::store; Store::open() calls check_store_file() (reads only) and then migrate().
 #pragma once
 
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <span>
-
-#include <sqlite3.h>
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/store/schema.h"

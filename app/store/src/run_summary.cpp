@@ -53,41 +53,55 @@ nlohmann::json to_json(const RunSummary& summary) {
 }
 
 Result<RunSummary> summary_from_json(const nlohmann::json& json) {
-  if (!json.is_object()) return make_error("summary", "expected a JSON object, got " + std::string(json.type_name()));
+  if (!json.is_object())
+    return make_error("summary", "expected a JSON object, got " + std::string(json.type_name()));
   RunSummary out;
   std::vector<Diagnostic> errors;
   if (auto it = json.find("step_time_s"); it != json.end()) {
     double v = 0;
-    if (read_number(*it, v)) out.step_time_s = v;
-    else errors.push_back(make_error("summary.step_time_s", "expected seconds as a number, got " + it->dump()));
+    if (read_number(*it, v))
+      out.step_time_s = v;
+    else
+      errors.push_back(make_error("summary.step_time_s", "expected seconds as a number, got " + it->dump()));
   }
   if (auto it = json.find("loss_per_step"); it != json.end()) {
-    if (!it->is_array()) errors.push_back(make_error("summary.loss_per_step", "expected an array of numbers"));
+    if (!it->is_array())
+      errors.push_back(make_error("summary.loss_per_step", "expected an array of numbers"));
     else {
       for (std::size_t i = 0; i < it->size(); ++i) {
         double v = 0;
-        if (read_number((*it)[i], v)) out.loss_per_step.push_back(v);
-        else errors.push_back(make_error("summary.loss_per_step[" + std::to_string(i) + "]",
-                                         "expected a number or null, got " + (*it)[i].dump()));
+        if (read_number((*it)[i], v))
+          out.loss_per_step.push_back(v);
+        else
+          errors.push_back(make_error("summary.loss_per_step[" + std::to_string(i) + "]",
+                                      "expected a number or null, got " + (*it)[i].dump()));
       }
     }
   }
   if (auto it = json.find("memory_bytes"); it != json.end()) {
-    if (!it->is_object()) errors.push_back(make_error("summary.memory_bytes", "expected an object of byte counts"));
+    if (!it->is_object())
+      errors.push_back(make_error("summary.memory_bytes", "expected an object of byte counts"));
     else {
       for (const auto& [name, v] : it->items()) {
-        if (v.is_number_integer()) out.memory_bytes[name] = v.get<std::int64_t>();
-        else errors.push_back(make_error("summary.memory_bytes." + name, "expected whole bytes, got " + v.dump()));
+        if (v.is_number_integer())
+          out.memory_bytes[name] = v.get<std::int64_t>();
+        else
+          errors.push_back(
+              make_error("summary.memory_bytes." + name, "expected whole bytes, got " + v.dump()));
       }
     }
   }
   if (auto it = json.find("metrics"); it != json.end()) {
-    if (!it->is_object()) errors.push_back(make_error("summary.metrics", "expected an object of numbers"));
+    if (!it->is_object())
+      errors.push_back(make_error("summary.metrics", "expected an object of numbers"));
     else {
       for (const auto& [name, v] : it->items()) {
         double x = 0;
-        if (read_number(v, x)) out.metrics[name] = x;
-        else errors.push_back(make_error("summary.metrics." + name, "expected a number or null, got " + v.dump()));
+        if (read_number(v, x))
+          out.metrics[name] = x;
+        else
+          errors.push_back(
+              make_error("summary.metrics." + name, "expected a number or null, got " + v.dump()));
       }
     }
   }

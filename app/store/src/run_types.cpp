@@ -27,8 +27,7 @@ Result<RunKind> parse_run_kind(std::string_view text) {
   for (auto kind : {RunKind::probe, RunKind::import, RunKind::plan}) {
     if (text == to_string(kind)) return kind;
   }
-  return make_error("runs.kind", "unknown run kind '" + std::string(text) +
-                                     "'; valid: probe, import, plan");
+  return make_error("runs.kind", "unknown run kind '" + std::string(text) + "'; valid: probe, import, plan");
 }
 
 Result<RunStatus> parse_run_status(std::string_view text) {

@@ -55,8 +55,8 @@ Statement& Statement::bind_optional(int index, const std::optional<std::string>&
 
 Result<bool> Statement::step(std::string_view doing) {
   if (bind_rc_ != SQLITE_OK) {
-    return make_error("store", path_.string() + ": " + std::string(doing) + ": binding a value failed: " +
-                                   sqlite3_errstr(bind_rc_));
+    return make_error("store", path_.string() + ": " + std::string(doing) +
+                                   ": binding a value failed: " + sqlite3_errstr(bind_rc_));
   }
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

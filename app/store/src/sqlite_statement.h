@@ -3,14 +3,14 @@
 // and what the store was doing. Internal to plansight::store.
 #pragma once
 
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <sqlite3.h>
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/store/status.h"

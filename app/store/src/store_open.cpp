@@ -35,8 +35,10 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
   if (path.empty()) return make_error("db", "the run database path is empty");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    return make_error("db", path.string() + " is a folder; the run database must be a file path "
-                                            "such as " + (path / "plansight.sqlite").string());
+    return make_error("db", path.string() +
+                                " is a folder; the run database must be a file path "
+                                "such as " +
+                                (path / "plansight.sqlite").string());
   }
   if (auto st = ensure_parent_folder(path); !st) return st.errors();
 
@@ -56,8 +58,9 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
   if (!version) return version.errors();
 
   if (sqlite3_db_readonly(raw, "main") == 1) {
-    return make_error("db", path.string() + " is read-only (check its permissions and its folder's); "
-                                            "the run database must be writable");
+    return make_error("db", path.string() +
+                                " is read-only (check its permissions and its folder's); "
+                                "the run database must be writable");
   }
 
   Store store(std::move(db), path);
@@ -76,7 +79,8 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
   // OS page cache); an OS crash or power cut can lose the last few commits but never corrupts
   // the file (https://www.sqlite.org/pragma.html#pragma_synchronous). Runs are re-creatable,
   // a fsync per span batch is not worth it.
-  if (auto st = exec(raw, path, "PRAGMA synchronous = NORMAL", "setting synchronous"); !st) return st.errors();
+  if (auto st = exec(raw, path, "PRAGMA synchronous = NORMAL", "setting synchronous"); !st)
+    return st.errors();
   // Per connection, off by default in SQLite; timelines and metrics cascade with their run.
   if (auto st = exec(raw, path, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !st) return st.errors();
 

@@ -12,7 +12,8 @@ namespace {
 using detail::Statement;
 
 constexpr std::string_view kRunColumns =
-    "r.id, r.kind, r.name, r.created_at, r.finished_at, r.device, r.status, r.plan_json, r.summary_json, r.notes";
+    "r.id, r.kind, r.name, r.created_at, r.finished_at, r.device, r.status, r.plan_json, r.summary_json, "
+    "r.notes";
 
 Result<RunRecord> read_run(const Statement& row) {
   RunRecord r;
@@ -35,7 +36,8 @@ Result<RunRecord> read_run(const Statement& row) {
   }
   if (!row.is_null(8)) {
     auto json = nlohmann::json::parse(row.text(8), nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) return make_error("runs.summary_json", where + "the stored summary is not valid JSON");
+    if (json.is_discarded())
+      return make_error("runs.summary_json", where + "the stored summary is not valid JSON");
     auto summary = summary_from_json(json);
     if (!summary) return make_error("runs.summary_json", where + summary.error_text());
     r.summary = std::move(*summary);
@@ -85,10 +87,11 @@ Status Store::require_run(std::int64_t run_id) {
 Result<std::int64_t> Store::create_run(const NewRun& run) {
   if (auto st = check_name(run.name); !st) return st.errors();
   return detail::in_transaction(*this, [&]() -> Result<std::int64_t> {
-    auto stmt = Statement::prepare(db_.get(), path_,
-                                   "INSERT INTO runs (kind, name, device, status, plan_json, notes, finished_at) "
-                                   "VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ?4 = 'running' THEN NULL "
-                                   "ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END)");
+    auto stmt =
+        Statement::prepare(db_.get(), path_,
+                           "INSERT INTO runs (kind, name, device, status, plan_json, notes, finished_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ?4 = 'running' THEN NULL "
+                           "ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END)");
     if (!stmt) return stmt.errors();
     std::optional<std::string> plan;
     if (run.plan) plan = run.plan->dump();
@@ -102,10 +105,11 @@ Result<std::int64_t> Store::create_run(const NewRun& run) {
 Status Store::update_status(std::int64_t run_id, RunStatus status) {
   return detail::in_transaction(*this, [&]() -> Status {
     // finished_at: the first time the run left "running"; cleared if it runs again.
-    auto stmt = Statement::prepare(db_.get(), path_,
-                                   "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' THEN NULL "
-                                   "ELSE coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) END "
-                                   "WHERE id = ?2");
+    auto stmt =
+        Statement::prepare(db_.get(), path_,
+                           "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' THEN NULL "
+                           "ELSE coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) END "
+                           "WHERE id = ?2");
     if (!stmt) return stmt.errors();
     stmt->bind(1, to_string(status)).bind(2, run_id);
     if (auto st = stmt->run("updating the status of run " + std::to_string(run_id)); !st) return st;
@@ -126,7 +130,8 @@ Status Store::update_summary(std::int64_t run_id, const RunSummary& summary) {
     auto clear = Statement::prepare(db_.get(), path_, "DELETE FROM run_metrics WHERE run_id = ?");
     if (!clear) return clear.errors();
     if (auto st = clear->bind(1, run_id).run(doing); !st) return st;
-    auto insert = Statement::prepare(db_.get(), path_, "INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)");
+    auto insert = Statement::prepare(db_.get(), path_,
+                                     "INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)");
     if (!insert) return insert.errors();
     auto put = [&](const std::string& name, double value) -> Status {
       if (!std::isfinite(value)) return Done{};  // SQLite stores NaN as NULL; the JSON keeps it
@@ -148,10 +153,12 @@ Status Store::update_summary(std::int64_t run_id, const RunSummary& summary) {
 
 Status Store::set_run_text(std::int64_t run_id, const char* column, const std::string& value) {
   return detail::in_transaction(*this, [&]() -> Status {
-    auto stmt = Statement::prepare(db_.get(), path_, std::string("UPDATE runs SET ") + column + " = ? WHERE id = ?");
+    auto stmt =
+        Statement::prepare(db_.get(), path_, std::string("UPDATE runs SET ") + column + " = ? WHERE id = ?");
     if (!stmt) return stmt.errors();
     stmt->bind(1, value).bind(2, run_id);
-    if (auto st = stmt->run(std::string("setting ") + column + " of run " + std::to_string(run_id)); !st) return st;
+    if (auto st = stmt->run(std::string("setting ") + column + " of run " + std::to_string(run_id)); !st)
+      return st;
     if (sqlite3_changes(db_.get()) == 0) return require_run(run_id);
     return Done{};
   });
@@ -166,7 +173,9 @@ Status Store::rename_run(std::int64_t run_id, const std::string& name) {
   return set_run_text(run_id, "name", name);
 }
 
-Status Store::set_notes(std::int64_t run_id, const std::string& notes) { return set_run_text(run_id, "notes", notes); }
+Status Store::set_notes(std::int64_t run_id, const std::string& notes) {
+  return set_run_text(run_id, "notes", notes);
+}
 
 Status Store::delete_run(std::int64_t run_id) {
   return detail::in_transaction(*this, [&]() -> Status {
@@ -179,7 +188,8 @@ Status Store::delete_run(std::int64_t run_id) {
 }
 
 Result<RunRecord> Store::get_run(std::int64_t run_id) {
-  auto stmt = Statement::prepare(db_.get(), path_, "SELECT " + std::string(kRunColumns) + " FROM runs r WHERE r.id = ?");
+  auto stmt = Statement::prepare(db_.get(), path_,
+                                 "SELECT " + std::string(kRunColumns) + " FROM runs r WHERE r.id = ?");
   if (!stmt) return stmt.errors();
   auto row = stmt->bind(1, run_id).step("reading run " + std::to_string(run_id));
   if (!row) return row.errors();
@@ -188,7 +198,8 @@ Result<RunRecord> Store::get_run(std::int64_t run_id) {
 }
 
 Result<std::vector<RunRecord>> Store::list_runs(const RunFilter& filter) {
-  auto stmt = Statement::prepare(db_.get(), path_, filtered("SELECT " + std::string(kRunColumns) + " FROM runs r", false, filter));
+  auto stmt = Statement::prepare(
+      db_.get(), path_, filtered("SELECT " + std::string(kRunColumns) + " FROM runs r", false, filter));
   if (!stmt) return stmt.errors();
   bind_filter(*stmt, filter);
   std::vector<RunRecord> runs;
@@ -202,11 +213,13 @@ Result<std::vector<RunRecord>> Store::list_runs(const RunFilter& filter) {
   }
 }
 
-Result<std::vector<MetricValue>> Store::metric_across_runs(const std::string& metric, const RunFilter& filter) {
+Result<std::vector<MetricValue>> Store::metric_across_runs(const std::string& metric,
+                                                           const RunFilter& filter) {
   auto stmt = Statement::prepare(
       db_.get(), path_,
-      filtered("SELECT m.run_id, m.value FROM run_metrics m JOIN runs r ON r.id = m.run_id WHERE m.name = :name",
-               true, filter));
+      filtered(
+          "SELECT m.run_id, m.value FROM run_metrics m JOIN runs r ON r.id = m.run_id WHERE m.name = :name",
+          true, filter));
   if (!stmt) return stmt.errors();
   stmt->bind(stmt->index_of(":name"), metric);
   bind_filter(*stmt, filter);

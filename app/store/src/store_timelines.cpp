@@ -79,9 +79,11 @@ Result<TimelineInfo> Store::append_timeline(std::int64_t run_id, const estimator
   const std::string what = timeline_name(run_id, timeline.source);
   return detail::in_transaction(*this, [&]() -> Result<TimelineInfo> {
     if (auto st = require_run(run_id); !st) return st.errors();
-    auto exists = Statement::prepare(db_.get(), path_, "SELECT 1 FROM timelines WHERE run_id = ? AND source = ?");
+    auto exists =
+        Statement::prepare(db_.get(), path_, "SELECT 1 FROM timelines WHERE run_id = ? AND source = ?");
     if (!exists) return exists.errors();
-    auto row = exists->bind(1, run_id).bind(2, estimator::to_string(timeline.source)).step("looking up " + what);
+    auto row =
+        exists->bind(1, run_id).bind(2, estimator::to_string(timeline.source)).step("looking up " + what);
     if (!row) return row.errors();
     if (*row) {
       return make_error("timeline", "run " + std::to_string(run_id) + " already has a " +
@@ -95,7 +97,9 @@ Result<TimelineInfo> Store::append_timeline(std::int64_t run_id, const estimator
     if (!insert) return insert.errors();
     insert->bind(1, run_id).bind(2, estimator::to_string(info.source)).bind(3, info.title);
     insert->bind(4, info.rank_count).bind(5, info.track_count).bind(6, info.span_count);
-    insert->bind(7, info.begin_ns).bind(8, info.end_ns).bind(9, static_cast<std::int64_t>(info.format_version));
+    insert->bind(7, info.begin_ns)
+        .bind(8, info.end_ns)
+        .bind(9, static_cast<std::int64_t>(info.format_version));
     insert->bind_blob(10, *encoded);
     if (auto st = insert->run("storing " + what); !st) return st.errors();
     return info;
@@ -104,7 +108,8 @@ Result<TimelineInfo> Store::append_timeline(std::int64_t run_id, const estimator
 
 Result<estimator::Timeline> Store::load_timeline(std::int64_t run_id, TimelineSource source) {
   const std::string what = timeline_name(run_id, source);
-  auto stmt = Statement::prepare(db_.get(), path_, "SELECT data FROM timelines WHERE run_id = ? AND source = ?");
+  auto stmt =
+      Statement::prepare(db_.get(), path_, "SELECT data FROM timelines WHERE run_id = ? AND source = ?");
   if (!stmt) return stmt.errors();
   auto row = stmt->bind(1, run_id).bind(2, estimator::to_string(source)).step("reading " + what);
   if (!row) return row.errors();
@@ -114,13 +119,15 @@ Result<estimator::Timeline> Store::load_timeline(std::int64_t run_id, TimelineSo
                                       std::string(estimator::to_string(source)) + " timeline");
   }
   auto timeline = decode_timeline(stmt->blob(0));
-  if (!timeline) return make_error("timeline", what + " in " + path_.string() + ": " + timeline.errors().front().message);
+  if (!timeline)
+    return make_error("timeline", what + " in " + path_.string() + ": " + timeline.errors().front().message);
   return timeline;
 }
 
 Result<std::vector<TimelineInfo>> Store::list_timelines(std::int64_t run_id) {
-  auto stmt = Statement::prepare(db_.get(), path_,
-                                 "SELECT " + std::string(kInfoColumns) + " FROM timelines WHERE run_id = ? ORDER BY source");
+  auto stmt = Statement::prepare(
+      db_.get(), path_,
+      "SELECT " + std::string(kInfoColumns) + " FROM timelines WHERE run_id = ? ORDER BY source");
   if (!stmt) return stmt.errors();
   stmt->bind(1, run_id);
   std::vector<TimelineInfo> out;

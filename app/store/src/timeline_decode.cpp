@@ -52,8 +52,9 @@ class ByteReader {
   }
   std::string string(const char* what) {
     const std::uint64_t n = varint(what);
-    if (n > left()) fail(std::string(what) + " length " + std::to_string(n) + " exceeds the " +
-                         std::to_string(left()) + " bytes left");
+    if (n > left())
+      fail(std::string(what) + " length " + std::to_string(n) + " exceeds the " + std::to_string(left()) +
+           " bytes left");
     std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return s;
@@ -61,8 +62,9 @@ class ByteReader {
   // A count of items each taking at least `min_bytes`: bounded by what is left.
   std::size_t count(const char* what, std::size_t min_bytes) {
     const std::uint64_t n = varint(what);
-    if (n > left() / min_bytes) fail(std::string(what) + " " + std::to_string(n) + " cannot fit in the " +
-                                     std::to_string(left()) + " bytes left");
+    if (n > left() / min_bytes)
+      fail(std::string(what) + " " + std::to_string(n) + " cannot fit in the " + std::to_string(left()) +
+           " bytes left");
     return static_cast<std::size_t>(n);
   }
   std::int32_t narrow(std::int64_t v, const char* what) {
@@ -78,23 +80,16 @@ class ByteReader {
   std::size_t pos_ = 0;
 };
 
-struct Previous {
-  std::int64_t end_ns = 0;
-  std::int32_t name_id = -1;
-  std::int32_t stage = -1;
-  std::int32_t micro_batch = -1;
-  std::uint8_t traits = 0;
-};
-
 double get_double(ByteReader& r, unsigned mode, const double* reference, const char* what) {
   switch (mode) {
-    case kDoubleSameName:
+    case kDoubleAsReference:
       if (!reference) r.fail(std::string(what) + " refers to an earlier span, and there is none");
       return *reference;
     case kDoubleZero: return 0.0;
     case kDoubleVarint: {
       const std::uint64_t v = r.varint(what);
-      if (v == 0 || v > static_cast<std::uint64_t>(kMaxExactWhole)) r.fail(std::string(what) + " out of range");
+      if (v == 0 || v > static_cast<std::uint64_t>(kMaxExactWhole))
+        r.fail(std::string(what) + " out of range");
       return static_cast<double>(v);
     }
     default: return r.f64(what);  // kDoubleRaw: the modes are two bits, all four are used
@@ -104,35 +99,31 @@ double get_double(ByteReader& r, unsigned mode, const double* reference, const c
 Span get_span(ByteReader& r, Previous& prev, CostMemory& costs) {
   Span s;
   const std::uint8_t flags = r.u8("span flags");
-  std::uint8_t traits = prev.traits;
-  if (flags & kTraitsChanged) traits = r.u8("span kind");
+  const std::uint8_t traits = (flags & kTraitsChanged) ? r.u8("span kind") : prev.traits;
   const unsigned kind = traits & 0x0FU;
   const unsigned phase = (traits >> 4) & 0x07U;
-  if (kind > kMaxKind || phase > kMaxPhase) r.fail("span kind " + std::to_string(kind) + " or phase " +
-                                                   std::to_string(phase) + " out of range");
+  if (kind > kMaxKind || phase > kMaxPhase) {
+    r.fail("span kind " + std::to_string(kind) + " or phase " + std::to_string(phase) + " out of range");
+  }
   s.kind = static_cast<estimator::SpanKind>(kind);
   s.phase = static_cast<estimator::Phase>(phase);
   s.tensor_core = (traits & 0x80U) != 0;
-  s.start_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(prev.end_ns) +
-                                         static_cast<std::uint64_t>(r.svarint("span start")));
-  s.duration_ns = static_cast<std::int64_t>(r.varint("span duration"));
   s.name_id = prev.name_id;
   s.stage = prev.stage;
   s.micro_batch = prev.micro_batch;
-  if (flags & kNameChanged) s.name_id = r.narrow(prev.name_id + r.svarint("span name"), "span name");
-  if (flags & kStageChanged) s.stage = r.narrow(prev.stage + r.svarint("span stage"), "span stage");
-  if (flags & kMicroChanged) s.micro_batch = r.narrow(prev.micro_batch + r.svarint("span micro-batch"), "span micro-batch");
-  const CostMemory::Cost* reference = costs.reference(s.name_id, traits);
-  s.flops = get_double(r, (flags >> kFlopsShift) & 0x3U, reference ? &reference->flops : nullptr, "span flops");
-  s.bytes = get_double(r, (flags >> kBytesShift) & 0x3U, reference ? &reference->bytes : nullptr, "span bytes");
-  costs.remember(s.name_id, traits, s.flops, s.bytes);
+  if (flags & kNameChanged) s.name_id = r.narrow(wrap_add(prev.name_id, r.svarint("span name")), "span name");
+  if (flags & kStageChanged) s.stage = r.narrow(wrap_add(prev.stage, r.svarint("span stage")), "span stage");
+  if (flags & kMicroChanged) {
+    s.micro_batch = r.narrow(wrap_add(prev.micro_batch, r.svarint("span micro-batch")), "span micro-batch");
+  }
+  const CostMemory::Cost* ref = costs.reference(s.name_id, traits);
+  s.start_ns = wrap_add(prev.end_ns, r.svarint("span start"));
+  s.duration_ns = wrap_add(ref ? ref->duration_ns : 0, r.svarint("span duration"));
+  s.flops = get_double(r, (flags >> kFlopsShift) & 0x3U, ref ? &ref->flops : nullptr, "span flops");
+  s.bytes = get_double(r, (flags >> kBytesShift) & 0x3U, ref ? &ref->bytes : nullptr, "span bytes");
 
-  prev.end_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) +
-                                          static_cast<std::uint64_t>(s.duration_ns));
-  prev.name_id = s.name_id;
-  prev.stage = s.stage;
-  prev.micro_batch = s.micro_batch;
-  prev.traits = traits;
+  prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
+  costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
   return s;
 }
 
@@ -150,14 +141,8 @@ estimator::Timeline parse(ByteReader& r) {
   if (source > kMaxSource) r.fail("source " + std::to_string(source) + " out of range");
   t.source = static_cast<estimator::TimelineSource>(source);
   t.title = r.string("title");
-  t.names.resize(r.count("name count", kMinNameBytes));
-  for (std::size_t i = 0; i < t.names.size(); ++i) {
-    const std::uint64_t shared = r.varint("name prefix");
-    const std::size_t previous = i ? t.names[i - 1].size() : 0;
-    if (shared > previous) r.fail("name shares " + std::to_string(shared) + " bytes with a previous name of " + std::to_string(previous));
-    t.names[i] = i ? t.names[i - 1].substr(0, static_cast<std::size_t>(shared)) : std::string();
-    t.names[i] += r.string("name");
-  }
+  t.names.resize(r.count("name count", 1));
+  for (auto& name : t.names) name = r.string("name");
   t.tracks.resize(r.count("track count", kMinTrackBytes));
   CostMemory costs(t.names.size());
   for (auto& track : t.tracks) {
@@ -191,7 +176,8 @@ Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes)
       std::equal(kTimelineMagic.begin(), kTimelineMagic.end(), bytes.begin())) {
     return make_error("timeline", "timeline format version " + std::to_string(bytes[kTimelineMagic.size()]) +
                                       " is not supported (this program reads " +
-                                      std::to_string(timeline_format_version) + "); a newer Plansight wrote it");
+                                      std::to_string(timeline_format_version) +
+                                      "); a newer Plansight wrote it");
   }
   if (crc32(body) != stored) {
     return make_error("timeline", "encoded timeline is corrupt: CRC-32 mismatch over " +
@@ -201,9 +187,11 @@ Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes)
     ByteReader r(body);
     return parse(r);
   } catch (const DecodeError& e) {
-    return make_error("timeline", "encoded timeline is corrupt at byte " + std::to_string(e.offset) + ": " + e.what);
+    return make_error("timeline",
+                      "encoded timeline is corrupt at byte " + std::to_string(e.offset) + ": " + e.what);
   } catch (const std::bad_alloc&) {
-    return make_error("timeline", "out of memory decoding a timeline of " + std::to_string(bytes.size()) + " bytes");
+    return make_error("timeline",
+                      "out of memory decoding a timeline of " + std::to_string(bytes.size()) + " bytes");
   }
 }
 

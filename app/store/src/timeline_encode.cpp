@@ -1,8 +1,6 @@
-// Timeline -> bytes (layout in timeline_format.h). Back-to-back kernels cost a flags byte, a
-// one-byte gap and a 2-3 byte duration; names, stages and micro-batches cost a byte only when
-// they change, which in a trace of repeated layers they rarely do.
-#include <algorithm>
-#include <cstring>
+// Timeline -> bytes (layout in timeline_format.h). A back-to-back kernel costs a flags byte, a
+// one-byte gap, its duration's difference from the last kernel of its name, and a byte for each
+// of name, stage and micro-batch that changed; FLOPs and bytes usually repeat and cost nothing.
 
 #include "crc32.h"
 #include "plansight/store/timeline_codec.h"
@@ -17,7 +15,7 @@ using estimator::Span;
 DoubleMode double_mode(double v, const double* reference) {
   const auto bits = std::bit_cast<std::uint64_t>(v);
   if (bits == 0) return kDoubleZero;  // +0.0 only: -0.0 stays exact
-  if (reference && std::bit_cast<std::uint64_t>(*reference) == bits) return kDoubleSameName;
+  if (reference && std::bit_cast<std::uint64_t>(*reference) == bits) return kDoubleAsReference;
   if (v > 0 && v <= kMaxExactWhole && v == static_cast<double>(static_cast<std::uint64_t>(v))) {
     return kDoubleVarint;
   }
@@ -25,55 +23,38 @@ DoubleMode double_mode(double v, const double* reference) {
 }
 
 void put_double(ByteWriter& w, DoubleMode mode, double v) {
-  if (mode == kDoubleVarint) w.varint(static_cast<std::uint64_t>(v));
-  else if (mode == kDoubleRaw) w.f64(v);
+  if (mode == kDoubleVarint)
+    w.varint(static_cast<std::uint64_t>(v));
+  else if (mode == kDoubleRaw)
+    w.f64(v);
 }
-
-std::uint8_t traits_of(const Span& s) {
-  return static_cast<std::uint8_t>(static_cast<unsigned>(s.kind) | (static_cast<unsigned>(s.phase) << 4) |
-                                   (s.tensor_core ? 0x80U : 0U));
-}
-
-struct Previous {
-  std::int64_t end_ns = 0;
-  std::int32_t name_id = -1;
-  std::int32_t stage = -1;
-  std::int32_t micro_batch = -1;
-  std::uint8_t traits = 0;
-};
 
 void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs) {
-  const std::uint8_t traits = traits_of(s);
-  const CostMemory::Cost* reference = costs.reference(s.name_id, traits);
-  const DoubleMode flops_mode = double_mode(s.flops, reference ? &reference->flops : nullptr);
-  const DoubleMode bytes_mode = double_mode(s.bytes, reference ? &reference->bytes : nullptr);
+  const std::uint8_t traits =
+      pack_traits(static_cast<unsigned>(s.kind), static_cast<unsigned>(s.phase), s.tensor_core);
+  const CostMemory::Cost* ref = costs.reference(s.name_id, traits);
+  const DoubleMode flops_mode = double_mode(s.flops, ref ? &ref->flops : nullptr);
+  const DoubleMode bytes_mode = double_mode(s.bytes, ref ? &ref->bytes : nullptr);
   std::uint8_t flags = static_cast<std::uint8_t>((flops_mode << kFlopsShift) | (bytes_mode << kBytesShift));
+  if (traits != prev.traits) flags |= kTraitsChanged;
   if (s.name_id != prev.name_id) flags |= kNameChanged;
   if (s.stage != prev.stage) flags |= kStageChanged;
   if (s.micro_batch != prev.micro_batch) flags |= kMicroChanged;
-  if (traits != prev.traits) flags |= kTraitsChanged;
 
   w.u8(flags);
   if (flags & kTraitsChanged) w.u8(traits);
-  // Wrapping (unsigned) arithmetic: exact for every int64 start, overlapping spans give a small
-  // negative gap, unsorted tracks still round-trip (just less compactly).
-  const auto gap = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) -
-                                             static_cast<std::uint64_t>(prev.end_ns));
-  w.svarint(gap);
-  w.varint(static_cast<std::uint64_t>(s.duration_ns));  // negative durations: 10 bytes, still exact
   if (flags & kNameChanged) w.svarint(static_cast<std::int64_t>(s.name_id) - prev.name_id);
   if (flags & kStageChanged) w.svarint(static_cast<std::int64_t>(s.stage) - prev.stage);
   if (flags & kMicroChanged) w.svarint(static_cast<std::int64_t>(s.micro_batch) - prev.micro_batch);
+  // Overlapping spans give a small negative gap; unsorted tracks and extreme values still
+  // round-trip, just less compactly.
+  w.svarint(wrap_sub(s.start_ns, prev.end_ns));
+  w.svarint(wrap_sub(s.duration_ns, ref ? ref->duration_ns : 0));
   put_double(w, flops_mode, s.flops);
   put_double(w, bytes_mode, s.bytes);
 
-  prev.end_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(s.start_ns) +
-                                          static_cast<std::uint64_t>(s.duration_ns));
-  prev.name_id = s.name_id;
-  prev.stage = s.stage;
-  prev.micro_batch = s.micro_batch;
-  prev.traits = traits;
-  costs.remember(s.name_id, traits, s.flops, s.bytes);
+  prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
+  costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
 }
 
 }  // namespace
@@ -111,13 +92,7 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
   w.u8(static_cast<std::uint8_t>(timeline.source));
   w.string(timeline.title);
   w.varint(timeline.names.size());
-  std::string_view previous_name;
-  for (const auto& name : timeline.names) {
-    const auto shared = std::mismatch(name.begin(), name.end(), previous_name.begin(), previous_name.end()).first - name.begin();
-    w.varint(static_cast<std::uint64_t>(shared));
-    w.string(std::string_view(name).substr(static_cast<std::size_t>(shared)));
-    previous_name = name;
-  }
+  for (const auto& name : timeline.names) w.string(name);
   w.varint(timeline.tracks.size());
   CostMemory costs(timeline.names.size());
   for (const auto& track : timeline.tracks) {

@@ -5,21 +5,20 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "plansight/estimator/diagnostic.h"
 
 namespace plansight::store {
 
 struct RunSummary {
-  std::optional<double> step_time_s;               // mean iteration time, seconds
-  std::vector<double> loss_per_step;               // index = step
+  std::optional<double> step_time_s;                 // mean iteration time, seconds
+  std::vector<double> loss_per_step;                 // index = step
   std::map<std::string, std::int64_t> memory_bytes;  // per category: "weights", "activations", ...
-  std::map<std::string, double> metrics;           // e.g. "mfu", "tokens_per_s", "bubble_fraction"
+  std::map<std::string, double> metrics;             // e.g. "mfu", "tokens_per_s", "bubble_fraction"
 
   bool operator==(const RunSummary& other) const;  // NaN equals NaN here
 };

@@ -7,11 +7,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/timeline.h"

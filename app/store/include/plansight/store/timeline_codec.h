@@ -21,7 +21,7 @@ inline constexpr std::uint8_t timeline_format_version = 1;
 Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& timeline);
 
 // Never trusts the bytes: a truncated, corrupted or newer-format blob gives an error naming the
-// byte offset; allocations are bounded by the blob's size.
+// byte offset; allocations stay proportional to the blob's size.
 Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes);
 
 }  // namespace plansight::store
