@@ -166,3 +166,71 @@ TEST(Validate, WarningsDoNotBlockAnEstimate) {
 
 }  // namespace
 }  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+// Every remaining rule of validate(): the mutation, the field that must be named, and a
+// fragment of the message (value or what is valid).
+TEST(Validate, EveryRuleNamesItsField) {
+  struct Case {
+    const char* field;
+    const char* fragment;
+    void (*mutate)(Plan&);
+  };
+  const Case cases[] = {
+      {"model.hidden", "from 1 to", [](Plan& p) { p.model.hidden = 0; }},
+      {"model.heads", "from 1 to", [](Plan& p) { p.model.heads = -2; }},
+      {"model.ffn_hidden", "from 1 to", [](Plan& p) { p.model.ffn_hidden = 0; }},
+      {"model.vocab", "from 1 to", [](Plan& p) { p.model.vocab = 0; }},
+      {"model.max_seq_len", "from 1 to", [](Plan& p) { p.model.max_seq_len = 0; }},
+      {"model.head_dim", "positive", [](Plan& p) { p.model.head_dim = -64; }},
+      {"model.norms_per_layer", "1 or 2", [](Plan& p) { p.model.norms_per_layer = 3; }},
+      {"model.kv_heads", "must divide heads", [](Plan& p) { p.model.kv_heads = 192; }},
+      {"cluster.gpus", "from 1 to", [](Plan& p) { p.cluster.gpus = 0; }},
+      {"cluster.gpus_per_node", "from 1 to", [](Plan& p) { p.cluster.gpus_per_node = 0; }},
+      {"cluster.gpu.memory_gib", "positive", [](Plan& p) { p.cluster.gpu.memory_bytes = 0; }},
+      {"cluster.price_per_gpu_hour", ">= 0", [](Plan& p) { p.cluster.price_per_gpu_hour = -1; }},
+      {"layout.pp", "from 1 to", [](Plan& p) { p.layout.pp = 0; }},
+      {"layout.vpp", "from 1 to", [](Plan& p) { p.layout.vpp = 0; }},
+      {"layout.cp", "from 1 to", [](Plan& p) { p.layout.cp = 0; }},
+      {"layout.dp", "from 0 to", [](Plan& p) { p.layout.dp = -1; }},
+      {"layout.pp", "with schedule interleaved", [](Plan& p) { p.layout.pp = 1; p.layout.vpp = 2; p.layout.schedule = PipelineSchedule::interleaved; p.cluster.gpus = 128; }},
+      {"training.global_batch", "from 1 to", [](Plan& p) { p.training.global_batch = 0; }},
+      {"training.seq_len", "from 1 to", [](Plan& p) { p.training.seq_len = 0; }},
+      {"training.tokens", ">= 0", [](Plan& p) { p.training.tokens = -5; }},
+      {"training.achieved_tflops", ">= 0", [](Plan& p) { p.training.achieved_tflops = -1; }},
+      {"training.mfu", "0 < mfu <= 1", [](Plan& p) { p.training.mfu = 1.5; }},
+      {"training.fragmentation", "0 <= fragmentation < 1", [](Plan& p) { p.training.fragmentation = 1.0; }},
+      {"training.reserve_gib", ">= 0", [](Plan& p) { p.training.reserve_fixed_bytes = -1; }},
+      {"training.dp_bucket_mib", ">= 0", [](Plan& p) { p.training.dp_bucket_bytes = -1; }},
+  };
+  for (const auto& c : cases) {
+    Plan p = default_plan();
+    c.mutate(p);
+    const auto ds = validate(p);
+    const auto* d = find_field(ds, c.field, Severity::error);
+    ASSERT_NE(d, nullptr) << c.field << ": no error; got\n" << join_messages(ds);
+    EXPECT_NE(d->message.find(c.fragment), std::string::npos) << c.field << ": " << d->message;
+  }
+}
+
+TEST(Validate, WarningsNameTheirField) {
+  Plan p = default_plan();
+  p.layout.cp = 2;  // standard attention with context parallelism
+  p.cluster.gpus = 2048;
+  expect_warning(p, "layout.cp");
+  p = default_plan();
+  p.training.master_precision = MasterPrecision::none;
+  expect_warning(p, "training.master_precision");
+  p = default_plan();
+  p.model.position = PositionKind::rope;
+  p.training.seq_len = 4096;
+  expect_warning(p, "training.seq_len");
+  p = default_plan();
+  p.training.global_batch = 16 * 4;  // 4 micro-batches for 8 stages
+  expect_warning(p, "training.global_batch");
+}
+
+}  // namespace
+}  // namespace plansight::estimator
