@@ -33,8 +33,11 @@ class Communicator {
   // Rank r contributes `count` values; every rank receives all size() * count values in rank order.
   virtual Status all_gather(const float* in, float* out, std::size_t count) = 0;
   virtual Status broadcast(float* data, std::size_t count, int root) = 0;
-  virtual Status send(const float* data, std::size_t count, int peer) = 0;
-  virtual Status recv(float* data, std::size_t count, int peer) = 0;
+  // Point to point. A recv matches the oldest unreceived send from `peer` with the same tag
+  // (MPI's non-overtaking rule per (source, destination, tag)); sends never wait for the
+  // receiver, so a pipeline stage can send before its neighbour posts the recv.
+  virtual Status send(const float* data, std::size_t count, int peer, int tag = 0) = 0;
+  virtual Status recv(float* data, std::size_t count, int peer, int tag = 0) = 0;
 };
 
 // Ranks as threads of one process. world(n) makes the world group; split() makes sub-groups
@@ -57,6 +60,8 @@ class InProcessWorld {
   std::shared_ptr<Impl> impl_;
 };
 
+// A negative colour takes no part (MPI_UNDEFINED): that rank gets a null communicator. Fails
+// when `parent` is not an in-process communicator or a peer failed.
 Result<std::unique_ptr<Communicator>> split(Communicator& parent, int colour, int key, const std::string& name);
 
 }  // namespace plansight::runtime

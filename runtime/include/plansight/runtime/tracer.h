@@ -1,0 +1,86 @@
+// CPU tracer: each rank records spans (steady_clock nanoseconds since one origin shared by all
+// ranks) on its compute and communication lanes, and timeline() turns them into a measured
+// estimator::Timeline (tracks rank x lane). Span names also go to optional NVTX-style push/pop
+// hooks, so a GPU build can emit NVTX ranges from the same call sites; without hooks they cost
+// one relaxed load.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plansight/estimator/timeline.h"
+
+namespace plansight::runtime {
+
+// NVTX-style range hooks (nvtxRangePushA / nvtxRangePop in a CUDA build). Null: no-op.
+using RangePushHook = void (*)(const char* name);
+using RangePopHook = void (*)();
+void set_range_hooks(RangePushHook push, RangePopHook pop);
+void range_push(const char* name);
+void range_pop();
+
+// What a span did; start and end are taken by the tracer.
+struct SpanInfo {
+  estimator::Lane lane = estimator::Lane::compute;
+  estimator::SpanKind kind = estimator::SpanKind::kernel;
+  estimator::Phase phase = estimator::Phase::none;
+  std::int32_t stage = -1;        // global model chunk
+  std::int32_t micro_batch = -1;
+  double flops = 0;
+  double bytes = 0;
+};
+
+class Tracer {
+ public:
+  explicit Tracer(int ranks);
+
+  // Nanoseconds since the tracer's origin (steady_clock, so comparable across rank threads).
+  std::int64_t now_ns() const;
+  bool enabled() const { return enabled_; }
+  void set_enabled(bool enabled) { enabled_ = enabled; }  // set between steps, not during one
+
+  // Thread-safe per rank (its compute and communication threads may both record).
+  void record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns);
+  void clear();  // drops every recorded span (e.g. before the step that is kept)
+  std::size_t span_count() const;
+
+  // Tracks for each (rank, lane) that has spans, spans sorted by start, names interned.
+  estimator::Timeline timeline(const std::string& title) const;
+
+ private:
+  struct Entry {
+    std::string name;
+    SpanInfo info;
+    std::int64_t start_ns;
+    std::int64_t end_ns;
+  };
+  struct RankLog {
+    mutable std::mutex mutex;
+    std::vector<Entry> entries;
+  };
+  std::chrono::steady_clock::time_point origin_;
+  std::vector<RankLog> ranks_;
+  bool enabled_ = true;
+};
+
+// Records one span from construction to destruction (and pushes/pops an NVTX-style range).
+// A null tracer, or a disabled one, records nothing.
+class ScopedSpan {
+ public:
+  ScopedSpan(Tracer* tracer, int rank, const char* name, const SpanInfo& info);
+  ~ScopedSpan();
+  ScopedSpan(const ScopedSpan&) = delete;
+  ScopedSpan& operator=(const ScopedSpan&) = delete;
+
+ private:
+  Tracer* tracer_;
+  int rank_;
+  const char* name_;
+  SpanInfo info_;
+  std::int64_t start_ns_ = 0;
+};
+
+}  // namespace plansight::runtime

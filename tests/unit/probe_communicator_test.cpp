@@ -1,0 +1,164 @@
+// The in-process communicator against serial sums: ring collectives for sizes the group does not
+// divide (including fewer elements than ranks), sub-groups from split(), tagged point-to-point
+// matching, and abort() waking every waiter so that a run with a failing rank ends.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "plansight/runtime/communicator.h"
+
+namespace plansight::runtime {
+namespace {
+
+// Runs body(rank, world communicator) on n threads and joins them.
+void run_ranks(InProcessWorld& world, const std::function<void(int, Communicator&)>& body) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world.size(); ++r) {
+    threads.emplace_back([&, r] {
+      auto comm = world.world(r);
+      body(r, *comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// A value no two (rank, index) pairs share, small enough that fp32 sums are exact.
+float value(int rank, std::size_t i) { return static_cast<float>(rank * 1000 + static_cast<int>(i % 997)); }
+
+class Collectives : public ::testing::TestWithParam<std::tuple<int, std::size_t>> {};
+
+TEST_P(Collectives, MatchSerialSums) {
+  const auto [p, n] = GetParam();
+  InProcessWorld world(p);
+  std::vector<std::vector<float>> reduced(p), scattered(p), gathered(p), broadcast(p);
+  run_ranks(world, [&](int r, Communicator& c) {
+    std::vector<float> data(n);
+    for (std::size_t i = 0; i < n; ++i) data[i] = value(r, i);
+    ASSERT_TRUE(c.all_reduce(data.data(), n));
+    reduced[r] = data;
+
+    std::vector<float> in(n * p), out(n);
+    for (std::size_t i = 0; i < n * p; ++i) in[i] = value(r, i);
+    ASSERT_TRUE(c.reduce_scatter(in.data(), out.data(), n));
+    scattered[r] = out;
+
+    std::vector<float> all(n * p);
+    ASSERT_TRUE(c.all_gather(data.data() + 0, all.data(), n)) ;
+    gathered[r] = all;
+
+    std::vector<float> b(n, r == p - 1 ? 7.5f : -1.f);
+    ASSERT_TRUE(c.broadcast(b.data(), n, p - 1));
+    broadcast[r] = b;
+  });
+  for (int r = 0; r < p; ++r) {
+    for (std::size_t i = 0; i < n; ++i) {
+      float sum = 0;
+      for (int q = 0; q < p; ++q) sum += value(q, i);
+      ASSERT_EQ(reduced[r][i], sum) << "all_reduce rank " << r << " element " << i;
+      float block_sum = 0;
+      for (int q = 0; q < p; ++q) block_sum += value(q, static_cast<std::size_t>(r) * n + i);
+      ASSERT_EQ(scattered[r][i], block_sum) << "reduce_scatter rank " << r << " element " << i;
+      for (int q = 0; q < p; ++q) ASSERT_EQ(gathered[r][static_cast<std::size_t>(q) * n + i], reduced[q][i]);
+      ASSERT_EQ(broadcast[r][i], 7.5f);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Collectives,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 7),
+                                            ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{5},
+                                                              std::size_t{64}, std::size_t{1001})));
+
+TEST(Split, SubGroupsReduceOnlyTheirMembers) {
+  // 6 ranks as tp=2 x dp=3 (TP innermost): tp groups {0,1},{2,3},{4,5}; dp groups {0,2,4},{1,3,5}.
+  InProcessWorld world(6);
+  std::vector<float> tp_sum(6), dp_sum(6);
+  std::vector<int> tp_rank(6), dp_rank(6), dp_size(6);
+  run_ranks(world, [&](int r, Communicator& c) {
+    auto tp = split(c, r / 2, r % 2, "tp");
+    auto dp = split(c, r % 2, -r, "dp");  // key reversed: dp rank order is descending world rank
+    auto none = split(c, r == 3 ? 0 : -1, 0, "only3");
+    ASSERT_TRUE(tp && dp && none);
+    EXPECT_EQ((*none) != nullptr, r == 3);
+    float x = static_cast<float>(r);
+    ASSERT_TRUE((*tp)->all_reduce(&x, 1));
+    tp_sum[r] = x;
+    float y = static_cast<float>(r);
+    ASSERT_TRUE((*dp)->all_reduce(&y, 1));
+    dp_sum[r] = y;
+    tp_rank[r] = (*tp)->rank();
+    dp_rank[r] = (*dp)->rank();
+    dp_size[r] = (*dp)->size();
+    EXPECT_EQ((*dp)->name(), "dp");
+  });
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_EQ(tp_sum[r], static_cast<float>((r / 2) * 4 + 1));
+    EXPECT_EQ(dp_sum[r], r % 2 == 0 ? 6.f : 9.f);
+    EXPECT_EQ(tp_rank[r], r % 2);
+    EXPECT_EQ(dp_size[r], 3);
+    EXPECT_EQ(dp_rank[r], 2 - r / 2);
+  }
+}
+
+TEST(PointToPoint, MatchesByTagInSendOrder) {
+  InProcessWorld world(2);
+  std::vector<float> got;
+  run_ranks(world, [&](int r, Communicator& c) {
+    if (r == 0) {
+      for (float v : {1.f, 2.f}) ASSERT_TRUE(c.send(&v, 1, 1, 5));
+      float w = 9.f;
+      ASSERT_TRUE(c.send(&w, 1, 1, 3));
+    } else {
+      float a = 0, b = 0, d = 0;
+      ASSERT_TRUE(c.recv(&a, 1, 0, 3));  // tag 3 overtakes the earlier tag-5 sends
+      ASSERT_TRUE(c.recv(&b, 1, 0, 5));
+      ASSERT_TRUE(c.recv(&d, 1, 0, 5));
+      got = {a, b, d};
+    }
+  });
+  EXPECT_EQ(got, (std::vector<float>{9.f, 1.f, 2.f}));
+}
+
+TEST(PointToPoint, SizeMismatchAndBadPeerAreErrors) {
+  InProcessWorld world(2);
+  std::string error;
+  run_ranks(world, [&](int r, Communicator& c) {
+    float v[3] = {1, 2, 3};
+    if (r == 0) {
+      ASSERT_TRUE(c.send(v, 3, 1));
+      EXPECT_FALSE(c.send(v, 1, 0));  // to itself
+      EXPECT_FALSE(c.send(v, 1, 2));
+    } else {
+      auto st = c.recv(v, 2, 0);
+      ASSERT_FALSE(st);
+      error = st.error_text();
+    }
+  });
+  EXPECT_NE(error.find("receive of 2 floats matched a send of 3"), std::string::npos) << error;
+}
+
+TEST(Abort, WakesEveryWaiterWithTheReason) {
+  // Ranks 1..3 wait in a collective and a recv that rank 0 never joins; rank 0 fails and aborts.
+  InProcessWorld world(4);
+  std::vector<std::string> errors(4);
+  run_ranks(world, [&](int r, Communicator& c) {
+    if (r == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      world.abort("rank 0 failed: out of memory");
+      return;
+    }
+    float x[8] = {};
+    auto st = r == 3 ? c.recv(x, 8, 0, 1) : c.all_reduce(x, 8);
+    if (!st) errors[r] = st.error_text();
+    // Every later call fails at once rather than hanging.
+    EXPECT_FALSE(c.all_reduce(x, 8));
+    EXPECT_FALSE(split(c, 0, r, "late"));
+  });
+  for (int r = 1; r < 4; ++r) EXPECT_NE(errors[r].find("rank 0 failed: out of memory"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace plansight::runtime

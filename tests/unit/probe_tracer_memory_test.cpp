@@ -1,0 +1,86 @@
+// The runtime's tracer (spans -> measured Timeline tracks per rank and lane, NVTX-style hooks)
+// and memory accounting (categories sum to what was allocated; peak of the total is the peak of
+// the sum, not the sum of peaks).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "plansight/runtime/memory_tracker.h"
+#include "plansight/runtime/tracer.h"
+
+namespace plansight::runtime {
+namespace {
+
+namespace est = plansight::estimator;
+
+TEST(MemoryTracker, CategoriesSumToAllocations) {
+  MemoryTracker m;
+  {
+    TrackedBuffer w(&m, MemoryCategory::weights, 100);
+    TrackedBuffer g(&m, MemoryCategory::gradients, 50);
+    EXPECT_EQ(m.current()[MemoryCategory::weights], 400);
+    EXPECT_EQ(m.current().total(), 600);
+    {
+      TrackedBuffer a(&m, MemoryCategory::activations, 250);
+      EXPECT_EQ(a.data()[249], 0.f);  // zero-initialised
+      EXPECT_EQ(m.current().total(), 1600);
+    }
+    TrackedBuffer b(&m, MemoryCategory::buffers, 25);
+    TrackedBuffer moved = std::move(b);
+    EXPECT_EQ(m.current()[MemoryCategory::buffers], 100);
+    EXPECT_EQ(m.peak()[MemoryCategory::activations], 1000);
+    EXPECT_EQ(m.peak_total(), 1600);  // weights + grads + activations; buffers came later
+    EXPECT_EQ(m.current().total(), 700);
+    const auto breakdown = m.current().breakdown();
+    EXPECT_DOUBLE_EQ(breakdown.weights_bytes + breakdown.gradients_bytes + breakdown.buffers_bytes, 700.0);
+  }
+  EXPECT_EQ(m.current().total(), 0);
+  EXPECT_EQ(m.allocated().total(), 1700);
+  m.reset_peaks();
+  EXPECT_EQ(m.peak_total(), 0);
+}
+
+int g_pushes = 0, g_pops = 0;
+
+TEST(Tracer, SpansBecomeTracksPerRankAndLane) {
+  set_range_hooks([](const char*) { ++g_pushes; }, [] { ++g_pops; });
+  Tracer tracer(2);
+  std::thread other([&] {
+    ScopedSpan s(&tracer, 1, "all_reduce",
+                 {est::Lane::communication, est::SpanKind::collective, est::Phase::communication, 0, 1, 0, 4096});
+  });
+  {
+    ScopedSpan s(&tracer, 0, "fc1", {est::Lane::compute, est::SpanKind::kernel, est::Phase::forward, 2, 3, 1e6, 0});
+  }
+  { ScopedSpan s(&tracer, 0, "fc2", {est::Lane::compute, est::SpanKind::kernel, est::Phase::backward, 2, 3, 2e6, 0}); }
+  other.join();
+  set_range_hooks(nullptr, nullptr);
+  EXPECT_EQ(g_pushes, 3);
+  EXPECT_EQ(g_pops, 3);
+
+  const est::Timeline t = tracer.timeline("probe");
+  EXPECT_EQ(t.source, est::TimelineSource::measured);
+  ASSERT_EQ(t.tracks.size(), 2u);
+  EXPECT_EQ(t.tracks[0].rank, 0);
+  EXPECT_EQ(t.tracks[0].lane, est::Lane::compute);
+  ASSERT_EQ(t.tracks[0].spans.size(), 2u);
+  const auto& fc1 = t.tracks[0].spans[0];
+  EXPECT_EQ(t.name_of(fc1), "fc1");
+  EXPECT_EQ(fc1.stage, 2);
+  EXPECT_EQ(fc1.micro_batch, 3);
+  EXPECT_EQ(fc1.flops, 1e6);
+  EXPECT_EQ(fc1.phase, est::Phase::forward);
+  EXPECT_LE(fc1.end_ns(), t.tracks[0].spans[1].start_ns);
+  EXPECT_EQ(t.tracks[1].rank, 1);
+  EXPECT_EQ(t.tracks[1].lane, est::Lane::communication);
+  EXPECT_EQ(t.tracks[1].spans[0].bytes, 4096);
+
+  tracer.set_enabled(false);
+  { ScopedSpan s(&tracer, 0, "ignored", {}); }
+  EXPECT_EQ(tracer.span_count(), 3u);
+  tracer.clear();
+  EXPECT_EQ(tracer.span_count(), 0u);
+}
+
+}  // namespace
+}  // namespace plansight::runtime
