@@ -9,10 +9,10 @@ seconds="${1:-30}"
 build=build/fuzz
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DPLANSIGHT_BUILD_FUZZ=ON -DPLANSIGHT_BUILD_BENCH=OFF -DPLANSIGHT_ENABLE_CUDA=OFF -DPLANSIGHT_BUILD_GUI=OFF >/dev/null
-cmake --build "$build" -j 2 --target fuzz_kineto_importer fuzz_nsys_importer fuzz_plan_json
+cmake --build "$build" -j 2 --target fuzz_json_scanner fuzz_kineto_importer fuzz_nsys_importer fuzz_plan_json
 mkdir -p "$build/artifacts"
 status=0
-for pair in kineto_importer:kineto nsys_importer:nsys plan_json:plan; do
+for pair in json_scanner:json kineto_importer:kineto nsys_importer:nsys plan_json:plan; do
   target="${pair%%:*}"
   corpus="${pair##*:}"
   work="$build/corpus/$corpus"
@@ -20,6 +20,7 @@ for pair in kineto_importer:kineto nsys_importer:nsys plan_json:plan; do
   cp -n tests/fuzz/corpus/"$corpus"/* "$work"/ 2>/dev/null || true
   dict=()
   [ -f "tests/fuzz/$corpus.dict" ] && dict=(-dict="tests/fuzz/$corpus.dict")
+  [ "$corpus" = json ] && dict=(-dict="tests/fuzz/kineto.dict")
   echo "== fuzz_$target for ${seconds}s"
   if ! "$build/tests/fuzz/fuzz_$target" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$build/artifacts/$target-" -print_final_stats=1 "$work" 2>&1 | tail -n 12; then

@@ -152,6 +152,17 @@ bool JsonScanner::next_key(std::string_view& key) {
   const int c = next_char();
   if (c != '"') fail(c < 0 ? "unexpected end of input, expected a key" : "expected a string key");
   key = scan_string(true);
+  // The ':' is usually right after the key. If reaching it needs a refill, the refill would move
+  // the chunk under the key's view, so the key is copied first.
+  std::size_t j = pos_;
+  const char* b = buf_.get();
+  while (j < end_ && (b[j] == ' ' || b[j] == '\n' || b[j] == '\r' || b[j] == '\t')) ++j;
+  if (j < end_ && b[j] == ':') {
+    pos_ = j + 1;
+    return true;
+  }
+  key_copy_.assign(key);
+  key = key_copy_;
   expect(':');
   return true;
 }

@@ -51,8 +51,11 @@ void Reader::run() {
   resolve_pending();
   for (auto& t : out_.tracks) {
     if (out_.track_device[&t - out_.tracks.data()] >= 0) continue;
+    // Kineto names threads "thread 2919752 (pt_main_thread)" itself; other producers give a bare name.
     auto it = thread_names_.find(t.stream);
-    if (it != thread_names_.end()) t.label += " (" + it->second + ")";
+    if (it == thread_names_.end()) continue;
+    if (it->second.starts_with(t.label)) t.label = it->second;
+    else t.label += " (" + it->second + ")";
   }
 }
 

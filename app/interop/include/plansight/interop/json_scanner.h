@@ -63,6 +63,7 @@ class JsonScanner {
   std::vector<char> stack_;         // '{' or '['
   std::vector<std::uint8_t> first_;  // per level: no member read yet
   std::string scratch_;              // decoded strings with escapes
+  std::string key_copy_;             // a key whose ':' lies beyond the chunk
 };
 
 }  // namespace plansight::interop
