@@ -1,0 +1,276 @@
+// `plansight search`: the best layouts of a model on a cluster for a global batch. Plan flags give
+// the base plan; layout flags (--tp, --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule,
+// --micro-batch, --sequence-parallel) fix that dimension instead of searching it; a --plan file's
+// layout is not a constraint. Exit 0 with layouts, 1 when none fits (the summary names why), 2 on
+// invalid input.
+//
+// --json keys (stable contract, tests/integration/search_cli_test.cpp):
+//   request:    model, gpu, system, gpus, gpus_per_node, global_batch, seq_len, tokens, top
+//   search:     enumerated, evaluated, fitting, threads, closed_form_seconds, seconds,
+//               layouts_per_s (enumerated / closed_form_seconds), simulated
+//   rejections: [{reason, count, first: LAYOUT, detail, closest: LAYOUT|null, closest_bytes|null}]
+//   layouts:    [{rank, layout: LAYOUT, micro_batches, tokens_per_s, iteration_s, mfu, hfu,
+//                 achieved_tflops_per_gpu, closed_form_iteration_s, closed_form_tokens_per_s,
+//                 memory: {most_loaded_stage, weights_bytes, gradients_bytes, optimizer_bytes,
+//                          activations_bytes, buffers_bytes, reserve_bytes, total_bytes, capacity_bytes},
+//                 time: {compute_s, tp_comm_s, cp_comm_s, pp_comm_s, dp_comm_s, bubble_s,
+//                        optimizer_s, bubble_fraction},
+//                 training_days, gpu_hours, cost (null without --tokens; cost null without a price)}]
+//   summary:    rejection_summary() text
+//   LAYOUT:     {tp, pp, vpp, dp, cp, micro_batch, sequence_parallel, zero_stage, recompute, schedule}
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/commands.h"
+#include "plansight/cli/format.h"
+#include "plansight/cli/plan_args.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/layout_search.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+using nlohmann::json;
+
+Status report(const std::vector<Diagnostic>& errors, bool as_json, std::ostream& out, std::ostream& err) {
+  for (const auto& e : errors) err << e.to_string() << "\n";
+  if (as_json) {
+    json list = json::array();
+    for (const auto& e : errors) list.push_back(est::to_json(e));
+    out << json{{"errors", list}}.dump(2) << "\n";
+  }
+  return Status::invalid_input;
+}
+
+std::vector<FlagSpec> search_flags() {
+  std::vector<FlagSpec> flags = plan_flags();
+  flags.push_back({"--top", true, "K"});
+  flags.push_back({"--threads", true, "N"});
+  flags.push_back({"--json", false, ""});
+  return flags;
+}
+
+// Layout flags become fixed values of the search space; errors name the flag.
+Result<est::SearchOptions> search_options(const Args& args) {
+  std::vector<Diagnostic> errors;
+  est::SearchOptions o;
+  auto integer = [&](const char* flag, std::vector<std::int64_t>& into, long long lo, long long hi) {
+    if (!args.has(flag)) return;
+    auto v = args.integer(flag);
+    if (!v) {
+      errors.insert(errors.end(), v.errors().begin(), v.errors().end());
+    } else if (*v < lo || *v > hi) {
+      errors.push_back(make_error(flag, "value " + std::to_string(*v) + " is invalid; valid: " + std::to_string(lo) +
+                                            " to " + std::to_string(hi)));
+    } else {
+      into = {*v};
+    }
+  };
+  constexpr long long kMaxDegree = 1 << 20;  // validate()'s bound on parallel degrees
+  integer("--tp", o.space.tp, 1, kMaxDegree);
+  integer("--pp", o.space.pp, 1, kMaxDegree);
+  integer("--vpp", o.space.vpp, 1, kMaxDegree);
+  integer("--dp", o.space.dp, 1, kMaxDegree);
+  integer("--cp", o.space.cp, 1, kMaxDegree);
+  integer("--zero", o.space.zero_stage, 0, 3);
+  integer("--micro-batch", o.space.micro_batch, 1, 1 << 30);
+  if (auto text = args.value("--recompute")) {
+    if (auto r = est::parse_enum<est::Recompute>(*text))
+      o.space.recompute = {*r};
+    else
+      errors.push_back(
+          make_error("--recompute", "\"" + *text + "\"; valid: " + est::valid_spellings<est::Recompute>()));
+  }
+  if (auto text = args.value("--schedule")) {
+    if (auto s = est::parse_enum<est::PipelineSchedule>(*text))
+      o.space.schedule = {*s};
+    else
+      errors.push_back(
+          make_error("--schedule", "\"" + *text + "\"; valid: " + est::valid_spellings<est::PipelineSchedule>()));
+  }
+  if (args.has("--sequence-parallel")) o.space.sequence_parallel = true;
+  for (const char* flag : {"--top", "--threads"}) {
+    if (!args.has(flag)) continue;
+    auto v = args.integer(flag);
+    if (!v) {
+      errors.insert(errors.end(), v.errors().begin(), v.errors().end());
+      continue;
+    }
+    if (*v < 1 || *v > 1000) {
+      errors.push_back(make_error(flag, "value " + std::to_string(*v) + " is invalid; valid: 1 to 1000"));
+      continue;
+    }
+    if (std::string(flag) == "--top")
+      o.top = static_cast<std::size_t>(*v);
+    else
+      o.threads = static_cast<unsigned>(*v);
+  }
+  for (const char* flag : {"--achieved-tflops", "--mfu"}) {
+    if (args.has(flag))
+      errors.push_back(make_error(
+          flag, "the search ranks layouts by predicted time; a given throughput would rank them all alike; remove it"));
+  }
+  if (!args.has("--plan")) {
+    for (const char* flag : {"--model", "--gpus", "--global-batch"}) {
+      if (!args.has(flag)) errors.push_back(make_error(flag, "required (or give --plan FILE.json)"));
+    }
+    if (!args.has("--gpu") && !args.has("--system"))
+      errors.push_back(make_error("--gpu", "give --gpu NAME or --system NAME (or --plan)"));
+  }
+  if (!errors.empty()) return errors;
+  return o;
+}
+
+json layout_json(const est::Candidate& c) {
+  return {{"tp", c.tp},
+          {"pp", c.pp},
+          {"vpp", c.vpp},
+          {"dp", c.dp},
+          {"cp", c.cp},
+          {"micro_batch", c.micro_batch},
+          {"sequence_parallel", c.sequence_parallel},
+          {"zero_stage", c.zero_stage},
+          {"recompute", est::to_string(c.recompute)},
+          {"schedule", est::to_string(c.schedule)}};
+}
+
+json result_json(const est::Plan& base, const est::SearchOptions& o, const est::SearchResult& r) {
+  const auto& t = base.training;
+  json j;
+  j["request"] = {{"model", base.model.name},
+                  {"gpu", base.cluster.gpu.name},
+                  {"system", base.cluster.name},
+                  {"gpus", base.cluster.gpus},
+                  {"gpus_per_node", base.cluster.gpus_per_node},
+                  {"global_batch", t.global_batch},
+                  {"seq_len", t.seq_len},
+                  {"tokens", t.tokens},
+                  {"top", o.top}};
+  j["search"] = {
+      {"enumerated", r.enumerated},
+      {"evaluated", r.evaluated},
+      {"fitting", r.fitting},
+      {"threads", r.threads},
+      {"closed_form_seconds", r.closed_form_seconds},
+      {"seconds", r.seconds},
+      {"layouts_per_s", r.closed_form_seconds > 0 ? static_cast<double>(r.enumerated) / r.closed_form_seconds : 0.0},
+      {"simulated", r.simulated}};
+  json rejections = json::array();
+  for (const auto& rej : r.rejections) {
+    const bool memory = rej.reason == est::RejectReason::memory;
+    rejections.push_back({{"reason", est::to_string(rej.reason)},
+                          {"count", rej.count},
+                          {"first", layout_json(rej.first)},
+                          {"detail", rej.detail},
+                          {"closest", memory ? layout_json(rej.closest) : json(nullptr)},
+                          {"closest_bytes", memory ? json(rej.closest_bytes) : json(nullptr)}});
+  }
+  j["rejections"] = std::move(rejections);
+  json layouts = json::array();
+  for (std::size_t i = 0; i < r.layouts.size(); ++i) {
+    const auto& l = r.layouts[i];
+    const auto& e = l.estimate;
+    const auto& b = e.time.breakdown;
+    json memory = est::to_json(e.memory.peak);
+    memory["most_loaded_stage"] = e.memory.most_loaded_stage;
+    memory["capacity_bytes"] = e.memory.capacity_bytes;
+    const bool budget = t.tokens > 0;
+    layouts.push_back({{"rank", i + 1},
+                       {"layout", layout_json(l.candidate)},
+                       {"micro_batches", e.micro_batches},
+                       {"tokens_per_s", e.time.tokens_per_s},
+                       {"iteration_s", e.time.iteration_s},
+                       {"mfu", e.time.mfu},
+                       {"hfu", e.time.hfu},
+                       {"achieved_tflops_per_gpu", e.time.achieved_tflops_per_gpu},
+                       {"closed_form_iteration_s", l.closed_form_iteration_s},
+                       {"closed_form_tokens_per_s", l.closed_form_tokens_per_s},
+                       {"memory", std::move(memory)},
+                       {"time",
+                        {{"compute_s", b.compute_s},
+                         {"tp_comm_s", b.tp_comm_s},
+                         {"cp_comm_s", b.cp_comm_s},
+                         {"pp_comm_s", b.pp_comm_s},
+                         {"dp_comm_s", b.dp_comm_s},
+                         {"bubble_s", b.bubble_s},
+                         {"optimizer_s", b.optimizer_s},
+                         {"bubble_fraction", e.time.bubble_fraction}}},
+                       {"training_days", budget ? json(e.time.training_days) : json(nullptr)},
+                       {"gpu_hours", budget ? json(e.time.gpu_hours) : json(nullptr)},
+                       {"cost", budget && base.cluster.price_per_gpu_hour > 0 ? json(e.time.cost) : json(nullptr)}});
+  }
+  j["layouts"] = std::move(layouts);
+  j["summary"] = est::rejection_summary(r);
+  return j;
+}
+
+std::string gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
+
+void print_result(std::ostream& out, const est::Plan& base, const est::SearchResult& r) {
+  const auto& t = base.training;
+  out << "Search: " << base.model.name << " on " << base.cluster.gpus << " x " << base.cluster.gpu.name;
+  if (!base.cluster.name.empty() && base.cluster.name != "custom") out << " (" << base.cluster.name << ")";
+  out << ", global batch " << t.global_batch << " x " << t.seq_len << " tokens\n";
+  out << "  " << format_count(static_cast<double>(r.enumerated)) << " layouts in "
+      << format_seconds(r.closed_form_seconds) << " on " << r.threads << " threads ("
+      << format_count(r.closed_form_seconds > 0 ? static_cast<double>(r.enumerated) / r.closed_form_seconds : 0)
+      << " layouts/s); " << format_count(static_cast<double>(r.fitting)) << " fit; best re-ranked by simulation, "
+      << format_seconds(r.seconds) << " in all\n";
+  out << est::rejection_summary(r);
+  for (std::size_t i = 0; i < r.layouts.size(); ++i) {
+    const auto& l = r.layouts[i];
+    const auto& e = l.estimate;
+    const auto& m = e.memory.peak;
+    const auto& b = e.time.breakdown;
+    out << "\n#" << i + 1 << "  " << est::describe(l.candidate) << "\n";
+    out << "    " << format_count(e.time.tokens_per_s) << " tokens/s, iteration " << format_seconds(e.time.iteration_s)
+        << " (" << e.micro_batches << " micro-batches), MFU " << format_fixed(e.time.mfu * 100, 1) << "%, HFU "
+        << format_fixed(e.time.hfu * 100, 1) << "%, " << format_fixed(e.time.achieved_tflops_per_gpu, 1)
+        << " TFLOP/s per GPU; closed form " << format_seconds(l.closed_form_iteration_s) << "\n";
+    out << "    memory, stage " << e.memory.most_loaded_stage << " (GiB): weights " << gib(m.weights_bytes)
+        << ", gradients " << gib(m.gradients_bytes) << ", optimizer " << gib(m.optimizer_bytes) << ", activations "
+        << gib(m.activations_bytes) << ", buffers " << gib(m.buffers_bytes) << ", reserve " << gib(m.reserve_bytes)
+        << "; total " << gib(m.total_bytes()) << " of " << gib(e.memory.capacity_bytes) << "\n";
+    out << "    time per iteration: compute " << format_seconds(b.compute_s) << ", tp " << format_seconds(b.tp_comm_s)
+        << ", cp " << format_seconds(b.cp_comm_s) << ", pp " << format_seconds(b.pp_comm_s) << ", dp "
+        << format_seconds(b.dp_comm_s) << ", bubble " << format_seconds(b.bubble_s) << ", optimizer "
+        << format_seconds(b.optimizer_s) << "\n";
+    if (t.tokens > 0) {
+      out << "    " << format_billions(t.tokens) << " tokens: " << format_fixed(e.time.training_days, 1) << " days, "
+          << format_count(e.time.gpu_hours) << " GPU-hours";
+      if (base.cluster.price_per_gpu_hour > 0) out << ", $" << format_count(e.time.cost);
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  bool as_json = false;
+  for (const auto& a : argv) as_json |= a == "--json";
+  auto args = Args::parse(argv, search_flags());
+  if (!args) return report(args.errors(), as_json, out, err);
+  if (!args->positionals().empty()) {
+    return report({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, as_json, out,
+                  err);
+  }
+  auto options = search_options(*args);
+  if (!options) return report(options.errors(), as_json, out, err);
+  auto base = plan_from_args(*args);
+  if (!base) return report(base.errors(), as_json, out, err);
+  auto result = est::search_layouts(*base, *options);
+  if (!result) return report(result.errors(), as_json, out, err);
+  if (as_json) {
+    out << result_json(*base, *options, *result).dump(2) << "\n";
+  } else {
+    print_result(out, *base, *result);
+  }
+  if (result->layouts.empty()) {
+    if (as_json) err << est::rejection_summary(*result);
+    return Status::failure;
+  }
+  return Status::ok;
+}
+
+}  // namespace plansight::cli

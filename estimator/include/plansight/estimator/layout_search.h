@@ -1,0 +1,116 @@
+// Layout search: every TP x CP x PP x VPP x DP x micro-batch x recomputation x ZeRO stage x
+// sequence parallel x schedule of a base plan's model, cluster and batch, ranked by throughput.
+// Candidates are costed with the closed-form time model from layer costs computed once per
+// (tp, cp, sequence parallel, micro-batch, recomputation), on all cores; the best few are then
+// re-ranked with the full estimate() (simulated schedule). Results do not depend on thread count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/plan.h"
+
+namespace plansight::estimator {
+
+// Values to try per dimension; an empty list means every sensible value:
+// tp, cp, pp: the divisors of cluster.gpus (dp is what remains); vpp: the divisors >= 2 of
+// model.layers (interleaved only); micro-batch: powers of two up to max_micro_batch and the
+// global batch; zero 0-3; all recomputations and schedules. With pp = 1 only 1f1b is tried
+// (the schedules coincide), and sequence parallelism only with tp > 1 (it does nothing at tp 1).
+struct SearchSpace {
+  std::vector<std::int64_t> tp, cp, pp, dp, vpp, micro_batch, zero_stage;
+  std::vector<Recompute> recompute;
+  std::vector<PipelineSchedule> schedule;
+  std::optional<bool> sequence_parallel;
+  std::int64_t max_micro_batch = 64;
+};
+
+struct SearchOptions {
+  SearchSpace space;
+  std::size_t top = 5;        // layouts returned
+  std::size_t simulate = 3;   // the best top * simulate by closed form are re-ranked by estimate()
+  unsigned threads = 0;       // 0: std::thread::hardware_concurrency()
+};
+
+// One point of the search space, in compact form.
+struct Candidate {
+  std::int64_t tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, micro_batch = 1, zero_stage = 0;
+  Recompute recompute = Recompute::none;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  bool sequence_parallel = false;
+};
+
+// The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, and
+// no given throughput, so estimate() predicts the time).
+Plan apply_candidate(const Plan& base, const Candidate& candidate);
+std::string describe(const Candidate& candidate);  // "TP 8 PP 4 (v 2) DP 16 CP 1 mb 1 ..."
+
+// Why a candidate was dropped; the first failing check in this order is the one counted.
+enum class RejectReason : std::uint8_t {
+  tp_heads,                   // tp does not divide heads or kv_heads
+  tp_ffn,                     // tp does not divide ffn_hidden
+  cp_sequence,                // seq_len not divisible by 2 * cp
+  layer_split,                // pp * vpp does not divide layers
+  global_batch,               // global batch not divisible by micro_batch * dp
+  interleaved_micro_batches,  // interleaved: micro-batches per pipeline not divisible by pp
+  memory,                     // the most loaded GPU needs more than its memory
+};
+inline constexpr std::size_t kRejectReasonCount = 7;
+std::string_view to_string(RejectReason reason);  // "tp does not divide heads", ...
+
+struct Rejection {
+  RejectReason reason = RejectReason::memory;
+  std::int64_t count = 0;
+  Candidate first;     // the first rejected for this reason, in enumeration order
+  std::string detail;  // why `first` was rejected, with the numbers
+  // Memory only: the rejected candidate that came closest to fitting.
+  Candidate closest;
+  double closest_bytes = 0;
+};
+
+struct RankedLayout {
+  Candidate candidate;
+  Plan plan;                           // apply_candidate(base, candidate)
+  Estimate estimate;                   // estimate(plan): simulated time, memory of every stage
+  double closed_form_iteration_s = 0;  // what the search ranked it by
+  double closed_form_tokens_per_s = 0;
+};
+
+struct SearchResult {
+  // Best first by tokens/s; throughputs within ~0.01% tie and the one needing less memory wins.
+  std::vector<RankedLayout> layouts;
+  std::int64_t enumerated = 0;        // == fitting + the sum of rejection counts
+  std::int64_t evaluated = 0;         // passed the integer checks: memory (and time if it fits) computed
+  std::int64_t fitting = 0;
+  std::vector<Rejection> rejections;  // reasons with count > 0, most frequent first
+  std::size_t simulated = 0;          // layouts re-ranked by estimate()
+  unsigned threads = 1;
+  double closed_form_seconds = 0;     // enumeration and closed form, the part layouts/s measures
+  double seconds = 0;                 // the whole search, re-ranking included
+};
+
+// Errors: the base plan's own problems (model, cluster, precision support, training fields) and
+// a search space with nothing in it.
+Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& options = {});
+
+// One line per rejection reason; when nothing fits it starts by naming the constraint that
+// removed most candidates ("no layout fits: 1,234 of 1,300 candidates do not fit in memory").
+std::string rejection_summary(const SearchResult& result);
+
+// The search's own closed-form figures for one valid plan with uniform stages (no stage_layers),
+// for tests and benchmarks: they equal estimate_memory() and closed_form_time(iteration_costs()).
+struct ClosedFormFigures {
+  double iteration_s = 0;
+  TimeBreakdown breakdown;
+  MemoryBreakdown peak;  // the most loaded GPU
+  std::int64_t most_loaded_stage = 0;
+  bool fits = false;
+};
+ClosedFormFigures search_closed_form(const Plan& plan);
+
+}  // namespace plansight::estimator

@@ -1,0 +1,326 @@
+// The lean closed form of the layout search. Each function mirrors a library function term by
+// term (named at each step) for plans with uniform chunks and no stage_layers, so that the
+// search ranks exactly what estimate_memory() and closed_form_time(iteration_costs()) would
+// compute; layout_search_test checks the equality on a table of plans.
+#include "layout_search_lean.h"
+
+#include <algorithm>
+
+#include "plansight/estimator/comm_model.h"
+
+namespace plansight::estimator::search_detail {
+namespace {
+
+bool wide_precision(Precision p) { return p == Precision::fp32 || p == Precision::tf32; }
+
+// iteration_costs.cpp, optimizer_bytes_per_parameter: an Adam(W) step reads and writes master
+// weights and states, reads the gradient, writes the compute-precision weights, and the
+// gradient-norm pass and zeroing touch the gradients twice more.
+double optimizer_step_bytes(const TrainingSpec& t) {
+  const StateBytesPerParameter b = state_bytes_per_parameter(t);
+  const bool separate_master =
+      b.optimizer > 0 && t.master_precision == MasterPrecision::fp32 && !wide_precision(t.precision);
+  const double master = separate_master ? 4.0 : 0.0;
+  const double states = b.optimizer - master;
+  return 2 * (master + states) + b.gradients + (separate_master ? b.weights : b.weights * 2) + 2 * b.gradients;
+}
+
+// One kind of model chunk for one micro-batch: its phases, parameters and DP seconds.
+struct ChunkKind {
+  PhaseCost forward, backward_input, backward_weight, recompute;
+  double params = 0;
+  double dp_s = 0;
+};
+
+// Per-rank sums of rank_sums() in time_model.cpp.
+struct Sums {
+  double compute = 0, tp = 0, cp = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0;
+  void add(const ChunkKind& k, double times) {
+    for (const PhaseCost* ph : {&k.forward, &k.backward_input, &k.backward_weight, &k.recompute}) {
+      compute += times * ph->compute_s;
+      tp += times * ph->tp_comm_s;
+      cp += times * ph->cp_comm_s;
+    }
+    forward += times * k.forward.total_s();
+    backward += times * (k.backward_input.total_s() + k.recompute.total_s());
+    weight += times * k.backward_weight.total_s();
+    dp += times * k.dp_s;
+    params += times * k.params;
+  }
+  double pass() const { return forward + backward + weight; }
+};
+
+// Forwards of chunk 0 in flight on rank 0 at its peak (memory.cpp, in_flight_of_chunk), and the
+// layer-equivalents of a whole rank: with uniform chunks the per-chunk counts of the interleaved
+// schedule add up to the n forwards run before the first backward.
+struct InFlight {
+  double chunk0_rank0 = 0;
+  double rank_forwards = 0;  // summed over the rank's chunks
+};
+InFlight in_flight(const Candidate& c, std::int64_t m, std::int64_t r) {
+  const std::int64_t p = c.pp, v = c.vpp;
+  InFlight out;
+  switch (c.schedule) {
+    case PipelineSchedule::gpipe: out.chunk0_rank0 = out.rank_forwards = static_cast<double>(m); break;
+    case PipelineSchedule::one_f_one_b:
+    case PipelineSchedule::zb_h1:
+      out.chunk0_rank0 = static_cast<double>(std::min(p, m));
+      out.rank_forwards = static_cast<double>(std::min(p - r, m));
+      break;
+    case PipelineSchedule::interleaved: {
+      auto forwards = [&](std::int64_t rank) { return std::min(2 * (p - rank - 1) + (v - 1) * p + 1, m * v); };
+      const std::int64_t n0 = forwards(0);
+      out.chunk0_rank0 = static_cast<double>((n0 / (p * v)) * p + std::clamp<std::int64_t>(n0 % (p * v), 0, p));
+      out.rank_forwards = static_cast<double>(forwards(r));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SearchContext::SearchContext(const Plan& plan)
+    : base(plan),
+      efficiency(default_efficiency(plan.cluster.gpu)),
+      device(plan.cluster.gpu, plan.training.precision, efficiency),
+      per_param(state_bytes_per_parameter(plan.training)),
+      optimizer_step_bytes(search_detail::optimizer_step_bytes(plan.training)),
+      element_bytes(wide_precision(plan.training.precision) ? 4.0 : 2.0) {}
+
+std::int64_t micro_batches(const SearchContext& ctx, const Candidate& c) {
+  return std::max<std::int64_t>(ctx.base.training.global_batch / (c.micro_batch * c.dp), 1);
+}
+
+KeyCosts key_costs(const SearchContext& ctx, std::int64_t tp, std::int64_t cp, bool sequence_parallel,
+                   std::int64_t micro_batch, Recompute recompute) {
+  Plan plan = ctx.base;
+  plan.layout = LayoutSpec{};
+  plan.layout.tp = tp;
+  plan.layout.cp = cp;
+  plan.layout.sequence_parallel = sequence_parallel;
+  plan.layout.recompute = recompute;
+  plan.training.micro_batch = micro_batch;
+  // Layer, embedding and head costs use only the TP and CP links, which pp and dp do not move.
+  const CommLinks links = plan_links(plan, ctx.device.efficiency());
+  KeyCosts k;
+  k.padded_vocab = padded_vocab(plan.model.vocab, tp);
+  k.layer = layer_cost(plan, ctx.device, links);
+  k.embedding = embedding_cost(plan, ctx.device, links);
+  k.head = lm_head_cost(plan, ctx.device, links, k.padded_vocab);
+  k.layer_activation_bytes = layer_activation_bytes(plan, recompute);
+  k.full_layer_activation_bytes = layer_activation_bytes(plan, Recompute::none);
+  k.tp_link = links.tp;
+  k.counts = count_parameters(plan.model, k.padded_vocab);
+  k.layer_params = k.counts.layer.per_tp_rank(tp);
+  return k;
+}
+
+UnitLinks unit_links(const SearchContext& ctx, std::int64_t tp, std::int64_t cp, std::int64_t dp) {
+  const auto& eff = ctx.device.efficiency();
+  LayoutSpec layout;
+  layout.tp = tp;
+  layout.cp = cp;
+  UnitLinks links;
+  links.pp = group_link(ctx.base.cluster, layout, dp, Group::pp, eff.nvlink_fraction, eff.network_fraction);
+  layout.cp = 1;  // gradients are reduced over DP x CP ranks (layer_costs.cpp, plan_links)
+  links.dp = group_link(ctx.base.cluster, layout, dp * cp, Group::dp, eff.nvlink_fraction, eff.network_fraction);
+  return links;
+}
+
+// memory.cpp, estimate_memory: stage 0 holds the embedding and the most micro-batches in flight,
+// so no middle stage exceeds it in any component; the last stage holds the head and the logits.
+LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Candidate& c) {
+  const auto& tr = ctx.base.training;
+  const auto& model = ctx.base.model;
+  const double t = static_cast<double>(c.tp);
+  const bool sp = c.sequence_parallel && c.tp > 1;
+  const double e = ctx.element_bytes;
+  const double h = static_cast<double>(model.hidden);
+  const double tokens = static_cast<double>(tr.seq_len) / static_cast<double>(c.cp) * static_cast<double>(c.micro_batch);
+  const std::int64_t shards = c.dp * c.cp;
+  const std::int64_t m = micro_batches(ctx, c);
+  const std::int64_t chunk_layers = model.layers / (c.pp * c.vpp);
+  const std::int64_t stage_layers = chunk_layers * c.vpp;
+  const auto& counts = key.counts;
+
+  auto stage = [&](std::int64_t r) {
+    double params = static_cast<double>(stage_layers) * key.layer_params;
+    if (r == 0) params += counts.word_embedding / t + counts.position_embedding;
+    if (r == c.pp - 1) {
+      params += counts.final_norm;
+      params += model.tied_embeddings ? (c.pp > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
+    }
+    MemoryBreakdown mem = model_state_bytes(params, ctx.per_param, c.zero_stage, shards);
+    const InFlight flight = in_flight(c, m, r);
+    mem.activations_bytes = key.layer_activation_bytes * (flight.rank_forwards * static_cast<double>(chunk_layers));
+    if (c.recompute == Recompute::full && stage_layers > 0) mem.activations_bytes += key.full_layer_activation_bytes;
+    if (r == 0 && model.dropout) mem.activations_bytes += tokens * h / (sp ? t : 1.0) * flight.chunk0_rank0;
+    if (r == c.pp - 1) {
+      const double waiting = c.schedule == PipelineSchedule::gpipe ? static_cast<double>(m) : 1.0;
+      const double v = static_cast<double>(key.padded_vocab);
+      mem.activations_bytes += waiting * tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+    }
+    if (shards > 1 && c.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
+    if (c.zero_stage >= 3 && shards > 1) {
+      mem.buffers_bytes += key.layer_params * (2 * ctx.per_param.weights + ctx.per_param.gradients);
+    }
+    if (sp) mem.buffers_bytes += e * tokens * h;
+    if (c.pp > 1) mem.buffers_bytes += 2 * e * tokens * h / (sp ? t : 1.0);
+    const double allocated =
+        mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes + mem.buffers_bytes;
+    mem.reserve_bytes = tr.reserve_fixed_bytes + tr.fragmentation * allocated;
+    return mem;
+  };
+
+  LeanMemory out;
+  out.peak = stage(0);
+  out.total_bytes = out.peak.total_bytes();
+  if (c.pp > 1) {
+    const MemoryBreakdown last = stage(c.pp - 1);
+    if (last.total_bytes() > out.total_bytes) {
+      out.peak = last;
+      out.total_bytes = last.total_bytes();
+      out.stage = c.pp - 1;
+    }
+  }
+  return out;
+}
+
+// iteration_costs() then closed_form_time() (time_model.cpp), with rank sums taken per kind of
+// chunk: rank 0 = first + (v - 1) middle, rank p-1 = (v - 1) middle + last, others v middle.
+double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const UnitLinks& links, const Candidate& c,
+                        TimeBreakdown* breakdown) {
+  const auto& model = ctx.base.model;
+  const std::int64_t p = c.pp;
+  const double v = static_cast<double>(c.vpp);
+  const double t = static_cast<double>(c.tp);
+  const std::int64_t shards = c.dp * c.cp;
+  const double m = static_cast<double>(micro_batches(ctx, c));
+  const double pm1 = static_cast<double>(p - 1);
+  const double n = static_cast<double>(model.layers / (p * c.vpp));
+  const auto& counts = key.counts;
+
+  ChunkKind mid;
+  mid.forward = key.layer.forward * n;
+  mid.backward_input = key.layer.backward_input * n;
+  mid.backward_weight = key.layer.backward_weight * n;
+  mid.recompute = key.layer.recompute * n;
+  mid.params = n * key.layer_params;
+  auto with_embedding = [&](ChunkKind k) {
+    k.forward += key.embedding.forward;
+    k.backward_input += key.embedding.backward_input;
+    k.backward_weight += key.embedding.backward_weight;
+    k.params += counts.word_embedding / t + counts.position_embedding;
+    return k;
+  };
+  auto with_head = [&](ChunkKind k) {
+    k.forward += key.head.forward;
+    k.backward_input += key.head.backward_input;
+    k.backward_weight += key.head.backward_weight;
+    k.params += counts.final_norm +
+                (model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
+    return k;
+  };
+  auto dp_seconds = [&](double params) {
+    const double grad_bytes = params * ctx.per_param.gradients;
+    double s = c.zero_stage == 0 ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
+                                 : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
+    if (c.zero_stage >= 3) {
+      s += 2 * collective_seconds(Collective::all_gather, params * ctx.per_param.weights, shards, links.dp);
+    }
+    return s;
+  };
+  // ZeRO-1/2 gather the updated weights after the step (Megatron's distributed optimizer).
+  auto optimizer_gather = [&](double params) {
+    return c.zero_stage == 1 || c.zero_stage == 2
+               ? collective_seconds(Collective::all_gather, params * ctx.per_param.weights, shards, links.dp)
+               : 0.0;
+  };
+  auto optimizer_seconds = [&](double params) {
+    const double shard = c.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
+    return ctx.device.memory_seconds(shard * ctx.optimizer_step_bytes) + optimizer_gather(params);
+  };
+
+  Sums r0, last, middle;
+  ChunkKind first;
+  if (p == 1) {
+    first = with_head(with_embedding(mid));
+    first.dp_s = dp_seconds(first.params);
+    r0.add(first, 1);
+  } else {
+    first = with_embedding(mid);
+    first.dp_s = dp_seconds(first.params);
+    ChunkKind end = with_head(mid);
+    end.dp_s = dp_seconds(end.params);
+    mid.dp_s = dp_seconds(mid.params);
+    r0.add(first, 1);
+    r0.add(mid, v - 1);
+    last.add(mid, v - 1);
+    last.add(end, 1);
+    middle.add(mid, v);
+  }
+
+  double pace = r0.pass(), through = r0.pass(), fwd_max = r0.forward, bwd_max = r0.backward, w_max = r0.weight;
+  double optimizer = optimizer_seconds(r0.params);
+  if (p > 1) {
+    const double inner = static_cast<double>(p - 2);
+    pace = std::max(pace, last.pass());
+    through += last.pass() + (p > 2 ? inner * middle.pass() : 0.0);
+    fwd_max = std::max(fwd_max, last.forward);
+    bwd_max = std::max(bwd_max, last.backward);
+    w_max = std::max(w_max, last.weight);
+    optimizer = std::max(optimizer, optimizer_seconds(last.params));
+    if (p > 2) {
+      pace = std::max(pace, middle.pass());
+      fwd_max = std::max(fwd_max, middle.forward);
+      bwd_max = std::max(bwd_max, middle.backward);
+      w_max = std::max(w_max, middle.weight);
+      optimizer = std::max(optimizer, optimizer_seconds(middle.params));
+    }
+  }
+
+  double pipe = 0;
+  switch (c.schedule) {
+    case PipelineSchedule::gpipe:
+    case PipelineSchedule::one_f_one_b: pipe = (m - 1) * pace + through; break;
+    case PipelineSchedule::interleaved: pipe = m * pace + pm1 * pace / v; break;
+    case PipelineSchedule::zb_h1: pipe = m * pace + pm1 * std::max(fwd_max + bwd_max - w_max, fwd_max); break;
+  }
+  // iteration_costs(): Megatron's scatter/gather of activations between stages.
+  double p2p = 0;
+  if (p > 1) {
+    const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(ctx.base.training.seq_len) /
+                          static_cast<double>(c.cp);
+    const double bytes = tokens * static_cast<double>(model.hidden) * ctx.element_bytes;
+    p2p = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
+          (c.tp > 1 && !c.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, c.tp, key.tp_link) : 0.0);
+  }
+  const double ramp = 2 * pm1 * p2p * (c.schedule == PipelineSchedule::interleaved ? v : 1.0);
+
+  double dp_exposed = r0.dp;
+  if (ctx.base.layout.dp_overlap) {
+    const double buckets = 8;
+    const double backward_last = first.backward_input.total_s() + first.backward_weight.total_s();
+    const double last_reduce =
+        std::max(first.dp_s / buckets, first.dp_s - backward_last * (buckets - 1) / buckets);
+    const double earlier = r0.dp - first.dp_s;
+    const double window = (v - 1) * static_cast<double>(p) * backward_last;
+    dp_exposed = last_reduce + std::max(0.0, earlier - window);
+  }
+  const double iteration = pipe + ramp + dp_exposed + optimizer;
+  if (breakdown) {
+    const double gather0 = optimizer_gather(r0.params);
+    auto& b = *breakdown;
+    b.compute_s = m * r0.compute;
+    b.tp_comm_s = m * r0.tp;
+    b.cp_comm_s = m * r0.cp;
+    b.pp_comm_s = ramp;
+    b.dp_comm_s = dp_exposed + gather0;
+    b.optimizer_s = optimizer - gather0;
+    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s));
+  }
+  return iteration;
+}
+
+}  // namespace plansight::estimator::search_detail

@@ -1,0 +1,146 @@
+// The words of the layout search: candidates as plans and as text, why one was rejected, the
+// summary that names the constraint which removed everything, and the closed-form figures of
+// one plan for tests. Strings are built here, once per reason, never in the search loop.
+#include <cstdio>
+
+#include "layout_search_lean.h"
+#include "plansight/estimator/memory.h"
+
+namespace plansight::estimator {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::string thousands(std::int64_t n) {
+  std::string raw = std::to_string(n), out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (i > 0 && (raw.size() - i) % 3 == 0) out += ',';
+    out += raw[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(RejectReason reason) {
+  switch (reason) {
+    case RejectReason::tp_heads: return "tp does not divide heads";
+    case RejectReason::tp_ffn: return "tp does not divide ffn_hidden";
+    case RejectReason::cp_sequence: return "seq_len not divisible by 2*cp";
+    case RejectReason::layer_split: return "pp*vpp does not divide layers";
+    case RejectReason::global_batch: return "global batch not divisible";
+    case RejectReason::interleaved_micro_batches: return "interleaved needs micro-batches divisible by pp";
+    case RejectReason::memory: return "does not fit in memory";
+  }
+  return "unknown";
+}
+
+Plan apply_candidate(const Plan& base, const Candidate& c) {
+  Plan plan = base;
+  const bool dp_overlap = base.layout.dp_overlap;
+  plan.layout = LayoutSpec{};
+  plan.layout.tp = c.tp;
+  plan.layout.pp = c.pp;
+  plan.layout.vpp = c.vpp;
+  plan.layout.dp = c.dp;
+  plan.layout.cp = c.cp;
+  plan.layout.sequence_parallel = c.sequence_parallel;
+  plan.layout.zero_stage = c.zero_stage;
+  plan.layout.recompute = c.recompute;
+  plan.layout.schedule = c.schedule;
+  plan.layout.dp_overlap = dp_overlap;
+  plan.training.micro_batch = c.micro_batch;
+  // The search ranks by predicted time; a given throughput would make every layout alike.
+  plan.training.achieved_tflops = 0;
+  plan.training.mfu = 0;
+  return plan;
+}
+
+std::string describe(const Candidate& c) {
+  std::string out = "tp " + str(c.tp) + ", pp " + str(c.pp);
+  if (c.vpp > 1) out += " (vpp " + str(c.vpp) + ")";
+  out += ", dp " + str(c.dp) + ", cp " + str(c.cp) + ", micro-batch " + str(c.micro_batch);
+  if (c.sequence_parallel) out += ", sequence parallel";
+  out += ", zero " + str(c.zero_stage) + ", recompute " + std::string(to_string(c.recompute)) + ", " +
+         std::string(to_string(c.schedule));
+  return out;
+}
+
+std::string search_detail::rejection_detail(const Plan& base, RejectReason reason, const Candidate& c) {
+  const auto& m = base.model;
+  switch (reason) {
+    case RejectReason::tp_heads:
+      return "tp " + str(c.tp) + " does not divide heads (" + str(m.heads) + ") or kv_heads (" + str(m.kv_heads) + ")";
+    case RejectReason::tp_ffn: return "tp " + str(c.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")";
+    case RejectReason::cp_sequence:
+      return "seq_len " + str(base.training.seq_len) + " is not divisible by 2*cp = " + str(2 * c.cp);
+    case RejectReason::layer_split:
+      return "pp*vpp = " + str(c.pp * c.vpp) + " does not divide layers (" + str(m.layers) + ")";
+    case RejectReason::global_batch:
+      return "global batch " + str(base.training.global_batch) + " is not divisible by micro_batch*dp = " +
+             str(c.micro_batch * c.dp);
+    case RejectReason::interleaved_micro_batches:
+      return str(base.training.global_batch / (c.micro_batch * c.dp)) + " micro-batches per pipeline, not divisible by pp " +
+             str(c.pp);
+    case RejectReason::memory: {
+      const Plan plan = apply_candidate(base, c);
+      const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp));
+      return "stage " + str(mem.most_loaded_stage) + " needs " + gib(mem.peak.total_bytes()) + " of " +
+             gib(mem.capacity_bytes);
+    }
+  }
+  return {};
+}
+
+std::string rejection_summary(const SearchResult& r) {
+  std::string out;
+  if (r.layouts.empty()) {
+    if (r.enumerated == 0) {
+      out += "no layout fits: nothing was enumerated\n";
+    } else if (r.evaluated > 0) {
+      // Memory is the last check: everything that passed the integer checks failed it.
+      out += "no layout fits: all " + thousands(r.evaluated) + " of " + thousands(r.enumerated) +
+             " candidates that pass the divisibility checks do not fit in memory\n";
+    } else {
+      const Rejection& top = r.rejections.front();
+      out += "no layout fits: no candidate passes the divisibility checks; most rejected: " +
+             std::string(to_string(top.reason)) + " (" + thousands(top.count) + " of " + thousands(r.enumerated) + ")\n";
+    }
+  }
+  for (const auto& rej : r.rejections) {
+    out += "  " + std::string(to_string(rej.reason)) + ": " + thousands(rej.count) + " (first: " + describe(rej.first) +
+           ": " + rej.detail + ")\n";
+    if (rej.reason == RejectReason::memory) {
+      out += "    closest to fitting: " + describe(rej.closest) + " needs " + gib(rej.closest_bytes) + "\n";
+    }
+  }
+  return out;
+}
+
+ClosedFormFigures search_closed_form(const Plan& plan) {
+  using namespace search_detail;
+  const SearchContext ctx(plan);
+  const auto& l = plan.layout;
+  Candidate c;
+  c.tp = l.tp, c.pp = l.pp, c.vpp = l.vpp, c.dp = plan.dp(), c.cp = l.cp;
+  c.micro_batch = plan.training.micro_batch;
+  c.zero_stage = l.zero_stage, c.recompute = l.recompute, c.schedule = l.schedule;
+  c.sequence_parallel = l.sequence_parallel;
+  const KeyCosts key = key_costs(ctx, c.tp, c.cp, c.sequence_parallel, c.micro_batch, c.recompute);
+  const UnitLinks links = unit_links(ctx, c.tp, c.cp, c.dp);
+  ClosedFormFigures out;
+  out.iteration_s = lean_iteration_s(ctx, key, links, c, &out.breakdown);
+  const LeanMemory mem = lean_memory(ctx, key, c);
+  out.peak = mem.peak;
+  out.most_loaded_stage = mem.stage;
+  out.fits = mem.total_bytes <= static_cast<double>(plan.cluster.gpu.memory_bytes);
+  return out;
+}
+
+}  // namespace plansight::estimator
