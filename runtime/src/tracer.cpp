@@ -45,6 +45,13 @@ void Tracer::clear() {
   }
 }
 
+void Tracer::clear(int rank) {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return;
+  RankLog& log = ranks_[static_cast<std::size_t>(rank)];
+  std::lock_guard lock(log.mutex);
+  log.entries.clear();
+}
+
 std::size_t Tracer::span_count() const {
   std::size_t n = 0;
   for (const auto& log : ranks_) {

@@ -44,7 +44,8 @@ class Tracer {
 
   // Thread-safe per rank (its compute and communication threads may both record).
   void record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns);
-  void clear();  // drops every recorded span (e.g. before the step that is kept)
+  void clear();          // drops every recorded span
+  void clear(int rank);  // drops one rank's spans (each rank, before the step that is kept)
   std::size_t span_count() const;
 
   // Tracks for each (rank, lane) that has spans, spans sorted by start, names interned.

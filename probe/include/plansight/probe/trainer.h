@@ -1,0 +1,32 @@
+// train(): run_probe() with what tests and tools need beyond a ProbeResult — the trained
+// parameters gathered from every TP/PP/ZeRO shard into the serial model's tensors, so that any
+// layout can be compared with the serial run element by element.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plansight/probe/engine.h"
+
+namespace plansight::probe {
+
+struct TrainOptions {
+  bool collect_parameters = false;  // gather every tensor after the last step
+  // AdamW's epsilon (Kingma & Ba 2015 default 1e-8). Comparisons of layouts set it large, so
+  // that an update is proportional to its gradient and a wrong gradient scale shows (Adam's
+  // g / sqrt(v) would hide it).
+  float adam_eps = 1e-8f;
+};
+
+struct TrainOutput {
+  ProbeResult result;
+  // By the serial model's names ("wte", "wpe", "h.0.attn.qkv.w", ..., "lnf.w"; "lm_head" when
+  // untied) and shapes (row-major [rows, cols]; the vocabulary unpadded). Empty unless asked.
+  std::map<std::string, std::vector<float>> parameters;
+};
+
+Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& options,
+                          const ProgressCallback& progress = {}, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace plansight::probe

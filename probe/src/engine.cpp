@@ -1,0 +1,116 @@
+// run_probe() / train(): validates the request, starts one thread per rank (TP x PP x DP of
+// them, each with a gradient thread), reports progress from the calling thread as rank 0
+// finishes steps, and assembles the result. Ranks share the CPU, so OpenBLAS is set to
+// threads_per_rank before any rank starts (kernels/README.md, "Threads").
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include "plansight/kernels/blas_threads.h"
+#include "plansight/probe/trainer.h"
+#include "probe_config.h"
+#include "rank_worker.h"
+
+namespace plansight::probe {
+namespace {
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+  }
+  return "unknown CPU";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// The first failure is the cause; the other ranks' "aborted: ..." errors are its echoes.
+std::string root_cause(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) if (e.find("aborted: ") == std::string::npos) return e;
+  return errors.front();
+}
+
+}  // namespace
+
+Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& options, const ProgressCallback& progress,
+                          const std::atomic<bool>* stop) {
+  auto config = make_config(request);
+  if (!config) return config.errors();
+  const ProbeConfig& cfg = *config;
+  kernels::cpu::set_blas_threads(static_cast<int>(request.threads_per_rank));
+
+  RunState state(cfg, options.collect_parameters);
+  if (request.trace) state.tracer = std::make_unique<runtime::Tracer>(cfg.world());
+  state.stop = stop;
+  state.adam_eps = options.adam_eps;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < cfg.world(); ++r) threads.emplace_back([&state, r] { rank_main(state, r); });
+
+  // Progress from the calling thread, so the callback never runs on a rank thread.
+  std::size_t reported = 0;
+  for (;;) {
+    std::unique_lock lock(state.mutex);
+    state.changed.wait(lock, [&] { return state.steps.size() > reported || state.ranks_done == cfg.world(); });
+    std::vector<StepResult> fresh(state.steps.begin() + static_cast<std::ptrdiff_t>(reported), state.steps.end());
+    reported = state.steps.size();
+    const bool done = state.ranks_done == cfg.world();
+    lock.unlock();
+    for (const auto& s : fresh) {
+      if (!progress) continue;
+      Progress p;
+      p.step = s.step;
+      p.steps = request.steps;
+      p.loss = s.loss;
+      p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      p.eta_s = p.elapsed_s / static_cast<double>(s.step) * static_cast<double>(request.steps - s.step);
+      progress(p);
+    }
+    if (done) break;
+  }
+  for (auto& t : threads) t.join();
+  if (!state.errors.empty()) return make_error("probe", root_cause(state.errors));
+
+  TrainOutput out;
+  ProbeResult& r = out.result;
+  r.device = "cpu: " + cpu_name() + " (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
+  r.ranks_share_device = true;
+  r.steps = state.steps;
+  r.stopped_early = state.stopped_early;
+  // Steps after the warm-up are timed; a run shorter than its warm-up times all of them.
+  std::vector<double> timed;
+  for (const auto& s : r.steps) if (s.step > request.warmup_steps) timed.push_back(s.seconds);
+  if (timed.empty()) for (const auto& s : r.steps) timed.push_back(s.seconds);
+  r.step_time_s = median(timed);
+  r.memory = state.memory;
+  if (state.tracer) {
+    r.timeline = state.tracer->timeline("probe " + cfg.request.model.name + ", last step");
+    const std::int64_t origin = r.timeline.begin_ns();
+    for (auto& track : r.timeline.tracks) for (auto& span : track.spans) span.start_ns -= origin;
+  }
+  for (auto& rank_parameters : state.parameters) {
+    for (auto& [name, values] : rank_parameters) {
+      auto& dst = out.parameters[name];
+      if (dst.empty()) dst.assign(values.size(), std::nanf(""));
+      for (std::size_t i = 0; i < values.size(); ++i) if (!std::isnan(values[i])) dst[i] = values[i];
+    }
+  }
+  return out;
+}
+
+Result<ProbeResult> run_probe(const ProbeRequest& request, const ProgressCallback& progress, const std::atomic<bool>* stop) {
+  auto out = train(request, TrainOptions{}, progress, stop);
+  if (!out) return out.errors();
+  return std::move(out->result);
+}
+
+}  // namespace plansight::probe

@@ -1,0 +1,70 @@
+// run_schedule(): a (chunk, micro-batch) keeps its activations from its F to its B, so the
+// measured activation peak follows the schedule's in-flight count (Narayanan et al. 2021,
+// Sec. 2.2). Sends copy into the receiver's mailbox and never block, so any valid table runs
+// without deadlock; a message is matched by (sender, tag = destination chunk, micro-batch,
+// direction), whatever order the neighbour produces it in.
+#include "pipeline_executor.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace plansight::probe {
+namespace {
+
+namespace est = plansight::estimator;
+
+int tag_of(int global_chunk, int micro_batch, int chunks, bool backward) {
+  return (micro_batch * chunks + global_chunk) * 2 + (backward ? 1 : 0);
+}
+
+}  // namespace
+
+double run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& chunks, const DataLoader& data,
+                    std::int64_t step) {
+  const est::ScheduleTable& table = ctx.cfg.schedule;
+  const int G = table.stages();
+  const auto n = static_cast<std::size_t>(ctx.cfg.dims.N()) * ctx.cfg.dims.C;
+  std::map<std::pair<int, int>, ChunkActs> in_flight;
+  std::vector<int> backwards_done(chunks.size(), 0);
+  std::vector<std::int32_t> unused;
+  double loss = 0;
+  for (const est::ScheduleOp& op : table.ranks[static_cast<std::size_t>(ctx.at.pp)]) {
+    ModelChunk& chunk = *chunks[static_cast<std::size_t>(op.chunk)];
+    const int g = chunk.global(), mb = op.micro_batch;
+    if (op.kind == est::OpKind::forward) {
+      ChunkActs a;
+      if (chunk.first()) {
+        data.micro_batch(step, ctx.at.dp, mb, a.tokens, chunk.last() ? a.targets : unused);
+      } else {
+        a.input = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::activations, n);
+        ctx.recv(a.input.data(), n, table.rank_of(g - 1), tag_of(g, mb, G, false), g, mb, est::Phase::forward);
+      }
+      if (chunk.last() && !chunk.first()) data.micro_batch(step, ctx.at.dp, mb, unused, a.targets);
+      chunk.forward(a, mb);
+      if (chunk.last()) {
+        loss += a.loss;
+      } else {
+        ctx.send(chunk.output(a), n, table.rank_of(g + 1), tag_of(g + 1, mb, G, false), g, mb, est::Phase::forward);
+      }
+      in_flight.emplace(std::make_pair(op.chunk, mb), std::move(a));
+    } else if (op.kind == est::OpKind::backward) {
+      auto it = in_flight.find({op.chunk, mb});
+      if (it == in_flight.end()) throw RankFailure("schedule runs B before F for chunk " + std::to_string(g) + " micro-batch " + std::to_string(mb));
+      ChunkActs a = std::move(it->second);
+      in_flight.erase(it);
+      runtime::TrackedBuffer dout;
+      if (!chunk.last()) {
+        dout = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::activations, n);
+        ctx.recv(dout.data(), n, table.rank_of(g + 1), tag_of(g, mb, G, true), g, mb, est::Phase::backward);
+      }
+      const bool last_micro_batch = ++backwards_done[static_cast<std::size_t>(op.chunk)] == table.m;
+      runtime::TrackedBuffer dx = chunk.backward(a, dout.data(), mb, last_micro_batch);
+      if (!chunk.first()) ctx.send(dx.data(), n, table.rank_of(g - 1), tag_of(g - 1, mb, G, true), g, mb, est::Phase::backward);
+    } else {
+      throw RankFailure("the probe has no split-backward (W) ops");
+    }
+  }
+  return loss;
+}
+
+}  // namespace plansight::probe

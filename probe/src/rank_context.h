@@ -1,0 +1,59 @@
+// RankContext: what one rank thread owns — its communicators (world, tp, dp, pp, the tied-
+// embedding group of the first and last stage, and a second dp communicator for its gradient
+// thread), its memory tracker and its tracer hooks. Failures inside a step throw RankFailure;
+// the rank's thread turns it into the run's error at the run_probe() boundary.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "plansight/runtime/communicator.h"
+#include "plansight/runtime/memory_tracker.h"
+#include "plansight/runtime/tracer.h"
+#include "probe_config.h"
+
+namespace plansight::probe {
+
+class GradSync;
+
+// A failed collective or transfer inside a step (a peer failed, or the run was aborted).
+class RankFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws RankFailure when `status` failed.
+void check(const runtime::Status& status);
+
+struct RankContext {
+  RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer);
+
+  // Splits the world into the groups this rank belongs to; every rank calls it once.
+  runtime::Status connect(runtime::Communicator& world_comm);
+
+  const ProbeConfig& cfg;
+  const int rank;  // world rank
+  const RankCoords at;
+  runtime::Tracer* tracer;  // null: no spans
+  runtime::MemoryTracker memory;
+  GradSync* grad_sync = nullptr;
+
+  std::unique_ptr<runtime::Communicator> world, tp, dp, pp, dp_grad;
+  std::unique_ptr<runtime::Communicator> embedding;  // first + last stage, only when the head is tied and pp > 1
+
+  bool first_stage() const { return at.pp == 0; }
+  bool last_stage() const { return at.pp == cfg.pp - 1; }
+
+  // A span on this rank's compute lane; `flops` of the GEMMs it ran.
+  runtime::ScopedSpan compute(const char* name, estimator::Phase phase, int stage, int micro_batch, double flops = 0) const;
+  // A collective on `comm` from this (compute) thread, recorded on the communication lane.
+  void all_reduce(runtime::Communicator& comm, float* data, std::size_t count, const char* name,
+                  estimator::Phase phase, int stage, int micro_batch) const;
+  void all_gather(runtime::Communicator& comm, const float* in, float* out, std::size_t count, const char* name,
+                  estimator::Phase phase, int stage, int micro_batch) const;
+  void send(const float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, estimator::Phase phase) const;
+  void recv(float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, estimator::Phase phase) const;
+};
+
+}  // namespace plansight::probe
