@@ -25,6 +25,7 @@ void GradSync::run(Item& item) {
   info.phase = estimator::Phase::communication;
   info.stage = item.stage;
   info.bytes = item.bytes;
+  info.stream = 1;  // the gradient thread: its own communication track, overlapping the backward
   runtime::Status status = runtime::ok_status();
   {
     runtime::ScopedSpan span(ctx_.tracer, ctx_.rank, item.name, info);

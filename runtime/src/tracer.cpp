@@ -67,14 +67,17 @@ estimator::Timeline Tracer::timeline(const std::string& title) const {
   out.title = title;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     std::lock_guard lock(ranks_[r].mutex);
-    std::map<estimator::Lane, std::size_t> track_of;  // lanes in enum order: compute first
-    for (const auto& e : ranks_[r].entries) track_of.emplace(e.info.lane, 0);
-    for (auto& [lane, index] : track_of) {
+    // Lanes in enum order (compute first), then streams.
+    std::map<std::pair<estimator::Lane, std::int32_t>, std::size_t> track_of;
+    for (const auto& e : ranks_[r].entries) track_of.emplace(std::make_pair(e.info.lane, e.info.stream), 0);
+    for (auto& [key, index] : track_of) {
       index = out.tracks.size();
       estimator::Track track;
       track.rank = static_cast<std::int32_t>(r);
-      track.lane = lane;
-      track.label = "rank " + std::to_string(r) + " " + std::string(estimator::to_string(lane));
+      track.lane = key.first;
+      track.stream = key.second;
+      track.label = "rank " + std::to_string(r) + " " + std::string(estimator::to_string(key.first));
+      if (key.second != 0) track.label += " (stream " + std::to_string(key.second) + ")";
       out.tracks.push_back(std::move(track));
     }
     for (const auto& e : ranks_[r].entries) {
@@ -88,7 +91,7 @@ estimator::Timeline Tracer::timeline(const std::string& title) const {
       s.micro_batch = e.info.micro_batch;
       s.kind = e.info.kind;
       s.phase = e.info.phase;
-      out.tracks[track_of[e.info.lane]].spans.push_back(s);
+      out.tracks[track_of[{e.info.lane, e.info.stream}]].spans.push_back(s);
     }
   }
   out.sort_spans();

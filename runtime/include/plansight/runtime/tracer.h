@@ -31,6 +31,9 @@ struct SpanInfo {
   std::int32_t micro_batch = -1;
   double flops = 0;
   double bytes = 0;
+  // Which of the rank's threads (a device stream on a GPU): spans of different streams of one
+  // lane may overlap, so each (lane, stream) gets its own track. 0: the rank's main thread.
+  std::int32_t stream = 0;
 };
 
 class Tracer {
@@ -48,7 +51,7 @@ class Tracer {
   void clear(int rank);  // drops one rank's spans (each rank, before the step that is kept)
   std::size_t span_count() const;
 
-  // Tracks for each (rank, lane) that has spans, spans sorted by start, names interned.
+  // Tracks for each (rank, lane, stream) that has spans, spans sorted by start, names interned.
   estimator::Timeline timeline(const std::string& title) const;
 
  private:
