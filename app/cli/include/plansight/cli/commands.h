@@ -17,6 +17,11 @@ Status run_list_models(const std::vector<std::string>& args, std::ostream& out, 
 Status run_list_gpus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_list_systems(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_timeline(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_search(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_export(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_import_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The whole CLI: argv without the program name.

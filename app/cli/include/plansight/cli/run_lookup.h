@@ -1,0 +1,33 @@
+// Shared by the commands that work on stored runs: opening the store from --db, and loading a
+// run with its best timeline (imported, else measured, else predicted).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plansight/cli/args.h"
+#include "plansight/cli/commands.h"
+#include "plansight/store/store.h"
+
+namespace plansight::cli {
+
+Result<store::Store> open_store(const Args& args);
+
+struct LoadedRun {
+  store::RunRecord run;
+  estimator::Timeline timeline;
+};
+// positionals[index] is the run id.
+Result<LoadedRun> load_run_timeline(store::Store& store, const std::vector<std::string>& positionals, std::size_t index);
+
+struct LoadedRunTimelines {
+  store::RunRecord run;
+  std::vector<estimator::Timeline> timelines;  // every source the run has
+};
+Result<LoadedRunTimelines> load_all_run_timelines(store::Store& store, const std::vector<std::string>& positionals);
+
+// Prints each error on stderr; returns Status::invalid_input.
+Status report_cli_errors(const std::vector<Diagnostic>& errors, std::ostream& err);
+
+}  // namespace plansight::cli

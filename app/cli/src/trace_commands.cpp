@@ -1,0 +1,288 @@
+// Traces of real runs: `plansight import FILE|DIR` (PyTorch profiler/Kineto JSON, plain or gzip,
+// a directory of per-rank files, or an Nsight Systems SQLite export) into the run store;
+// `analyze RUN` (per-rank breakdown and overlap, ours beside Holistic Trace Analysis's,
+// pipeline bubbles, collective bus bandwidth, cross-rank alignment); `export RUN --format
+// perfetto`; `diff RUN_A RUN_B`. An import is stored in one transaction or not at all.
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "plansight/cli/commands.h"
+#include "plansight/cli/format.h"
+#include "plansight/cli/run_lookup.h"
+#include "plansight/estimator/collective_bandwidth.h"
+#include "plansight/estimator/hta_metrics.h"
+#include "plansight/estimator/timeline_align.h"
+#include "plansight/estimator/timeline_diff.h"
+#include "plansight/estimator/timeline_metrics.h"
+#include "plansight/interop/perfetto_exporter.h"
+#include "plansight/interop/trace_import.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json collectives_to_json(const std::vector<est::CollectiveCall>& calls) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : calls) {
+    out.push_back({c.rank, std::string(est::to_string(c.kind)), c.start_ns, c.duration_ns, c.bytes, c.group_size, c.name,
+                   c.process_group, c.dtype});
+  }
+  return out;
+}
+
+std::vector<est::CollectiveCall> collectives_from_json(const nlohmann::json& list) {
+  std::vector<est::CollectiveCall> out;
+  if (!list.is_array()) return out;
+  for (const auto& a : list) {
+    if (!a.is_array() || a.size() != 9) continue;
+    est::CollectiveCall c;
+    c.rank = a[0].get<std::int32_t>();
+    const std::string kind = a[1].get<std::string>();
+    for (auto k : {est::CollectiveKind::all_reduce, est::CollectiveKind::all_gather, est::CollectiveKind::reduce_scatter,
+                   est::CollectiveKind::broadcast, est::CollectiveKind::reduce, est::CollectiveKind::all_to_all,
+                   est::CollectiveKind::send_recv, est::CollectiveKind::send, est::CollectiveKind::recv}) {
+      if (est::to_string(k) == kind) c.kind = k;
+    }
+    c.start_ns = a[2].get<std::int64_t>();
+    c.duration_ns = a[3].get<std::int64_t>();
+    c.bytes = a[4].get<double>();
+    c.group_size = a[5].get<std::int32_t>();
+    c.name = a[6].get<std::string>();
+    c.process_group = a[7].get<std::string>();
+    c.dtype = a[8].get<std::string>();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifier& classifier) {
+  nlohmann::json ranks = nlohmann::json::array();
+  const auto ours = est::rank_breakdown(tl, classifier);
+  const auto hta = est::hta_temporal_breakdown(tl);
+  const auto hta_overlap = est::hta_comm_comp_overlap(tl);
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    const auto& r = ours[i];
+    nlohmann::json j = {{"rank", r.rank},
+                        {"window_s", r.window_ns * 1e-9},
+                        {"busy_s", r.busy_ns * 1e-9},
+                        {"idle_s", r.idle_ns * 1e-9},
+                        {"compute_s", r.compute_ns * 1e-9},
+                        {"tensor_core_s", r.tensor_core_ns * 1e-9},
+                        {"communication_s", r.communication_ns * 1e-9},
+                        {"exposed_communication_s", r.exposed_communication_ns * 1e-9},
+                        {"memory_s", r.memory_ns * 1e-9},
+                        {"overlap", number_or_null(r.overlap_ratio)}};
+    for (const auto& h : hta) {
+      if (h.rank != r.rank) continue;
+      j["hta"] = {{"idle_s", h.idle_ns * 1e-9}, {"compute_s", h.compute_ns * 1e-9}, {"non_compute_s", h.non_compute_ns * 1e-9},
+                  {"kernel_s", h.kernel_ns * 1e-9}};
+    }
+    for (const auto& h : hta_overlap) {
+      if (h.rank == r.rank) j["hta"]["overlap"] = number_or_null(h.ratio);
+    }
+    ranks.push_back(std::move(j));
+  }
+  return ranks;
+}
+
+}  // namespace
+
+Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto args = Args::parse(argv, {{"--name", true, "NAME"}, {"--db", true, "PATH"}, {"--json", false, ""}});
+  if (!args) return report_cli_errors(args.errors(), err);
+  if (args->positionals().size() != 1) return report_cli_errors({make_error("FILE|DIR", "give one trace file or directory")}, err);
+  const std::filesystem::path path = args->positionals().front();
+  auto trace = interop::import_trace(path);
+  if (!trace) return report_cli_errors(trace.errors(), err);  // nothing stored
+  auto store = open_store(*args);
+  if (!store) return report_cli_errors(store.errors(), err);
+
+  const std::string device = trace->ranks.empty() ? "" : trace->ranks.front().device_name;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& r : trace->ranks) {
+    ranks.push_back({{"rank", r.rank}, {"world_size", r.world_size}, {"source", r.source}, {"device", r.device_name},
+                     {"events", r.events_read}, {"spans", r.spans_kept}});
+  }
+  nlohmann::json description = {{"trace", {{"path", std::filesystem::absolute(path).string()},
+                                           {"format", std::string(interop::to_string(interop::detect_trace_format(path)))},
+                                           {"ranks", ranks},
+                                           {"collectives", collectives_to_json(trace->collectives)}}}};
+  store::RunSummary summary;
+  std::size_t spans = 0;
+  for (const auto& t : trace->timeline.tracks) spans += t.spans.size();
+  summary.metrics["spans"] = static_cast<double>(spans);
+  summary.metrics["ranks"] = static_cast<double>(trace->ranks.size());
+  summary.metrics["window_s"] = static_cast<double>(trace->timeline.end_ns() - trace->timeline.begin_ns()) * 1e-9;
+
+  auto tx = store->transaction();
+  if (!tx) return report_cli_errors(tx.errors(), err);
+  store::NewRun run;
+  run.kind = store::RunKind::import;
+  run.name = args->value("--name").value_or(path.filename().string());
+  run.device = device;
+  run.status = store::RunStatus::complete;
+  run.plan = description;
+  auto id = store->create_run(run);
+  if (!id) return report_cli_errors(id.errors(), err);
+  if (auto s = store->append_timeline(*id, trace->timeline); !s) return report_cli_errors(s.errors(), err);
+  if (auto s = store->update_summary(*id, summary); !s) return report_cli_errors(s.errors(), err);
+  if (auto s = tx->commit(); !s) return report_cli_errors(s.errors(), err);
+
+  if (args->has("--json")) {
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const auto& w : trace->warnings) warnings.push_back(w.to_string());
+    out << nlohmann::json{{"run_id", *id}, {"spans", spans}, {"ranks", ranks}, {"collectives", trace->collectives.size()},
+                          {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}}
+               .dump(2)
+        << "\n";
+  } else {
+    out << "imported run " << *id << ": " << trace->ranks.size() << " rank(s), " << format_count(static_cast<double>(spans))
+        << " spans, " << trace->collectives.size() << " collectives, window "
+        << format_seconds(summary.metrics["window_s"]) << (device.empty() ? "" : ", " + device) << "\n";
+    for (const auto& w : trace->warnings) out << "  " << w.to_string() << "\n";
+  }
+  return Status::ok;
+}
+
+Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto args = Args::parse(argv, {{"--rules", true, "FILE"}, {"--align", true, "shared|collective-end"},
+                                 {"--db", true, "PATH"}, {"--json", false, ""}});
+  if (!args) return report_cli_errors(args.errors(), err);
+  auto store = open_store(*args);
+  if (!store) return report_cli_errors(store.errors(), err);
+  auto loaded = load_run_timeline(*store, args->positionals(), 0);
+  if (!loaded) return report_cli_errors(loaded.errors(), err);
+  est::KernelRules rules = est::default_kernel_rules();
+  if (auto path = args->value("--rules")) {
+    auto r = est::load_kernel_rules_file(*path);
+    if (!r) return report_cli_errors(r.errors(), err);
+    rules = *r;
+  }
+  const est::KernelClassifier classifier(rules);
+  est::AlignOptions align;
+  const std::string mode = args->value("--align").value_or("shared");
+  if (mode == "collective-end") align.mode = est::AlignMode::collective_end;
+  else if (mode != "shared") return report_cli_errors({make_error("--align", "unknown mode \"" + mode + "\"; valid: shared|collective-end")}, err);
+  auto timeline = loaded->timeline;
+  const auto alignment = est::compute_alignment(timeline, align, classifier);
+  est::apply_alignment(timeline, alignment);
+
+  std::vector<est::CollectiveCall> calls;
+  if (loaded->run.plan && loaded->run.plan->contains("trace")) calls = collectives_from_json((*loaded->run.plan)["trace"].value("collectives", nlohmann::json::array()));
+  if (calls.empty()) calls = est::collectives_from_timeline(timeline, 0);
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const auto& c : est::summarize_collectives(calls)) {
+    collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", c.group_size}, {"count", c.count},
+                           {"bytes", c.bytes}, {"seconds", c.duration_ns * 1e-9},
+                           {"algbw_gb_per_s", c.algbw_bytes_per_s / 1e9}, {"busbw_gb_per_s", c.busbw_bytes_per_s / 1e9}});
+  }
+  nlohmann::json bubbles = nlohmann::json::array();
+  for (const auto& b : est::pipeline_bubbles(timeline, {}, classifier)) {
+    bubbles.push_back({{"stage", b.stage}, {"rank", b.rank}, {"bubble_s", b.bubble_ns * 1e-9}, {"gaps", b.gaps},
+                       {"fraction", b.fraction}, {"from_annotations", b.from_annotations}});
+  }
+  nlohmann::json offsets = nlohmann::json::array();
+  for (const auto& o : alignment.offsets) offsets.push_back({{"rank", o.rank}, {"offset_ns", o.offset_ns}, {"anchored", o.anchored}});
+  const nlohmann::json ranks = breakdown_json(timeline, classifier);
+
+  if (args->has("--json")) {
+    out << nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
+                          {"ranks", ranks}, {"pipeline_bubbles", bubbles}, {"collectives", collectives},
+                          {"alignment", {{"mode", mode}, {"offsets", offsets}}}}
+               .dump(2)
+        << "\n";
+    return Status::ok;
+  }
+  out << "run " << loaded->run.id << " (" << loaded->run.name << "), " << est::to_string(timeline.source) << " timeline\n\n";
+  out << "rank    window      busy      idle   compute  TC GEMM     comm.  exposed  overlap  HTA overlap\n";
+  for (const auto& r : ranks) {
+    auto col = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_seconds(v.get<double>()) : "-", 10); };
+    auto pct = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_fixed(v.get<double>() * 100, 1) + "%" : "-", 9); };
+    out << pad_left(std::to_string(r["rank"].get<int>()), 4) << col(r["window_s"]) << col(r["busy_s"]) << col(r["idle_s"])
+        << col(r["compute_s"]) << col(r["tensor_core_s"]) << col(r["communication_s"]) << col(r["exposed_communication_s"])
+        << pct(r["overlap"]) << pct(r.contains("hta") ? r["hta"].value("overlap", nlohmann::json()) : nlohmann::json()) << "\n";
+  }
+  if (!bubbles.empty()) {
+    out << "\npipeline bubbles (" << (bubbles[0]["from_annotations"].get<bool>() ? "from stage annotations" : "inferred from idle gaps") << ")\n";
+    for (const auto& b : bubbles) {
+      out << "  stage " << b["stage"].get<int>() << " (rank " << b["rank"].get<int>() << "): " << format_seconds(b["bubble_s"].get<double>())
+          << ", " << format_fixed(b["fraction"].get<double>() * 100, 1) << "% of the window\n";
+    }
+  }
+  if (!collectives.empty()) {
+    out << "\ncollectives (nccl-tests bus bandwidth)\n";
+    for (const auto& c : collectives) {
+      out << "  " << pad_right(c["kind"].get<std::string>(), 16) << " n=" << pad_right(std::to_string(c["group_size"].get<int>()), 4)
+          << pad_left(std::to_string(c["count"].get<long long>()), 6) << " calls  " << pad_left(format_seconds(c["seconds"].get<double>()), 10)
+          << "  busbw " << format_fixed(c["busbw_gb_per_s"].get<double>(), 1) << " GB/s\n";
+    }
+  }
+  for (const auto& w : alignment.warnings) out << "  " << w.to_string() << "\n";
+  return Status::ok;
+}
+
+Status run_export(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto args = Args::parse(argv, {{"--format", true, "perfetto"}, {"--out", true, "FILE.json"}, {"--db", true, "PATH"}});
+  if (!args) return report_cli_errors(args.errors(), err);
+  const std::string format = args->value("--format").value_or("perfetto");
+  if (format != "perfetto" && format != "chrome") {
+    return report_cli_errors({make_error("--format", "unknown format \"" + format + "\"; valid: perfetto (Chrome trace-event JSON)")}, err);
+  }
+  if (!args->has("--out")) return report_cli_errors({make_error("--out", "give the output file")}, err);
+  auto store = open_store(*args);
+  if (!store) return report_cli_errors(store.errors(), err);
+  auto all = load_all_run_timelines(*store, args->positionals());
+  if (!all) return report_cli_errors(all.errors(), err);
+  std::vector<const est::Timeline*> timelines;
+  for (const auto& t : all->timelines) timelines.push_back(&t);
+  auto bytes = interop::write_chrome_trace_file(*args->value("--out"), timelines);
+  if (!bytes) return report_cli_errors(bytes.errors(), err);
+  out << "wrote " << format_count(static_cast<double>(*bytes)) << " bytes (" << timelines.size() << " timeline(s)) to "
+      << *args->value("--out") << "; open it in ui.perfetto.dev or chrome://tracing\n";
+  return Status::ok;
+}
+
+Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto args = Args::parse(argv, {{"--db", true, "PATH"}, {"--json", false, ""}});
+  if (!args) return report_cli_errors(args.errors(), err);
+  if (args->positionals().size() != 2) return report_cli_errors({make_error("RUN_A RUN_B", "give two run ids")}, err);
+  auto store = open_store(*args);
+  if (!store) return report_cli_errors(store.errors(), err);
+  auto a = load_run_timeline(*store, args->positionals(), 0);
+  if (!a) return report_cli_errors(a.errors(), err);
+  auto b = load_run_timeline(*store, args->positionals(), 1);
+  if (!b) return report_cli_errors(b.errors(), err);
+  const auto d = est::diff_timelines(a->timeline, b->timeline);
+  auto row_json = [](const est::DiffRow& r) {
+    return nlohmann::json{{"key", r.key}, {"a_s", r.a_ns * 1e-9}, {"b_s", r.b_ns * 1e-9}, {"delta_s", r.delta_ns * 1e-9},
+                          {"ratio", number_or_null(r.ratio)}};
+  };
+  if (args->has("--json")) {
+    nlohmann::json phases = nlohmann::json::array(), classes = nlohmann::json::array();
+    for (const auto& r : d.by_phase) phases.push_back(row_json(r));
+    for (const auto& r : d.by_kernel_class) classes.push_back(row_json(r));
+    out << nlohmann::json{{"a", a->run.id}, {"b", b->run.id}, {"makespan", row_json(d.makespan)}, {"phases", phases},
+                          {"kernel_classes", classes}}.dump(2) << "\n";
+    return Status::ok;
+  }
+  auto line = [&](const est::DiffRow& r) {
+    out << "  " << pad_right(r.key, 18) << pad_left(format_seconds(r.a_ns * 1e-9), 12) << pad_left(format_seconds(r.b_ns * 1e-9), 12)
+        << pad_left((r.delta_ns >= 0 ? "+" : "-") + format_seconds(std::abs(r.delta_ns) * 1e-9), 13)
+        << pad_left(std::isfinite(r.ratio) ? format_fixed(r.ratio, 2) + "x" : "-", 9) << "\n";
+  };
+  out << "run " << a->run.id << " (" << a->run.name << ") vs run " << b->run.id << " (" << b->run.name << ")\n";
+  out << "  " << pad_right("", 18) << pad_left("A", 12) << pad_left("B", 12) << pad_left("B - A", 13) << pad_left("B / A", 9) << "\n";
+  line(d.makespan);
+  out << " by phase\n";
+  for (const auto& r : d.by_phase) if (r.a_ns || r.b_ns) line(r);
+  out << " by kernel class\n";
+  for (const auto& r : d.by_kernel_class) if (r.a_ns || r.b_ns) line(r);
+  return Status::ok;
+}
+
+}  // namespace plansight::cli
