@@ -1,0 +1,26 @@
+// Where one step's time goes, as the same pure function of a Timeline for the predicted and the
+// measured step (DESIGN §2: metrics mean the same on every source): per rank, the time covered
+// by forward, backward (with recomputation and weight gradients) and optimizer spans, the
+// communication not hidden behind them (from the moment the last peer arrived: waiting for a
+// peer is idle time), and the rest of the step (bubble). Averaged over ranks, the five add up
+// to the step.
+#pragma once
+
+#include "plansight/estimator/timeline.h"
+
+namespace plansight::cli {
+
+struct StepPhases {
+  double forward_s = 0;
+  double backward_s = 0;
+  double communication_s = 0;  // exposed: not overlapped by the rank's compute
+  double bubble_s = 0;         // neither computing nor moving data (waiting_s included)
+  double waiting_s = 0;        // inside communication calls, waiting for a peer to arrive
+  double optimizer_s = 0;
+  double step_s = 0;           // the timeline's extent
+  double other_s = 0;          // compute spans with no phase (none in either source today)
+};
+
+StepPhases step_phases(const estimator::Timeline& timeline);
+
+}  // namespace plansight::cli

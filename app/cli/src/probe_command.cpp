@@ -1,0 +1,245 @@
+// `plansight probe`: runs the probe as a child process (never in-process: DESIGN §1), shows its
+// progress, and stores the run, its measured timeline, summary and hardware profile. The run
+// row is created when the probe reports "started", so a run that crashes later is still listed
+// (as failed) and a reader sees it while it is running.
+#include <atomic>
+#include <csignal>
+#include <string>
+
+#include "command_util.h"
+#include "plansight/cli/child_process.h"
+#include "plansight/cli/format.h"
+#include "plansight/cli/probe_events.h"
+#include "plansight/estimator/hardware_profile.h"
+#include "plansight/estimator/timeline_json.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+
+// Installs the Ctrl-C handler for the duration of a run: the terminal sends SIGINT to the probe
+// too, and the CLI must live on to store what the probe measured before it stopped.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted.store(false);
+    struct sigaction a {};
+    a.sa_handler = on_interrupt;
+    sigemptyset(&a.sa_mask);
+    a.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &a, &old_int_);
+    sigaction(SIGTERM, &a, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+const std::vector<FlagSpec>& probe_flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"--model", true, "tiny|small|gpt2-124m"}, {"--tp", true, "N"}, {"--pp", true, "N"}, {"--vpp", true, "N"},
+      {"--dp", true, "N"}, {"--zero", true, "0..3"}, {"--recompute", true, "none|selective|full"},
+      {"--schedule", true, "gpipe|1f1b|interleaved"}, {"--sequence-parallel", false, ""},
+      {"--micro-batch", true, "N"}, {"--global-batch", true, "N"}, {"--seq-len", true, "N"}, {"--steps", true, "N"},
+      {"--warmup-steps", true, "N"}, {"--device", true, "cpu|cuda|auto"}, {"--calibrate", false, ""},
+      {"--name", true, "TEXT"}, {"--db", true, "PATH"}, {"--json", false, ""}};
+  return flags;
+}
+
+// The request the flags describe; the probe checks it (one place owns the rules) and its
+// errors come back naming the request field.
+Result<nlohmann::json> request_from_args(const Args& args) {
+  std::vector<Diagnostic> errors;
+  nlohmann::json request = {{"model", args.value("--model").value_or("small")}, {"layout", nlohmann::json::object()}};
+  auto integer = [&](const char* flag, nlohmann::json& target, const char* key) {
+    if (!args.has(flag)) return;
+    auto v = args.integer(flag);
+    if (v) target[key] = *v;
+    else errors.insert(errors.end(), v.errors().begin(), v.errors().end());
+  };
+  auto& layout = request["layout"];
+  integer("--tp", layout, "tp");
+  integer("--pp", layout, "pp");
+  integer("--vpp", layout, "vpp");
+  integer("--dp", layout, "dp");
+  integer("--zero", layout, "zero_stage");
+  if (auto v = args.value("--recompute")) layout["recompute"] = *v;
+  if (auto v = args.value("--schedule")) layout["schedule"] = *v;
+  if (args.has("--sequence-parallel")) layout["sequence_parallel"] = true;
+  // As in `estimate`: --vpp N > 1 means the interleaved schedule unless one is named.
+  if (layout.contains("vpp") && layout["vpp"].get<long long>() > 1 && !layout.contains("schedule")) layout["schedule"] = "interleaved";
+  integer("--micro-batch", request, "micro_batch");
+  integer("--global-batch", request, "global_batch");
+  integer("--seq-len", request, "seq_len");
+  integer("--steps", request, "steps");
+  integer("--warmup-steps", request, "warmup_steps");
+  if (auto v = args.value("--device")) request["device"] = *v;
+  // Every stored run gets the profile of the machine it ran on, so `compare` predicts with this
+  // machine's numbers; --calibrate asks for the full sweep instead of the quick one.
+  request["calibrate"] = true;
+  if (!errors.empty()) return errors;
+  return request;
+}
+
+std::string progress_bar(const ProbeProgress& p) {
+  constexpr int kWidth = 30;
+  const double done = p.steps > 0 ? static_cast<double>(p.step) / static_cast<double>(p.steps) : 0;
+  const int filled = static_cast<int>(done * kWidth + 0.5);
+  std::string bar = "\r[" + std::string(static_cast<std::size_t>(filled), '#') +
+                    std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] step " + std::to_string(p.step) +
+                    "/" + std::to_string(p.steps);
+  if (std::isfinite(p.loss)) bar += "  loss " + format_fixed(p.loss, 4);
+  bar += "  " + format_seconds(p.elapsed_s) + " elapsed, eta " + format_seconds(p.eta_s) + "   ";
+  return bar;
+}
+
+std::string run_name(const nlohmann::json& request) {
+  const auto& l = request["layout"];
+  std::string model = request["model"].is_object() ? request["model"].value("name", std::string("model")) : "model";
+  return "probe " + model + " tp" + std::to_string(l.value("tp", 1)) + " pp" + std::to_string(l.value("pp", 1)) + " dp" +
+         std::to_string(l.value("dp", 1)) + " " + l.value("schedule", std::string("1f1b"));
+}
+
+// The result's timeline, profile and summary, and the final status, in one transaction.
+Result<std::int64_t> store_result(store::Store& db, std::int64_t run_id, const nlohmann::json& result,
+                                  const nlohmann::json& request, const std::string& device) {
+  auto tx = db.transaction();
+  if (!tx) return tx.errors();
+  store::RunSummary summary = summary_of(result, request);
+  if (result.contains("timeline") && result["timeline"].is_object()) {
+    auto timeline = est::timeline_from_json(result["timeline"]);
+    if (!timeline) return timeline.errors();
+    timeline->source = est::TimelineSource::measured;
+    if (!timeline->tracks.empty()) {
+      auto info = db.append_timeline(run_id, *timeline);
+      if (!info) return info.errors();
+    }
+  }
+  if (result.contains("profile") && result["profile"].is_object()) {
+    auto profile_id = db.save_hardware_profile(device, result["profile"]);
+    if (!profile_id) return profile_id.errors();
+    summary.metrics["hardware_profile_id"] = static_cast<double>(*profile_id);  // the store has no run->profile link
+  }
+  if (auto s = db.update_summary(run_id, summary); !s) return s.errors();
+  const bool stopped = result.value("stopped_early", false);
+  if (auto s = db.update_status(run_id, stopped ? store::RunStatus::cancelled : store::RunStatus::complete); !s) return s.errors();
+  if (auto s = tx->commit(); !s) return s.errors();
+  return run_id;
+}
+
+void print_summary(std::ostream& out, std::int64_t run_id, const std::string& device, const nlohmann::json& request,
+                   const store::RunSummary& s, bool stopped) {
+  const auto& l = request["layout"];
+  out << "run " << run_id << (stopped ? " (stopped early)" : "") << " on " << device << "\n";
+  out << "  layout        tp " << l.value("tp", 1) << ", pp " << l.value("pp", 1) << ", vpp " << l.value("vpp", 1) << ", dp "
+      << l.value("dp", 1) << ", zero " << l.value("zero_stage", 0) << ", " << l.value("schedule", std::string()) << ", recompute "
+      << l.value("recompute", std::string()) << "\n";
+  out << "  batch         micro " << request.value("micro_batch", 1) << ", global " << request.value("global_batch", 1)
+      << ", seq " << request.value("seq_len", 0) << "\n";
+  out << "  steps         " << s.loss_per_step.size() << "\n";
+  if (s.step_time_s) out << "  step time     " << format_seconds(*s.step_time_s) << " (median)\n";
+  if (!s.loss_per_step.empty()) {
+    out << "  loss          " << format_fixed(s.loss_per_step.front(), 4) << " -> " << format_fixed(s.loss_per_step.back(), 4) << "\n";
+  }
+  out << "  memory (largest rank peak per category)\n";
+  for (const auto& category : memory_categories()) {
+    auto it = s.memory_bytes.find(category);
+    const double bytes = it == s.memory_bytes.end() ? 0.0 : static_cast<double>(it->second);
+    out << "    " << pad_right(category, 12) << pad_left(format_fixed(bytes / (1 << 20), 2), 10) << " MiB\n";
+  }
+}
+
+}  // namespace
+
+Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  bool json = false;
+  for (const auto& a : argv) json = json || a == "--json";
+  auto args = Args::parse(argv, probe_flags());
+  if (!args) return report_command_errors(args.errors(), json, out, err);
+  if (!args->positionals().empty()) {
+    return report_command_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);
+  }
+  auto request = request_from_args(*args);
+  if (!request) return report_command_errors(request.errors(), json, out, err);
+  auto probe = find_probe_executable();
+  if (!probe) return report_command_errors(probe.errors(), json, out, err, Status::failure);
+  auto db = open_run_store(*args);
+  if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
+
+  ProbeEvents events;
+  std::int64_t run_id = 0;
+  std::string device;
+  std::vector<Diagnostic> store_errors;
+  std::vector<std::string> child_args = {"-", "--calibration", args->has("--calibrate") ? "full" : "quick"};
+  InterruptGuard guard;
+  auto child = run_child(*probe, child_args, request->dump(), [&](std::string_view line) {
+    const std::string kind = accept_probe_line(events, line);
+    if (kind == "started" && run_id == 0) {
+      device = events.started->value("device", std::string("cpu"));
+      store::NewRun run{store::RunKind::probe, args->value("--name").value_or(run_name((*events.started)["request"])), device,
+                        store::RunStatus::running, (*events.started)["request"], ""};
+      auto id = db->create_run(run);
+      if (id) run_id = *id;
+      else store_errors = id.errors();
+    } else if (kind == "progress" && !json) {
+      err << progress_bar(*events.last_progress) << std::flush;
+    } else if (kind == "calibrating" && !json) {
+      err << "\rcalibrating (GEMMs, memory bandwidth, collectives)...                              " << std::flush;
+    }
+  }, &g_interrupted);
+  if (!json && events.last_progress) err << "\n";
+  if (!child) return report_command_errors(child.errors(), json, out, err, Status::failure);
+  if (!store_errors.empty()) return report_command_errors(store_errors, json, out, err, Status::failure);
+
+  if (!events.result) {
+    std::vector<Diagnostic> errors = events.errors;
+    if (errors.empty()) {
+      std::string why = child->term_signal ? "plansight-probe was killed by signal " + std::to_string(child->term_signal)
+                                           : "plansight-probe exited with status " + std::to_string(child->exit_code) + " without a result";
+      if (!child->stderr_text.empty()) why += ": " + child->stderr_text.substr(0, 2000);
+      errors.push_back(make_error("probe", why));
+    }
+    if (run_id > 0) {
+      (void)db->set_notes(run_id, join_messages(errors));
+      (void)db->update_status(run_id, g_interrupted.load() ? store::RunStatus::cancelled : store::RunStatus::failed);
+    }
+    return report_command_errors(errors, json, out, err, child->exit_code == 2 ? Status::invalid_input : Status::failure);
+  }
+  const nlohmann::json request_used = events.started ? (*events.started)["request"] : *request;
+  auto stored = store_result(*db, run_id, *events.result, request_used, device);
+  if (!stored) return report_command_errors(stored.errors(), json, out, err, Status::failure);
+  const store::RunSummary summary = summary_of(*events.result, request_used);
+  const bool stopped = events.result->value("stopped_early", false);
+  if (json) {
+    nlohmann::json loss = nlohmann::json::array();
+    for (double l : summary.loss_per_step) loss.push_back(std::isfinite(l) ? nlohmann::json(l) : nlohmann::json());
+    out << nlohmann::json{{"run_id", run_id},
+                          {"db", db->path().string()},
+                          {"device", device},
+                          {"model", request_used["model"]},
+                          {"layout", request_used["layout"]},
+                          {"micro_batch", request_used.value("micro_batch", 1)},
+                          {"global_batch", request_used.value("global_batch", 1)},
+                          {"seq_len", request_used.value("seq_len", 0)},
+                          {"steps", summary.loss_per_step.size()},
+                          {"step_time_s", summary.step_time_s.value_or(0.0)},
+                          {"loss", loss},
+                          {"memory", summary.memory_bytes},
+                          {"stopped_early", stopped}}
+               .dump(2)
+        << "\n";
+  } else {
+    print_summary(out, run_id, device, request_used, summary, stopped);
+  }
+  return stopped ? Status::failure : Status::ok;
+}
+
+}  // namespace plansight::cli

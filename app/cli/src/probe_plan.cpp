@@ -1,0 +1,114 @@
+// The Plan of a stored probe run (see probe_plan.h). The device numbers all come from the
+// run's own calibration; nothing here is a datasheet figure.
+#include "plansight/cli/probe_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <unistd.h>
+
+#include "plansight/estimator/device_model.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/json_reader.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+// Ring steps of one collective, as collective_seconds() counts them inside a node.
+double ring_steps(est::Collective op, double n) {
+  switch (op) {
+    case est::Collective::all_reduce: return 2 * (n - 1);
+    case est::Collective::all_gather:
+    case est::Collective::reduce_scatter: return n - 1;
+    case est::Collective::broadcast: return std::ceil(std::log2(std::max(n, 2.0)));
+    case est::Collective::send_recv: return 1;
+  }
+  return 1;
+}
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16.0 * (1 << 30);
+}
+
+}  // namespace
+
+FittedLink fit_collective_link(const est::HardwareProfile& profile) {
+  // Weighted least squares for t_i = a x_i + b y_i (x: ring steps, y: bus bytes), a, b >= 0.
+  double sxx = 0, sxy = 0, syy = 0, sxt = 0, syt = 0;
+  for (const auto& s : profile.collectives) {
+    if (s.seconds <= 0 || s.bytes <= 0) continue;
+    const double n = static_cast<double>(s.ranks);
+    const double w = 1.0 / (s.seconds * s.seconds);
+    const double x = ring_steps(s.op, n), y = est::bus_factor(s.op, s.ranks) * s.bytes;
+    sxx += w * x * x, sxy += w * x * y, syy += w * y * y, sxt += w * x * s.seconds, syt += w * y * s.seconds;
+  }
+  FittedLink link;
+  if (syy <= 0) return link;
+  const double det = sxx * syy - sxy * sxy;
+  double a = det > 0 ? (sxt * syy - syt * sxy) / det : -1;
+  double b = det > 0 ? (syt * sxx - sxt * sxy) / det : 0;
+  if (a < 0) {  // no measurable latency: bandwidth alone
+    a = 0;
+    b = syt / syy;
+  } else if (b <= 0) {  // no measurable bandwidth cost: latency alone
+    a = sxx > 0 ? sxt / sxx : 0;
+    b = 0;
+  }
+  link.latency_s = a;
+  // A copy that cost nothing measurable: memory-speed, as far as the model can tell.
+  link.bandwidth_bytes_per_s = b > 0 ? 1.0 / b : std::max(profile.memory_bandwidth_bytes_per_s, 1e9);
+  return link;
+}
+
+Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::HardwareProfile& profile) {
+  if (!request.is_object() || !request.contains("model") || !request.contains("layout")) {
+    return make_error("plan", "the run has no probe request (model, layout); it was not made by plansight probe");
+  }
+  std::vector<Diagnostic> errors;
+  est::Plan plan;
+  est::JsonReader in(request, "", errors);
+  plan.model = est::ModelSpec{};
+  if (auto model = in.child("model")) est::read_model(*model, plan.model);
+  if (auto layout = in.child("layout")) est::read_layout(*layout, plan.layout);
+  auto& t = plan.training;
+  in.read("micro_batch", t.micro_batch, 1);
+  in.read("global_batch", t.global_batch, 1);
+  in.read("seq_len", t.seq_len, 1);
+  if (!errors.empty()) return errors;
+  // The probe's kernels: fp32 everywhere, AdamW with two fp32 moments, attention that keeps the
+  // full score matrix (llm.c's attention_forward), no CUDA context or caching allocator.
+  t.precision = est::Precision::fp32;
+  t.grad_precision = est::Precision::fp32;
+  t.master_precision = est::MasterPrecision::none;
+  t.optimizer = est::Optimizer::adam;
+  t.attention = est::AttentionKernel::standard;
+  t.causal_attention_flops = false;
+  t.reserve_fixed_bytes = 0;
+  t.fragmentation = 0;
+
+  const std::int64_t world = plan.layout.tp * plan.layout.pp * std::max<std::int64_t>(plan.layout.dp, 1);
+  auto& c = plan.cluster;
+  c.name = "probe";
+  c.source = "measured by plansight-probe's calibration";
+  c.gpu.name = "cpu";
+  c.gpu.source = profile.device;
+  c.gpu.memory_bytes = static_cast<std::int64_t>(physical_memory_bytes());
+  c.gpu.peak_fp32_flops = profile.peak_flops;
+  c.gpu.hbm_bandwidth_bytes_per_s = profile.memory_bandwidth_bytes_per_s;
+  c.gpus = world;
+  c.gpus_per_node = world;  // every rank is a thread of one process: one "node"
+  // The time model multiplies the link by its achievable fraction; the fit already is what was
+  // achieved, so divide that fraction back out.
+  const FittedLink link = fit_collective_link(profile);
+  const double fraction = est::default_efficiency(c.gpu).nvlink_fraction;
+  c.intra_node_bandwidth_bytes_per_s = fraction > 0 ? link.bandwidth_bytes_per_s / fraction : link.bandwidth_bytes_per_s;
+  c.intra_node_latency_s = link.latency_s;
+  c.inter_node_bandwidth_bytes_per_s = c.intra_node_bandwidth_bytes_per_s;
+  c.inter_node_latency_s = link.latency_s;
+  return plan;
+}
+
+}  // namespace plansight::cli

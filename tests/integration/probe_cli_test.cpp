@@ -1,0 +1,205 @@
+// plansight-probe and `plansight probe/runs/compare` as programs: the JSON-lines protocol, exit
+// codes, Ctrl-C keeping what was measured, and a probe run stored, listed, compared and
+// deleted through the CLI. Processes are started with the CLI's own run_child().
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "plansight/cli/child_process.h"
+
+namespace plansight::cli {
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  std::vector<nlohmann::json> events;  // every stdout line, parsed
+  std::string stdout_text, stderr_text;
+};
+
+// Runs a program; `stop_after_progress` > 0 sends SIGINT after that many progress events.
+Output run(const std::string& program, const std::vector<std::string>& args, const std::string& input = "",
+           int stop_after_progress = 0) {
+  Output o;
+  std::atomic<bool> interrupt{false};
+  int progress = 0;
+  auto exit = run_child(program, args, input, [&](std::string_view line) {
+    o.stdout_text += std::string(line) + "\n";
+    auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+    o.events.push_back(j);
+    if (j.is_object() && j.value("event", "") == "progress" && ++progress == stop_after_progress) interrupt = true;
+  }, &interrupt);
+  EXPECT_TRUE(exit.ok()) << exit.error_text();
+  if (exit) {
+    o.exit_code = exit->exit_code;
+    o.stderr_text = exit->stderr_text;
+  }
+  return o;
+}
+
+const nlohmann::json* find_event(const Output& o, const std::string& kind) {
+  for (const auto& e : o.events) {
+    if (e.is_object() && e.value("event", "") == kind) return &e;
+  }
+  return nullptr;
+}
+
+class ProbeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = (std::filesystem::temp_directory_path() /
+           ("plansight_probe_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".sqlite"))
+              .string();
+    std::filesystem::remove(db_);
+    ::setenv("PLANSIGHT_PROBE", PLANSIGHT_PROBE_EXE, 1);
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_ + suffix);
+  }
+  Output cli(std::vector<std::string> args) {
+    args.push_back("--db");
+    args.push_back(db_);
+    return run(PLANSIGHT_CLI_EXE, args);
+  }
+  std::string db_;
+};
+
+TEST_F(ProbeCli, BadRequestExitsTwoNamingTheField) {
+  auto o = run(PLANSIGHT_PROBE_EXE, {"-"}, R"({"model": "small", "layout": {"tp": 3}, "steps": 0})");
+  EXPECT_EQ(o.exit_code, 2);
+  const auto* error = find_event(o, "error");
+  ASSERT_NE(error, nullptr) << o.stdout_text;
+  std::vector<std::string> fields;
+  for (const auto& e : (*error)["errors"]) fields.push_back(e["field"]);
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "layout.tp"), fields.end()) << o.stdout_text;
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "steps"), fields.end()) << o.stdout_text;
+  EXPECT_EQ(run(PLANSIGHT_PROBE_EXE, {"-"}, "{not json").exit_code, 2);
+  EXPECT_EQ(run(PLANSIGHT_PROBE_EXE, {"/nonexistent/request.json"}).exit_code, 2);
+}
+
+TEST_F(ProbeCli, TinyRunWritesTheProtocol) {
+  auto o = run(PLANSIGHT_PROBE_EXE, {}, R"({"model": "tiny", "steps": 3})");
+  ASSERT_EQ(o.exit_code, 0) << o.stderr_text << o.stdout_text;
+  for (const auto& e : o.events) ASSERT_FALSE(e.is_discarded()) << "every line is JSON:\n" << o.stdout_text;
+  ASSERT_NE(find_event(o, "started"), nullptr);
+  EXPECT_EQ((*find_event(o, "started"))["request"]["model"]["layers"], 2);
+  int progress = 0;
+  for (const auto& e : o.events) {
+    if (e["event"] != "progress") continue;
+    ++progress;
+    EXPECT_EQ(e["steps"], 3);
+    for (const char* key : {"step", "loss", "elapsed_s", "eta_s"}) EXPECT_TRUE(e.contains(key)) << key;
+  }
+  EXPECT_GE(progress, 3);
+  const auto* result = find_event(o, "result");
+  ASSERT_NE(result, nullptr);
+  ASSERT_EQ((*result)["steps"].size(), 3u);
+  for (const auto& s : (*result)["steps"]) EXPECT_TRUE(s["loss"].is_number() && std::isfinite(s["loss"].get<double>()));
+  EXPECT_GT((*result)["step_time_s"].get<double>(), 0);
+  EXPECT_FALSE((*result)["stopped_early"].get<bool>());
+  EXPECT_FALSE((*result)["memory"].empty());
+  ASSERT_NE(find_event(o, "done"), nullptr);
+  EXPECT_EQ(o.events.back()["event"], "done") << "done is the last line";
+}
+
+TEST_F(ProbeCli, SigintKeepsTheStepsSoFar) {
+  auto o = run(PLANSIGHT_PROBE_EXE, {}, R"({"model": "tiny", "steps": 100000})", 3);
+  EXPECT_EQ(o.exit_code, 130) << o.stderr_text;
+  const auto* result = find_event(o, "result");
+  ASSERT_NE(result, nullptr) << o.stdout_text.substr(0, 2000);
+  EXPECT_TRUE((*result)["stopped_early"].get<bool>());
+  const auto steps = (*result)["steps"].size();
+  EXPECT_GE(steps, 3u);
+  EXPECT_LT(steps, 1000u) << "the run ended soon after the signal";
+}
+
+TEST_F(ProbeCli, CudaWithoutCudaSaysSo) {
+  auto o = run(PLANSIGHT_PROBE_EXE, {"-", "--device", "cuda"}, R"({"model": "tiny", "steps": 1})");
+#ifndef PLANSIGHT_PROBE_HAS_CUDA
+  EXPECT_NE(o.exit_code, 0);
+  const auto* error = find_event(o, "error");
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ((*error)["errors"][0]["field"], "device");
+  EXPECT_NE(o.stderr_text.find("CUDA"), std::string::npos) << o.stderr_text;
+  auto fallback = run(PLANSIGHT_PROBE_EXE, {"-", "--device", "auto"}, R"({"model": "tiny", "steps": 1})");
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.stderr_text;
+#endif
+}
+
+TEST_F(ProbeCli, ProbeStoreListCompareDelete) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto probe = cli({"probe", "--model", "small", "--tp", "2", "--pp", "2", "--schedule", "1f1b", "--steps", "10", "--json"});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(probe.exit_code, 0) << probe.stderr_text << probe.stdout_text;
+  EXPECT_LT(seconds, 60) << "a small 4-rank probe with calibration finishes within a minute";
+  const auto j = nlohmann::json::parse(probe.stdout_text);
+  for (const char* key : {"run_id", "device", "layout", "steps", "step_time_s", "loss", "memory"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["steps"], 10);
+  EXPECT_EQ(j["loss"].size(), 10u);
+  EXPECT_EQ(j["layout"]["tp"], 2);
+  EXPECT_GT(j["step_time_s"].get<double>(), 0);
+  EXPECT_GT(j["memory"]["weights"].get<double>(), 0);
+  const std::string id = std::to_string(j["run_id"].get<long long>());
+
+  auto list = cli({"runs", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.stderr_text;
+  const auto runs = nlohmann::json::parse(list.stdout_text)["runs"];
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "complete");
+  EXPECT_EQ(runs[0]["kind"], "probe");
+
+  auto show = cli({"runs", "show", id, "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.stderr_text;
+  const auto shown = nlohmann::json::parse(show.stdout_text);
+  EXPECT_EQ(shown["plan"]["layout"]["pp"], 2);
+  ASSERT_EQ(shown["timelines"].size(), 1u);
+  EXPECT_EQ(shown["timelines"][0]["source"], "measured");
+  EXPECT_EQ(shown["summary"]["loss_per_step"].size(), 10u);
+
+  auto compare = cli({"compare", id, "--json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.stderr_text;
+  const auto c = nlohmann::json::parse(compare.stdout_text);
+  for (const char* key : {"predicted_s", "measured_s", "error"}) ASSERT_TRUE(c["step"].contains(key)) << key;
+  EXPECT_GT(c["step"]["predicted_s"].get<double>(), 0);
+  EXPECT_TRUE(std::isfinite(c["step"]["error"].get<double>()));
+  std::vector<std::string> phases;
+  for (const auto& p : c["phases"]) {
+    phases.push_back(p["phase"]);
+    for (const char* key : {"predicted_s", "measured_s", "error"}) EXPECT_TRUE(p.contains(key)) << key;
+    if (p["error"].is_number()) {
+      EXPECT_TRUE(std::isfinite(p["error"].get<double>()));
+    }
+  }
+  for (const char* phase : {"forward", "backward", "communication", "bubble", "optimizer"}) {
+    EXPECT_NE(std::find(phases.begin(), phases.end(), phase), phases.end()) << phase;
+  }
+  for (const auto& m : c["memory"]) {
+    for (const char* key : {"category", "predicted_bytes", "measured_bytes", "error"}) EXPECT_TRUE(m.contains(key)) << key;
+    if (m["error"].is_number()) {
+      EXPECT_TRUE(std::isfinite(m["error"].get<double>()));
+    }
+  }
+
+  EXPECT_EQ(cli({"runs", "delete", id}).exit_code, 0);
+  EXPECT_EQ(cli({"runs", "show", id}).exit_code, 2) << "a deleted run is gone";
+  EXPECT_TRUE(nlohmann::json::parse(cli({"runs", "--json"}).stdout_text)["runs"].empty());
+}
+
+TEST_F(ProbeCli, BadFlagsAreNamed) {
+  auto o = cli({"probe", "--model", "small", "--tp", "3", "--steps", "1"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.stderr_text.find("layout.tp"), std::string::npos) << o.stderr_text;
+  EXPECT_EQ(cli({"compare", "nope"}).exit_code, 2);
+  EXPECT_EQ(cli({"runs", "frobnicate"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace plansight::cli

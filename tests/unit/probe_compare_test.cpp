@@ -1,0 +1,114 @@
+// The pieces of `plansight compare` that are pure functions: the collective link fitted to a
+// profile recovers the latency and bandwidth it was generated with (the estimator's own cost
+// form), step_phases() splits a hand-made timeline as stated, and a stored request becomes the
+// plan of exactly that configuration.
+#include <gtest/gtest.h>
+
+#include "plansight/cli/probe_plan.h"
+#include "plansight/cli/step_phases.h"
+#include "plansight/estimator/comm_model.h"
+
+namespace plansight::cli {
+namespace {
+
+namespace est = plansight::estimator;
+
+TEST(FitCollectiveLink, RecoversLatencyAndBandwidth) {
+  est::HardwareProfile p;
+  const est::Link truth{2e9, 5e-6, false};
+  for (auto op : {est::Collective::all_reduce, est::Collective::all_gather, est::Collective::send_recv}) {
+    for (std::int64_t n : {2, 4}) {
+      for (double bytes : {1024.0, 65536.0, 4194304.0}) {
+        if (op == est::Collective::send_recv && n != 2) continue;
+        p.collectives.push_back({op, n, bytes, est::collective_seconds(op, bytes, n, truth), false});
+      }
+    }
+  }
+  const auto link = fit_collective_link(p);
+  EXPECT_NEAR(link.latency_s, 5e-6, 1e-8);
+  EXPECT_NEAR(link.bandwidth_bytes_per_s, 2e9, 2e9 * 1e-6);
+}
+
+TEST(FitCollectiveLink, EmptyProfileGivesNothing) {
+  const auto link = fit_collective_link(est::HardwareProfile{});
+  EXPECT_EQ(link.bandwidth_bytes_per_s, 0);
+  EXPECT_EQ(link.latency_s, 0);
+}
+
+est::Span span(std::int64_t start, std::int64_t duration, est::Phase phase, est::SpanKind kind = est::SpanKind::kernel) {
+  est::Span s;
+  s.start_ns = start;
+  s.duration_ns = duration;
+  s.phase = phase;
+  s.kind = kind;
+  return s;
+}
+
+TEST(StepPhases, SplitsEachRankAndAverages) {
+  est::Timeline t;
+  // Rank 0: F 0-10, B 10-30, exposed comm 30-35 (a collective 25-35 overlaps B by 5), O 35-40, idle 40-50.
+  t.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 10, est::Phase::forward), span(10, 20, est::Phase::backward),
+                                                        span(35, 5, est::Phase::optimizer)}});
+  t.tracks.push_back({0, est::Lane::communication, -1, "r0c", {span(25, 10, est::Phase::communication, est::SpanKind::collective)}});
+  // Rank 1: idle 0-20 (bubble), F 20-30, B with a nested annotation of the same step 30-50.
+  t.tracks.push_back({1, est::Lane::compute, -1, "r1", {span(20, 10, est::Phase::forward), span(30, 20, est::Phase::backward)}});
+  t.tracks.push_back({1, est::Lane::host, -1, "r1h", {span(30, 20, est::Phase::backward, est::SpanKind::annotation)}});
+  const auto p = step_phases(t);
+  EXPECT_DOUBLE_EQ(p.step_s, 50e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s, 10e-9);
+  EXPECT_DOUBLE_EQ(p.backward_s, 20e-9) << "the annotation over rank 1's backward counts once";
+  EXPECT_DOUBLE_EQ(p.communication_s, 2.5e-9);
+  EXPECT_DOUBLE_EQ(p.optimizer_s, 2.5e-9);
+  EXPECT_DOUBLE_EQ(p.bubble_s, 15e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s + p.backward_s + p.communication_s + p.optimizer_s + p.bubble_s + p.other_s, p.step_s);
+}
+
+TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {
+  est::Timeline t;
+  const std::int32_t name = t.intern("tp.all_reduce");
+  auto collective = [&](std::int64_t start, std::int64_t duration) {
+    auto s = span(start, duration, est::Phase::forward, est::SpanKind::collective);
+    s.name_id = name;
+    s.stage = 0;
+    s.micro_batch = 0;
+    return s;
+  };
+  // Rank 0 enters the all-reduce at 10, rank 1 at 30 (it computed until then); both leave at 40.
+  t.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 10, est::Phase::forward)}});
+  t.tracks.push_back({0, est::Lane::communication, -1, "r0c", {collective(10, 30)}});
+  t.tracks.push_back({1, est::Lane::compute, -1, "r1", {span(0, 30, est::Phase::forward)}});
+  t.tracks.push_back({1, est::Lane::communication, -1, "r1c", {collective(30, 10)}});
+  const auto p = step_phases(t);
+  EXPECT_DOUBLE_EQ(p.communication_s, 10e-9) << "both ranks move data from 30 to 40";
+  EXPECT_DOUBLE_EQ(p.waiting_s, 10e-9) << "rank 0 waits 20 ns, rank 1 none: 10 on average";
+  EXPECT_DOUBLE_EQ(p.bubble_s, 10e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s, 20e-9);
+}
+
+TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {
+  const nlohmann::json request = {
+      {"model", {{"name", "small"}, {"layers", 4}, {"hidden", 128}, {"heads", 4}, {"kv_heads", 4}, {"ffn_hidden", 512},
+                 {"vocab", 256}, {"max_seq_len", 128}, {"dropout", false}}},
+      {"layout", {{"tp", 2}, {"pp", 2}, {"dp", 1}, {"schedule", "1f1b"}}},
+      {"micro_batch", 1}, {"global_batch", 4}, {"seq_len", 128}, {"steps", 10}};
+  est::HardwareProfile profile;
+  profile.device = "cpu: test";
+  profile.peak_flops = 5e10;
+  profile.memory_bandwidth_bytes_per_s = 1e10;
+  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 1e-3, false});
+  auto plan = plan_of_probe_run(request, profile);
+  ASSERT_TRUE(plan.ok()) << plan.error_text();
+  EXPECT_EQ(plan->cluster.gpus, 4);
+  EXPECT_EQ(plan->cluster.gpus_per_node, 4);
+  EXPECT_EQ(plan->layout.tp, 2);
+  EXPECT_EQ(plan->training.global_batch, 4);
+  EXPECT_EQ(plan->training.precision, est::Precision::fp32);
+  EXPECT_EQ(plan->training.reserve_fixed_bytes, 0);
+  EXPECT_DOUBLE_EQ(plan->cluster.gpu.peak_fp32_flops, 5e10);
+  EXPECT_GT(plan->cluster.intra_node_bandwidth_bytes_per_s, 0);
+  EXPECT_FALSE(has_errors(est::validate(*plan))) << join_messages(est::validate(*plan));
+  EXPECT_FALSE(plan_of_probe_run(nlohmann::json::object(), profile).ok()) << "a run without a request has no plan";
+}
+
+}  // namespace
+}  // namespace plansight::cli
