@@ -18,7 +18,7 @@ void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0) {
 OpCost to_op(const PhaseCost& c) {
   OpCost op;
   add_segment(op, Lane::compute, c.compute_s, c.flops);
-  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s);
+  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s + c.dp_comm_s);
   return op;
 }
 
@@ -82,6 +82,13 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
                 (plan.model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
     }
     rank_params[static_cast<std::size_t>(g % p)] += params;
+    const double grad_bytes = params * per_param.gradients;
+    if (l.zero_stage >= 3) {
+      const auto units = layers[static_cast<std::size_t>(g)];
+      add_zero3_communication(f, bi, bw,
+                              per_layer_collective_seconds(Collective::all_gather, params * per_param.weights, units, shards, links.dp),
+                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp));
+    }
 
     ChunkCost c;
     c.forward = to_op(f);
@@ -90,14 +97,13 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     c.recompute = to_op(r);
     c.send_activation_seconds = g < chunks_total - 1 ? out.p2p_seconds : 0.0;
     c.send_gradient_seconds = g > 0 ? out.p2p_seconds : 0.0;
-    const double grad_bytes = params * per_param.gradients;
-    c.dp_reduce_seconds = l.zero_stage == 0
-                              ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
-                              : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
-    if (l.zero_stage >= 3) {
-      c.param_gather_seconds = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+    // ZeRO-3 communicates per micro-batch (inside the phases above); otherwise gradients are
+    // reduced once per iteration: all-reduce, or reduce-scatter under ZeRO-1/2.
+    if (l.zero_stage == 0) c.dp_reduce_seconds = collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp);
+    if (l.zero_stage == 1 || l.zero_stage == 2) {
+      c.dp_reduce_seconds = collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
     }
-    out.chunk_dp_seconds.push_back(c.dp_reduce_seconds + 2 * c.param_gather_seconds);
+    out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
     out.chunk_forward.push_back(f);
     out.chunk_backward_input.push_back(bi);
     out.chunk_backward_weight.push_back(bw);

@@ -93,7 +93,19 @@ PassCost attention_core(const Dims& d, const DeviceModel& dev) {
 }  // namespace
 
 PhaseCost operator*(const PhaseCost& c, double k) {
-  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.flops * k};
+  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k};
+}
+
+double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link) {
+  const double n = static_cast<double>(std::max<std::int64_t>(units, 1));
+  return n * collective_seconds(op, bytes / n, ranks, link);
+}
+
+void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, const PhaseCost& backward_weight,
+                             double gather_s, double reduce_scatter_s) {
+  forward.dp_comm_s += std::max(0.0, gather_s - forward.compute_s);
+  backward_input.dp_comm_s +=
+      std::max(0.0, gather_s + reduce_scatter_s - (backward_input.compute_s + backward_weight.compute_s));
 }
 
 CommLinks plan_links(const Plan& plan, const DeviceEfficiency& eff) {

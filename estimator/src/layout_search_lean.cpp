@@ -34,12 +34,13 @@ struct ChunkKind {
 
 // Per-rank sums of rank_sums() in time_model.cpp.
 struct Sums {
-  double compute = 0, tp = 0, cp = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0;
+  double compute = 0, tp = 0, cp = 0, dp_phase = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0;
   void add(const ChunkKind& k, double times) {
     for (const PhaseCost* ph : {&k.forward, &k.backward_input, &k.backward_weight, &k.recompute}) {
       compute += times * ph->compute_s;
       tp += times * ph->tp_comm_s;
       cp += times * ph->cp_comm_s;
+      dp_phase += times * ph->dp_comm_s;
     }
     forward += times * k.forward.total_s();
     backward += times * (k.backward_input.total_s() + k.recompute.total_s());
@@ -222,14 +223,19 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
                 (model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
     return k;
   };
-  auto dp_seconds = [&](double params) {
-    const double grad_bytes = params * ctx.per_param.gradients;
-    double s = c.zero_stage == 0 ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
-                                 : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
+  // iteration_costs(): ZeRO-3 communicates per micro-batch inside the phases; ZeRO-0/1/2 reduce
+  // gradients once per iteration.
+  auto dp_seconds = [&](ChunkKind& k) {
+    const double grad_bytes = k.params * ctx.per_param.gradients;
     if (c.zero_stage >= 3) {
-      s += 2 * collective_seconds(Collective::all_gather, params * ctx.per_param.weights, shards, links.dp);
+      const auto units = static_cast<std::int64_t>(n);
+      add_zero3_communication(k.forward, k.backward_input, k.backward_weight,
+                              per_layer_collective_seconds(Collective::all_gather, k.params * ctx.per_param.weights, units, shards, links.dp),
+                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp));
+      return 0.0;
     }
-    return s;
+    return c.zero_stage == 0 ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
+                             : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
   };
   // ZeRO-1/2 gather the updated weights after the step (Megatron's distributed optimizer).
   auto optimizer_gather = [&](double params) {
@@ -246,14 +252,14 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
   ChunkKind first;
   if (p == 1) {
     first = with_head(with_embedding(mid));
-    first.dp_s = dp_seconds(first.params);
+    first.dp_s = dp_seconds(first);
     r0.add(first, 1);
   } else {
     first = with_embedding(mid);
-    first.dp_s = dp_seconds(first.params);
+    first.dp_s = dp_seconds(first);
     ChunkKind end = with_head(mid);
-    end.dp_s = dp_seconds(end.params);
-    mid.dp_s = dp_seconds(mid.params);
+    end.dp_s = dp_seconds(end);
+    mid.dp_s = dp_seconds(mid);
     r0.add(first, 1);
     r0.add(mid, v - 1);
     last.add(mid, v - 1);
@@ -316,9 +322,9 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     b.tp_comm_s = m * r0.tp;
     b.cp_comm_s = m * r0.cp;
     b.pp_comm_s = ramp;
-    b.dp_comm_s = dp_exposed + gather0;
+    b.dp_comm_s = dp_exposed + gather0 + m * r0.dp_phase;
     b.optimizer_s = optimizer - gather0;
-    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s));
+    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase));
   }
   return iteration;
 }

@@ -14,12 +14,14 @@ struct PhaseCost {
   double compute_s = 0;  // GEMMs, attention and element-wise kernels
   double tp_comm_s = 0;  // tensor-parallel collectives on the critical path
   double cp_comm_s = 0;  // context-parallel exchanges not hidden behind attention
+  double dp_comm_s = 0;  // ZeRO-3 parameter gathers / gradient reduce-scatters not hidden behind compute
   double flops = 0;      // hardware FLOPs of the compute
-  double total_s() const { return compute_s + tp_comm_s + cp_comm_s; }
+  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
     tp_comm_s += o.tp_comm_s;
     cp_comm_s += o.cp_comm_s;
+    dp_comm_s += o.dp_comm_s;
     flops += o.flops;
     return *this;
   }
@@ -37,6 +39,17 @@ struct CommLinks {
   Link tp, cp, dp, pp;
 };
 CommLinks plan_links(const Plan& plan, const DeviceEfficiency& efficiency);
+
+// ZeRO-3 / FSDP: every micro-batch all-gathers a chunk's parameters before its forward and again
+// before its backward, and reduce-scatters its gradients after the backward (Rajbhandari et al.
+// 2020, Sec. 7.2: 3 Psi per step of communication; DeepSpeed and FSDP repeat it per micro-batch
+// under gradient accumulation). Prefetching hides each gather behind the compute it precedes;
+// only the excess is exposed.
+void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, const PhaseCost& backward_weight,
+                             double gather_s, double reduce_scatter_s);
+// A collective over a chunk's `bytes` issued one transformer layer (FSDP unit) at a time: each
+// of the `units` calls pays the ring's latency.
+double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link);
 
 PassCost layer_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links);
 PassCost embedding_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links);
