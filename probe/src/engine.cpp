@@ -52,6 +52,8 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   if (request.trace) state.tracer = std::make_unique<runtime::Tracer>(cfg.world());
   state.stop = stop;
   state.adam_eps = options.adam_eps;
+  state.fail_rank = options.fail_rank;
+  state.fail_step = options.fail_step;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int r = 0; r < cfg.world(); ++r) threads.emplace_back([&state, r] { rank_main(state, r); });

@@ -4,6 +4,7 @@
 #include "rank_worker.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "grad_sync.h"
 #include "model_chunk.h"
@@ -33,6 +34,7 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
 
   for (int step = 0; step < steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
+    if (ctx.rank == state.fail_rank && step + 1 == state.fail_step) throw std::runtime_error("injected failure");
     if (ctx.tracer) ctx.tracer->clear(ctx.rank);  // keep the last step only
     ctx.memory.reset_peaks();
     for (ParamUnit* u : units) u->zero_grads();

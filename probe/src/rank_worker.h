@@ -29,6 +29,7 @@ struct RunState {
   const std::atomic<bool>* stop = nullptr;
   bool collect_parameters = false;
   float adam_eps = 1e-8f;
+  int fail_rank = -1, fail_step = 1;  // TrainOptions' failure injection
 
   std::mutex mutex;
   std::condition_variable changed;

@@ -187,6 +187,27 @@ TEST(ProbeRun, StopEndsAfterTheCurrentStep) {
   EXPECT_EQ(out->memory.size(), 2u);
 }
 
+// A rank that fails mid-run (its peers are blocked in TP all-reduces, pipeline receives and
+// ZeRO-3 gathers waiting for it) ends the whole run with its error instead of a hang.
+TEST(ProbeRun, AFailingRankEndsTheRunWithItsError) {
+  ProbeRequest r = matrix_request();
+  r.layout.tp = 2;
+  r.layout.pp = 2;
+  r.layout.dp = 2;
+  r.layout.zero_stage = 3;
+  r.steps = 3;
+  TrainOptions options;
+  options.fail_rank = 5;
+  options.fail_step = 2;
+  std::vector<std::int64_t> progress;
+  auto out = train(r, options, [&](const Progress& p) { progress.push_back(p.step); });
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error_text().find("rank 5: injected failure"), std::string::npos) << out.error_text();
+  // Step 1 is reported only if rank 0 left its end-of-step all-reduce before the abort: abort
+  // fails every pending call at once, even one whose data has already arrived.
+  EXPECT_LE(progress.size(), 1u);
+}
+
 TEST(ProbeRun, RefusesWhatItCannotRunNamingTheField) {
   ProbeRequest r = matrix_request();
   r.layout.tp = 3;  // does not divide 4 heads

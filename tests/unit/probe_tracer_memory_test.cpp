@@ -3,6 +3,7 @@
 // the sum, not the sum of peaks).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "plansight/runtime/memory_tracker.h"
@@ -40,7 +41,7 @@ TEST(MemoryTracker, CategoriesSumToAllocations) {
   EXPECT_EQ(m.peak_total(), 0);
 }
 
-int g_pushes = 0, g_pops = 0;
+std::atomic<int> g_pushes{0}, g_pops{0};  // hooks run on several threads
 
 TEST(Tracer, SpansBecomeTracksPerRankAndLane) {
   set_range_hooks([](const char*) { ++g_pushes; }, [] { ++g_pops; });

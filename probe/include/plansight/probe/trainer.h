@@ -17,6 +17,10 @@ struct TrainOptions {
   // that an update is proportional to its gradient and a wrong gradient scale shows (Adam's
   // g / sqrt(v) would hide it).
   float adam_eps = 1e-8f;
+  // For tests of failure handling: world rank `fail_rank` throws at the start of step
+  // `fail_step` (1-based), as a rank whose kernel or allocation failed would. -1: never.
+  int fail_rank = -1;
+  int fail_step = 1;
 };
 
 struct TrainOutput {
