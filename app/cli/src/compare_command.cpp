@@ -2,6 +2,8 @@
 // configuration, with the run's own hardware profile, against what the run measured: step time,
 // time per phase (step_phases() on both timelines) and memory per category.
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
+// On the CPU, time a rank spends inside a communication call before its last peer arrived is
+// bubble (waiting), not communication; see step_phases.h.
 #include <cmath>
 
 #include "command_util.h"

@@ -88,6 +88,10 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   t.causal_attention_flops = false;
   t.reserve_fixed_bytes = 0;
   t.fragmentation = 0;
+  // The probe's DP buckets are one layer's gradients, reduced in place (probe/src/grad_sync.h):
+  // 12h^2 + 13h parameters of a GPT-2 layer (Narayanan et al. 2021, eq. 2, with biases), split by TP.
+  const double h = static_cast<double>(plan.model.hidden);
+  t.dp_bucket_bytes = (12 * h * h + 13 * h) * 4 / static_cast<double>(std::max<std::int64_t>(plan.layout.tp, 1));
 
   const std::int64_t world = plan.layout.tp * plan.layout.pp * std::max<std::int64_t>(plan.layout.dp, 1);
   auto& c = plan.cluster;
