@@ -51,6 +51,11 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
     check_dimension(out, "model.ffn_hidden", "MLP width", m.ffn_hidden, m.ffn_hidden / l.tp);
     check_dimension(out, "model.head_dim", "head dimension", m.effective_head_dim(), m.effective_head_dim());
   }
+  if (l.placement[0] != Group::tp && l.tp > 1) {
+    out.push_back(make_warning("layout.placement", "value " + to_string(l.placement) +
+                                                       " does not put TP innermost: tensor-parallel collectives run every "
+                                                       "layer and belong on NVLink; tp-cp-dp-pp is Megatron's order"));
+  }
   if (l.tp > plan.cluster.gpus_per_node) {
     out.push_back(make_warning("layout.tp", "value " + std::to_string(l.tp) + " spans nodes (" +
                                                 std::to_string(plan.cluster.gpus_per_node) +

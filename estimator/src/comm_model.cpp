@@ -38,13 +38,50 @@ double collective_seconds(Collective op, double bytes, std::int64_t ranks, const
 }
 
 std::int64_t group_stride(const LayoutSpec& l, std::int64_t dp, Group group) {
-  switch (group) {
-    case Group::tp: return 1;
-    case Group::cp: return l.tp;
-    case Group::dp: return l.tp * l.cp;
-    case Group::pp: return l.tp * l.cp * dp;
+  std::int64_t stride = 1;
+  for (Group g : l.placement) {
+    if (g == group) return stride;
+    switch (g) {
+      case Group::tp: stride *= l.tp; break;
+      case Group::cp: stride *= l.cp; break;
+      case Group::dp: stride *= dp; break;
+      case Group::pp: stride *= l.pp; break;
+    }
   }
-  return 1;
+  return stride;
+}
+
+std::string to_string(const Placement& placement) {
+  std::string out;
+  for (Group g : placement) {
+    if (!out.empty()) out += '-';
+    out += g == Group::tp ? "tp" : g == Group::cp ? "cp" : g == Group::dp ? "dp" : "pp";
+  }
+  return out;
+}
+
+bool parse_placement(const std::string& text, Placement& out) {
+  Placement p{};
+  std::size_t start = 0;
+  bool seen[4] = {false, false, false, false};
+  for (int i = 0; i < 4; ++i) {
+    const std::size_t end = text.find('-', start);
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    Group g;
+    if (part == "tp") g = Group::tp;
+    else if (part == "cp") g = Group::cp;
+    else if (part == "dp") g = Group::dp;
+    else if (part == "pp") g = Group::pp;
+    else return false;
+    if (seen[static_cast<int>(g)]) return false;
+    seen[static_cast<int>(g)] = true;
+    p[static_cast<std::size_t>(i)] = g;
+    if (i < 3 && end == std::string::npos) return false;
+    start = end + 1;
+    if (i == 3 && end != std::string::npos) return false;
+  }
+  out = p;
+  return true;
 }
 
 Link group_link(const ClusterSpec& cluster, const LayoutSpec& layout, std::int64_t dp, Group group,
@@ -56,7 +93,11 @@ Link group_link(const ClusterSpec& cluster, const LayoutSpec& layout, std::int64
     case Group::dp: size = dp; break;
     case Group::pp: size = 2; break;  // traffic goes between neighbouring stages
   }
-  const std::int64_t stride = group_stride(layout, dp, group);
+  return span_link(cluster, group_stride(layout, dp, group), size, intra_efficiency, inter_efficiency);
+}
+
+Link span_link(const ClusterSpec& cluster, std::int64_t stride, std::int64_t size, double intra_efficiency,
+               double inter_efficiency) {
   // Members r, r + stride, ... share a node when the group's span fits in one (ranks are placed
   // on nodes in order, gpus_per_node at a time).
   const bool inside = stride * size <= cluster.gpus_per_node && cluster.gpus_per_node > 0;

@@ -11,6 +11,7 @@
 #include "plansight/estimator/layer_costs.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace plansight::estimator {
 namespace {
@@ -113,10 +114,20 @@ CommLinks plan_links(const Plan& plan, const DeviceEfficiency& eff) {
   CommLinks links;
   links.tp = group_link(plan.cluster, plan.layout, dp, Group::tp, eff.nvlink_fraction, eff.network_fraction);
   links.cp = group_link(plan.cluster, plan.layout, dp, Group::cp, eff.nvlink_fraction, eff.network_fraction);
-  // Gradients are reduced over DP x CP ranks (parameters are replicated across CP ranks).
-  LayoutSpec folded = plan.layout;
-  folded.cp = 1;
-  links.dp = group_link(plan.cluster, folded, dp * plan.layout.cp, Group::dp, eff.nvlink_fraction, eff.network_fraction);
+  // Gradients are reduced over DP x CP ranks (parameters are replicated across CP ranks). When
+  // the two dimensions sit next to each other in the placement the group is one span of ranks;
+  // otherwise it is as slow as the slower of the two.
+  links.dp = group_link(plan.cluster, plan.layout, dp, Group::dp, eff.nvlink_fraction, eff.network_fraction);
+  if (plan.layout.cp > 1) {
+    const auto& order = plan.layout.placement;
+    const auto at = [&](Group g) { return std::find(order.begin(), order.end(), g) - order.begin(); };
+    if (std::abs(at(Group::dp) - at(Group::cp)) == 1) {
+      const std::int64_t stride = std::min(group_stride(plan.layout, dp, Group::dp), group_stride(plan.layout, dp, Group::cp));
+      links.dp = span_link(plan.cluster, stride, dp * plan.layout.cp, eff.nvlink_fraction, eff.network_fraction);
+    } else if (links.cp.bandwidth_bytes_per_s < links.dp.bandwidth_bytes_per_s) {
+      links.dp = links.cp;
+    }
+  }
   links.pp = group_link(plan.cluster, plan.layout, dp, Group::pp, eff.nvlink_fraction, eff.network_fraction);
   return links;
 }

@@ -275,6 +275,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   if (auto errors = base_errors(base); !errors.empty()) return errors;
+  if (base.layout.placement != kDefaultPlacement) {
+    // The lean evaluation caches links per (tp, cp, dp), which holds for TP-CP-DP-PP order only.
+    return make_error("layout.placement", "the search places ranks tp-cp-dp-pp (innermost first); got " +
+                                              to_string(base.layout.placement) + ". Estimate other placements one by one");
+  }
   const Setup setup = make_setup(base, options);
   if (setup.units.empty() || setup.micro_batches.empty() || setup.recomputes.empty() || setup.zeros.empty() ||
       (setup.one_stage.empty() && setup.stages.empty()) || options.top == 0) {

@@ -150,12 +150,13 @@ nlohmann::json to_json(const LayoutSpec& l) {
           {"recompute", to_string(l.recompute)},
           {"schedule", to_string(l.schedule)},
           {"dp_overlap", l.dp_overlap},
+          {"placement", to_string(l.placement)},
           {"stage_layers", l.stage_layers}};
 }
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "stage_layers"});
+                     "dp_overlap", "placement", "stage_layers"});
   in.read("tp", l.tp);
   in.read("pp", l.pp);
   in.read("vpp", l.vpp);
@@ -169,6 +170,13 @@ void read_layout(JsonReader& in, LayoutSpec& l) {
   in.read_enum("recompute", l.recompute);
   in.read_enum("schedule", l.schedule);
   in.read("dp_overlap", l.dp_overlap);
+  if (in.has("placement")) {
+    std::string text;
+    in.read("placement", text);
+    if (!text.empty() && !parse_placement(text, l.placement)) {
+      in.error("placement", "value \"" + text + "\" is not an order of tp, cp, dp and pp; valid: e.g. tp-cp-dp-pp (innermost first)");
+    }
+  }
   in.read("stage_layers", l.stage_layers, 0);
 }
 

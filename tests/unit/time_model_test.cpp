@@ -8,6 +8,7 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
+#include "plansight/estimator/json_io.h"
 
 namespace plansight::estimator {
 namespace {
@@ -174,6 +175,40 @@ TEST(TimeModel, PredictedTimelineHasEveryRankAndPhase) {
   }
   EXPECT_EQ(forwards, 4u * 8u) << "one forward per stage and micro-batch";
   EXPECT_NEAR(static_cast<double>(t->timeline.end_ns()) * 1e-9, t->iteration_s, 1e-6);
+}
+
+}  // namespace
+}  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+TEST(Placement, OrderDecidesWhichGroupStaysInsideANode) {
+  Plan p = default_plan();  // TP 8 x PP 8 x DP 16 on 8-GPU nodes
+  const auto eff = default_efficiency(p.cluster.gpu);
+  EXPECT_EQ(group_stride(p.layout, 16, Group::tp), 1);
+  EXPECT_EQ(group_stride(p.layout, 16, Group::dp), 8);
+  EXPECT_EQ(group_stride(p.layout, 16, Group::pp), 128);
+  ASSERT_TRUE(parse_placement("dp-tp-cp-pp", p.layout.placement));
+  EXPECT_EQ(group_stride(p.layout, 16, Group::dp), 1);
+  EXPECT_EQ(group_stride(p.layout, 16, Group::tp), 16);
+  EXPECT_TRUE(group_link(p.cluster, p.layout, 16, Group::tp, eff.nvlink_fraction, eff.network_fraction).crosses_nodes);
+  auto inner = estimate(default_plan());
+  auto outer = estimate(p);
+  ASSERT_TRUE(inner.ok() && outer.ok()) << outer.error_text();
+  EXPECT_GT(outer->time.breakdown.tp_comm_s, 5 * inner->time.breakdown.tp_comm_s) << "TP over the network";
+  bool warned = false;
+  for (const auto& w : outer->warnings) warned = warned || w.field == "layout.placement";
+  EXPECT_TRUE(warned);
+  Placement q;
+  EXPECT_FALSE(parse_placement("tp-cp-dp", q));
+  EXPECT_FALSE(parse_placement("tp-tp-dp-pp", q));
+  EXPECT_FALSE(parse_placement("tp-cp-dp-pp-xx", q));
+  EXPECT_TRUE(parse_placement("pp-dp-cp-tp", q));
+  EXPECT_EQ(to_string(q), "pp-dp-cp-tp");
+  auto bad = parse_plan(R"({"layout": {"placement": "tp-dp"}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors()[0].field, "layout.placement");
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ constexpr Mapping kMappings[] = {
     {"--recompute", "layout", "recompute", Mapping::text},
     {"--schedule", "layout", "schedule", Mapping::text},
     {"--no-dp-overlap", "layout", "dp_overlap", Mapping::toggle_off},
+    {"--placement", "layout", "placement", Mapping::text},
     {"--micro-batch", "training", "micro_batch", Mapping::integer},
     {"--global-batch", "training", "global_batch", Mapping::integer},
     {"--seq-len", "training", "seq_len", Mapping::integer},

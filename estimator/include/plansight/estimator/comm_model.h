@@ -27,10 +27,13 @@ struct Link {
 // nodes NCCL's tree all-reduce bounds the latency term at 2 log2(n) steps.
 double collective_seconds(Collective op, double bytes, std::int64_t ranks, const Link& link);
 
-// Groups of a layout, placed TP innermost, then CP, DP, PP (Megatron-LM's default order):
+// Groups of a layout, placed in the layout's placement order (TP innermost by default):
 // a group of `size` members `stride` ranks apart.
-enum class Group : std::uint8_t { tp, cp, dp, pp };
 std::int64_t group_stride(const LayoutSpec& layout, std::int64_t dp, Group group);
+
+// The link of `size` ranks `stride` apart (see group_link).
+Link span_link(const ClusterSpec& cluster, std::int64_t stride, std::int64_t size, double intra_efficiency,
+               double inter_efficiency);
 
 // The link a group's traffic crosses: NVLink/PCIe inside a node when all members share one,
 // otherwise the network. `efficiency` is the achievable fraction of the nominal bandwidth.

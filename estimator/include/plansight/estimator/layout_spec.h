@@ -1,12 +1,24 @@
 // LayoutSpec: how the model is split over GPUs. GPUs = TP * PP * DP * CP; TP innermost.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "plansight/estimator/enums.h"
 
 namespace plansight::estimator {
+
+// The parallel dimensions, as groups of ranks.
+enum class Group : std::uint8_t { tp, cp, dp, pp };
+
+// Rank placement, innermost first: consecutive ranks differ in the first dimension. Megatron-LM's
+// default puts TP innermost (inside a node, on NVLink), then CP, DP and PP.
+using Placement = std::array<Group, 4>;
+constexpr Placement kDefaultPlacement = {Group::tp, Group::cp, Group::dp, Group::pp};
+std::string to_string(const Placement& placement);     // "tp-cp-dp-pp"
+bool parse_placement(const std::string& text, Placement& out);  // false unless a permutation
 
 struct LayoutSpec {
   std::int64_t tp = 1;
@@ -21,6 +33,7 @@ struct LayoutSpec {
   // Data-parallel gradient reduction overlapped with the backward pass in buckets (PyTorch DDP,
   // Megatron's overlap_grad_reduce) or run after it (Megatron-LM's 2021 "local" DDP).
   bool dp_overlap = true;
+  Placement placement = kDefaultPlacement;
   // Optional explicit layers per model chunk, pp * vpp entries in pipeline order
   // (chunk c of rank r is entry c * pp + r). Empty: uniform split.
   std::vector<std::int64_t> stage_layers;
