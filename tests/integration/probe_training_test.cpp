@@ -127,6 +127,30 @@ TEST_P(MemoryMatchesEstimator, ModelStatesPerRank) {
 
 INSTANTIATE_TEST_SUITE_P(ZeroStages, MemoryMatchesEstimator, ::testing::Values(0, 1, 2, 3));
 
+// Activation memory follows the schedule: on the first of 4 stages GPipe keeps all 8 micro-
+// batches in flight, 1F1B min(p - r, m) = 4 (Narayanan et al. 2021, Sec. 2.2.1; the estimator's
+// peak_in_flight), and full recomputation keeps only the layers' inputs.
+TEST(ProbeMemory, ActivationPeakFollowsTheSchedule) {
+  auto peak_activations = [](est::PipelineSchedule schedule, est::Recompute recompute) {
+    ProbeRequest r = matrix_request();
+    r.layout.pp = 4;
+    r.layout.schedule = schedule;
+    r.layout.recompute = recompute;
+    r.steps = 1;
+    auto out = run_probe(r, {});
+    EXPECT_TRUE(out) << out.error_text();
+    return out ? out->memory[0].peak.activations_bytes : 0.0;
+  };
+  const double gpipe = peak_activations(est::PipelineSchedule::gpipe, est::Recompute::none);
+  const double one_f_one_b = peak_activations(est::PipelineSchedule::one_f_one_b, est::Recompute::none);
+  const double full = peak_activations(est::PipelineSchedule::one_f_one_b, est::Recompute::full);
+  RecordProperty("activation_peaks", std::to_string(gpipe) + " " + std::to_string(one_f_one_b) + " " + std::to_string(full));
+  // The ratio is a little under 8/4: one micro-batch's backward working set comes on top of both.
+  EXPECT_GT(gpipe / one_f_one_b, 1.6);
+  EXPECT_LT(gpipe / one_f_one_b, 2.0);
+  EXPECT_LT(full, 0.5 * one_f_one_b);
+}
+
 TEST(ProbeTimeline, LanesPhasesAndGemmFlops) {
   ProbeRequest r = matrix_request();
   r.layout.tp = 2;
