@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
@@ -16,16 +17,7 @@
 namespace plansight::cli {
 namespace {
 
-struct Run {
-  Status status;
-  std::string out, err;
-};
-
-Run run_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  Status s = run(args, out, err);
-  return {s, out.str(), err.str()};
-}
+using testing::run_cli;
 
 TEST(Cli, EstimateJsonEqualsLibraryEstimate) {
   auto r = run_cli({"estimate", "--json", "--achieved-tflops", "140"});

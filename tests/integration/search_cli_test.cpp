@@ -6,21 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
 
 namespace plansight::cli {
 namespace {
 
-struct Run {
-  Status status;
-  std::string out, err;
-};
-
-Run run_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  Status s = run(args, out, err);
-  return {s, out.str(), err.str()};
-}
+using testing::run_cli;
 
 void expect_keys(const nlohmann::json& j, std::initializer_list<const char*> keys, const std::string& where) {
   for (const char* k : keys) EXPECT_TRUE(j.contains(k)) << where << " lacks \"" << k << "\"";

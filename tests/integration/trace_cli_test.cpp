@@ -11,16 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
 #include "plansight/store/store.h"
 
 namespace plansight::cli {
 namespace {
 
-struct CliRun {
-  Status status;
-  std::string out, err;
-};
 
 class TraceCli : public ::testing::Test {
  protected:
@@ -31,12 +28,10 @@ class TraceCli : public ::testing::Test {
   void TearDown() override {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix);
   }
-  CliRun cli(std::vector<std::string> args) {
+  testing::CliRun cli(std::vector<std::string> args) {
     args.push_back("--db");
     args.push_back(db_.string());
-    std::ostringstream out, err;
-    Status s = run(args, out, err);
-    return {s, out.str(), err.str()};
+    return testing::run_cli(args);
   }
   static std::string fixture(const std::string& name) { return std::string(PLANSIGHT_TEST_DATA_DIR) + "/traces/" + name; }
   std::filesystem::path db_;
