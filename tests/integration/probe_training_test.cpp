@@ -151,6 +151,55 @@ TEST(ProbeMemory, ActivationPeakFollowsTheSchedule) {
   EXPECT_LT(full, 0.5 * one_f_one_b);
 }
 
+// The estimator's activation model (Korthikanti et al. 2022, Table 2 terms, fp32, standard
+// attention, no dropout) against the measured peak of each stage: the probe stores exactly those
+// tensors (x, LN outputs, qkv, attention probabilities and output, fc1 in/out), so the measured
+// peak exceeds the prediction only by one micro-batch's backward working set (activation
+// gradients and the attention scratch), which the model leaves out: measured 1.05-1.31 x; with
+// full recomputation, where that working set is larger than what is stored, up to 1.54 x.
+TEST(ProbeMemory, ActivationPeaksNearTheEstimator) {
+  struct Case {
+    int tp, pp, vpp;
+    est::PipelineSchedule schedule;
+    est::Recompute recompute;
+    double max_ratio;
+  };
+  const Case cases[] = {{1, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::none, 1.35},
+                        {1, 4, 1, est::PipelineSchedule::gpipe, est::Recompute::none, 1.35},
+                        {2, 2, 2, est::PipelineSchedule::interleaved, est::Recompute::none, 1.35},
+                        {2, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::selective, 1.4},
+                        {1, 2, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::full, 1.7}};
+  for (const Case& c : cases) {
+    ProbeRequest r = matrix_request();
+    r.layout.tp = c.tp;
+    r.layout.pp = c.pp;
+    r.layout.vpp = c.vpp;
+    r.layout.schedule = c.schedule;
+    r.layout.recompute = c.recompute;
+    r.steps = 1;
+    auto out = run_probe(r, {});
+    ASSERT_TRUE(out) << out.error_text();
+    est::Plan plan;
+    plan.model = r.model;
+    plan.layout = r.layout;
+    plan.training.micro_batch = r.micro_batch;
+    plan.training.global_batch = r.global_batch;
+    plan.training.seq_len = r.seq_len;
+    plan.training.precision = est::Precision::fp32;
+    plan.training.grad_precision = est::Precision::fp32;
+    plan.training.attention = est::AttentionKernel::standard;
+    const est::MemoryEstimate predicted = est::estimate_memory(plan, r.model.vocab);
+    for (int stage = 0; stage < c.pp; ++stage) {
+      const double measured = out->memory[static_cast<std::size_t>(stage * c.tp)].peak.activations_bytes;
+      const double ratio = measured / predicted.stages[static_cast<std::size_t>(stage)].memory.activations_bytes;
+      SCOPED_TRACE("tp " + std::to_string(c.tp) + " pp " + std::to_string(c.pp) + " " +
+                   std::string(est::to_string(c.schedule)) + " " + std::string(est::to_string(c.recompute)) + " stage " + std::to_string(stage));
+      EXPECT_GE(ratio, 0.95);
+      EXPECT_LE(ratio, c.max_ratio);
+    }
+  }
+}
+
 TEST(ProbeTimeline, LanesPhasesAndGemmFlops) {
   ProbeRequest r = matrix_request();
   r.layout.tp = 2;
