@@ -1,0 +1,72 @@
+// The main window: pages (Plan, Memory, Time & cost, Timeline) over one PlanDocument, the File
+// menu (open/save plan JSON, import config.json, export PNG/SVG), and the last plan restored from
+// QSettings on the next start (the default plan otherwise).
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+
+class QAction;
+class QLabel;
+class QSettings;
+class QTabWidget;
+
+namespace plansight::gui {
+
+class MemoryPage;
+class PlanDocument;
+class PlanForm;
+class TimeCostPage;
+class TimelinePage;
+
+struct MainWindowOptions {
+  QString settings_path;  // empty: the user's settings; tests pass a temporary .ini file
+  bool restore_last_plan = true;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  PlanDocument* document() const { return document_; }
+  PlanForm* planForm() const { return plan_form_; }
+  MemoryPage* memoryPage() const { return memory_page_; }
+  TimeCostPage* timeCostPage() const { return time_page_; }
+  TimelinePage* timelinePage() const { return timeline_page_; }
+  QTabWidget* pages() const { return tabs_; }
+
+  // File operations; each returns an error message, empty on success.
+  QString openPlan(const QString& path);
+  QString savePlan(const QString& path);
+  QString exportCurrentPage(const QString& path);  // .png or .svg by suffix
+  // Every page as <dir>/<nn>-<name>.png, once the estimate and timeline are in.
+  QString saveScreenshots(const QString& dir);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildMenus();
+  void restorePlan(bool restore);
+  void rememberPlan();
+  void onOpen();
+  void onSave(bool ask);
+  void onExport(const QString& suffix);
+  void showField(const QString& field);
+  void updateTitle();
+
+  QSettings* settings_;
+  PlanDocument* document_;
+  QTabWidget* tabs_;
+  PlanForm* plan_form_;
+  MemoryPage* memory_page_;
+  TimeCostPage* time_page_;
+  TimelinePage* timeline_page_;
+  QLabel* busy_;
+  QString plan_path_;
+};
+
+}  // namespace plansight::gui

@@ -1,0 +1,89 @@
+// The plan being edited and what the estimator says about it: the one shared state object every
+// page listens to (hotspot's FilterAndZoomStack habit). Estimation runs on a worker thread in two
+// stages — the estimate (memory, time, cost; ~1 ms) then the predicted timeline — each delivered
+// with its job's generation so that results of a plan already edited again are dropped. Edits
+// while a job runs coalesce into one follow-up job; the GUI thread never waits.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/plan.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "plansight/estimator/timeline_metrics.h"
+#include "plansight/gui/timeline_index.h"
+
+namespace plansight::gui {
+
+struct EstimateOutcome {
+  std::uint64_t generation = 0;
+  estimator::Plan plan;
+  std::vector<Diagnostic> errors;  // validation errors; empty when `estimate` is set
+  std::optional<estimator::Estimate> estimate;
+};
+
+struct TimelineOutcome {
+  std::uint64_t generation = 0;
+  std::shared_ptr<const TimelineIndex> index;  // null when there is no timeline (see message)
+  estimator::ScheduleBubbles bubbles;
+  std::vector<estimator::RankBreakdown> ranks;  // overlap of communication with compute
+  QString message;                              // why there is no timeline
+};
+
+// Both stages, as the worker computes them; also used directly by tests and benchmarks.
+EstimateOutcome compute_estimate(const estimator::Plan& plan, std::uint64_t generation = 0);
+TimelineOutcome compute_timeline(const EstimateOutcome& estimate);
+
+class PlanDocument : public QObject {
+  Q_OBJECT
+
+ public:
+  // Plans whose schedule has more ops than this are estimated but not drawn as a timeline.
+  static constexpr std::int64_t kMaxTimelineOps = 400'000;
+
+  explicit PlanDocument(QObject* parent = nullptr);
+  ~PlanDocument() override;
+
+  const estimator::Plan& plan() const { return plan_; }
+  // An edit from the plan form: re-estimates; the form is not repopulated.
+  void editPlan(const estimator::Plan& plan);
+  // A new plan from outside the form (file, preset, restore): emits planReplaced, re-estimates.
+  void replacePlan(const estimator::Plan& plan);
+
+  // Latest delivered results; null before the first delivery.
+  std::shared_ptr<const EstimateOutcome> estimate() const { return estimate_; }
+  std::shared_ptr<const TimelineOutcome> timeline() const { return timeline_; }
+  std::uint64_t generation() const { return generation_; }
+  bool isIdle() const { return !running_ && !pending_; }
+
+ signals:
+  void planReplaced();
+  void estimateReady();  // stage 1 of the latest plan
+  void timelineReady();  // stage 2 of the latest plan
+  void idle();           // no job running or pending
+
+ private:
+  void schedule();
+  void start();
+  void deliverEstimate(std::shared_ptr<const EstimateOutcome> outcome);
+  void deliverTimeline(std::shared_ptr<const TimelineOutcome> outcome);
+  void jobFinished();
+
+  estimator::Plan plan_;
+  std::uint64_t generation_ = 0;
+  std::shared_ptr<std::atomic<std::uint64_t>> latest_;  // read by the worker to skip stale stages
+  bool running_ = false;
+  bool pending_ = false;
+  std::shared_ptr<const EstimateOutcome> estimate_;
+  std::shared_ptr<const TimelineOutcome> timeline_;
+  QThreadPool pool_;
+};
+
+}  // namespace plansight::gui

@@ -1,0 +1,78 @@
+// The Plan page: model, cluster, layout and training as form fields. Every edit becomes a plan
+// for PlanDocument (which re-estimates off the GUI thread); every diagnostic the estimator
+// returns is shown inline under the widget its field names ("layout.tp" -> the TP spin box,
+// whose objectName is that path), errors in red and warnings in amber.
+#pragma once
+
+#include <QHash>
+#include <QString>
+#include <QWidget>
+
+#include "plansight/estimator/plan.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QSpinBox;
+
+namespace plansight::gui {
+
+class PlanDocument;
+class PresetModel;
+
+class PlanForm : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PlanForm(PlanDocument* document, QWidget* parent = nullptr);
+
+  // The widget editing a diagnostic's field: the longest registered prefix of it, or nullptr.
+  QWidget* editorFor(const QString& field) const;
+  // The inline message currently shown for an editor's field (empty when none).
+  QString messageFor(const QString& field) const;
+  // Replaces the model with one read from a Hugging Face config.json; false (and a message)
+  // when the file cannot be read or parsed.
+  bool importHfConfig(const QString& path);
+
+ signals:
+  void statusMessage(const QString& text);
+
+ private:
+  struct Field {
+    QWidget* editor = nullptr;
+    QLabel* message = nullptr;
+    QFormLayout* form = nullptr;
+  };
+
+  void build();
+  QSpinBox* addSpin(QFormLayout* form, const QString& field, const QString& label, int min, int max);
+  QComboBox* addCombo(QFormLayout* form, const QString& field, const QString& label);
+  void addField(QFormLayout* form, const QString& field, const QString& label, QWidget* editor);
+  void populate();                  // plan -> widgets
+  estimator::Plan collect() const;  // widgets -> plan (on top of the document's plan)
+  void onEdited();
+  void onModelPreset(int row);
+  void onSystemPreset(int row);
+  void onGpuPreset(int row);
+  void showDiagnostics();
+  void clearMessages();
+
+  PlanDocument* document_;
+  bool populating_ = false;
+  QHash<QString, Field> fields_;
+  PresetModel* model_presets_ = nullptr;
+  PresetModel* gpu_presets_ = nullptr;
+  PresetModel* system_presets_ = nullptr;
+  QComboBox* model_combo_ = nullptr;
+  QComboBox* system_combo_ = nullptr;
+  QComboBox* gpu_combo_ = nullptr;
+  QLabel* model_summary_ = nullptr;
+  QLabel* general_messages_ = nullptr;
+  QDoubleSpinBox* tokens_ = nullptr;
+  QDoubleSpinBox* price_ = nullptr;
+  QCheckBox* sequence_parallel_ = nullptr;
+};
+
+}  // namespace plansight::gui

@@ -1,0 +1,56 @@
+// The Timeline page: the predicted iteration, one row per rank and lane, with zoom and pan
+// controls, a legend, the bubble and overlap figures, hover details, and a step-through mode
+// that reveals the schedule one event at a time (with a play button for live teaching).
+#pragma once
+
+#include <QWidget>
+
+#include "plansight/gui/chart_export.h"
+#include "plansight/gui/step_through.h"
+
+class QAction;
+class QLabel;
+class QSlider;
+class QTimer;
+class QToolBar;
+
+namespace plansight::gui {
+
+class PlanDocument;
+class TimelineWidget;
+
+class TimelinePage : public QWidget, public ExportablePage {
+  Q_OBJECT
+
+ public:
+  explicit TimelinePage(PlanDocument* document, QWidget* parent = nullptr);
+  TimelineWidget* timeline() const { return view_; }
+  const StepThrough& stepThrough() const { return steps_; }
+  void setStepMode(bool on);
+  void setStep(std::size_t k);
+
+  QString exportTitle() const override { return QStringLiteral("timeline"); }
+  QSize exportSize() const override;
+  void renderExport(QPainter& painter, const QSize& size) const override;
+
+ private:
+  void refresh();
+  void applyStep();
+  QString figuresText() const;
+  QString legendHtml() const;
+
+  PlanDocument* document_;
+  TimelineWidget* view_;
+  QToolBar* toolbar_;
+  QAction* step_mode_;
+  QAction* play_;
+  QSlider* slider_;
+  QLabel* step_label_;
+  QLabel* figures_;
+  QLabel* legend_;
+  QLabel* details_;
+  QTimer* timer_;
+  StepThrough steps_;
+};
+
+}  // namespace plansight::gui

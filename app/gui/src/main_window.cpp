@@ -1,0 +1,148 @@
+// Main window: pages, menus, status and settings (see main_window.h); file operations are in
+// main_window_files.cpp.
+#include "plansight/gui/main_window.h"
+
+#include <QCloseEvent>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/gui/chart_export.h"
+#include "plansight/gui/memory_page.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/plan_form.h"
+#include "plansight/gui/time_cost_page.h"
+#include "plansight/gui/timeline_page.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+namespace {
+constexpr const char* kLastPlanKey = "plan/last";
+}
+
+MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
+    : QMainWindow(parent),
+      settings_(options.settings_path.isEmpty()
+                    ? new QSettings(QStringLiteral("Plansight"), QStringLiteral("plansight-gui"), this)
+                    : new QSettings(options.settings_path, QSettings::IniFormat, this)),
+      document_(new PlanDocument(this)),
+      tabs_(new QTabWidget(this)) {
+  plan_form_ = new PlanForm(document_, this);
+  memory_page_ = new MemoryPage(document_, this);
+  time_page_ = new TimeCostPage(document_, this);
+  timeline_page_ = new TimelinePage(document_, this);
+  tabs_->setObjectName(QStringLiteral("pages"));
+  tabs_->addTab(plan_form_, tr("&Plan"));
+  tabs_->addTab(memory_page_, tr("&Memory"));
+  tabs_->addTab(time_page_, tr("&Time && cost"));
+  tabs_->addTab(timeline_page_, tr("Time&line"));
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
+
+  busy_ = new QLabel(this);
+  statusBar()->addPermanentWidget(busy_);
+  connect(plan_form_, &PlanForm::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(time_page_, &TimeCostPage::fieldActivated, this, &MainWindow::showField);
+  connect(document_, &PlanDocument::estimateReady, this, [this] {
+    const auto outcome = document_->estimate();
+    busy_->setText(outcome && outcome->estimate
+                       ? tr("estimated")
+                       : tr("%n error(s) in the plan", "", static_cast<int>(outcome->errors.size())));
+    rememberPlan();
+  });
+  connect(document_, &PlanDocument::idle, this, [this] { busy_->setText(busy_->text()); });
+
+  buildMenus();
+  resize(1280, 860);
+  restorePlan(options.restore_last_plan);
+  updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open plan…"), QKeySequence::Open, this, &MainWindow::onOpen);
+  file->addAction(tr("&Save plan"), QKeySequence::Save, this, [this] { onSave(false); });
+  file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, [this] { onSave(true); });
+  file->addAction(tr("&New (default plan)"), QKeySequence::New, this, [this] {
+    plan_path_.clear();
+    document_->replacePlan(est::default_plan());
+    updateTitle();
+  });
+  file->addSeparator();
+  file->addAction(tr("&Import config.json…"), this, [this] {
+    tabs_->setCurrentWidget(plan_form_);
+    plan_form_->findChild<QWidget*>(QStringLiteral("importConfig"))->setFocus();
+    QMetaObject::invokeMethod(plan_form_->findChild<QObject*>(QStringLiteral("importConfig")), "click");
+  });
+  file->addSeparator();
+  file->addAction(tr("Export page as &PNG…"), this, [this] { onExport(QStringLiteral("png")); });
+  QAction* svg = file->addAction(tr("Export page as S&VG…"), this, [this] { onExport(QStringLiteral("svg")); });
+  svg->setEnabled(svg_export_available());
+  if (!svg_export_available()) svg->setToolTip(tr("This build has no Qt SVG"));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QAction* a =
+        view->addAction(tabs_->tabText(i).remove(QLatin1Char('&')).replace(QStringLiteral("&&"), QStringLiteral("&")),
+                        this, [this, i] { tabs_->setCurrentIndex(i); });
+    a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  }
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Plansight"), this, [this] {
+    QMessageBox::about(this, tr("About Plansight"),
+                       tr("<b>Plansight</b> plans, predicts and checks parallel training of transformer models: "
+                          "GPUs, layout, memory per GPU, time, cost and the predicted timeline."));
+  });
+}
+
+void MainWindow::restorePlan(bool restore) {
+  const QString text = restore ? settings_->value(QString::fromLatin1(kLastPlanKey)).toString() : QString();
+  if (!text.isEmpty()) {
+    auto plan = est::parse_plan(text.toStdString());
+    if (plan) {
+      document_->replacePlan(*plan);
+      statusBar()->showMessage(tr("Restored the last plan"), 5000);
+      return;
+    }
+    statusBar()->showMessage(tr("The last plan could not be restored (%1); starting on the default plan")
+                                 .arg(QString::fromStdString(plan.error_text())),
+                             10000);
+  }
+  document_->replacePlan(est::default_plan());
+}
+
+void MainWindow::rememberPlan() {
+  settings_->setValue(QString::fromLatin1(kLastPlanKey),
+                      QString::fromStdString(est::to_json(document_->plan()).dump()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  rememberPlan();
+  settings_->sync();
+  event->accept();
+}
+
+void MainWindow::showField(const QString& field) {
+  QWidget* editor = plan_form_->editorFor(field);
+  tabs_->setCurrentWidget(plan_form_);
+  if (editor) editor->setFocus(Qt::OtherFocusReason);
+}
+
+void MainWindow::updateTitle() {
+  const QString name = plan_path_.isEmpty() ? tr("untitled plan") : plan_path_;
+  setWindowTitle(tr("Plansight — %1").arg(name));
+}
+
+}  // namespace plansight::gui

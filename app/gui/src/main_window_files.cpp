@@ -1,0 +1,131 @@
+// Main window file operations: plan JSON open/save, page export, screenshots (see main_window.h).
+#include <QCoreApplication>
+#include <QDir>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+
+#include "plansight/estimator/json_io.h"
+#include "plansight/gui/chart_export.h"
+#include "plansight/gui/main_window.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/timeline_page.h"
+#include "plansight/gui/timeline_widget.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+QString MainWindow::openPlan(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return tr("Cannot read %1: %2").arg(path, file.errorString());
+  const QByteArray text = file.readAll();
+  auto plan = est::parse_plan(std::string_view(text.constData(), static_cast<std::size_t>(text.size())));
+  if (!plan) return tr("%1 is not a valid plan:\n%2").arg(path, QString::fromStdString(plan.error_text()));
+  plan_path_ = path;
+  document_->replacePlan(*plan);
+  updateTitle();
+  return {};
+}
+
+QString MainWindow::savePlan(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    return tr("Cannot write %1: %2").arg(path, file.errorString());
+  const std::string text = est::to_json(document_->plan()).dump(2) + "\n";
+  if (file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())) {
+    return tr("Cannot write %1: %2").arg(path, file.errorString());
+  }
+  plan_path_ = path;
+  updateTitle();
+  return {};
+}
+
+QString MainWindow::exportCurrentPage(const QString& path) {
+  auto* page = dynamic_cast<ExportablePage*>(tabs_->currentWidget());
+  if (!page) {
+    // The Plan page: the form as it is on screen.
+    struct FormPage : ExportablePage {
+      QWidget* w;
+      QString exportTitle() const override { return QStringLiteral("plan"); }
+      QSize exportSize() const override { return w->size(); }
+      void renderExport(QPainter& p, const QSize&) const override { render_widget(*w, p); }
+    } form;
+    form.w = tabs_->currentWidget();
+    return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? export_svg(form, path) : export_png(form, path);
+  }
+  return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? export_svg(*page, path) : export_png(*page, path);
+}
+
+QString MainWindow::saveScreenshots(const QString& dir) {
+  if (!QDir().mkpath(dir)) return tr("Cannot create %1").arg(dir);
+  if (!document_->isIdle()) {
+    QEventLoop loop;  // screenshot mode only: waits for the worker without freezing the window
+    connect(document_, &PlanDocument::idle, &loop, &QEventLoop::quit);
+    QTimer::singleShot(60000, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  const auto shoot = [&](const QString& name) -> QString {
+    QCoreApplication::processEvents();
+    const QString path = QDir(dir).filePath(name + QStringLiteral(".png"));
+    return grab().save(path, "PNG") ? QString() : tr("Cannot write %1").arg(path);
+  };
+  const QStringList names = {QStringLiteral("1-plan"), QStringLiteral("2-memory"), QStringLiteral("3-time-cost"),
+                             QStringLiteral("4-timeline")};
+  for (int i = 0; i < tabs_->count() && i < names.size(); ++i) {
+    tabs_->setCurrentIndex(i);
+    if (QString error = shoot(names[i]); !error.isEmpty()) return error;
+  }
+  // The timeline zoomed into the steady state, and halfway through a step-through.
+  TimelineWidget* view = timeline_page_->timeline();
+  view->zoomBy(30.0, view->plotWidth() * 0.45);
+  if (QString error = shoot(QStringLiteral("5-timeline-zoomed")); !error.isEmpty()) return error;
+  view->fitAll();
+  timeline_page_->setStepMode(true);
+  timeline_page_->setStep(timeline_page_->stepThrough().size() * 2 / 5);
+  if (QString error = shoot(QStringLiteral("6-timeline-step-through")); !error.isEmpty()) return error;
+  timeline_page_->setStepMode(false);
+  tabs_->setCurrentIndex(0);
+  return {};
+}
+
+void MainWindow::onOpen() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(plan_path_).path(),
+                                                    tr("Plan JSON (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  if (const QString error = openPlan(path); !error.isEmpty()) QMessageBox::warning(this, tr("Open plan"), error);
+}
+
+void MainWindow::onSave(bool ask) {
+  QString path = plan_path_;
+  if (ask || path.isEmpty()) {
+    path = QFileDialog::getSaveFileName(this, tr("Save plan"), path.isEmpty() ? QStringLiteral("plan.json") : path,
+                                        tr("Plan JSON (*.json)"));
+  }
+  if (path.isEmpty()) return;
+  if (const QString error = savePlan(path); !error.isEmpty()) {
+    QMessageBox::warning(this, tr("Save plan"), error);
+  } else {
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+  }
+}
+
+void MainWindow::onExport(const QString& suffix) {
+  const auto* page = dynamic_cast<ExportablePage*>(tabs_->currentWidget());
+  const QString name = (page ? page->exportTitle() : QStringLiteral("plan")) + QLatin1Char('.') + suffix;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export page"), name, suffix == QStringLiteral("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+  if (path.isEmpty()) return;
+  if (const QString error = exportCurrentPage(path); !error.isEmpty()) {
+    QMessageBox::warning(this, tr("Export"), error);
+  } else {
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+  }
+}
+
+}  // namespace plansight::gui

@@ -1,0 +1,126 @@
+// Two-stage estimation off the GUI thread with stale-result dropping (see plan_document.h).
+#include "plansight/gui/plan_document.h"
+
+#include <atomic>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+EstimateOutcome compute_estimate(const est::Plan& plan, std::uint64_t generation) {
+  EstimateOutcome out;
+  out.generation = generation;
+  out.plan = plan;
+  auto result = est::estimate(plan);
+  if (result) {
+    out.estimate = std::move(result).value();
+  } else {
+    out.errors = result.errors();
+  }
+  return out;
+}
+
+TimelineOutcome compute_timeline(const EstimateOutcome& estimate) {
+  TimelineOutcome out;
+  out.generation = estimate.generation;
+  if (!estimate.estimate) {
+    out.message = QStringLiteral("No timeline: the plan has errors (see the Plan page).");
+    return out;
+  }
+  const est::Plan& plan = estimate.plan;
+  const std::int64_t ops = plan.layout.pp * plan.layout.vpp * estimate.estimate->micro_batches;
+  if (ops > PlanDocument::kMaxTimelineOps) {
+    out.message = QStringLiteral("No timeline drawn: %1 micro-batches x %2 pipeline chunks is more than %3 ops.")
+                      .arg(estimate.estimate->micro_batches)
+                      .arg(plan.layout.pp * plan.layout.vpp)
+                      .arg(PlanDocument::kMaxTimelineOps);
+    return out;
+  }
+  auto predicted = est::predict_time(plan, estimate.estimate->padded_vocab);
+  if (!predicted) {
+    out.message = QStringLiteral("No timeline: ") + QString::fromStdString(predicted.error_text());
+    return out;
+  }
+  out.bubbles = est::schedule_bubbles(predicted->timeline);
+  out.ranks = est::rank_breakdown(predicted->timeline);
+  out.index = std::make_shared<const TimelineIndex>(std::move(predicted->timeline));
+  return out;
+}
+
+PlanDocument::PlanDocument(QObject* parent)
+    : QObject(parent), plan_(est::default_plan()), latest_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+  pool_.setMaxThreadCount(1);
+}
+
+PlanDocument::~PlanDocument() {
+  // A running job posts to this object; wait for it (it is one estimate) before members go.
+  pool_.clear();
+  pool_.waitForDone();
+}
+
+void PlanDocument::editPlan(const est::Plan& plan) {
+  plan_ = plan;
+  schedule();
+}
+
+void PlanDocument::replacePlan(const est::Plan& plan) {
+  plan_ = plan;
+  emit planReplaced();
+  schedule();
+}
+
+void PlanDocument::schedule() {
+  latest_->store(++generation_);
+  if (running_) {
+    pending_ = true;
+    return;
+  }
+  start();
+}
+
+void PlanDocument::start() {
+  running_ = true;
+  pending_ = false;
+  const est::Plan plan = plan_;
+  const std::uint64_t generation = generation_;
+  auto latest = latest_;
+  pool_.start([this, plan, generation, latest] {
+    auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation));
+    QMetaObject::invokeMethod(
+        this, [this, estimate] { deliverEstimate(estimate); }, Qt::QueuedConnection);
+    if (latest->load() == generation) {
+      auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate));
+      QMetaObject::invokeMethod(
+          this, [this, timeline] { deliverTimeline(timeline); }, Qt::QueuedConnection);
+    }
+    QMetaObject::invokeMethod(
+        this, [this] { jobFinished(); }, Qt::QueuedConnection);
+  });
+}
+
+void PlanDocument::deliverEstimate(std::shared_ptr<const EstimateOutcome> outcome) {
+  if (outcome->generation != generation_) return;  // the plan changed since: drop
+  estimate_ = std::move(outcome);
+  emit estimateReady();
+}
+
+void PlanDocument::deliverTimeline(std::shared_ptr<const TimelineOutcome> outcome) {
+  if (outcome->generation != generation_) return;
+  timeline_ = std::move(outcome);
+  emit timelineReady();
+}
+
+void PlanDocument::jobFinished() {
+  running_ = false;
+  if (pending_) {
+    start();
+    return;
+  }
+  emit idle();
+}
+
+}  // namespace plansight::gui

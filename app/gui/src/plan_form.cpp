@@ -1,0 +1,256 @@
+// Plan page layout and inline diagnostics (see plan_form.h); plan <-> widgets is in
+// plan_form_binding.cpp.
+#include "plansight/gui/plan_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "plansight/estimator/enums.h"
+#include "plansight/gui/format.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/preset_model.h"
+#include "plansight/gui/theme.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+namespace {
+
+template <class E>
+void fill_enum(QComboBox* combo, std::initializer_list<E> values) {
+  for (E v : values) {
+    const auto name = est::to_string(v);
+    combo->addItem(QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())), static_cast<int>(v));
+  }
+}
+
+constexpr int kMaxInt = 2'000'000'000;
+
+}  // namespace
+
+PlanForm::PlanForm(PlanDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+  build();
+  populate();
+  connect(document_, &PlanDocument::planReplaced, this, &PlanForm::populate);
+  connect(document_, &PlanDocument::estimateReady, this, &PlanForm::showDiagnostics);
+}
+
+void PlanForm::addField(QFormLayout* form, const QString& field, const QString& label, QWidget* editor) {
+  editor->setObjectName(field);
+  auto* message = new QLabel(this);
+  message->setWordWrap(true);
+  message->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  message->setObjectName(field + QStringLiteral(".message"));
+  form->addRow(label, editor);
+  form->addRow(QString(), message);
+  form->setRowVisible(message, false);
+  fields_.insert(field, {editor, message, form});
+}
+
+QSpinBox* PlanForm::addSpin(QFormLayout* form, const QString& field, const QString& label, int min, int max) {
+  auto* spin = new QSpinBox(this);
+  spin->setRange(min, max);
+  spin->setGroupSeparatorShown(true);
+  spin->setKeyboardTracking(true);
+  addField(form, field, label, spin);
+  connect(spin, &QSpinBox::valueChanged, this, &PlanForm::onEdited);
+  return spin;
+}
+
+QComboBox* PlanForm::addCombo(QFormLayout* form, const QString& field, const QString& label) {
+  auto* combo = new QComboBox(this);
+  addField(form, field, label, combo);
+  return combo;
+}
+
+void PlanForm::build() {
+  auto* content = new QWidget;
+  auto* grid = new QGridLayout(content);
+  const auto group = [&](const QString& title, int row, int column) {
+    auto* box = new QGroupBox(title, content);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    grid->addWidget(box, row, column);
+    return form;
+  };
+
+  // Model.
+  QFormLayout* model = group(tr("Model"), 0, 0);
+  model_presets_ = PresetModel::models(this);
+  model_combo_ = addCombo(model, QStringLiteral("model"), tr("Preset"));
+  model_combo_->setModel(model_presets_);
+  connect(model_combo_, &QComboBox::activated, this, &PlanForm::onModelPreset);
+  addSpin(model, QStringLiteral("model.layers"), tr("Layers"), 0, 1 << 20);
+  addSpin(model, QStringLiteral("model.hidden"), tr("Hidden size"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.heads"), tr("Attention heads"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.kv_heads"), tr("KV heads"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.ffn_hidden"), tr("FFN hidden"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.vocab"), tr("Vocabulary"), 0, kMaxInt);
+  auto* import = new QPushButton(tr("Import config.json…"), this);
+  import->setObjectName(QStringLiteral("importConfig"));
+  connect(import, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import a Hugging Face config.json"), QString(),
+                                                      tr("config.json (*.json);;All files (*)"));
+    if (!path.isEmpty()) importHfConfig(path);
+  });
+  model_summary_ = new QLabel(this);
+  model_summary_->setObjectName(QStringLiteral("modelSummary"));
+  model->addRow(import, model_summary_);
+
+  // Cluster.
+  QFormLayout* cluster = group(tr("Cluster"), 1, 0);
+  system_presets_ = PresetModel::systems(this);
+  gpu_presets_ = PresetModel::gpus(this);
+  system_combo_ = addCombo(cluster, QStringLiteral("cluster.system"), tr("System"));
+  system_combo_->setModel(system_presets_);
+  connect(system_combo_, &QComboBox::activated, this, &PlanForm::onSystemPreset);
+  gpu_combo_ = addCombo(cluster, QStringLiteral("cluster.gpu"), tr("GPU"));
+  gpu_combo_->setModel(gpu_presets_);
+  connect(gpu_combo_, &QComboBox::activated, this, &PlanForm::onGpuPreset);
+  addSpin(cluster, QStringLiteral("cluster.gpus"), tr("GPUs"), 0, kMaxInt);
+  price_ = new QDoubleSpinBox(this);
+  price_->setRange(0, 1e6);
+  price_->setDecimals(2);
+  price_->setSpecialValueText(tr("unknown"));
+  addField(cluster, QStringLiteral("cluster.price_per_gpu_hour"), tr("Price per GPU-hour"), price_);
+  connect(price_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
+
+  // Layout.
+  QFormLayout* layout = group(tr("Parallel layout"), 0, 1);
+  addSpin(layout, QStringLiteral("layout.tp"), tr("Tensor parallel (TP)"), 0, 1 << 20);
+  addSpin(layout, QStringLiteral("layout.pp"), tr("Pipeline parallel (PP)"), 0, 1 << 20);
+  addSpin(layout, QStringLiteral("layout.vpp"), tr("Virtual stages (VPP)"), 0, 1 << 20);
+  QSpinBox* dp = addSpin(layout, QStringLiteral("layout.dp"), tr("Data parallel (DP)"), 0, 1 << 20);
+  dp->setSpecialValueText(tr("auto"));
+  addSpin(layout, QStringLiteral("layout.cp"), tr("Context parallel (CP)"), 0, 1 << 20);
+  QComboBox* zero = addCombo(layout, QStringLiteral("layout.zero_stage"), tr("ZeRO stage"));
+  for (int s = 0; s <= 3; ++s) zero->addItem(s == 0 ? tr("0 (none)") : QString::number(s), s);
+  sequence_parallel_ = new QCheckBox(tr("sequence parallel"), this);
+  addField(layout, QStringLiteral("layout.sequence_parallel"), QString(), sequence_parallel_);
+  connect(sequence_parallel_, &QCheckBox::toggled, this, &PlanForm::onEdited);
+  fill_enum(addCombo(layout, QStringLiteral("layout.recompute"), tr("Recomputation")),
+            {est::Recompute::none, est::Recompute::selective, est::Recompute::full});
+  fill_enum(addCombo(layout, QStringLiteral("layout.schedule"), tr("Schedule")),
+            {est::PipelineSchedule::gpipe, est::PipelineSchedule::one_f_one_b, est::PipelineSchedule::interleaved,
+             est::PipelineSchedule::zb_h1});
+
+  // Training.
+  QFormLayout* training = group(tr("Training"), 1, 1);
+  addSpin(training, QStringLiteral("training.micro_batch"), tr("Micro-batch"), 0, kMaxInt);
+  addSpin(training, QStringLiteral("training.global_batch"), tr("Global batch"), 0, kMaxInt);
+  addSpin(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 0, kMaxInt);
+  tokens_ = new QDoubleSpinBox(this);
+  tokens_->setRange(0, 1e9);
+  tokens_->setDecimals(1);
+  tokens_->setSuffix(tr(" B tokens"));
+  tokens_->setSpecialValueText(tr("none (no duration)"));
+  addField(training, QStringLiteral("training.tokens"), tr("Token budget"), tokens_);
+  connect(tokens_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
+  fill_enum(
+      addCombo(training, QStringLiteral("training.precision"), tr("Precision")),
+      {est::Precision::fp32, est::Precision::tf32, est::Precision::fp16, est::Precision::bf16, est::Precision::fp8});
+  fill_enum(addCombo(training, QStringLiteral("training.optimizer"), tr("Optimizer")),
+            {est::Optimizer::adam, est::Optimizer::adam8bit, est::Optimizer::sgd_momentum, est::Optimizer::sgd});
+
+  for (const char* field :
+       {"layout.zero_stage", "layout.recompute", "layout.schedule", "training.precision", "training.optimizer"}) {
+    auto* combo = qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
+    connect(combo, &QComboBox::currentIndexChanged, this, &PlanForm::onEdited);
+  }
+
+  general_messages_ = new QLabel(content);
+  general_messages_->setObjectName(QStringLiteral("generalMessages"));
+  general_messages_->setWordWrap(true);
+  grid->addWidget(general_messages_, 2, 0, 1, 2);
+  grid->setRowStretch(3, 1);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(content);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(scroll);
+}
+
+QWidget* PlanForm::editorFor(const QString& field) const {
+  QString key = field;
+  while (!key.isEmpty()) {
+    const auto it = fields_.constFind(key);
+    if (it != fields_.constEnd()) return it->editor;
+    const qsizetype dot = key.lastIndexOf(QLatin1Char('.'));
+    if (dot < 0) break;
+    key.truncate(dot);
+  }
+  return nullptr;
+}
+
+QString PlanForm::messageFor(const QString& field) const {
+  const auto it = fields_.constFind(field);
+  return it == fields_.constEnd() || !it->form->isRowVisible(it->message) ? QString() : it->message->text();
+}
+
+void PlanForm::clearMessages() {
+  for (auto& f : fields_) {
+    f.message->clear();
+    f.form->setRowVisible(f.message, false);
+    f.editor->setToolTip({});
+    f.editor->setPalette({});
+  }
+  general_messages_->clear();
+}
+
+void PlanForm::showDiagnostics() {
+  const auto outcome = document_->estimate();
+  if (!outcome) return;
+  clearMessages();
+  std::vector<Diagnostic> all = outcome->errors;
+  if (outcome->estimate) {
+    all.insert(all.end(), outcome->estimate->warnings.begin(), outcome->estimate->warnings.end());
+    model_summary_->setText(tr("%1 parameters").arg(format_billions(outcome->estimate->parameters)));
+  } else {
+    model_summary_->setText(tr("(plan has errors)"));
+  }
+  QStringList general;
+  for (const Diagnostic& d : all) {
+    const bool error = d.severity == Severity::error;
+    const QColor colour = error ? alert_colour(palette()) : warning_colour(palette());
+    const QString text = QString::fromStdString(d.message).toHtmlEscaped();
+    QWidget* editor = editorFor(QString::fromStdString(d.field));
+    if (!editor) {
+      general << QStringLiteral("<span style=\"color:%1\">%2</span> %3: %4")
+                     .arg(colour.name(), error ? tr("error") : tr("warning"),
+                          QString::fromStdString(d.field).toHtmlEscaped(), text);
+      continue;
+    }
+    Field& f = fields_[editor->objectName()];
+    const QString line = QStringLiteral("<span style=\"color:%1\">%2</span>").arg(colour.name(), text);
+    f.message->setText(f.message->text().isEmpty() ? line : f.message->text() + QStringLiteral("<br>") + line);
+    f.form->setRowVisible(f.message, true);
+    editor->setToolTip(QString::fromStdString(d.message));
+    if (error) {
+      // An opaque blend of the base colour towards red: readable in light and dark palettes.
+      QPalette p = editor->palette();
+      const QColor base = p.color(QPalette::Base);
+      const QColor alert = alert_colour(palette());
+      p.setColor(QPalette::Base, QColor::fromRgbF(0.75f * base.redF() + 0.25f * alert.redF(),
+                                                  0.75f * base.greenF() + 0.25f * alert.greenF(),
+                                                  0.75f * base.blueF() + 0.25f * alert.blueF()));
+      editor->setPalette(p);
+    }
+  }
+  general_messages_->setText(general.join(QStringLiteral("<br>")));
+}
+
+}  // namespace plansight::gui

@@ -1,0 +1,193 @@
+// Plan <-> widgets of the Plan page, preset choices and config.json import (see plan_form.h).
+// Collect starts from the document's plan, so fields the form does not show (norms, biases,
+// bandwidths, reserve, ...) survive every edit.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileInfo>
+#include <QSpinBox>
+#include <algorithm>
+
+#include "plansight/estimator/hf_config.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/plan_form.h"
+#include "plansight/gui/preset_model.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+namespace {
+
+int clamp_int(std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t>(v, 0, 2'000'000'000)); }
+
+void set_combo_data(QComboBox* combo, int value) { combo->setCurrentIndex(combo->findData(value)); }
+
+template <class E>
+E combo_enum(const QComboBox* combo, E fallback) {
+  const QVariant v = combo->currentData();
+  return v.isValid() ? static_cast<E>(v.toInt()) : fallback;
+}
+
+// The preset row whose structure equals the model's, so that an edited preset shows as custom.
+int matching_model_row(const PresetModel* presets, const est::ModelSpec& m) {
+  const int row = presets->rowOf(QString::fromStdString(m.name));
+  if (row < 0) return -1;
+  const auto& p = est::model_presets()[static_cast<std::size_t>(row)];
+  const bool same = p.layers == m.layers && p.hidden == m.hidden && p.heads == m.heads && p.kv_heads == m.kv_heads &&
+                    p.ffn_hidden == m.ffn_hidden && p.vocab == m.vocab;
+  return same ? row : -1;
+}
+
+}  // namespace
+
+void PlanForm::populate() {
+  populating_ = true;
+  const est::Plan& plan = document_->plan();
+  const auto spin = [&](const char* field, std::int64_t value) {
+    qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(field)).editor)->setValue(clamp_int(value));
+  };
+  const auto combo = [&](const char* field) {
+    return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
+  };
+
+  model_combo_->setCurrentIndex(matching_model_row(model_presets_, plan.model));
+  model_combo_->setPlaceholderText(QString::fromStdString(plan.model.name) + tr(" (custom)"));
+  spin("model.layers", plan.model.layers);
+  spin("model.hidden", plan.model.hidden);
+  spin("model.heads", plan.model.heads);
+  spin("model.kv_heads", plan.model.kv_heads);
+  spin("model.ffn_hidden", plan.model.ffn_hidden);
+  spin("model.vocab", plan.model.vocab);
+
+  system_combo_->setCurrentIndex(system_presets_->rowOf(QString::fromStdString(plan.cluster.name)));
+  system_combo_->setPlaceholderText(tr("custom"));
+  gpu_combo_->setCurrentIndex(gpu_presets_->rowOf(QString::fromStdString(plan.cluster.gpu.name)));
+  gpu_combo_->setPlaceholderText(QString::fromStdString(plan.cluster.gpu.name) + tr(" (custom)"));
+  spin("cluster.gpus", plan.cluster.gpus);
+  price_->setValue(plan.cluster.price_per_gpu_hour);
+
+  spin("layout.tp", plan.layout.tp);
+  spin("layout.pp", plan.layout.pp);
+  spin("layout.vpp", plan.layout.vpp);
+  spin("layout.dp", plan.layout.dp);
+  spin("layout.cp", plan.layout.cp);
+  set_combo_data(combo("layout.zero_stage"), static_cast<int>(plan.layout.zero_stage));
+  sequence_parallel_->setChecked(plan.layout.sequence_parallel);
+  set_combo_data(combo("layout.recompute"), static_cast<int>(plan.layout.recompute));
+  set_combo_data(combo("layout.schedule"), static_cast<int>(plan.layout.schedule));
+
+  spin("training.micro_batch", plan.training.micro_batch);
+  spin("training.global_batch", plan.training.global_batch);
+  spin("training.seq_len", plan.training.seq_len);
+  tokens_->setValue(plan.training.tokens / 1e9);
+  set_combo_data(combo("training.precision"), static_cast<int>(plan.training.precision));
+  set_combo_data(combo("training.optimizer"), static_cast<int>(plan.training.optimizer));
+  populating_ = false;
+}
+
+est::Plan PlanForm::collect() const {
+  est::Plan plan = document_->plan();
+  const auto spin = [&](const char* field) -> std::int64_t {
+    return qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(field)).editor)->value();
+  };
+  const auto combo = [&](const char* field) {
+    return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
+  };
+
+  plan.model.layers = spin("model.layers");
+  plan.model.hidden = spin("model.hidden");
+  plan.model.heads = spin("model.heads");
+  plan.model.kv_heads = spin("model.kv_heads");
+  plan.model.ffn_hidden = spin("model.ffn_hidden");
+  plan.model.vocab = spin("model.vocab");
+  plan.cluster.gpus = spin("cluster.gpus");
+  plan.cluster.price_per_gpu_hour = price_->value();
+
+  plan.layout.tp = spin("layout.tp");
+  plan.layout.pp = spin("layout.pp");
+  plan.layout.vpp = spin("layout.vpp");
+  plan.layout.dp = spin("layout.dp");
+  plan.layout.cp = spin("layout.cp");
+  plan.layout.zero_stage = combo("layout.zero_stage")->currentData().toInt();
+  plan.layout.sequence_parallel = sequence_parallel_->isChecked();
+  plan.layout.recompute = combo_enum(combo("layout.recompute"), plan.layout.recompute);
+  plan.layout.schedule = combo_enum(combo("layout.schedule"), plan.layout.schedule);
+
+  plan.training.micro_batch = spin("training.micro_batch");
+  plan.training.global_batch = spin("training.global_batch");
+  plan.training.seq_len = spin("training.seq_len");
+  plan.training.tokens = tokens_->value() * 1e9;
+  const est::Precision precision = combo_enum(combo("training.precision"), plan.training.precision);
+  if (precision != plan.training.precision) {
+    // As in plan files: gradients follow the compute precision (fp8 keeps bf16 gradients).
+    plan.training.grad_precision = precision == est::Precision::fp8 ? est::Precision::bf16 : precision;
+    plan.training.precision = precision;
+  }
+  plan.training.optimizer = combo_enum(combo("training.optimizer"), plan.training.optimizer);
+  return plan;
+}
+
+void PlanForm::onEdited() {
+  if (populating_) return;
+  est::Plan plan = collect();
+  if (matching_model_row(model_presets_, plan.model) < 0 && model_combo_->currentIndex() >= 0) {
+    populating_ = true;
+    model_combo_->setCurrentIndex(-1);
+    model_combo_->setPlaceholderText(QString::fromStdString(plan.model.name) + tr(" (custom)"));
+    populating_ = false;
+  }
+  document_->editPlan(plan);
+}
+
+void PlanForm::onModelPreset(int row) {
+  if (row < 0) return;
+  est::Plan plan = collect();
+  plan.model = est::model_presets()[static_cast<std::size_t>(row)];
+  document_->replacePlan(plan);
+}
+
+void PlanForm::onSystemPreset(int row) {
+  if (row < 0) return;
+  est::Plan plan = collect();
+  const std::int64_t gpus = plan.cluster.gpus;
+  const double price = plan.cluster.price_per_gpu_hour;
+  plan.cluster = est::system_presets()[static_cast<std::size_t>(row)].cluster;
+  plan.cluster.gpus = gpus;
+  if (price > 0) plan.cluster.price_per_gpu_hour = price;
+  document_->replacePlan(plan);
+}
+
+void PlanForm::onGpuPreset(int row) {
+  if (row < 0) return;
+  est::Plan plan = collect();
+  plan.cluster.gpu = est::gpu_presets()[static_cast<std::size_t>(row)];
+  document_->replacePlan(plan);
+}
+
+bool PlanForm::importHfConfig(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    emit statusMessage(tr("Cannot read %1: %2").arg(path, file.errorString()));
+    return false;
+  }
+  const QByteArray text = file.readAll();
+  // The model takes its folder's name, as `plansight --model path/config.json` does.
+  const QString name = QFileInfo(path).absoluteDir().dirName();
+  auto model = est::model_from_hf_config(std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
+                                         name.toStdString());
+  if (!model) {
+    emit statusMessage(tr("Cannot import %1: %2").arg(path, QString::fromStdString(model.error_text())));
+    return false;
+  }
+  est::Plan plan = collect();
+  plan.model = std::move(model).value();
+  document_->replacePlan(plan);
+  emit statusMessage(tr("Imported %1 from %2").arg(QString::fromStdString(plan.model.name), path));
+  return true;
+}
+
+}  // namespace plansight::gui

@@ -1,0 +1,43 @@
+// Shared helpers of the GUI tests: wait for the estimator worker, run a model through
+// QAbstractItemModelTester while counting the warnings it reports.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QtGlobal>
+
+#include "plansight/gui/plan_document.h"
+
+namespace plansight::gui::test {
+
+// Blocks the test (not the app) until the document's worker has delivered everything.
+inline bool wait_idle(PlanDocument& document, int timeout_ms = 20000) {
+  if (document.isIdle()) return true;
+  QSignalSpy spy(&document, &PlanDocument::idle);
+  return spy.wait(timeout_ms) || document.isIdle();
+}
+
+// Counts the model tester's complaints (it reports through qWarning in Warning mode).
+class ModelTesterWarnings {
+ public:
+  ModelTesterWarnings() {
+    count_ = 0;
+    previous_ = qInstallMessageHandler(&ModelTesterWarnings::handler);
+  }
+  ~ModelTesterWarnings() { qInstallMessageHandler(previous_); }
+  int count() const { return count_; }
+
+ private:
+  static void handler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type != QtDebugMsg && type != QtInfoMsg && context.category && QByteArray(context.category) == "qt.modeltest") {
+      ++count_;
+      ADD_FAILURE() << "QAbstractItemModelTester: " << message.toStdString();
+    }
+  }
+  static inline int count_ = 0;
+  QtMessageHandler previous_ = nullptr;
+};
+
+}  // namespace plansight::gui::test

@@ -1,0 +1,170 @@
+// The main window end to end: typing TP and PP into the Plan page shows exactly what
+// estimator::estimate() says for the same plan on the Memory and Time & cost pages; invalid
+// input is marked inline; the last plan comes back on the next start; files open, save and
+// export; a config.json imports; the timeline steps through the schedule.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui_test_support.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/gui/chart_export.h"
+#include "plansight/gui/format.h"
+#include "plansight/gui/main_window.h"
+#include "plansight/gui/plan_form.h"
+#include "plansight/gui/timeline_page.h"
+
+namespace plansight::gui {
+namespace {
+
+namespace est = plansight::estimator;
+
+struct Window {
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> window;
+  explicit Window(bool restore = false, QString settings = {}) {
+    MainWindowOptions options;
+    options.settings_path = settings.isEmpty() ? dir.filePath(QStringLiteral("settings.ini")) : settings;
+    options.restore_last_plan = restore;
+    window = std::make_unique<MainWindow>(options);
+    window->show();
+    EXPECT_TRUE(test::wait_idle(*window->document()));
+  }
+  template <class T>
+  T* find(const char* name) const {
+    T* w = window->findChild<T*>(QString::fromLatin1(name));
+    EXPECT_NE(w, nullptr) << name;
+    return w;
+  }
+  // Types a number into a spin box as a user would: select all, type the digits.
+  void type(const char* field, int value) {
+    auto* spin = find<QSpinBox>(field);
+    spin->setFocus();
+    QTest::keyClick(spin, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(spin, QString::number(value));
+    EXPECT_EQ(spin->value(), value) << field;
+  }
+};
+
+TEST(MainWindow, TypingTpAndPpShowsTheEstimatorsMemoryAndTime) {
+  Window w;
+  w.type("layout.tp", 4);
+  w.type("layout.pp", 4);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+
+  est::Plan plan = est::default_plan();
+  plan.layout.tp = 4;
+  plan.layout.pp = 4;
+  auto e = est::estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  EXPECT_EQ(w.find<QLabel>("memoryTotal")->text(), format_gib(e->memory.peak.total_bytes()));
+  EXPECT_EQ(w.find<QLabel>("iterationTime")->text(), format_seconds(e->time.iteration_s));
+  EXPECT_EQ(w.find<QLabel>("mfu")->text(), format_percent(e->time.mfu));
+  EXPECT_EQ(w.find<QLabel>("dataParallel")->text(), QStringLiteral("64"));
+  // And they differ from the default plan's, so the test would notice a page that did not update.
+  auto d = est::estimate(est::default_plan());
+  EXPECT_NE(format_gib(d->memory.peak.total_bytes()), format_gib(e->memory.peak.total_bytes()));
+}
+
+TEST(MainWindow, InvalidFieldsAreMarkedInlineWithTheValidatorsMessage) {
+  Window w;
+  w.type("layout.tp", 5);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  est::Plan plan = est::default_plan();
+  plan.layout.tp = 5;
+  const auto errors = est::validate(plan);
+  std::string tp_message;
+  for (const auto& d : errors) {
+    if (d.field == "layout.tp" && d.severity == Severity::error) tp_message = d.message;
+  }
+  ASSERT_FALSE(tp_message.empty());
+  const QString shown = w.window->planForm()->messageFor(QStringLiteral("layout.tp"));
+  EXPECT_TRUE(shown.contains(QString::fromStdString(tp_message).toHtmlEscaped())) << shown.toStdString();
+  EXPECT_EQ(w.find<QLabel>("memoryTotal")->text(), QStringLiteral("—"));
+  // Fixing it clears the mark.
+  w.type("layout.tp", 8);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_TRUE(w.window->planForm()->messageFor(QStringLiteral("layout.tp")).isEmpty());
+  EXPECT_EQ(w.window->planForm()->editorFor(QStringLiteral("cluster.gpu.memory_gib"))->objectName(), QStringLiteral("cluster.gpu"));
+}
+
+TEST(MainWindow, RestoresTheLastPlanOnTheNextStart) {
+  QTemporaryDir dir;
+  const QString settings = dir.filePath(QStringLiteral("settings.ini"));
+  {
+    Window first(true, settings);
+    first.type("layout.pp", 4);
+    ASSERT_TRUE(test::wait_idle(*first.window->document()));
+    first.window->close();
+  }
+  Window second(true, settings);
+  EXPECT_EQ(second.window->document()->plan().layout.pp, 4);
+  EXPECT_EQ(second.find<QSpinBox>("layout.pp")->value(), 4);
+  Window fresh(false, settings);
+  EXPECT_EQ(fresh.window->document()->plan().layout.pp, 8);
+}
+
+TEST(MainWindow, SavesOpensAndExports) {
+  Window w;
+  w.type("training.global_batch", 512);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  const QString plan_path = w.dir.filePath(QStringLiteral("plan.json"));
+  ASSERT_TRUE(w.window->savePlan(plan_path).isEmpty());
+  w.window->document()->replacePlan(est::default_plan());
+  ASSERT_TRUE(w.window->openPlan(plan_path).isEmpty());
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.find<QSpinBox>("training.global_batch")->value(), 512);
+  EXPECT_TRUE(w.window->openPlan(w.dir.filePath(QStringLiteral("missing.json"))).contains(QStringLiteral("missing.json")));
+
+  for (int page = 0; page < 4; ++page) {
+    w.window->findChild<QTabWidget*>(QStringLiteral("pages"))->setCurrentIndex(page);
+    const QString png = w.dir.filePath(QStringLiteral("page%1.png").arg(page));
+    EXPECT_TRUE(w.window->exportCurrentPage(png).isEmpty());
+    EXPECT_GT(QFileInfo(png).size(), 1000) << page;
+    if (svg_export_available()) {
+      const QString svg = w.dir.filePath(QStringLiteral("page%1.svg").arg(page));
+      EXPECT_TRUE(w.window->exportCurrentPage(svg).isEmpty());
+      EXPECT_GT(QFileInfo(svg).size(), 1000) << page;
+    }
+  }
+}
+
+TEST(MainWindow, ImportsAHuggingFaceConfig) {
+  Window w;
+  ASSERT_TRUE(w.window->planForm()->importHfConfig(QStringLiteral(PLANSIGHT_TEST_DATA_DIR "/hf/Llama-3.1-8B/config.json")));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().model.layers, 32);
+  EXPECT_EQ(w.find<QSpinBox>("model.layers")->value(), 32);
+  EXPECT_EQ(w.find<QSpinBox>("model.kv_heads")->value(), 8);
+  // Its structure is the llama-3.1-8b preset's, so the preset shows; Qwen2 has no preset.
+  EXPECT_EQ(w.find<QComboBox>("model")->currentText(), QStringLiteral("llama-3.1-8b"));
+  ASSERT_TRUE(w.window->planForm()->importHfConfig(QStringLiteral(PLANSIGHT_TEST_DATA_DIR "/hf/Qwen2-7B/config.json")));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.find<QComboBox>("model")->currentIndex(), -1);
+  EXPECT_EQ(w.window->document()->plan().model.name, "Qwen2-7B");
+  EXPECT_FALSE(w.window->planForm()->importHfConfig(QStringLiteral(PLANSIGHT_TEST_DATA_DIR "/hf/missing/config.json")));
+}
+
+TEST(MainWindow, TimelineStepsThroughTheSchedule) {
+  Window w;
+  TimelinePage* page = w.window->timelinePage();
+  ASSERT_TRUE(page->stepThrough().available());
+  page->setStepMode(true);
+  EXPECT_EQ(page->stepThrough().step(), 0u);
+  page->setStep(10);
+  std::size_t revealed = 0;
+  for (std::size_t n : page->stepThrough().revealed()) revealed += n;
+  EXPECT_EQ(revealed, 10u);
+  EXPECT_FALSE(w.find<QLabel>("timelineDetails")->text().isEmpty());
+  page->setStepMode(false);
+  EXPECT_EQ(page->stepThrough().step(), page->stepThrough().size());
+}
+
+}  // namespace
+}  // namespace plansight::gui
