@@ -31,6 +31,7 @@ struct Window {
   explicit Window(bool restore = false, QString settings = {}) {
     MainWindowOptions options;
     options.settings_path = settings.isEmpty() ? dir.filePath(QStringLiteral("settings.ini")) : settings;
+    options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));  // never the user's store
     options.restore_last_plan = restore;
     window = std::make_unique<MainWindow>(options);
     window->show();

@@ -9,7 +9,12 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
 #include "plansight/gui/main_window.h"
+#include "plansight/store/store.h"
 
 namespace {
 
@@ -29,6 +34,31 @@ QPalette dark_palette() {
   p.setColor(QPalette::PlaceholderText, QColor(0x9A9A9A));
   p.setColor(QPalette::Mid, QColor(0x555555));
   return p;
+}
+
+// Screenshot runs use a scratch store holding the default plan with its predicted timeline,
+// so that the Runs page has something to show without touching the user's store.
+QString seed_demo_store(const QString& path) {
+  namespace est = plansight::estimator;
+  auto db = plansight::store::Store::open(path.toStdString());
+  if (!db) return QString::fromStdString(db.error_text());
+  const est::Plan plan = est::default_plan();
+  plansight::store::NewRun run;
+  run.kind = plansight::store::RunKind::plan;
+  run.name = "GPT-3 175B on 1024 A100 (default plan)";
+  run.status = plansight::store::RunStatus::complete;
+  run.plan = est::to_json(plan);
+  run.notes = "Seeded by plansight-gui --screenshots: the predicted timeline of the default plan.";
+  auto id = db->create_run(run);
+  if (!id) return QString::fromStdString(id.error_text());
+  auto e = est::estimate(plan);
+  if (!e) return QString::fromStdString(e.error_text());
+  auto predicted = est::predict_time(plan, e->padded_vocab);
+  if (!predicted) return QString::fromStdString(predicted.error_text());
+  if (auto appended = db->append_timeline(*id, predicted->timeline); !appended) {
+    return QString::fromStdString(appended.error_text());
+  }
+  return {};
 }
 
 }  // namespace
@@ -58,7 +88,14 @@ int main(int argc, char** argv) {
   plansight::gui::MainWindowOptions options;
   options.restore_last_plan = !parser.isSet(fresh) && !parser.isSet(shots);
   QTemporaryDir scratch;  // screenshot runs never touch the user's settings
-  if (parser.isSet(shots)) options.settings_path = scratch.filePath(QStringLiteral("settings.ini"));
+  if (parser.isSet(shots)) {
+    options.settings_path = scratch.filePath(QStringLiteral("settings.ini"));
+    options.store_path = scratch.filePath(QStringLiteral("runs.sqlite"));
+    if (const QString error = seed_demo_store(options.store_path); !error.isEmpty()) {
+      std::fprintf(stderr, "plansight-gui: %s\n", qPrintable(error));
+      return 1;
+    }
+  }
   plansight::gui::MainWindow window(options);
   if (parser.isSet(plan)) {
     if (const QString error = window.openPlan(parser.value(plan)); !error.isEmpty()) {

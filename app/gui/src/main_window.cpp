@@ -16,6 +16,8 @@
 #include "plansight/gui/memory_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
+#include "plansight/gui/run_repository.h"
+#include "plansight/gui/runs_page.h"
 #include "plansight/gui/time_cost_page.h"
 #include "plansight/gui/timeline_page.h"
 
@@ -38,11 +40,14 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   memory_page_ = new MemoryPage(document_, this);
   time_page_ = new TimeCostPage(document_, this);
   timeline_page_ = new TimelinePage(document_, this);
+  runs_ = new RunRepository(options.store_path, this);
+  runs_page_ = new RunsPage(document_, runs_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
   tabs_->addTab(time_page_, tr("&Time && cost"));
   tabs_->addTab(timeline_page_, tr("Time&line"));
+  tabs_->addTab(runs_page_, tr("&Runs"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 
@@ -50,6 +55,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   statusBar()->addPermanentWidget(busy_);
   connect(plan_form_, &PlanForm::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(time_page_, &TimeCostPage::fieldActivated, this, &MainWindow::showField);
+  connect(runs_page_, &RunsPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(runs_page_, &RunsPage::planOpened, this, [this] {
+    plan_path_.clear();
+    updateTitle();
+    tabs_->setCurrentWidget(plan_form_);
+  });
   connect(document_, &PlanDocument::estimateReady, this, [this] {
     const auto outcome = document_->estimate();
     busy_->setText(outcome && outcome->estimate
@@ -57,7 +68,6 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
                        : tr("%n error(s) in the plan", "", static_cast<int>(outcome->errors.size())));
     rememberPlan();
   });
-  connect(document_, &PlanDocument::idle, this, [this] { busy_->setText(busy_->text()); });
 
   buildMenus();
   resize(1280, 860);

@@ -14,6 +14,9 @@
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/run_list_model.h"
+#include "plansight/gui/run_repository.h"
+#include "plansight/gui/runs_page.h"
 #include "plansight/gui/timeline_page.h"
 #include "plansight/gui/timeline_widget.h"
 
@@ -90,6 +93,21 @@ QString MainWindow::saveScreenshots(const QString& dir) {
   timeline_page_->setStep(timeline_page_->stepThrough().size() * 2 / 5);
   if (QString error = shoot(QStringLiteral("6-timeline-step-through")); !error.isEmpty()) return error;
   timeline_page_->setStepMode(false);
+  // The Runs page, with its first run selected and its timeline loaded.
+  const auto wait_runs = [this] {
+    if (runs_->isIdle()) return;
+    QEventLoop loop;
+    connect(runs_, &RunRepository::idle, &loop, &QEventLoop::quit);
+    QTimer::singleShot(30000, &loop, &QEventLoop::quit);
+    loop.exec();
+  };
+  tabs_->setCurrentWidget(runs_page_);
+  wait_runs();
+  if (runs_page_->model()->rowCount() > 0) {
+    runs_page_->selectRun(0);
+    wait_runs();
+  }
+  if (QString error = shoot(QStringLiteral("7-runs")); !error.isEmpty()) return error;
   tabs_->setCurrentIndex(0);
   return {};
 }

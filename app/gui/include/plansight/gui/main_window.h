@@ -1,4 +1,4 @@
-// The main window: pages (Plan, Memory, Time & cost, Timeline) over one PlanDocument, the File
+// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs) over one PlanDocument, the File
 // menu (open/save plan JSON, import config.json, export PNG/SVG), and the last plan restored from
 // QSettings on the next start (the default plan otherwise).
 #pragma once
@@ -16,11 +16,14 @@ namespace plansight::gui {
 class MemoryPage;
 class PlanDocument;
 class PlanForm;
+class RunRepository;
+class RunsPage;
 class TimeCostPage;
 class TimelinePage;
 
 struct MainWindowOptions {
   QString settings_path;  // empty: the user's settings; tests pass a temporary .ini file
+  QString store_path;     // empty: the user's run store (opened when the Runs page first shows)
   bool restore_last_plan = true;
 };
 
@@ -36,6 +39,8 @@ class MainWindow : public QMainWindow {
   MemoryPage* memoryPage() const { return memory_page_; }
   TimeCostPage* timeCostPage() const { return time_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
+  RunsPage* runsPage() const { return runs_page_; }
+  RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
 
   // File operations; each returns an error message, empty on success.
@@ -65,6 +70,8 @@ class MainWindow : public QMainWindow {
   MemoryPage* memory_page_;
   TimeCostPage* time_page_;
   TimelinePage* timeline_page_;
+  RunRepository* runs_;
+  RunsPage* runs_page_;
   QLabel* busy_;
   QString plan_path_;
 };
