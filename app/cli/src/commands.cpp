@@ -47,12 +47,18 @@ const char* kUsage =
     "  gpus           list GPU presets\n"
     "  systems        list system presets\n"
     "  import-model   read a Hugging Face config.json into a model description\n"
-    "  timeline       the predicted timeline of one iteration: --out FILE.json, --ascii [--width N]\n"
     "  search         best layouts: --model M --gpu G|--system S --gpus N --global-batch B [--top K] [--json]\n"
+    "  timeline       the predicted timeline of one iteration: --out FILE.json, --ascii [--width N]\n"
     "  import         store a trace: PyTorch profiler/Kineto JSON (.gz), a directory of ranks, nsys SQLite\n"
     "  analyze RUN    breakdown, overlap (ours and HTA's), bubbles, bus bandwidth [--rules FILE] [--align MODE]\n"
     "  export RUN     --format perfetto --out FILE.json (Chrome trace-event JSON)\n"
     "  diff A B       per-phase and per-kernel-class deltas of two runs\n"
+    "  probe          run real training steps of a small GPT in plansight-probe and store them:\n"
+    "                 [--model tiny|small|gpt2-124m] [--tp --pp --vpp --dp --zero --recompute --schedule\n"
+    "                 --micro-batch --global-batch --seq-len] [--steps N] [--device cpu|cuda|auto]\n"
+    "                 [--calibrate] [--db PATH] [--json]\n"
+    "  runs           stored runs: runs [--json], runs show ID, runs delete ID  [--db PATH]\n"
+    "  compare        predicted vs measured time per phase and memory of a probe run: compare ID [--json]\n"
     "\n"
     "estimate options (all optional; the default plan is GPT-3 175B on 1024 A100-80GB):\n"
     "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
@@ -203,13 +209,16 @@ Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "gpus") return run_list_gpus(rest, out, err);
   if (command == "systems") return run_list_systems(rest, out, err);
   if (command == "import-model") return run_import_model(rest, out, err);
-  if (command == "timeline") return run_timeline(rest, out, err);
   if (command == "search") return run_search(rest, out, err);
+  if (command == "timeline") return run_timeline(rest, out, err);
   if (command == "import") return run_import(rest, out, err);
   if (command == "analyze") return run_analyze(rest, out, err);
   if (command == "export") return run_export(rest, out, err);
   if (command == "diff") return run_diff(rest, out, err);
-  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, models, gpus, systems, import-model\n";
+  if (command == "probe") return run_probe_command(rest, out, err);
+  if (command == "runs") return run_runs(rest, out, err);
+  if (command == "compare") return run_compare(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model\n";
   return Status::invalid_input;
 }
 

@@ -17,12 +17,16 @@ Status run_list_models(const std::vector<std::string>& args, std::ostream& out, 
 Status run_list_gpus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_list_systems(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_timeline(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-Status run_search(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_export(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_import_model(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// Probe runs (child process plansight-probe) and the run database (--db, $PLANSIGHT_DB, default).
+Status run_probe_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_runs(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_search(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The whole CLI: argv without the program name.
 Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
