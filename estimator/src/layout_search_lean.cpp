@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator::search_detail {
 namespace {
@@ -306,7 +307,7 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
 
   double dp_exposed = r0.dp;
   if (ctx.base.layout.dp_overlap) {
-    const double buckets = 8;
+    const double buckets = kDpBucketsPerChunk;
     const double backward_last = first.backward_input.total_s() + first.backward_weight.total_s();
     const double last_reduce =
         std::max(first.dp_s / buckets, first.dp_s - backward_last * (buckets - 1) / buckets);

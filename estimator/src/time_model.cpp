@@ -40,13 +40,6 @@ RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank)
   return s;
 }
 
-std::int32_t dp_buckets(const Plan& plan, const IterationCosts& c) {
-  (void)c;
-  // One bucket per dp_bucket_bytes of a chunk's gradients (PyTorch DDP bucket_cap_mb), at most 64.
-  const double grad_bytes_per_chunk = 0;  // unknown here; see predict_time
-  (void)grad_bytes_per_chunk;
-  return plan.training.dp_bucket_bytes > 0 ? 8 : 1;
-}
 
 SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool zero_p2p) {
   SimulationInput in;
@@ -56,7 +49,7 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   }
   in.optimizer_seconds = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
   in.dp_issue = plan.layout.dp_overlap ? DpReduceIssue::per_chunk : DpReduceIssue::at_end;
-  in.dp_buckets = plan.layout.dp_overlap ? dp_buckets(plan, c) : 1;
+  in.dp_buckets = plan.layout.dp_overlap ? static_cast<std::int32_t>(kDpBucketsPerChunk) : 1;
   in.title = "predicted: " + plan.model.name;
   return in;
 }
@@ -138,7 +131,7 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   // rest of its last backward, and earlier chunks' reductions overlap later work.
   double dp_exposed = r0.dp;
   if (plan.layout.dp_overlap) {
-    const double buckets = 8;
+    const double buckets = kDpBucketsPerChunk;
     const double last = std::max(r0.dp_last_chunk / buckets, r0.dp_last_chunk - r0.backward_last_chunk * (buckets - 1) / buckets);
     const double earlier = r0.dp - r0.dp_last_chunk;
     const double window = (v - 1) * static_cast<double>(p) * r0.backward_last_chunk;

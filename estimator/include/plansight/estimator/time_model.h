@@ -15,6 +15,11 @@
 
 namespace plansight::estimator {
 
+// Gradient buckets per model chunk when DP reduction overlaps the backward: PyTorch DDP's 25 MiB
+// buckets (and Megatron's 40M-parameter ones) cut the chunks of models from about 1B parameters
+// up into at least this many; each is reduced as soon as its gradients are ready.
+inline constexpr double kDpBucketsPerChunk = 8;
+
 struct TimeModelOptions {
   const HardwareProfile* profile = nullptr;  // measured efficiencies for this machine
   bool keep_timeline = true;                 // false: skip building the Timeline (faster)
