@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace plansight::estimator {
 namespace {
@@ -101,6 +102,41 @@ double DeviceModel::memory_seconds(double bytes) const {
   if (bytes <= 0) return 0;
   const double bandwidth = gpu_.hbm_bandwidth_bytes_per_s * efficiency_.memory_fraction;
   return efficiency_.kernel_overhead_s + (bandwidth > 0 ? bytes / bandwidth * efficiency_.in_step_slowdown : 0);
+}
+
+std::string_view elementwise_kind_name(ElementwiseKind kind) {
+  switch (kind) {
+    case ElementwiseKind::norm_forward: return "norm_forward";
+    case ElementwiseKind::norm_backward: return "norm_backward";
+    case ElementwiseKind::residual_forward: return "residual_forward";
+    case ElementwiseKind::residual_backward: return "residual_backward";
+    case ElementwiseKind::activation_forward: return "activation_forward";
+    case ElementwiseKind::activation_backward: return "activation_backward";
+    case ElementwiseKind::softmax_forward: return "softmax_forward";
+    case ElementwiseKind::softmax_backward: return "softmax_backward";
+    case ElementwiseKind::dropout_forward: return "dropout_forward";
+    case ElementwiseKind::dropout_backward: return "dropout_backward";
+    case ElementwiseKind::cross_entropy_forward: return "cross_entropy_forward";
+    case ElementwiseKind::cross_entropy_backward: return "cross_entropy_backward";
+    case ElementwiseKind::embedding_forward: return "embedding_forward";
+    case ElementwiseKind::embedding_backward: return "embedding_backward";
+    case ElementwiseKind::rotary_forward: return "rotary_forward";
+    case ElementwiseKind::rotary_backward: return "rotary_backward";
+  }
+  return "?";
+}
+
+double DeviceModel::elementwise_seconds(ElementwiseKind kind, double bytes) const {
+  if (bytes <= 0) return 0;
+  if (profile_) {
+    const auto it = profile_->elementwise_bytes_per_s.find(std::string(elementwise_kind_name(kind)));
+    // A measured rate is already what the kernel achieved, so no in-step slowdown on top (as a
+    // calibrated GEMM reproduces its measured seconds).
+    if (it != profile_->elementwise_bytes_per_s.end() && it->second > 0) {
+      return efficiency_.kernel_overhead_s + bytes / it->second;
+    }
+  }
+  return memory_seconds(bytes);
 }
 
 double DeviceModel::flash_attention_seconds(double flops, bool backward) const {

@@ -37,7 +37,8 @@ nlohmann::json to_json(const HardwareProfile& p) {
           {"memory_bandwidth_bytes_per_s", p.memory_bandwidth_bytes_per_s},
           {"kernel_overhead_s", p.kernel_overhead_s},
           {"gemms", std::move(gemms)},
-          {"collectives", std::move(collectives)}};
+          {"collectives", std::move(collectives)},
+          {"elementwise_bytes_per_s", p.elementwise_bytes_per_s}};
 }
 
 Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
@@ -46,7 +47,7 @@ Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
   HardwareProfile p;
   JsonReader in(json, "hardware_profile", errors);
   in.reject_unknown({"device", "created_at", "peak_flops", "memory_bandwidth_bytes_per_s", "kernel_overhead_s", "gemms",
-                     "collectives"});
+                     "collectives", "elementwise_bytes_per_s"});
   in.read("device", p.device);
   in.read("created_at", p.created_at);
   in.read("peak_flops", p.peak_flops, 0.0);
@@ -94,6 +95,20 @@ Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
         c.read("seconds", s.seconds, 0.0);
         c.read("crosses_nodes", s.crosses_nodes);
         p.collectives.push_back(s);
+      }
+    }
+  }
+  // Absent in profiles written before element-wise calibration: they stay readable.
+  if (const auto* rates = in.get("elementwise_bytes_per_s")) {
+    if (!rates->is_object()) {
+      in.error("elementwise_bytes_per_s", "expected an object of kernel kind -> bytes per second, got " + describe_json(*rates));
+    } else {
+      for (const auto& [kind, value] : rates->items()) {
+        if (!value.is_number() || !(value.get<double>() > 0)) {
+          in.error("elementwise_bytes_per_s." + kind, "expected a positive number of bytes per second, got " + describe_json(value));
+        } else {
+          p.elementwise_bytes_per_s[kind] = value.get<double>();
+        }
       }
     }
   }

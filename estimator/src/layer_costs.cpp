@@ -3,7 +3,7 @@
 // GEMM are column-parallel (N split by t), the attention output and second MLP GEMM
 // row-parallel (K split by t). A forward GEMM Y[M,N] = X[M,K] W[K,N] costs, in backward, the
 // input gradient dX = dY W^T (M x K x N) and the weight gradient dW = X^T dY (K x N x M).
-// Element-wise kernels are memory bound; their bytes follow the tensors Korthikanti et al. 2022
+// Element-wise kernels are memory bound (unless a measured profile says otherwise); their bytes follow the tensors Korthikanti et al. 2022
 // Sec. 4 lists (norm inputs, dropout masks, activation inputs), divided by t with sequence
 // parallelism. Communication: without sequence parallelism two all-reduces of T*h elements per
 // layer in forward and two in backward; with it, two all-gathers and two reduce-scatters each
@@ -55,10 +55,25 @@ void add_gemm(PassCost& c, const DeviceModel& dev, double M, double N, double K,
   c.backward_weight.flops += 2 * M * N * K * batch;
 }
 
-// A memory-bound kernel moving `forward_bytes`, whose backward moves `backward_bytes`.
-void add_elementwise(PassCost& c, const DeviceModel& dev, double forward_bytes, double backward_bytes) {
-  c.forward.compute_s += dev.memory_seconds(forward_bytes);
-  c.backward_input.compute_s += dev.memory_seconds(backward_bytes);
+// The forward and backward kernels of one element-wise operation, named so that a measured
+// profile can give each its own throughput (DeviceModel::elementwise_seconds).
+struct Elementwise {
+  ElementwiseKind forward, backward;
+};
+constexpr Elementwise kNorm{ElementwiseKind::norm_forward, ElementwiseKind::norm_backward};
+constexpr Elementwise kResidual{ElementwiseKind::residual_forward, ElementwiseKind::residual_backward};
+constexpr Elementwise kActivation{ElementwiseKind::activation_forward, ElementwiseKind::activation_backward};
+constexpr Elementwise kSoftmax{ElementwiseKind::softmax_forward, ElementwiseKind::softmax_backward};
+constexpr Elementwise kDropout{ElementwiseKind::dropout_forward, ElementwiseKind::dropout_backward};
+constexpr Elementwise kCrossEntropy{ElementwiseKind::cross_entropy_forward, ElementwiseKind::cross_entropy_backward};
+constexpr Elementwise kEmbedding{ElementwiseKind::embedding_forward, ElementwiseKind::embedding_backward};
+constexpr Elementwise kRotary{ElementwiseKind::rotary_forward, ElementwiseKind::rotary_backward};
+
+// An element-wise kernel moving `forward_bytes`, whose backward moves `backward_bytes`; memory
+// bound unless the profile measured that kind.
+void add_elementwise(PassCost& c, const DeviceModel& dev, Elementwise kind, double forward_bytes, double backward_bytes) {
+  c.forward.compute_s += dev.elementwise_seconds(kind.forward, forward_bytes);
+  c.backward_input.compute_s += dev.elementwise_seconds(kind.backward, backward_bytes);
 }
 
 // The attention core: scores, softmax, dropout and the weighted sum of values.
@@ -86,8 +101,8 @@ PassCost attention_core(const Dims& d, const DeviceModel& dev) {
   // Fused scale-mask-softmax (read + write scores) and dropout (read, write output and mask);
   // backward reads probabilities and their gradient and writes the score gradient.
   const double scores = batch * d.sq * d.skv;
-  add_elementwise(c, dev, scores * 2 * d.e, scores * 3 * d.e);
-  if (d.mask > 0) add_elementwise(c, dev, scores * (2 * d.e + 1), scores * (2 * d.e + 1));
+  add_elementwise(c, dev, kSoftmax, scores * 2 * d.e, scores * 3 * d.e);
+  if (d.mask > 0) add_elementwise(c, dev, kDropout, scores * (2 * d.e + 1), scores * (2 * d.e + 1));
   return c;
 }
 
@@ -146,11 +161,11 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
   // Element-wise kernels on [T, h] (split by t with sequence parallelism): two norms, two
   // bias + dropout + residual adds; on [T, f/t]: the activation; on Q and K: rotary embedding.
   const double rows = d.T / (d.sp ? d.t : 1.0);
-  for (int i = 0; i < 2; ++i) add_elementwise(c, dev, rows * d.h * 2 * d.e, rows * d.h * 3 * d.e);
-  for (int i = 0; i < 2; ++i) add_elementwise(c, dev, rows * d.h * (3 * d.e + d.mask), rows * d.h * (2 * d.e + d.mask));
-  add_elementwise(c, dev, d.T * d.f / d.t * (d.gate + 1) * d.e, d.T * d.f / d.t * (2 * d.gate + 1) * d.e);
+  for (int i = 0; i < 2; ++i) add_elementwise(c, dev, kNorm, rows * d.h * 2 * d.e, rows * d.h * 3 * d.e);
+  for (int i = 0; i < 2; ++i) add_elementwise(c, dev, kResidual, rows * d.h * (3 * d.e + d.mask), rows * d.h * (2 * d.e + d.mask));
+  add_elementwise(c, dev, kActivation, d.T * d.f / d.t * (d.gate + 1) * d.e, d.T * d.f / d.t * (2 * d.gate + 1) * d.e);
   if (plan.model.position == PositionKind::rope) {
-    add_elementwise(c, dev, d.T * (d.q + d.k) / d.t * 2 * d.e, d.T * (d.q + d.k) / d.t * 2 * d.e);
+    add_elementwise(c, dev, kRotary, d.T * (d.q + d.k) / d.t * 2 * d.e, d.T * (d.q + d.k) / d.t * 2 * d.e);
   }
 
   // Tensor-parallel collectives over [T, h] (the full tensor size, as nccl-tests counts it).
@@ -189,7 +204,7 @@ PassCost embedding_cost(const Plan& plan, const DeviceModel& dev, const CommLink
   const Dims d = dims_of(plan);
   PassCost c;
   // Lookup (+ learned positions) writes [T, h]; backward scatters [T, h] gradients into fp32.
-  add_elementwise(c, dev, d.T * d.h * 3 * d.e, d.T * d.h * (d.e + 4) * 2);
+  add_elementwise(c, dev, kEmbedding, d.T * d.h * 3 * d.e, d.T * d.h * (d.e + 4) * 2);
   if (plan.layout.tp > 1) {
     // Vocabulary-parallel embedding: all-reduce of the partial lookups (reduce-scatter with
     // sequence parallelism).
@@ -204,10 +219,10 @@ PassCost lm_head_cost(const Plan& plan, const DeviceModel& dev, const CommLinks&
   const Dims d = dims_of(plan);
   const double v = static_cast<double>(vocab) / d.t;
   PassCost c;
-  add_elementwise(c, dev, d.T / (d.sp ? d.t : 1.0) * d.h * 2 * d.e, d.T / (d.sp ? d.t : 1.0) * d.h * 3 * d.e);  // final norm
+  add_elementwise(c, dev, kNorm, d.T / (d.sp ? d.t : 1.0) * d.h * 2 * d.e, d.T / (d.sp ? d.t : 1.0) * d.h * 3 * d.e);  // final norm
   add_gemm(c, dev, d.T, v, d.h);  // logits
   // Vocabulary-parallel cross-entropy: read logits, keep fp32 softmax; backward writes dlogits.
-  add_elementwise(c, dev, d.T * v * (d.e + 4), d.T * v * (4 + d.e));
+  add_elementwise(c, dev, kCrossEntropy, d.T * v * (d.e + 4), d.T * v * (4 + d.e));
   if (d.sp) {
     const double bytes = d.T * d.h * d.e;
     c.forward.tp_comm_s += collective_seconds(Collective::all_gather, bytes, plan.layout.tp, links.tp);

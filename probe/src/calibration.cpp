@@ -182,6 +182,8 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
   p.memory_bandwidth_bytes_per_s = measure_copy_bandwidth(options.level, concurrency);
   p.kernel_overhead_s = measure_kernel_overhead(options.level);
   if (stopped()) return cancelled();
+  p.elementwise_bytes_per_s = measure_elementwise(r, options.level, concurrency, p.kernel_overhead_s);
+  if (stopped()) return cancelled();
 
   // Groups the run forms, plus pairs; messages the run sends (one activation of a micro-batch,
   // one stage's gradients), plus a sweep from latency-bound to bandwidth-bound sizes.

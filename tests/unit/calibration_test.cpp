@@ -118,5 +118,23 @@ TEST(Calibration, ProfileOfATinyRun) {
   EXPECT_EQ(back->gemms.size(), profile->gemms.size());
 }
 
+TEST(Calibration, ElementwiseRatesArePositiveForEveryCalibratedKind) {
+  const auto rates = measure_elementwise(request("small", 2, 1), CalibrationLevel::quick, 2, 1e-7);
+  for (const char* kind : {"norm_forward", "norm_backward", "residual_forward", "residual_backward", "activation_forward",
+                           "activation_backward", "softmax_forward", "softmax_backward", "cross_entropy_forward",
+                           "cross_entropy_backward", "embedding_forward", "embedding_backward"}) {
+    ASSERT_TRUE(rates.count(kind)) << kind;
+    EXPECT_GT(rates.at(kind), 0) << kind;
+    EXPECT_TRUE(std::isfinite(rates.at(kind))) << kind;
+  }
+  // The kinds the probe has no kernel for stay out, so the model keeps the copy bandwidth there.
+  EXPECT_FALSE(rates.count("rotary_forward"));
+  EXPECT_FALSE(rates.count("dropout_forward"));
+  // calibrate() records them in the profile.
+  auto profile = calibrate(request("tiny", 1, 1), {CalibrationLevel::quick, nullptr});
+  ASSERT_TRUE(profile.ok()) << profile.error_text();
+  EXPECT_EQ(profile->elementwise_bytes_per_s.size(), rates.size());
+}
+
 }  // namespace
 }  // namespace plansight::probe

@@ -87,6 +87,47 @@ TEST(DeviceModel, MeasuredProfileRescalesTheModel) {
   EXPECT_FALSE(hardware_profile_from_json(json).ok());
 }
 
+TEST(DeviceModel, MeasuredElementwiseRateReplacesTheCopyBandwidth) {
+  const GpuSpec a100 = *find_gpu("a100-80gb-sxm");
+  const DeviceModel plain(a100, Precision::bf16, default_efficiency(a100));
+  HardwareProfile profile;
+  profile.kernel_overhead_s = 1e-6;
+  profile.elementwise_bytes_per_s["activation_forward"] = 2e9;
+  const DeviceModel measured(a100, Precision::bf16, default_efficiency(a100), &profile);
+  // The measured kind: overhead + bytes / rate, no in-step slowdown on a measured figure.
+  EXPECT_NEAR(measured.elementwise_seconds(ElementwiseKind::activation_forward, 1e9), 1e-6 + 0.5, 1e-12);
+  EXPECT_EQ(measured.elementwise_seconds(ElementwiseKind::activation_forward, 0), 0);
+  // Other kinds, and a model without a profile: exactly the memory-bound time.
+  EXPECT_EQ(measured.elementwise_seconds(ElementwiseKind::activation_backward, 1e9), measured.memory_seconds(1e9));
+  EXPECT_EQ(plain.elementwise_seconds(ElementwiseKind::activation_forward, 1e9), plain.memory_seconds(1e9));
+  EXPECT_EQ(elementwise_kind_name(ElementwiseKind::cross_entropy_backward), "cross_entropy_backward");
+}
+
+TEST(HardwareProfileJson, ElementwiseRatesRoundTripAndOldProfilesStayReadable) {
+  HardwareProfile profile;
+  profile.device = "cpu: test";
+  profile.elementwise_bytes_per_s = {{"norm_forward", 3e9}, {"activation_backward", 1.5e9}};
+  auto json = to_json(profile);
+  auto back = hardware_profile_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(back->elementwise_bytes_per_s, profile.elementwise_bytes_per_s);
+  EXPECT_EQ(to_json(*back), json);
+  auto old = json;
+  old.erase("elementwise_bytes_per_s");  // written before element-wise calibration
+  auto old_back = hardware_profile_from_json(old);
+  ASSERT_TRUE(old_back.ok()) << old_back.error_text();
+  EXPECT_TRUE(old_back->elementwise_bytes_per_s.empty());
+  auto bad = json;
+  bad["elementwise_bytes_per_s"]["norm_forward"] = "fast";
+  auto error = hardware_profile_from_json(bad);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.error_text().find("elementwise_bytes_per_s.norm_forward"), std::string::npos) << error.error_text();
+  bad["elementwise_bytes_per_s"] = 5;
+  error = hardware_profile_from_json(bad);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.error_text().find("elementwise_bytes_per_s"), std::string::npos) << error.error_text();
+}
+
 // A plan whose stages are uniform: tiny vocabulary, so embedding and head cost nothing.
 Plan uniform_plan(std::int64_t pp, std::int64_t micro_batches, PipelineSchedule schedule, std::int64_t vpp = 1) {
   Plan p = default_plan();

@@ -5,6 +5,8 @@
 // HBM bandwidth. A measured HardwareProfile, when given, replaces the modelled efficiency.
 #pragma once
 
+#include <string_view>
+
 #include "plansight/estimator/cluster_spec.h"
 #include "plansight/estimator/enums.h"
 #include "plansight/estimator/hardware_profile.h"
@@ -30,6 +32,20 @@ struct DeviceEfficiency {
 
 DeviceEfficiency default_efficiency(const GpuSpec& gpu);
 
+// The element-wise kernels of a step, forward and backward apart, so that a measured profile can
+// give each its own throughput (HardwareProfile::elementwise_bytes_per_s, keyed by the name).
+enum class ElementwiseKind {
+  norm_forward, norm_backward,
+  residual_forward, residual_backward,      // bias + dropout + residual add
+  activation_forward, activation_backward,  // GeLU / SwiGLU
+  softmax_forward, softmax_backward,        // attention scale-mask-softmax
+  dropout_forward, dropout_backward,        // attention dropout
+  cross_entropy_forward, cross_entropy_backward,
+  embedding_forward, embedding_backward,    // lookup (+ positions); gradient scatter
+  rotary_forward, rotary_backward,
+};
+std::string_view elementwise_kind_name(ElementwiseKind kind);  // "norm_forward", ...
+
 class DeviceModel {
  public:
   DeviceModel(const GpuSpec& gpu, Precision precision, DeviceEfficiency efficiency,
@@ -39,6 +55,9 @@ class DeviceModel {
   double gemm_seconds(double m, double n, double k, double batch = 1) const;
   // A kernel that streams `bytes` through HBM.
   double memory_seconds(double bytes) const;
+  // An element-wise kernel of `kind` charged `bytes`: kernel overhead + bytes at the profile's
+  // measured rate for that kind; without one, exactly memory_seconds(bytes).
+  double elementwise_seconds(ElementwiseKind kind, double bytes) const;
   // FlashAttention-style fused attention of `flops` (already halved for causal masking).
   double flash_attention_seconds(double flops, bool backward) const;
 

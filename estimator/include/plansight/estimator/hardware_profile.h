@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct HardwareProfile {
   double kernel_overhead_s = -1;            // measured per-kernel overhead (< 0: unknown)
   std::vector<GemmSample> gemms;
   std::vector<CollectiveSample> collectives;
+  // Measured throughput of element-wise kernels, keyed by kind ("norm_forward",
+  // "activation_backward", ...; see elementwise_kind_name() in device_model.h): the bytes the
+  // time model charges for the kernel at the calibrated shape over its measured seconds. On a
+  // CPU GeLU (tanhf per element) is compute bound, far below the copy bandwidth, so one
+  // bandwidth for every kernel underestimates it. A kind absent here falls back to the copy
+  // bandwidth; profiles written before this field have none.
+  std::map<std::string, double> elementwise_bytes_per_s;
 
   bool empty() const { return gemms.empty() && collectives.empty() && memory_bandwidth_bytes_per_s <= 0; }
 };

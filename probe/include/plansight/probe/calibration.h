@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ double measure_copy_bandwidth(CalibrationLevel level, int concurrency = 1);
 
 // Seconds of one call of a kernel whose work is negligible (median over many calls).
 double measure_kernel_overhead(CalibrationLevel level);
+
+// Throughput of the element-wise kernels (elementwise_calibration.cpp) at the shapes of one
+// micro-batch on one TP rank of `request`, `concurrency` threads at once: per kind
+// ("norm_forward", ... as estimator::elementwise_kind_name) the bytes the time model charges
+// for that kernel over its measured seconds less `kernel_overhead_s`, so that the model
+// reproduces the measured time at this shape. Softmax is timed through the cross-entropy
+// kernel's row-wise softmax (the attention kernel fuses its own).
+std::map<std::string, double> measure_elementwise(const ProbeRequest& request, CalibrationLevel level, int concurrency,
+                                                  double kernel_overhead_s);
 
 // Collectives over runtime::InProcessWorld: all-reduce, all-gather, reduce-scatter over each of
 // `group_sizes` (>= 2) and send/recv between two ranks, for every size in `bytes` (nccl-tests'
