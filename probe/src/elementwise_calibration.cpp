@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "plansight/estimator/parameters.h"
 #include "plansight/kernels/encoder.h"
 #include "plansight/kernels/gelu.h"
 #include "plansight/kernels/layernorm.h"
@@ -64,7 +65,8 @@ std::map<std::string, double> measure_elementwise(const ProbeRequest& r, Calibra
   const double rows = T / (sp ? t : 1.0);
   const double ffn = T * f / t;
   const double heads = static_cast<double>(r.model.heads) / t;
-  const double v = std::ceil(static_cast<double>(r.model.vocab) / t);  // the head's columns on one TP rank
+  // The head's columns on one TP rank, padded as the estimator's lm_head_cost() counts them.
+  const double v = static_cast<double>(estimator::padded_vocab(r.model.vocab, r.layout.tp)) / t;
   const int N = static_cast<int>(rows), C = static_cast<int>(h), BT = static_cast<int>(T);
   const std::int32_t ignore = kc::kDefaultIgnoreIndex;
 
