@@ -18,6 +18,7 @@
 #include "plansight/gui/plan_form.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
+#include "plansight/gui/search_page.h"
 #include "plansight/gui/time_cost_page.h"
 #include "plansight/gui/timeline_page.h"
 
@@ -42,12 +43,14 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   timeline_page_ = new TimelinePage(document_, this);
   runs_ = new RunRepository(options.store_path, this);
   runs_page_ = new RunsPage(document_, runs_, this);
+  search_page_ = new SearchPage(document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
   tabs_->addTab(time_page_, tr("&Time && cost"));
   tabs_->addTab(timeline_page_, tr("Time&line"));
   tabs_->addTab(runs_page_, tr("&Runs"));
+  tabs_->addTab(search_page_, tr("&Search"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 
@@ -55,6 +58,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   statusBar()->addPermanentWidget(busy_);
   connect(plan_form_, &PlanForm::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(time_page_, &TimeCostPage::fieldActivated, this, &MainWindow::showField);
+  connect(search_page_, &SearchPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(runs_page_, &RunsPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(runs_page_, &RunsPage::planOpened, this, [this] {
     plan_path_.clear();

@@ -1,4 +1,4 @@
-// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs) over one PlanDocument, the File
+// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Compare) over one PlanDocument, the File
 // menu (open/save plan JSON, import config.json, export PNG/SVG), and the last plan restored from
 // QSettings on the next start (the default plan otherwise).
 #pragma once
@@ -18,6 +18,7 @@ class PlanDocument;
 class PlanForm;
 class RunRepository;
 class RunsPage;
+class SearchPage;
 class TimeCostPage;
 class TimelinePage;
 
@@ -40,6 +41,7 @@ class MainWindow : public QMainWindow {
   TimeCostPage* timeCostPage() const { return time_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
   RunsPage* runsPage() const { return runs_page_; }
+  SearchPage* searchPage() const { return search_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
 
@@ -72,6 +74,7 @@ class MainWindow : public QMainWindow {
   TimelinePage* timeline_page_;
   RunRepository* runs_;
   RunsPage* runs_page_;
+  SearchPage* search_page_;
   QLabel* busy_;
   QString plan_path_;
 };

@@ -1,0 +1,72 @@
+// The Search page: estimator::search_layouts() for the current plan on a worker thread, with a
+// busy indicator and elapsed time, Cancel, the ranked layouts in a sortable table, the rejection
+// summary, and "Apply to plan", which gives the Plan page the selected row's layout.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QThreadPool>
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+
+#include "plansight/estimator/layout_search.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+class QTimer;
+
+namespace plansight::gui {
+
+class PlanDocument;
+class SearchResultModel;
+
+class SearchPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SearchPage(PlanDocument* document, QWidget* parent = nullptr);
+  ~SearchPage() override;  // waits for a running search (its result is dropped)
+
+  void startSearch();
+  void cancelSearch();
+  // Applies the selected row (or `proxy_row` when >= 0) to the document; false if none.
+  bool applySelected(int proxy_row = -1);
+  bool isRunning() const { return running_; }
+
+  SearchResultModel* model() const { return model_; }
+  QSortFilterProxyModel* proxy() const { return proxy_; }
+  QTableView* table() const { return table_; }
+  QString summaryText() const;
+
+ signals:
+  void searchFinished();  // a (not cancelled) search delivered its result or its errors
+  void statusMessage(const QString& message);
+
+ private:
+  void deliver(std::uint64_t generation, std::shared_ptr<const estimator::SearchResult> result, QString error);
+  void setRunning(bool running);
+  void updateElapsed();
+
+  PlanDocument* document_;
+  SearchResultModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTableView* table_;
+  QPushButton* start_;
+  QPushButton* cancel_;
+  QPushButton* apply_;
+  QProgressBar* busy_;
+  QLabel* elapsed_label_;
+  QLabel* status_;
+  QPlainTextEdit* summary_;
+  QTimer* ticker_;
+  QElapsedTimer elapsed_;
+  std::uint64_t generation_ = 0;  // the search whose result is wanted; bumped by Cancel
+  bool running_ = false;
+  QThreadPool pool_;
+};
+
+}  // namespace plansight::gui

@@ -1,0 +1,184 @@
+// Search page (see search_page.h). search_layouts() has no cancel hook, so Cancel cannot stop
+// the worker: it bumps the generation, the page returns to idle at once, and the cancelled
+// search's result is ignored when it arrives. A new search may start meanwhile (one more thread).
+#include "plansight/gui/search_page.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "plansight/gui/format.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/search_result_model.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
+    : QWidget(parent), document_(document), model_(new SearchResultModel(this)),
+      proxy_(new QSortFilterProxyModel(this)), table_(new QTableView(this)), ticker_(new QTimer(this)) {
+  pool_.setMaxThreadCount(2);  // a cancelled search may still be running beside a new one
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(SearchResultModel::kSortRole);
+  table_->setObjectName(QStringLiteral("searchResults"));
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(SearchResultModel::kTokensPerS, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->verticalHeader()->hide();
+
+  start_ = new QPushButton(tr("&Search layouts"), this);
+  start_->setObjectName(QStringLiteral("startSearch"));
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setObjectName(QStringLiteral("cancelSearch"));
+  apply_ = new QPushButton(tr("&Apply to plan"), this);
+  apply_->setObjectName(QStringLiteral("applyLayout"));
+  busy_ = new QProgressBar(this);
+  busy_->setRange(0, 0);  // indeterminate: search_layouts reports no progress
+  busy_->setMaximumWidth(160);
+  elapsed_label_ = new QLabel(this);
+  status_ = new QLabel(tr("Searches every layout of the current plan's model, cluster and batch."), this);
+  status_->setWordWrap(true);
+  summary_ = new QPlainTextEdit(this);
+  summary_->setObjectName(QStringLiteral("rejectionSummary"));
+  summary_->setReadOnly(true);
+  summary_->setPlaceholderText(tr("Why candidates were rejected appears here after a search."));
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(start_);
+  bar->addWidget(cancel_);
+  bar->addWidget(busy_);
+  bar->addWidget(elapsed_label_);
+  bar->addStretch(1);
+  bar->addWidget(apply_);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(summary_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(status_);
+  layout->addWidget(split, 1);
+
+  ticker_->setInterval(100);
+  connect(ticker_, &QTimer::timeout, this, &SearchPage::updateElapsed);
+  connect(start_, &QPushButton::clicked, this, &SearchPage::startSearch);
+  connect(cancel_, &QPushButton::clicked, this, &SearchPage::cancelSearch);
+  connect(apply_, &QPushButton::clicked, this, [this] { applySelected(); });
+  connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { applySelected(i.row()); });
+  setRunning(false);
+}
+
+SearchPage::~SearchPage() {
+  ++generation_;
+  pool_.waitForDone();  // the workers post to `this`; let them finish before it goes
+}
+
+void SearchPage::startSearch() {
+  const std::uint64_t generation = ++generation_;
+  const est::Plan plan = document_->plan();
+  QPointer<SearchPage> self(this);
+  pool_.start([self, generation, plan] {
+    est::SearchOptions options;
+    options.threads = 0;  // all cores
+    auto result = est::search_layouts(plan, options);
+    std::shared_ptr<const est::SearchResult> out;
+    QString error;
+    if (result) {
+      out = std::make_shared<const est::SearchResult>(std::move(*result));
+    } else {
+      error = QString::fromStdString(result.error_text());
+    }
+    // The destructor waits for this job, so `self` is alive here; the queued call is dropped
+    // if the page is gone by the time the event loop runs it.
+    QMetaObject::invokeMethod(
+        self.data(), [self, generation, out, error] { if (self) self->deliver(generation, out, error); },
+        Qt::QueuedConnection);
+  });
+  elapsed_.start();
+  setRunning(true);
+  status_->setText(tr("Searching layouts of %1 on %n GPU(s)…", "", static_cast<int>(plan.cluster.gpus))
+                       .arg(QString::fromStdString(plan.model.name)));
+}
+
+void SearchPage::cancelSearch() {
+  if (!running_) return;
+  ++generation_;  // the running search's result will be ignored
+  setRunning(false);
+  status_->setText(tr("Search cancelled after %1 (the table shows the previous result, if any).")
+                       .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0)));
+}
+
+void SearchPage::deliver(std::uint64_t generation, std::shared_ptr<const est::SearchResult> result, QString error) {
+  if (generation != generation_) return;  // cancelled or superseded
+  setRunning(false);
+  if (!result) {
+    model_->setResult(nullptr);
+    summary_->setPlainText(error);
+    status_->setText(tr("The search could not run: %1").arg(error));
+  } else {
+    model_->setResult(result);
+    summary_->setPlainText(QString::fromStdString(est::rejection_summary(*result)));
+    status_->setText(tr("%1 layouts enumerated, %2 fit; best %n shown, %3 (%4 threads).", "",
+                        static_cast<int>(result->layouts.size()))
+                         .arg(format_count(static_cast<double>(result->enumerated)))
+                         .arg(format_count(static_cast<double>(result->fitting)))
+                         .arg(format_seconds(result->seconds))
+                         .arg(result->threads));
+    if (proxy_->rowCount() > 0) table_->selectRow(0);
+  }
+  emit searchFinished();
+}
+
+bool SearchPage::applySelected(int proxy_row) {
+  if (proxy_row < 0) {
+    const auto rows = table_->selectionModel() ? table_->selectionModel()->selectedRows() : QModelIndexList{};
+    if (rows.isEmpty()) return false;
+    proxy_row = rows.first().row();
+  }
+  const QModelIndex source = proxy_->mapToSource(proxy_->index(proxy_row, 0));
+  const est::RankedLayout* layout = model_->layoutAt(source.row());
+  if (!layout) return false;
+  // The current plan with the row's layout, so edits made since the search are kept.
+  document_->replacePlan(est::apply_candidate(document_->plan(), layout->candidate));
+  const QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
+  status_->setText(text);
+  emit statusMessage(text);
+  return true;
+}
+
+QString SearchPage::summaryText() const { return summary_->toPlainText(); }
+
+void SearchPage::setRunning(bool running) {
+  running_ = running;
+  start_->setEnabled(!running);
+  cancel_->setEnabled(running);
+  busy_->setVisible(running);
+  if (running) {
+    ticker_->start();
+    updateElapsed();
+  } else {
+    ticker_->stop();
+  }
+  elapsed_label_->setVisible(running);
+}
+
+void SearchPage::updateElapsed() {
+  elapsed_label_->setText(tr("%1 elapsed").arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0)));
+}
+
+}  // namespace plansight::gui
