@@ -1,0 +1,73 @@
+// Softmax + cross-entropy, CUDA. Forward: one block per row; the row maximum is subtracted before
+// exp (exact, and no overflow), the normaliser is a block sum, and the loss is
+// log Σ exp(z - max) - (z_y - max), finite even when p_y underflows (as the CPU twin).
+// Backward: element-wise over [N,V], d(-log softmax_y)/dz_j = p_j - [j == y], scaled by dlosses.
+#include "plansight/kernels/cuda/softmax_crossentropy.h"
+
+#include "common.cuh"
+
+namespace plansight::kernels::cuda {
+namespace {
+
+__global__ void softmax_crossentropy_forward_kernel(float* losses, float* probs,
+                                                    const float* logits,
+                                                    const std::int32_t* targets, int V,
+                                                    std::int32_t ignore_index) {
+  __shared__ float scratch[32];
+  const int row = blockIdx.x;
+  const float* z = logits + static_cast<std::size_t>(row) * V;
+  float* p = probs + static_cast<std::size_t>(row) * V;
+  float local_max = -INFINITY;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) local_max = fmaxf(local_max, z[j]);
+  const float z_max = detail::block_max(local_max, scratch);
+  float local_sum = 0.0f;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) {
+    const float e = expf(z[j] - z_max);
+    p[j] = e;
+    local_sum += e;
+  }
+  const float sum = detail::block_sum(local_sum, scratch);
+  const float inv_sum = 1.0f / sum;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) p[j] *= inv_sum;
+  if (threadIdx.x == 0) {
+    const std::int32_t y = targets[row];
+    losses[row] = (y == ignore_index) ? 0.0f : logf(sum) - (z[y] - z_max);
+  }
+}
+
+__global__ void softmax_crossentropy_backward_kernel(float* dlogits, const float* dlosses,
+                                                     const float* probs,
+                                                     const std::int32_t* targets, int V,
+                                                     std::int32_t ignore_index, std::size_t total) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t row = i / V;
+    const std::int32_t y = targets[row];
+    if (y == ignore_index) continue;
+    const float dl = dlosses[row];
+    float d = dlogits[i] + probs[i] * dl;
+    if (static_cast<std::int32_t>(i % V) == y) d -= dl;
+    dlogits[i] = d;
+  }
+}
+
+}  // namespace
+
+Status softmax_crossentropy_forward(float* losses, float* probs, const float* logits,
+                                    const std::int32_t* targets, int N, int V,
+                                    std::int32_t ignore_index, cudaStream_t stream) {
+  softmax_crossentropy_forward_kernel<<<static_cast<unsigned int>(N), detail::kBlockSize, 0,
+                                        stream>>>(losses, probs, logits, targets, V, ignore_index);
+  return detail::launch_status("softmax_crossentropy_forward_kernel");
+}
+
+Status softmax_crossentropy_backward(float* dlogits, const float* dlosses, const float* probs,
+                                     const std::int32_t* targets, int N, int V,
+                                     std::int32_t ignore_index, cudaStream_t stream) {
+  const std::size_t total = static_cast<std::size_t>(N) * V;
+  softmax_crossentropy_backward_kernel<<<detail::grid_for(total), detail::kBlockSize, 0, stream>>>(
+      dlogits, dlosses, probs, targets, V, ignore_index, total);
+  return detail::launch_status("softmax_crossentropy_backward_kernel");
+}
+
+}  // namespace plansight::kernels::cuda

@@ -1,0 +1,20 @@
+// CUDA twins of plansight/kernels/encoder.h: token + position embedding, same parameters plus the
+// stream. Backward accumulates with atomicAdd (see kernels/cuda/encoder.cu), so the order of fp32
+// additions into dwte/dwpe, and hence their last bits, may differ from run to run.
+#pragma once
+
+#include <cstdint>
+
+#include "plansight/kernels/cuda/status.h"
+
+namespace plansight::kernels::cuda {
+
+// Device pointers. out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; tokens must lie in [0, V).
+Status encoder_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
+                       int B, int T, int C, cudaStream_t stream);
+
+// dwte[tokens[b,t],:] += dout[b,t,:] and dwpe[t,:] += dout[b,t,:] (accumulates).
+Status encoder_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
+                        int B, int T, int C, cudaStream_t stream);
+
+}  // namespace plansight::kernels::cuda
