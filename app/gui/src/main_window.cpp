@@ -13,6 +13,7 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/chart_export.h"
+#include "plansight/gui/compare_page.h"
 #include "plansight/gui/memory_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
@@ -44,6 +45,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   runs_ = new RunRepository(options.store_path, this);
   runs_page_ = new RunsPage(document_, runs_, this);
   search_page_ = new SearchPage(document_, this);
+  compare_page_ = new ComparePage(runs_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -51,6 +53,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(timeline_page_, tr("Time&line"));
   tabs_->addTab(runs_page_, tr("&Runs"));
   tabs_->addTab(search_page_, tr("&Search"));
+  tabs_->addTab(compare_page_, tr("&Compare"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 

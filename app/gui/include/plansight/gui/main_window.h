@@ -1,6 +1,6 @@
-// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Compare) over one PlanDocument, the File
-// menu (open/save plan JSON, import config.json, export PNG/SVG), and the last plan restored from
-// QSettings on the next start (the default plan otherwise).
+// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Compare) over one
+// PlanDocument, the File menu (open/save plan JSON, import config.json, export PNG/SVG), and the
+// last plan restored from QSettings on the next start (the default plan otherwise).
 #pragma once
 
 #include <QMainWindow>
@@ -13,6 +13,7 @@ class QTabWidget;
 
 namespace plansight::gui {
 
+class ComparePage;
 class MemoryPage;
 class PlanDocument;
 class PlanForm;
@@ -42,6 +43,7 @@ class MainWindow : public QMainWindow {
   TimelinePage* timelinePage() const { return timeline_page_; }
   RunsPage* runsPage() const { return runs_page_; }
   SearchPage* searchPage() const { return search_page_; }
+  ComparePage* comparePage() const { return compare_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
 
@@ -75,6 +77,7 @@ class MainWindow : public QMainWindow {
   RunRepository* runs_;
   RunsPage* runs_page_;
   SearchPage* search_page_;
+  ComparePage* compare_page_;
   QLabel* busy_;
   QString plan_path_;
 };

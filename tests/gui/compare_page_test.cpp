@@ -1,0 +1,170 @@
+// The Compare page over a temporary store holding a probe run made here through the store API
+// (request, hardware profile, summary, and a "measured" timeline: the prediction stretched by
+// 1.25): the phase table shows forward … step with errors, memory per category, both timelines
+// on one axis that zooms together; an empty store shows how to make a probe run. The models
+// under QAbstractItemModelTester.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+#include "gui_test_support.h"
+#include "plansight/cli/probe_plan.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/hardware_profile.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/gui/compare_page.h"
+#include "plansight/gui/comparison_model.h"
+#include "plansight/gui/run_repository.h"
+#include "plansight/gui/shared_time_axis.h"
+#include "plansight/gui/timeline_widget.h"
+
+namespace plansight::gui {
+namespace {
+
+namespace est = plansight::estimator;
+using test::ModelTesterWarnings;
+
+struct ProbeStore {
+  QTemporaryDir dir;
+  QString path = dir.filePath(QStringLiteral("runs.sqlite"));
+  std::int64_t run_id = 0;
+  double measured_step_s = 0;
+
+  explicit ProbeStore(bool with_probe_run) {
+    auto db = store::Store::open(path.toStdString());
+    EXPECT_TRUE(db.ok()) << db.error_text();
+    if (!with_probe_run) {
+      store::NewRun plan_run{store::RunKind::plan, "a plan", "", store::RunStatus::complete, std::nullopt, ""};
+      EXPECT_TRUE(db->create_run(plan_run).ok());
+      return;
+    }
+    const nlohmann::json request = {
+        {"model", {{"name", "small"}, {"layers", 4}, {"hidden", 128}, {"heads", 4}, {"kv_heads", 4},
+                   {"ffn_hidden", 512}, {"vocab", 256}, {"max_seq_len", 128}, {"dropout", false}}},
+        {"layout", {{"tp", 2}, {"pp", 2}, {"dp", 1}, {"schedule", "1f1b"}}},
+        {"micro_batch", 1}, {"global_batch", 4}, {"seq_len", 128}, {"steps", 10}};
+    est::HardwareProfile profile;
+    profile.device = "cpu: test";
+    profile.peak_flops = 5e10;
+    profile.memory_bandwidth_bytes_per_s = 1e10;
+    profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 1e-3, false});
+    auto profile_id = db->save_hardware_profile(profile.device, est::to_json(profile));
+    EXPECT_TRUE(profile_id.ok()) << profile_id.error_text();
+    store::NewRun run{store::RunKind::probe, "probe small", "cpu: test", store::RunStatus::complete, request, ""};
+    auto id = db->create_run(run);
+    EXPECT_TRUE(id.ok()) << id.error_text();
+    run_id = *id;
+
+    // "Measured": the predicted step, 25% slower.
+    auto plan = cli::plan_of_probe_run(request, profile);
+    EXPECT_TRUE(plan.ok()) << plan.error_text();
+    auto e = est::estimate(*plan, &profile);
+    est::TimeModelOptions options;
+    options.profile = &profile;
+    auto predicted = est::predict_time(*plan, e->padded_vocab, options);
+    EXPECT_TRUE(predicted.ok()) << predicted.error_text();
+    est::Timeline measured = predicted->timeline;
+    measured.source = est::TimelineSource::measured;
+    for (auto& t : measured.tracks) {
+      for (auto& s : t.spans) {
+        s.start_ns = 1'000'000 + s.start_ns * 5 / 4;  // a later origin, as a real trace has
+        s.duration_ns = s.duration_ns * 5 / 4;
+      }
+    }
+    EXPECT_TRUE(db->append_timeline(run_id, measured).ok());
+    measured_step_s = predicted->iteration_s * 1.25;
+    store::RunSummary summary;
+    summary.step_time_s = measured_step_s;
+    summary.memory_bytes = {{"weights", 1 << 20}, {"activations", 4 << 20}, {"total", 8 << 20}};
+    summary.metrics["hardware_profile_id"] = static_cast<double>(*profile_id);
+    EXPECT_TRUE(db->update_summary(run_id, summary).ok());
+  }
+};
+
+bool wait_comparison(ComparePage& page) {
+  QSignalSpy spy(&page, &ComparePage::comparisonReady);
+  return spy.wait(30000);
+}
+
+TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
+  ProbeStore fixture(true);
+  RunRepository runs(fixture.path);
+  ComparePage page(&runs);
+  page.resize(1200, 800);
+  ModelTesterWarnings warnings;
+  QAbstractItemModelTester phase_tester(page.phaseModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  QAbstractItemModelTester memory_tester(page.memoryModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  EXPECT_FALSE(page.showsEmptyHint());
+  ASSERT_EQ(page.runPicker()->count(), 1);
+  ASSERT_TRUE(page.comparison());
+  ASSERT_TRUE(page.comparison()->error.isEmpty()) << page.comparison()->error.toStdString();
+
+  const auto* phases = page.phaseModel();
+  ASSERT_GE(phases->rowCount(), 6);
+  QStringList names;
+  for (int r = 0; r < phases->rowCount(); ++r) names << phases->index(r, ComparisonModel::kName).data().toString();
+  for (const char* n : {"forward", "backward", "communication", "bubble", "optimizer", "step"}) {
+    EXPECT_TRUE(names.contains(QString::fromLatin1(n))) << n;
+  }
+  const int step = static_cast<int>(names.indexOf(QStringLiteral("step")));
+  EXPECT_NEAR(phases->index(step, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(), fixture.measured_step_s, 1e-12);
+  EXPECT_NEAR(phases->index(step, ComparisonModel::kError).data(Qt::UserRole).toDouble(), 1 / 1.25 - 1, 1e-9);
+  const int forward = static_cast<int>(names.indexOf(QStringLiteral("forward")));
+  EXPECT_NEAR(phases->index(forward, ComparisonModel::kError).data(Qt::UserRole).toDouble(), 1 / 1.25 - 1, 0.01)
+      << "the measured trace is the prediction stretched by 1.25";
+  EXPECT_TRUE(phases->index(forward, ComparisonModel::kError).data().toString().startsWith(QLatin1Char('-')));
+
+  ASSERT_EQ(page.memoryModel()->rowCount(), 7);
+  EXPECT_EQ(page.memoryModel()->index(6, ComparisonModel::kName).data().toString(), QStringLiteral("total"));
+  EXPECT_EQ(page.memoryModel()->index(0, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(), double(1 << 20));
+
+  // Both timelines start at 0 and share one extent; zooming one moves the other.
+  ASSERT_TRUE(page.predictedView()->timeline() && page.measuredView()->timeline());
+  EXPECT_EQ(page.predictedView()->timeline()->begin_ns(), 0);
+  EXPECT_EQ(page.measuredView()->timeline()->begin_ns(), 0);
+  EXPECT_EQ(page.predictedView()->timeline()->end_ns(), page.measuredView()->timeline()->end_ns());
+  page.predictedView()->zoomBy(4, page.predictedView()->plotWidth() / 3);
+  EXPECT_EQ(page.measuredView()->axis().begin_ns, page.predictedView()->axis().begin_ns);
+  EXPECT_EQ(page.measuredView()->axis().end_ns, page.predictedView()->axis().end_ns);
+  EXPECT_EQ(page.sharedAxis()->axis().end_ns, page.predictedView()->axis().end_ns);
+  page.measuredView()->fitAll();
+  EXPECT_EQ(page.predictedView()->axis().begin_ns, 0);
+  EXPECT_EQ(page.predictedView()->axis().end_ns, page.predictedView()->timeline()->end_ns());
+  EXPECT_EQ(warnings.count(), 0);
+}
+
+TEST(ComparePage, WithoutAProbeRunSaysHowToMakeOne) {
+  ProbeStore fixture(false);
+  RunRepository runs(fixture.path);
+  ComparePage page(&runs);
+  QSignalSpy spy(&runs, &RunRepository::runsChanged);
+  runs.refresh();
+  ASSERT_TRUE(spy.wait(20000));
+  EXPECT_TRUE(page.showsEmptyHint());
+  EXPECT_EQ(page.runPicker()->count(), 0);
+  auto* hint = page.findChild<QLabel*>(QStringLiteral("noProbeRuns"));
+  ASSERT_TRUE(hint);
+  EXPECT_TRUE(hint->text().contains(QStringLiteral("plansight probe --model small --steps 10")));
+}
+
+TEST(ComparisonModel, PassesTheModelTesterAndFormatsErrors) {
+  ModelTesterWarnings warnings;
+  ComparisonModel model(ComparisonModel::Unit::seconds);
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+  model.setRows({{QStringLiteral("forward"), 1.1, 1.0, true}, {QStringLiteral("bubble"), 0.5, 0, true},
+                 {QStringLiteral("step"), 2, 0, false}});
+  EXPECT_EQ(model.index(0, ComparisonModel::kError).data().toString(), QStringLiteral("+10.0%"));
+  EXPECT_EQ(model.index(1, ComparisonModel::kError).data().toString(), QStringLiteral("-")) << "nothing measured";
+  EXPECT_EQ(model.index(2, ComparisonModel::kMeasured).data().toString(), QStringLiteral("-"));
+  model.setRows({});
+  EXPECT_EQ(model.rowCount(), 0);
+  EXPECT_EQ(warnings.count(), 0);
+}
+
+}  // namespace
+}  // namespace plansight::gui
