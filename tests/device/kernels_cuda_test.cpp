@@ -34,6 +34,7 @@ class DeviceBuffer {
   explicit DeviceBuffer(const std::vector<T>& host) : size_(host.size()) {
     error_ = cudaMalloc(reinterpret_cast<void**>(&ptr_), bytes());
     if (error_ == cudaSuccess) error_ = cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice);
+    if (error_ != cudaSuccess) ADD_FAILURE() << "device buffer of " << bytes() << " bytes: " << cudaGetErrorString(error_);
   }
   ~DeviceBuffer() { cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
