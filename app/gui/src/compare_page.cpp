@@ -77,7 +77,7 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
 
   auto* content = new QWidget(this);
   auto* top = new QHBoxLayout;
-  top->addWidget(new QLabel(tr("Probe run:"), content));
+  top->addWidget(new QLabel(tr("Probe run:"), this));
   top->addWidget(picker_, 1);
   top->addWidget(refresh);
   auto* timelines = new QSplitter(Qt::Vertical, content);
@@ -94,16 +94,17 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
   split->addWidget(tables);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  tables->setMinimumWidth(420);  // four columns readable without scrolling
   auto* cl = new QVBoxLayout(content);
-  cl->addLayout(top);
+  cl->setContentsMargins(0, 0, 0, 0);
   cl->addWidget(title_);
   cl->addWidget(split, 1);
 
   stack_->addWidget(empty_);
   stack_->addWidget(content);
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(stack_);
+  layout->addLayout(top);  // above the stack: Refresh is there when the store has no probe run
+  layout->addWidget(stack_, 1);
 
   connect(refresh, &QPushButton::clicked, runs_, &RunRepository::refresh);
   connect(runs_, &RunRepository::runsChanged, this, &ComparePage::runsChanged);

@@ -1,4 +1,5 @@
 // Main window file operations: plan JSON open/save, page export, screenshots (see main_window.h).
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
 #include <QEventLoop>
@@ -12,11 +13,13 @@
 
 #include "plansight/estimator/json_io.h"
 #include "plansight/gui/chart_export.h"
+#include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_list_model.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
+#include "plansight/gui/search_page.h"
 #include "plansight/gui/timeline_page.h"
 #include "plansight/gui/timeline_widget.h"
 
@@ -108,6 +111,24 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     wait_runs();
   }
   if (QString error = shoot(QStringLiteral("7-runs")); !error.isEmpty()) return error;
+  // The Search page after a search of the current plan, and the Compare page (its newest probe
+  // run, or how to make one).
+  const auto wait_for = [](auto* sender, auto signal, int timeout_ms) {
+    QEventLoop loop;
+    connect(sender, signal, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeout_ms, &loop, &QEventLoop::quit);
+    loop.exec();
+  };
+  tabs_->setCurrentWidget(search_page_);
+  search_page_->startSearch();
+  if (search_page_->isRunning()) wait_for(search_page_, &SearchPage::searchFinished, 120000);
+  if (QString error = shoot(QStringLiteral("8-search")); !error.isEmpty()) return error;
+  tabs_->setCurrentWidget(compare_page_);
+  wait_runs();
+  if (compare_page_->runPicker()->count() > 0 && !compare_page_->comparison()) {
+    wait_for(compare_page_, &ComparePage::comparisonReady, 60000);
+  }
+  if (QString error = shoot(QStringLiteral("9-compare")); !error.isEmpty()) return error;
   tabs_->setCurrentIndex(0);
   return {};
 }
