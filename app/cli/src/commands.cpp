@@ -65,6 +65,7 @@ const char* kUsage =
     "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
     "  --tp N --pp N --vpp N --dp N --cp N --zero 0..3 --sequence-parallel\n"
     "  --recompute none|selective|full --schedule gpipe|1f1b|interleaved|zb-h1\n"
+    "  --placement tp-cp-dp-pp (rank order, innermost first) --no-dp-overlap\n"
     "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
     "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
     "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"
