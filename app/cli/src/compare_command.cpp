@@ -10,6 +10,7 @@
 #include "plansight/cli/format.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_plan.h"
+#include "plansight/cli/run_lookup.h"
 #include "plansight/cli/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/time_model.h"
@@ -43,18 +44,6 @@ std::string error_text(const Row& r) {
   return text;
 }
 
-Result<est::HardwareProfile> profile_of_run(store::Store& db, const store::RunRecord& run) {
-  Result<store::HardwareProfileRecord> record = make_error("profile", "");
-  if (run.summary && run.summary->metrics.count("hardware_profile_id")) {
-    record = db.load_hardware_profile(static_cast<std::int64_t>(run.summary->metrics.at("hardware_profile_id")));
-  }
-  if (!record) record = db.latest_hardware_profile(run.device);
-  if (!record) {
-    return make_error("profile", "no hardware profile for run " + std::to_string(run.id) + " (device \"" + run.device +
-                                     "\"); run plansight probe --calibrate on this machine first");
-  }
-  return est::hardware_profile_from_json(record->profile);
-}
 
 double largest_over_stages(const est::MemoryEstimate& m, double est::MemoryBreakdown::*field) {
   double out = 0;
@@ -81,7 +70,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   if (run->kind != store::RunKind::probe || !run->plan || !run->summary || !run->summary->step_time_s) {
     return report_command_errors({make_error("RUN", "run " + std::to_string(*id) + " is not a finished probe run")}, json, out, err);
   }
-  auto profile = profile_of_run(*db, *run);
+  auto profile = hardware_profile_of_run(*db, *run);
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
   auto plan = plan_of_probe_run(*run->plan, *profile);
   if (!plan) return report_command_errors(plan.errors(), json, out, err, Status::failure);

@@ -17,6 +17,19 @@ Result<std::int64_t> parse_run_id(const std::vector<std::string>& positionals, s
 
 }  // namespace
 
+Result<estimator::HardwareProfile> hardware_profile_of_run(store::Store& db, const store::RunRecord& run) {
+  Result<store::HardwareProfileRecord> record = make_error("profile", "");
+  if (run.summary && run.summary->metrics.count("hardware_profile_id")) {
+    record = db.load_hardware_profile(static_cast<std::int64_t>(run.summary->metrics.at("hardware_profile_id")));
+  }
+  if (!record) record = db.latest_hardware_profile(run.device);
+  if (!record) {
+    return make_error("profile", "no hardware profile for run " + std::to_string(run.id) + " (device \"" + run.device +
+                                     "\"); run plansight probe --calibrate on this machine first");
+  }
+  return estimator::hardware_profile_from_json(record->profile);
+}
+
 Status report_cli_errors(const std::vector<Diagnostic>& errors, std::ostream& err) {
   for (const auto& e : errors) err << e.to_string() << "\n";
   return Status::invalid_input;

@@ -24,6 +24,8 @@ namespace {
 
 namespace est = plansight::estimator;
 
+double to_s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json collectives_to_json(const std::vector<est::CollectiveCall>& calls) {
@@ -68,19 +70,19 @@ nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifi
   for (std::size_t i = 0; i < ours.size(); ++i) {
     const auto& r = ours[i];
     nlohmann::json j = {{"rank", r.rank},
-                        {"window_s", r.window_ns * 1e-9},
-                        {"busy_s", r.busy_ns * 1e-9},
-                        {"idle_s", r.idle_ns * 1e-9},
-                        {"compute_s", r.compute_ns * 1e-9},
-                        {"tensor_core_s", r.tensor_core_ns * 1e-9},
-                        {"communication_s", r.communication_ns * 1e-9},
-                        {"exposed_communication_s", r.exposed_communication_ns * 1e-9},
-                        {"memory_s", r.memory_ns * 1e-9},
+                        {"window_s", to_s(r.window_ns)},
+                        {"busy_s", to_s(r.busy_ns)},
+                        {"idle_s", to_s(r.idle_ns)},
+                        {"compute_s", to_s(r.compute_ns)},
+                        {"tensor_core_s", to_s(r.tensor_core_ns)},
+                        {"communication_s", to_s(r.communication_ns)},
+                        {"exposed_communication_s", to_s(r.exposed_communication_ns)},
+                        {"memory_s", to_s(r.memory_ns)},
                         {"overlap", number_or_null(r.overlap_ratio)}};
     for (const auto& h : hta) {
       if (h.rank != r.rank) continue;
-      j["hta"] = {{"idle_s", h.idle_ns * 1e-9}, {"compute_s", h.compute_ns * 1e-9}, {"non_compute_s", h.non_compute_ns * 1e-9},
-                  {"kernel_s", h.kernel_ns * 1e-9}};
+      j["hta"] = {{"idle_s", to_s(h.idle_ns)}, {"compute_s", to_s(h.compute_ns)}, {"non_compute_s", to_s(h.non_compute_ns)},
+                  {"kernel_s", to_s(h.kernel_ns)}};
     }
     for (const auto& h : hta_overlap) {
       if (h.rank == r.rank) j["hta"]["overlap"] = number_or_null(h.ratio);
@@ -178,12 +180,12 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : est::summarize_collectives(calls)) {
     collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", c.group_size}, {"count", c.count},
-                           {"bytes", c.bytes}, {"seconds", c.duration_ns * 1e-9},
+                           {"bytes", c.bytes}, {"seconds", to_s(c.duration_ns)},
                            {"algbw_gb_per_s", c.algbw_bytes_per_s / 1e9}, {"busbw_gb_per_s", c.busbw_bytes_per_s / 1e9}});
   }
   nlohmann::json bubbles = nlohmann::json::array();
   for (const auto& b : est::pipeline_bubbles(timeline, {}, classifier)) {
-    bubbles.push_back({{"stage", b.stage}, {"rank", b.rank}, {"bubble_s", b.bubble_ns * 1e-9}, {"gaps", b.gaps},
+    bubbles.push_back({{"stage", b.stage}, {"rank", b.rank}, {"bubble_s", to_s(b.bubble_ns)}, {"gaps", b.gaps},
                        {"fraction", b.fraction}, {"from_annotations", b.from_annotations}});
   }
   nlohmann::json offsets = nlohmann::json::array();
@@ -259,7 +261,7 @@ Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::os
   if (!b) return report_cli_errors(b.errors(), err);
   const auto d = est::diff_timelines(a->timeline, b->timeline);
   auto row_json = [](const est::DiffRow& r) {
-    return nlohmann::json{{"key", r.key}, {"a_s", r.a_ns * 1e-9}, {"b_s", r.b_ns * 1e-9}, {"delta_s", r.delta_ns * 1e-9},
+    return nlohmann::json{{"key", r.key}, {"a_s", to_s(r.a_ns)}, {"b_s", to_s(r.b_ns)}, {"delta_s", to_s(r.delta_ns)},
                           {"ratio", number_or_null(r.ratio)}};
   };
   if (args->has("--json")) {
@@ -271,8 +273,8 @@ Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::os
     return Status::ok;
   }
   auto line = [&](const est::DiffRow& r) {
-    out << "  " << pad_right(r.key, 18) << pad_left(format_seconds(r.a_ns * 1e-9), 12) << pad_left(format_seconds(r.b_ns * 1e-9), 12)
-        << pad_left((r.delta_ns >= 0 ? "+" : "-") + format_seconds(std::abs(r.delta_ns) * 1e-9), 13)
+    out << "  " << pad_right(r.key, 18) << pad_left(format_seconds(to_s(r.a_ns)), 12) << pad_left(format_seconds(to_s(r.b_ns)), 12)
+        << pad_left((r.delta_ns >= 0 ? "+" : "-") + format_seconds(to_s(std::abs(r.delta_ns))), 13)
         << pad_left(std::isfinite(r.ratio) ? format_fixed(r.ratio, 2) + "x" : "-", 9) << "\n";
   };
   out << "run " << a->run.id << " (" << a->run.name << ") vs run " << b->run.id << " (" << b->run.name << ")\n";

@@ -1,12 +1,13 @@
 // compare_probe_run(): the computation of `plansight compare RUN` (app/cli/src/compare_command.cpp),
-// called through the CLI's public headers (probe_plan.h, step_phases.h). profile_of_run() and the
-// row list repeat that file's few lines, which are internal to it, rather than editing the CLI.
+// called through the CLI's public headers (probe_plan.h, step_phases.h, run_lookup.h); only the
+// row list repeats that file's few lines.
 #include "plansight/gui/probe_comparison.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "plansight/cli/probe_plan.h"
+#include "plansight/cli/run_lookup.h"
 #include "plansight/cli/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
@@ -31,18 +32,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-Result<est::HardwareProfile> profile_of_run(store::Store& db, const store::RunRecord& run) {
-  Result<store::HardwareProfileRecord> record = make_error("profile", "");
-  if (run.summary && run.summary->metrics.count("hardware_profile_id")) {
-    record = db.load_hardware_profile(static_cast<std::int64_t>(run.summary->metrics.at("hardware_profile_id")));
-  }
-  if (!record) record = db.latest_hardware_profile(run.device);
-  if (!record) {
-    return make_error("profile", "no hardware profile for run " + std::to_string(run.id) + " (device \"" + run.device +
-                                     "\"); run plansight probe --calibrate on this machine first");
-  }
-  return est::hardware_profile_from_json(record->profile);
-}
 
 // Starts the timeline at 0 and ends it at `end_ns` with a zero-length marker span, so that two
 // views clamped to their own data still show the same range.
@@ -72,7 +61,7 @@ ProbeComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
     out.error = QStringLiteral("run %1 is not a finished probe run").arg(run_id);
     return out;
   }
-  auto profile = profile_of_run(db, *run);
+  auto profile = cli::hardware_profile_of_run(db, *run);
   if (!profile) return out.error = q(profile.error_text()), out;
   auto plan = cli::plan_of_probe_run(*run->plan, *profile);
   if (!plan) return out.error = q(plan.error_text()), out;

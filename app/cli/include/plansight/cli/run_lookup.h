@@ -8,6 +8,7 @@
 
 #include "plansight/cli/args.h"
 #include "plansight/cli/commands.h"
+#include "plansight/estimator/hardware_profile.h"
 #include "plansight/store/store.h"
 
 namespace plansight::cli {
@@ -26,6 +27,10 @@ struct LoadedRunTimelines {
   std::vector<estimator::Timeline> timelines;  // every source the run has
 };
 Result<LoadedRunTimelines> load_all_run_timelines(store::Store& store, const std::vector<std::string>& positionals);
+
+// The hardware profile a probe run was measured with (linked by its summary's
+// hardware_profile_id), else the newest profile of the run's device.
+Result<estimator::HardwareProfile> hardware_profile_of_run(store::Store& db, const store::RunRecord& run);
 
 // Prints each error on stderr; returns Status::invalid_input.
 Status report_cli_errors(const std::vector<Diagnostic>& errors, std::ostream& err);
