@@ -8,9 +8,26 @@
 #include <string>
 #include <vector>
 
+#include "plansight/estimator/plan.h"
 #include "plansight/probe/trainer.h"
 
 namespace plansight::probe::testing {
+
+// The estimator's plan of a probe request as the probe runs it: fp32 weights and gradients,
+// Adam, standard (materialised) attention.
+inline estimator::Plan fp32_plan_of(const ProbeRequest& r) {
+  estimator::Plan plan;
+  plan.model = r.model;
+  plan.layout = r.layout;
+  plan.training.micro_batch = r.micro_batch;
+  plan.training.global_batch = r.global_batch;
+  plan.training.seq_len = r.seq_len;
+  plan.training.precision = estimator::Precision::fp32;
+  plan.training.grad_precision = estimator::Precision::fp32;
+  plan.training.optimizer = estimator::Optimizer::adam;
+  plan.training.attention = estimator::AttentionKernel::standard;
+  return plan;
+}
 
 inline ProbeRequest matrix_request() {
   ProbeRequest r;

@@ -95,15 +95,7 @@ TEST_P(MemoryMatchesEstimator, ModelStatesPerRank) {
   auto out = run_probe(r, {});
   ASSERT_TRUE(out) << out.error_text();
 
-  est::Plan plan;
-  plan.model = r.model;
-  plan.layout = r.layout;
-  plan.training.micro_batch = r.micro_batch;
-  plan.training.global_batch = r.global_batch;
-  plan.training.seq_len = r.seq_len;
-  plan.training.precision = est::Precision::fp32;
-  plan.training.grad_precision = est::Precision::fp32;
-  plan.training.optimizer = est::Optimizer::adam;
+  const est::Plan plan = testing::fp32_plan_of(r);
   const est::MemoryEstimate predicted = est::estimate_memory(plan, r.model.vocab);  // 64: no padding for tp = 2
 
   ASSERT_EQ(out->memory.size(), 8u);
@@ -179,15 +171,7 @@ TEST(ProbeMemory, ActivationPeaksNearTheEstimator) {
     r.steps = 1;
     auto out = run_probe(r, {});
     ASSERT_TRUE(out) << out.error_text();
-    est::Plan plan;
-    plan.model = r.model;
-    plan.layout = r.layout;
-    plan.training.micro_batch = r.micro_batch;
-    plan.training.global_batch = r.global_batch;
-    plan.training.seq_len = r.seq_len;
-    plan.training.precision = est::Precision::fp32;
-    plan.training.grad_precision = est::Precision::fp32;
-    plan.training.attention = est::AttentionKernel::standard;
+    const est::Plan plan = testing::fp32_plan_of(r);
     const est::MemoryEstimate predicted = est::estimate_memory(plan, r.model.vocab);
     for (int stage = 0; stage < c.pp; ++stage) {
       const double measured = out->memory[static_cast<std::size_t>(stage * c.tp)].peak.activations_bytes;
