@@ -156,12 +156,35 @@ std::optional<JsonReader> JsonReader::child(std::string_view key) {
   return JsonReader(*v, field(key), errors_);
 }
 
+namespace {
+
+// nlohmann's parse_error echoes the bytes it last read ("last read: '\x90'") verbatim; a message
+// must stay UTF-8 because the CLI writes it into JSON (--json), so bytes outside ASCII are
+// spelled as \xNN, which also names the offending byte.
+std::string ascii_only(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x80) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view what) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based position of the offending byte (or text length + 1 at end of input).
-    const std::string detail = e.what();
+    const std::string detail = ascii_only(e.what());
     const auto colon = detail.find(": ");
     return make_error(std::string(what), "not valid JSON at byte " + std::to_string(e.byte) + ": " +
                                              (colon == std::string::npos ? detail : detail.substr(colon + 2)));
@@ -173,7 +196,13 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
 
 std::string describe_json(const nlohmann::json& value) {
   std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (text.size() > 40) {
+    // Cut before a character, never inside one: dump() wrote UTF-8, and the cut text goes into
+    // messages that are written as JSON again. Continuation bytes are 10xxxxxx.
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return text;
 }
 

@@ -28,6 +28,25 @@ TEST(HfConfigErrors, MalformedJsonNamesTheDocument) {
   EXPECT_EQ(error_field(model_from_hf_config("{\"hidden_size\": 1e400}", "overflow")), "config.json");
 }
 
+// `import-model --json` writes the messages into a JSON document, which must be UTF-8: a stray
+// byte echoed from the parser, or a long value cut inside a character, made the CLI fail with
+// nlohmann's type_error.316 instead of reporting the error (found by fuzz_hf_config).
+TEST(HfConfigErrors, MessagesStayUtf8ForBadBytesAndLongValues) {
+  const std::string stray_byte = "\x90";
+  std::string long_type = "{\"model_type\": \"a";
+  for (int i = 0; i < 30; ++i) long_type += "\xc3\xa9";  // U+00E9, two bytes, misaligned by the "a"
+  long_type += "\"}";
+  for (const std::string& text : {stray_byte, long_type}) {
+    const auto r = model_from_hf_config(text, "utf8");
+    ASSERT_FALSE(r.ok());
+    const std::string message = error_message(r);
+    EXPECT_NO_THROW((void)nlohmann::json(message).dump()) << message;
+  }
+  EXPECT_NE(error_message(model_from_hf_config(stray_byte, "byte")).find("\\x90"), std::string::npos)
+      << error_message(model_from_hf_config(stray_byte, "byte"));
+  EXPECT_NE(error_message(model_from_hf_config(long_type, "long")).find("\"a\xc3\xa9\xc3\xa9"), std::string::npos);
+}
+
 TEST(HfConfigErrors, EveryTruncationOfEveryFixtureIsAnErrorNotACrash) {
   for (const char* model : kModels) {
     const std::string text = read_text(std::string(model) + "/config.json");
