@@ -5,25 +5,19 @@
 #   tests/fuzz/run_fuzzers.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/fuzz/fuzz_common.sh
 seconds="${1:-30}"
-build=build/fuzz
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DPLANSIGHT_BUILD_FUZZ=ON -DPLANSIGHT_BUILD_BENCH=OFF -DPLANSIGHT_ENABLE_CUDA=OFF -DPLANSIGHT_BUILD_GUI=OFF >/dev/null
-cmake --build "$build" -j 2 --target fuzz_json_scanner fuzz_kineto_importer fuzz_nsys_importer fuzz_plan_json
-mkdir -p "$build/artifacts"
+fuzz_build_all
+mkdir -p "$fuzz_build/artifacts"
 status=0
-for pair in json_scanner:json kineto_importer:kineto nsys_importer:nsys plan_json:plan; do
+for pair in "${fuzz_pairs[@]}"; do
   target="${pair%%:*}"
   corpus="${pair##*:}"
-  work="$build/corpus/$corpus"
-  mkdir -p "$work"
-  cp -n tests/fuzz/corpus/"$corpus"/* "$work"/ 2>/dev/null || true
-  dict=()
-  [ -f "tests/fuzz/$corpus.dict" ] && dict=(-dict="tests/fuzz/$corpus.dict")
-  [ "$corpus" = json ] && dict=(-dict="tests/fuzz/kineto.dict")
+  work="$(fuzz_work_corpus "$corpus")"
+  dict="$(fuzz_dict_flag "$corpus")"
   echo "== fuzz_$target for ${seconds}s"
-  if ! "$build/tests/fuzz/fuzz_$target" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
-      -artifact_prefix="$build/artifacts/$target-" -print_final_stats=1 "$work" 2>&1 | tail -n 12; then
+  if ! "$fuzz_build/tests/fuzz/fuzz_$target" ${dict:+"$dict"} -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len=65536 -artifact_prefix="$fuzz_build/artifacts/$target-" -print_final_stats=1 "$work" 2>&1 | tail -n 12; then
     status=1
   fi
 done
