@@ -1,7 +1,8 @@
 // `plansight probe`: runs the probe as a child process (never in-process: DESIGN §1), shows its
 // progress, and stores the run, its measured timeline, summary and hardware profile. The run
 // row is created when the probe reports "started", so a run that crashes later is still listed
-// (as failed) and a reader sees it while it is running.
+// (as failed) and a reader sees it while it is running. The records are probe_run_store.h's,
+// shared with the desktop app's Probe page.
 #include <atomic>
 #include <csignal>
 #include <string>
@@ -10,13 +11,10 @@
 #include "plansight/cli/child_process.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/probe_events.h"
-#include "plansight/estimator/hardware_profile.h"
-#include "plansight/estimator/timeline_json.h"
+#include "plansight/cli/probe_run_store.h"
 
 namespace plansight::cli {
 namespace {
-
-namespace est = plansight::estimator;
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
@@ -101,40 +99,6 @@ std::string progress_bar(const ProbeProgress& p) {
   return bar;
 }
 
-std::string run_name(const nlohmann::json& request) {
-  const auto& l = request["layout"];
-  std::string model = request["model"].is_object() ? request["model"].value("name", std::string("model")) : "model";
-  return "probe " + model + " tp" + std::to_string(l.value("tp", 1)) + " pp" + std::to_string(l.value("pp", 1)) + " dp" +
-         std::to_string(l.value("dp", 1)) + " " + l.value("schedule", std::string("1f1b"));
-}
-
-// The result's timeline, profile and summary, and the final status, in one transaction.
-Result<std::int64_t> store_result(store::Store& db, std::int64_t run_id, const nlohmann::json& result,
-                                  const nlohmann::json& request, const std::string& device) {
-  auto tx = db.transaction();
-  if (!tx) return tx.errors();
-  store::RunSummary summary = summary_of(result, request);
-  if (result.contains("timeline") && result["timeline"].is_object()) {
-    auto timeline = est::timeline_from_json(result["timeline"]);
-    if (!timeline) return timeline.errors();
-    timeline->source = est::TimelineSource::measured;
-    if (!timeline->tracks.empty()) {
-      auto info = db.append_timeline(run_id, *timeline);
-      if (!info) return info.errors();
-    }
-  }
-  if (result.contains("profile") && result["profile"].is_object()) {
-    auto profile_id = db.save_hardware_profile(device, result["profile"]);
-    if (!profile_id) return profile_id.errors();
-    summary.metrics["hardware_profile_id"] = static_cast<double>(*profile_id);  // the store has no run->profile link
-  }
-  if (auto s = db.update_summary(run_id, summary); !s) return s.errors();
-  const bool stopped = result.value("stopped_early", false);
-  if (auto s = db.update_status(run_id, stopped ? store::RunStatus::cancelled : store::RunStatus::complete); !s) return s.errors();
-  if (auto s = tx->commit(); !s) return s.errors();
-  return run_id;
-}
-
 void print_summary(std::ostream& out, std::int64_t run_id, const std::string& device, const nlohmann::json& request,
                    const store::RunSummary& s, bool stopped) {
   const auto& l = request["layout"];
@@ -184,9 +148,7 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
     const std::string kind = accept_probe_line(events, line);
     if (kind == "started" && run_id == 0) {
       device = events.started->value("device", std::string("cpu"));
-      store::NewRun run{store::RunKind::probe, args->value("--name").value_or(run_name((*events.started)["request"])), device,
-                        store::RunStatus::running, (*events.started)["request"], ""};
-      auto id = db->create_run(run);
+      auto id = db->create_run(started_probe_run(*events.started, args->value("--name").value_or("")));
       if (id) run_id = *id;
       else store_errors = id.errors();
     } else if (kind == "progress" && !json) {
@@ -200,21 +162,12 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   if (!store_errors.empty()) return report_command_errors(store_errors, json, out, err, Status::failure);
 
   if (!events.result) {
-    std::vector<Diagnostic> errors = events.errors;
-    if (errors.empty()) {
-      std::string why = child->term_signal ? "plansight-probe was killed by signal " + std::to_string(child->term_signal)
-                                           : "plansight-probe exited with status " + std::to_string(child->exit_code) + " without a result";
-      if (!child->stderr_text.empty()) why += ": " + child->stderr_text.substr(0, 2000);
-      errors.push_back(make_error("probe", why));
-    }
-    if (run_id > 0) {
-      (void)db->set_notes(run_id, join_messages(errors));
-      (void)db->update_status(run_id, g_interrupted.load() ? store::RunStatus::cancelled : store::RunStatus::failed);
-    }
+    const std::vector<Diagnostic> errors = probe_failure(events, describe_child_exit(*child), child->stderr_text);
+    if (run_id > 0) (void)mark_probe_run_unfinished(*db, run_id, errors, g_interrupted.load());
     return report_command_errors(errors, json, out, err, child->exit_code == 2 ? Status::invalid_input : Status::failure);
   }
   const nlohmann::json request_used = events.started ? (*events.started)["request"] : *request;
-  auto stored = store_result(*db, run_id, *events.result, request_used, device);
+  auto stored = store_probe_result(*db, run_id, *events.result, request_used, device);
   if (!stored) return report_command_errors(stored.errors(), json, out, err, Status::failure);
   const store::RunSummary summary = summary_of(*events.result, request_used);
   const bool stopped = events.result->value("stopped_early", false);

@@ -2,7 +2,8 @@
 // a directory of per-rank files, or an Nsight Systems SQLite export) into the run store;
 // `analyze RUN` (per-rank breakdown and overlap, ours beside Holistic Trace Analysis's,
 // pipeline bubbles, collective bus bandwidth, cross-rank alignment); `export RUN --format
-// perfetto`; `diff RUN_A RUN_B`. An import is stored in one transaction or not at all.
+// perfetto`; `diff RUN_A RUN_B`. An import is stored in one transaction or not at all
+// (trace_import_store.h, shared with the desktop app's Runs page).
 #include <cmath>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/run_lookup.h"
+#include "plansight/cli/trace_import_store.h"
 #include "plansight/estimator/collective_bandwidth.h"
 #include "plansight/estimator/hta_metrics.h"
 #include "plansight/estimator/timeline_align.h"
@@ -27,40 +29,6 @@ namespace est = plansight::estimator;
 double to_s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-nlohmann::json collectives_to_json(const std::vector<est::CollectiveCall>& calls) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& c : calls) {
-    out.push_back({c.rank, std::string(est::to_string(c.kind)), c.start_ns, c.duration_ns, c.bytes, c.group_size, c.name,
-                   c.process_group, c.dtype});
-  }
-  return out;
-}
-
-std::vector<est::CollectiveCall> collectives_from_json(const nlohmann::json& list) {
-  std::vector<est::CollectiveCall> out;
-  if (!list.is_array()) return out;
-  for (const auto& a : list) {
-    if (!a.is_array() || a.size() != 9) continue;
-    est::CollectiveCall c;
-    c.rank = a[0].get<std::int32_t>();
-    const std::string kind = a[1].get<std::string>();
-    for (auto k : {est::CollectiveKind::all_reduce, est::CollectiveKind::all_gather, est::CollectiveKind::reduce_scatter,
-                   est::CollectiveKind::broadcast, est::CollectiveKind::reduce, est::CollectiveKind::all_to_all,
-                   est::CollectiveKind::send_recv, est::CollectiveKind::send, est::CollectiveKind::recv}) {
-      if (est::to_string(k) == kind) c.kind = k;
-    }
-    c.start_ns = a[2].get<std::int64_t>();
-    c.duration_ns = a[3].get<std::int64_t>();
-    c.bytes = a[4].get<double>();
-    c.group_size = a[5].get<std::int32_t>();
-    c.name = a[6].get<std::string>();
-    c.process_group = a[7].get<std::string>();
-    c.dtype = a[8].get<std::string>();
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifier& classifier) {
   nlohmann::json ranks = nlohmann::json::array();
@@ -104,48 +72,22 @@ Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::
   auto store = open_store(*args);
   if (!store) return report_cli_errors(store.errors(), err);
 
-  const std::string device = trace->ranks.empty() ? "" : trace->ranks.front().device_name;
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const auto& r : trace->ranks) {
-    ranks.push_back({{"rank", r.rank}, {"world_size", r.world_size}, {"source", r.source}, {"device", r.device_name},
-                     {"events", r.events_read}, {"spans", r.spans_kept}});
-  }
-  nlohmann::json description = {{"trace", {{"path", std::filesystem::absolute(path).string()},
-                                           {"format", std::string(interop::to_string(interop::detect_trace_format(path)))},
-                                           {"ranks", ranks},
-                                           {"collectives", collectives_to_json(trace->collectives)}}}};
-  store::RunSummary summary;
-  std::size_t spans = 0;
-  for (const auto& t : trace->timeline.tracks) spans += t.spans.size();
-  summary.metrics["spans"] = static_cast<double>(spans);
-  summary.metrics["ranks"] = static_cast<double>(trace->ranks.size());
-  summary.metrics["window_s"] = static_cast<double>(trace->timeline.end_ns() - trace->timeline.begin_ns()) * 1e-9;
-
-  auto tx = store->transaction();
-  if (!tx) return report_cli_errors(tx.errors(), err);
-  store::NewRun run;
-  run.kind = store::RunKind::import;
-  run.name = args->value("--name").value_or(path.filename().string());
-  run.device = device;
-  run.status = store::RunStatus::complete;
-  run.plan = description;
-  auto id = store->create_run(run);
-  if (!id) return report_cli_errors(id.errors(), err);
-  if (auto s = store->append_timeline(*id, trace->timeline); !s) return report_cli_errors(s.errors(), err);
-  if (auto s = store->update_summary(*id, summary); !s) return report_cli_errors(s.errors(), err);
-  if (auto s = tx->commit(); !s) return report_cli_errors(s.errors(), err);
+  auto stored = store_imported_trace(*store, *trace, path, args->value("--name").value_or(""));
+  if (!stored) return report_cli_errors(stored.errors(), err);
+  const std::size_t spans = stored->spans;
+  const std::string& device = stored->device;
 
   if (args->has("--json")) {
     nlohmann::json warnings = nlohmann::json::array();
     for (const auto& w : trace->warnings) warnings.push_back(w.to_string());
-    out << nlohmann::json{{"run_id", *id}, {"spans", spans}, {"ranks", ranks}, {"collectives", trace->collectives.size()},
+    out << nlohmann::json{{"run_id", stored->run_id}, {"spans", spans}, {"ranks", stored->ranks}, {"collectives", trace->collectives.size()},
                           {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}}
                .dump(2)
         << "\n";
   } else {
-    out << "imported run " << *id << ": " << trace->ranks.size() << " rank(s), " << format_count(static_cast<double>(spans))
+    out << "imported run " << stored->run_id << ": " << trace->ranks.size() << " rank(s), " << format_count(static_cast<double>(spans))
         << " spans, " << trace->collectives.size() << " collectives, window "
-        << format_seconds(summary.metrics["window_s"]) << (device.empty() ? "" : ", " + device) << "\n";
+        << format_seconds(stored->window_s) << (device.empty() ? "" : ", " + device) << "\n";
     for (const auto& w : trace->warnings) out << "  " << w.to_string() << "\n";
   }
   return Status::ok;
