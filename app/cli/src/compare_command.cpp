@@ -1,12 +1,14 @@
 // `plansight compare RUN`: the estimator's prediction for a stored probe run's exact
 // configuration, with the run's own hardware profile, against what the run measured: step time,
-// time per phase (step_phases() on both timelines) and memory per category.
+// time per phase (step_phases() on both timelines) and memory per category. With --plan FILE it
+// compares any measured or imported run with that plan instead (compare_plan_command.cpp).
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
 // On the CPU, time a rank spends inside a communication call before its last peer arrived is
 // bubble (waiting), not communication; see step_phases.h.
 #include <cmath>
 
 #include "command_util.h"
+#include "compare_plan_command.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_plan.h"
@@ -56,13 +58,14 @@ double largest_over_stages(const est::MemoryEstimate& m, double est::MemoryBreak
 Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   bool json = false;
   for (const auto& a : argv) json = json || a == "--json";
-  auto args = Args::parse(argv, {{"--db", true, "PATH"}, {"--json", false, ""}});
+  auto args = Args::parse(argv, {{"--db", true, "PATH"}, {"--plan", true, "FILE.json"}, {"--json", false, ""}});
   if (!args) return report_command_errors(args.errors(), json, out, err);
   if (args->positionals().size() != 1) {
     return report_command_errors({make_error("RUN", "give exactly one run id (see plansight runs)")}, json, out, err);
   }
   auto id = parse_run_id(args->positionals()[0], "RUN");
   if (!id) return report_command_errors(id.errors(), json, out, err);
+  if (args->has("--plan")) return run_compare_with_plan(*id, *args, out, err);  // any measured or imported run
   auto db = open_run_store(*args);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto run = db->get_run(*id);

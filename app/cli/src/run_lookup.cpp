@@ -37,16 +37,20 @@ Status report_cli_errors(const std::vector<Diagnostic>& errors, std::ostream& er
 
 Result<store::Store> open_store(const Args& args) { return store::Store::open_default(args.value("--db").value_or("")); }
 
+Result<LoadedRun> load_best_timeline(store::Store& store, std::int64_t run_id) {
+  auto run = store.get_run(run_id);
+  if (!run) return run.errors();
+  for (auto source : {estimator::TimelineSource::imported, estimator::TimelineSource::measured, estimator::TimelineSource::predicted}) {
+    auto timeline = store.load_timeline(run_id, source);
+    if (timeline) return LoadedRun{std::move(*run), std::move(*timeline)};
+  }
+  return make_error("RUN", "run " + std::to_string(run_id) + " has no timeline");
+}
+
 Result<LoadedRun> load_run_timeline(store::Store& store, const std::vector<std::string>& positionals, std::size_t index) {
   auto id = parse_run_id(positionals, index);
   if (!id) return id.errors();
-  auto run = store.get_run(*id);
-  if (!run) return run.errors();
-  for (auto source : {estimator::TimelineSource::imported, estimator::TimelineSource::measured, estimator::TimelineSource::predicted}) {
-    auto timeline = store.load_timeline(*id, source);
-    if (timeline) return LoadedRun{std::move(*run), std::move(*timeline)};
-  }
-  return make_error("RUN", "run " + std::to_string(*id) + " has no timeline");
+  return load_best_timeline(store, *id);
 }
 
 Result<LoadedRunTimelines> load_all_run_timelines(store::Store& store, const std::vector<std::string>& positionals) {

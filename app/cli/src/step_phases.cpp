@@ -23,6 +23,15 @@ bool is_communication(const est::Track& track, const est::Span& span) {
          span.kind == est::SpanKind::send || span.kind == est::SpanKind::recv || span.phase == est::Phase::communication;
 }
 
+// Annotations enclose kernels of other phases (an imported ProfilerStep spans the whole step)
+// and host spans (CPU ops) run beside the kernels they launch: counting either would hide the
+// device's own time, as diff_timelines() leaves them out for the same reason. Predicted and
+// probe timelines have neither, so this matters for imported traces only.
+bool is_device_work(const est::Track& track, const est::Span& span) {
+  return track.lane != est::Lane::host && span.kind != est::SpanKind::idle && span.kind != est::SpanKind::annotation &&
+         span.kind != est::SpanKind::host;
+}
+
 struct CommSpan {
   std::int32_t rank;
   const est::Span* span;
@@ -83,7 +92,7 @@ StepPhases step_phases(const est::Timeline& timeline) {
   for (const auto& track : timeline.tracks) {
     auto& r = ranks[track.rank];
     for (const auto& s : track.spans) {
-      if (s.kind == est::SpanKind::idle || s.duration_ns <= 0) continue;
+      if (!is_device_work(track, s) || s.duration_ns <= 0) continue;
       const est::Interval iv{s.start_ns, s.end_ns()};
       if (is_communication(track, s)) {
         comm.push_back({track.rank, &s, s.start_ns});

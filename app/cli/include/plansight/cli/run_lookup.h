@@ -19,6 +19,8 @@ struct LoadedRun {
   store::RunRecord run;
   estimator::Timeline timeline;
 };
+// The run and its best timeline: imported, else measured, else predicted.
+Result<LoadedRun> load_best_timeline(store::Store& store, std::int64_t run_id);
 // positionals[index] is the run id.
 Result<LoadedRun> load_run_timeline(store::Store& store, const std::vector<std::string>& positionals, std::size_t index);
 

@@ -3,7 +3,7 @@
 // by forward, backward (with recomputation and weight gradients) and optimizer spans, the
 // communication not hidden behind them (from the moment the last peer arrived: waiting for a
 // peer is idle time), and the rest of the step (bubble). Averaged over ranks, the five add up
-// to the step.
+// to the step. Device work only: annotations and host (CPU) spans of imported traces are skipped.
 #pragma once
 
 #include "plansight/estimator/timeline.h"

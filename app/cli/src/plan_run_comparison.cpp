@@ -1,0 +1,99 @@
+// compare_run_with_plan() and the row lists of every predicted-vs-measured table (see
+// plan_run_comparison.h).
+#include "plansight/cli/plan_run_comparison.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/time_model.h"
+
+namespace plansight::cli {
+
+namespace est = plansight::estimator;
+
+std::optional<double> ComparedValue::error() const {
+  if (!has_measured || !(measured > 0)) return std::nullopt;  // nothing to be relative to
+  const double e = predicted / measured - 1;
+  return std::isfinite(e) ? std::optional<double>(e) : std::nullopt;
+}
+
+std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, bool has_measured,
+                                      double predicted_step_s, double measured_step_s) {
+  std::vector<ComparedValue> rows = {{"forward", p.forward_s, m.forward_s, has_measured},
+                                     {"backward", p.backward_s, m.backward_s, has_measured},
+                                     {"communication", p.communication_s, m.communication_s, has_measured},
+                                     {"bubble", p.bubble_s, m.bubble_s, has_measured},
+                                     {"optimizer", p.optimizer_s, m.optimizer_s, has_measured}};
+  if (p.other_s > 0 || m.other_s > 0) rows.push_back({"other", p.other_s, m.other_s, has_measured});
+  rows.push_back({"step", predicted_step_s, measured_step_s, true});
+  return rows;
+}
+
+std::vector<ComparedValue> memory_rows(const est::MemoryEstimate& predicted,
+                                       const std::map<std::string, std::int64_t>& measured_bytes) {
+  using MB = est::MemoryBreakdown;
+  const std::pair<const char*, double MB::*> fields[] = {
+      {"weights", &MB::weights_bytes}, {"gradients", &MB::gradients_bytes}, {"optimizer", &MB::optimizer_bytes},
+      {"activations", &MB::activations_bytes}, {"buffers", &MB::buffers_bytes}, {"reserve", &MB::reserve_bytes}};
+  auto measured_of = [&](const std::string& c) {
+    auto it = measured_bytes.find(c);
+    return it == measured_bytes.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  std::vector<ComparedValue> rows;
+  for (const auto& [name, field] : fields) {
+    double largest = 0;
+    for (const auto& s : predicted.stages) largest = std::max(largest, s.memory.*field);
+    rows.push_back({name, largest, measured_of(name), true});
+  }
+  double total = 0;
+  for (const auto& s : predicted.stages) total = std::max(total, s.memory.total_bytes());
+  rows.push_back({"total", total, measured_of("total"), true});
+  return rows;
+}
+
+Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t run_id, const est::Plan& plan) {
+  auto run = db.get_run(run_id);
+  if (!run) return run.errors();
+  PlanRunComparison out;
+  bool found = false;
+  for (auto source : {est::TimelineSource::imported, est::TimelineSource::measured}) {
+    auto timeline = db.load_timeline(run_id, source);
+    if (!timeline) continue;
+    out.measured = std::move(*timeline);
+    out.measured_source = source;
+    found = true;
+    break;
+  }
+  if (!found) {
+    return make_error("RUN", "run " + std::to_string(run_id) + " (" + run->name +
+                                 ") has no measured or imported timeline; compare it with a probe run or an imported trace");
+  }
+  auto estimate = est::estimate(plan);  // validates and gives the padded vocabulary
+  if (!estimate) return estimate.errors();
+  auto predicted = est::predict_time(plan, estimate->padded_vocab);
+  if (!predicted) return predicted.errors();
+
+  out.run = std::move(*run);
+  out.plan = plan;
+  out.estimate = std::move(*estimate);
+  out.predicted = std::move(predicted->timeline);
+  out.predicted_phases = step_phases(out.predicted);
+  out.measured_phases = step_phases(out.measured);
+  out.predicted_step_s = predicted->iteration_s;
+  // A probe run's summary holds the median over its timed steps; its timeline is the last step
+  // only. An import has no step time: its traced window stands for one.
+  if (out.run.summary && out.run.summary->step_time_s) {
+    out.measured_step_s = *out.run.summary->step_time_s;
+    out.measured_step_is_median = true;
+  } else {
+    out.measured_step_s = out.measured_phases.step_s;
+  }
+  out.phases = phase_rows(out.predicted_phases, out.measured_phases, true, out.predicted_step_s, out.measured_step_s);
+  if (out.run.summary && !out.run.summary->memory_bytes.empty()) {
+    out.memory = memory_rows(out.estimate.memory, out.run.summary->memory_bytes);
+  }
+  return out;
+}
+
+}  // namespace plansight::cli
