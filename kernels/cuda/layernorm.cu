@@ -5,10 +5,12 @@
 // (the chain rule through the row mean and variance, derived for batch statistics in Ioffe &
 // Szegedy 2015, §3; the same algebra over the feature axis). dweight = Σ_rows xhat dout and
 // dbias = Σ_rows dout are reduced by a column kernel (32 columns x 8 row slices per block), which
-// is deterministic, unlike atomics per row.
+// is deterministic, unlike atomics per row. One template over the element type: 16-bit values are
+// widened to fp32 on load, statistics and gradients of the parameters stay fp32.
 #include "plansight/kernels/cuda/layernorm.h"
 
 #include "common.cuh"
+#include "dtype.cuh"
 #include "plansight/kernels/layernorm.h"
 
 namespace plansight::kernels::cuda {
@@ -17,61 +19,67 @@ namespace {
 constexpr int kRowsPerBlock = detail::kBlockSize / 32;  // one warp per row
 constexpr int kColumnSlices = 8;                        // row slices of the column kernel
 
-__global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* inp,
-                                         const float* weight, const float* bias, int N, int C,
-                                         float eps) {
+template <class T>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
+                                         const T* bias, int N, int C, float eps) {
   const int lane = threadIdx.x % 32;
   const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   if (row >= N) return;  // whole warps leave together; no block-wide barrier follows
-  const float* x = inp + static_cast<std::size_t>(row) * C;
-  float* y = out + static_cast<std::size_t>(row) * C;
+  const T* x = inp + static_cast<std::size_t>(row) * C;
+  T* y = out + static_cast<std::size_t>(row) * C;
   float sum = 0.0f;
-  for (int c = lane; c < C; c += 32) sum += x[c];
+  for (int c = lane; c < C; c += 32) sum += detail::to_float(x[c]);
   const float m = detail::warp_sum(sum) / C;
   float squares = 0.0f;
-  for (int c = lane; c < C; c += 32) squares += (x[c] - m) * (x[c] - m);
+  for (int c = lane; c < C; c += 32) {
+    const float d = detail::to_float(x[c]) - m;
+    squares += d * d;
+  }
   const float s = 1.0f / sqrtf(detail::warp_sum(squares) / C + eps);
-  for (int c = lane; c < C; c += 32) y[c] = (x[c] - m) * s * weight[c] + bias[c];
+  for (int c = lane; c < C; c += 32) {
+    const float xhat = (detail::to_float(x[c]) - m) * s;
+    y[c] = detail::from_float<T>(xhat * detail::to_float(weight[c]) + detail::to_float(bias[c]));
+  }
   if (lane == 0) {
     mean[row] = m;
     rstd[row] = s;
   }
 }
 
-__global__ void layernorm_backward_input_kernel(float* dinp, const float* dout, const float* inp,
-                                                const float* weight, const float* mean,
-                                                const float* rstd, int N, int C) {
+template <class T>
+__global__ void layernorm_backward_input_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
+                                                const float* mean, const float* rstd, int N, int C) {
   const int lane = threadIdx.x % 32;
   const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   if (row >= N) return;
   const std::size_t offset = static_cast<std::size_t>(row) * C;
-  const float* x = inp + offset;
-  const float* dy = dout + offset;
-  float* dx = dinp + offset;
+  const T* x = inp + offset;
+  const T* dy = dout + offset;
+  T* dx = dinp + offset;
   const float m = mean[row];
   const float s = rstd[row];
   float g_sum = 0.0f;
   float g_xhat_sum = 0.0f;
   for (int c = lane; c < C; c += 32) {
-    const float xhat = (x[c] - m) * s;
-    const float g = dy[c] * weight[c];
+    const float xhat = (detail::to_float(x[c]) - m) * s;
+    const float g = detail::to_float(dy[c]) * detail::to_float(weight[c]);
     g_sum += g;
     g_xhat_sum += g * xhat;
   }
   const float g_mean = detail::warp_sum(g_sum) / C;
   const float g_xhat_mean = detail::warp_sum(g_xhat_sum) / C;
   for (int c = lane; c < C; c += 32) {
-    const float xhat = (x[c] - m) * s;
-    const float g = dy[c] * weight[c];
-    dx[c] += s * (g - g_mean - xhat * g_xhat_mean);
+    const float xhat = (detail::to_float(x[c]) - m) * s;
+    const float g = detail::to_float(dy[c]) * detail::to_float(weight[c]);
+    dx[c] = detail::from_float<T>(detail::to_float(dx[c]) + s * (g - g_mean - xhat * g_xhat_mean));
   }
 }
 
 // blockDim (32, kColumnSlices): threadIdx.x picks the column (coalesced), threadIdx.y a slice of
 // rows; the slices' partial sums meet in shared memory.
-__global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, const float* dout,
-                                                 const float* inp, const float* mean,
-                                                 const float* rstd, int N, int C) {
+template <class T>
+__global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, const T* dout, const T* inp,
+                                                 const float* mean, const float* rstd, int N, int C) {
   __shared__ float weight_part[kColumnSlices][32];
   __shared__ float bias_part[kColumnSlices][32];
   const int c = blockIdx.x * 32 + threadIdx.x;
@@ -80,9 +88,10 @@ __global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, c
   if (c < C) {
     for (int n = threadIdx.y; n < N; n += kColumnSlices) {
       const std::size_t i = static_cast<std::size_t>(n) * C + c;
-      const float xhat = (inp[i] - mean[n]) * rstd[n];
-      dw += xhat * dout[i];
-      db += dout[i];
+      const float xhat = (detail::to_float(inp[i]) - mean[n]) * rstd[n];
+      const float dy = detail::to_float(dout[i]);
+      dw += xhat * dy;
+      db += dy;
     }
   }
   weight_part[threadIdx.y][threadIdx.x] = dw;
@@ -100,27 +109,56 @@ __global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, c
 
 unsigned int row_blocks(int N) { return static_cast<unsigned int>((N + kRowsPerBlock - 1) / kRowsPerBlock); }
 
-}  // namespace
-
-Status layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                         const float* weight, const float* bias, int N, int C, cudaStream_t stream) {
-  layernorm_forward_kernel<<<row_blocks(N), detail::kBlockSize, 0, stream>>>(
-      out, mean, rstd, inp, weight, bias, N, C, cpu::kLayerNormEps);
+template <class T>
+Status forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, const T* bias, int N, int C,
+               cudaStream_t stream) {
+  layernorm_forward_kernel<T><<<row_blocks(N), detail::kBlockSize, 0, stream>>>(out, mean, rstd, inp, weight,
+                                                                                bias, N, C, cpu::kLayerNormEps);
   return detail::launch_status("layernorm_forward_kernel");
 }
 
-Status layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                          const float* inp, const float* weight, const float* mean,
-                          const float* rstd, int N, int C, cudaStream_t stream) {
-  layernorm_backward_input_kernel<<<row_blocks(N), detail::kBlockSize, 0, stream>>>(
-      dinp, dout, inp, weight, mean, rstd, N, C);
+template <class T>
+Status backward(T* dinp, float* dweight, float* dbias, const T* dout, const T* inp, const T* weight,
+                const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
+  layernorm_backward_input_kernel<T><<<row_blocks(N), detail::kBlockSize, 0, stream>>>(dinp, dout, inp, weight,
+                                                                                       mean, rstd, N, C);
   Status status = detail::launch_status("layernorm_backward_input_kernel");
   if (!status) return status;
   const dim3 block(32, kColumnSlices);
   const unsigned int blocks = static_cast<unsigned int>((C + 31) / 32);
-  layernorm_backward_params_kernel<<<blocks, block, 0, stream>>>(dweight, dbias, dout, inp, mean,
-                                                                 rstd, N, C);
+  layernorm_backward_params_kernel<T><<<blocks, block, 0, stream>>>(dweight, dbias, dout, inp, mean, rstd, N, C);
   return detail::launch_status("layernorm_backward_params_kernel");
+}
+
+}  // namespace
+
+Status layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                         const float* bias, int N, int C, cudaStream_t s) {
+  return forward(out, mean, rstd, inp, weight, bias, N, C, s);
+}
+Status layernorm_forward(bfloat16* out, float* mean, float* rstd, const bfloat16* inp, const bfloat16* weight,
+                         const bfloat16* bias, int N, int C, cudaStream_t s) {
+  return forward(out, mean, rstd, inp, weight, bias, N, C, s);
+}
+Status layernorm_forward(float16* out, float* mean, float* rstd, const float16* inp, const float16* weight,
+                         const float16* bias, int N, int C, cudaStream_t s) {
+  return forward(out, mean, rstd, inp, weight, bias, N, C, s);
+}
+
+Status layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                          const float* weight, const float* mean, const float* rstd, int N, int C,
+                          cudaStream_t s) {
+  return backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, s);
+}
+Status layernorm_backward(bfloat16* dinp, float* dweight, float* dbias, const bfloat16* dout, const bfloat16* inp,
+                          const bfloat16* weight, const float* mean, const float* rstd, int N, int C,
+                          cudaStream_t s) {
+  return backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, s);
+}
+Status layernorm_backward(float16* dinp, float* dweight, float* dbias, const float16* dout, const float16* inp,
+                          const float16* weight, const float* mean, const float* rstd, int N, int C,
+                          cudaStream_t s) {
+  return backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, s);
 }
 
 }  // namespace plansight::kernels::cuda

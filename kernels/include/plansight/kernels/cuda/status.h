@@ -11,9 +11,10 @@ using cudaStream_t = CUstream_st*;
 
 namespace plansight::kernels::cuda {
 
-// What a launcher returns: ok, or the cudaError_t value and a message naming the kernel and
-// cudaGetErrorString's text. Launches are asynchronous, so ok means "launched": an error
-// during execution shows up at the caller's next synchronising call on the stream.
+// What a launcher returns: ok, or an error code and a message naming the kernel or library call
+// and the library's text for the code. The code is a cudaError_t value, or a cublasStatus_t value
+// when the message names a cuBLASLt call. Launches are asynchronous, so ok means "launched": an
+// error during execution shows up at the caller's next synchronising call on the stream.
 class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
@@ -21,7 +22,7 @@ class [[nodiscard]] Status {
 
   bool ok() const { return code_ == 0; }
   explicit operator bool() const { return ok(); }
-  int cuda_error() const { return code_; }  // a cudaError_t value; 0 is cudaSuccess
+  int cuda_error() const { return code_; }  // see above; 0 is success
   const std::string& message() const { return message_; }
 
  private:

@@ -1,0 +1,142 @@
+// Fully connected layer, CUDA: three cuBLASLt GEMMs (gemm.h) as in the CPU twin's three
+// cblas_sgemm calls, the forward bias (and optionally GeLU) in the GEMM's epilogue, and the bias
+// gradient as a column reduction over dout (32 columns x 8 row slices per block, fixed order:
+// deterministic, unlike atomics).
+#include "plansight/kernels/cuda/matmul.h"
+
+#include "common.cuh"
+#include "dtype.cuh"
+#include "gemm.h"
+#include "library_status.h"
+#include "plansight/kernels/cuda/gelu.h"
+
+namespace plansight::kernels::cuda {
+namespace {
+
+constexpr int kColumnSlices = 8;
+
+template <class E>
+__global__ void bias_grad_kernel(float* dbias, const E* dout, int N, int OC) {
+  __shared__ float part[kColumnSlices][32];
+  const int o = blockIdx.x * 32 + threadIdx.x;
+  float sum = 0.0f;
+  if (o < OC) {
+    for (int n = threadIdx.y; n < N; n += kColumnSlices) sum += detail::to_float(dout[static_cast<std::size_t>(n) * OC + o]);
+  }
+  part[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && o < OC) {
+    for (int k = 1; k < kColumnSlices; ++k) sum += part[k][threadIdx.x];
+    dbias[o] += sum;
+  }
+}
+
+template <class E>
+detail::Gemm forward_gemm(E* out, const E* inp, const E* weight, const E* bias, int N, int C, int OC) {
+  // out[N,OC] = inp[N,C] · weight[OC,C]^T
+  detail::Gemm g;
+  g.what = "matmul_forward";
+  g.ab_type = g.c_type = detail::TypeInfo<E>::kDType;
+  g.m = N, g.n = OC, g.k = C;
+  g.a = inp, g.lda = C;
+  g.b = weight, g.ldb = C, g.trans_b = true;
+  g.c = out, g.ldc = OC;
+  g.bias = bias;
+  return g;
+}
+
+template <class E>
+Status forward(E* out, const E* inp, const E* weight, const E* bias, int N, int C, int OC, Blas& blas,
+               cudaStream_t stream) {
+  return detail::gemm(blas, forward_gemm(out, inp, weight, bias, N, C, OC), stream);
+}
+
+template <class E>
+Status gelu_forward(E* out, E* pre_gelu, const E* inp, const E* weight, const E* bias, int N, int C, int OC,
+                    Blas& blas, cudaStream_t stream) {
+  if (bias == nullptr) return detail::invalid_argument("matmul_gelu_forward: bias is null; the fused GeLU needs a bias");
+  if (!detail::gelu_epilogue_supports(OC)) {
+    if (Status s = forward(pre_gelu, inp, weight, bias, N, C, OC, blas, stream); !s) return s;
+    return cuda::gelu_forward(out, pre_gelu, static_cast<std::size_t>(N) * OC, stream);
+  }
+  detail::Gemm g = forward_gemm(out, inp, weight, bias, N, C, OC);
+  g.what = "matmul_gelu_forward";
+  g.gelu_pre = pre_gelu;
+  return detail::gemm(blas, g, stream);
+}
+
+template <class E>
+Status backward(E* dinp, float* dweight, float* dbias, const E* dout, const E* inp, const E* weight, int N, int C,
+                int OC, Blas& blas, cudaStream_t stream) {
+  const DType type = detail::TypeInfo<E>::kDType;
+  if (dinp != nullptr) {
+    // dinp[N,C] += dout[N,OC] · weight[OC,C]
+    detail::Gemm g;
+    g.what = "matmul_backward dinp";
+    g.ab_type = g.c_type = type;
+    g.m = N, g.n = C, g.k = OC;
+    g.a = dout, g.lda = OC;
+    g.b = weight, g.ldb = C;
+    g.c = dinp, g.ldc = C;
+    g.beta = 1.0f;
+    if (Status s = detail::gemm(blas, g, stream); !s) return s;
+  }
+  // dweight[OC,C] += dout[N,OC]^T · inp[N,C], accumulated into fp32.
+  detail::Gemm g;
+  g.what = "matmul_backward dweight";
+  g.ab_type = type;
+  g.c_type = DType::fp32;
+  g.m = OC, g.n = C, g.k = N;
+  g.a = dout, g.lda = OC, g.trans_a = true;
+  g.b = inp, g.ldb = C;
+  g.c = dweight, g.ldc = C;
+  g.beta = 1.0f;
+  if (Status s = detail::gemm(blas, g, stream); !s) return s;
+  if (dbias == nullptr) return {};
+  const dim3 block(32, kColumnSlices);
+  bias_grad_kernel<E><<<static_cast<unsigned int>((OC + 31) / 32), block, 0, stream>>>(dbias, dout, N, OC);
+  return detail::launch_status("bias_grad_kernel");
+}
+
+}  // namespace
+
+Status matmul_forward(float* out, const float* inp, const float* w, const float* b, int N, int C, int OC, Blas& blas,
+                      cudaStream_t s) {
+  return forward(out, inp, w, b, N, C, OC, blas, s);
+}
+Status matmul_forward(bfloat16* out, const bfloat16* inp, const bfloat16* w, const bfloat16* b, int N, int C, int OC, Blas& blas,
+                      cudaStream_t s) {
+  return forward(out, inp, w, b, N, C, OC, blas, s);
+}
+Status matmul_forward(float16* out, const float16* inp, const float16* w, const float16* b, int N, int C, int OC, Blas& blas,
+                      cudaStream_t s) {
+  return forward(out, inp, w, b, N, C, OC, blas, s);
+}
+
+Status matmul_gelu_forward(float* out, float* pre, const float* inp, const float* w, const float* b, int N, int C,
+                           int OC, Blas& blas, cudaStream_t s) {
+  return gelu_forward(out, pre, inp, w, b, N, C, OC, blas, s);
+}
+Status matmul_gelu_forward(bfloat16* out, bfloat16* pre, const bfloat16* inp, const bfloat16* w, const bfloat16* b, int N, int C, int OC,
+                           Blas& blas, cudaStream_t s) {
+  return gelu_forward(out, pre, inp, w, b, N, C, OC, blas, s);
+}
+Status matmul_gelu_forward(float16* out, float16* pre, const float16* inp, const float16* w, const float16* b, int N, int C, int OC,
+                           Blas& blas, cudaStream_t s) {
+  return gelu_forward(out, pre, inp, w, b, N, C, OC, blas, s);
+}
+
+Status matmul_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w, int N,
+                       int C, int OC, Blas& blas, cudaStream_t s) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+}
+Status matmul_backward(bfloat16* dinp, float* dw, float* db, const bfloat16* dout, const bfloat16* inp, const bfloat16* w, int N,
+                       int C, int OC, Blas& blas, cudaStream_t s) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+}
+Status matmul_backward(float16* dinp, float* dw, float* db, const float16* dout, const float16* inp, const float16* w, int N,
+                       int C, int OC, Blas& blas, cudaStream_t s) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+}
+
+}  // namespace plansight::kernels::cuda

@@ -1,0 +1,164 @@
+// The cuBLASLt twins (matmul with its bias and bias+GeLU epilogues, causal attention) against
+// their CPU references, in fp32 (strict and TF32), bf16 and fp16. 16-bit inputs are rounded to
+// the type before the CPU runs on them (see kernels_cuda_test.cpp). Tolerances: fp32 strict as
+// the element-wise kernels (summation order differs from OpenBLAS); TF32 rounds each product's
+// inputs to a 10-bit mantissa (NVIDIA A100 whitepaper, "TF32"), so 5e-3; bf16/fp16 results are
+// stored rounded, and attention rounds its probabilities and their gradients once more.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "device_test_util.h"
+#include "plansight/kernels/cuda/kernels_cuda.h"
+#include "plansight/kernels/kernels.h"
+
+namespace plansight::kernels {
+namespace {
+
+using namespace plansight::device_test;
+
+class GemmTest : public DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_OK(cuda::Blas::create(blas_));
+  }
+  std::unique_ptr<cuda::Blas> blas_;
+};
+
+template <class E>
+class TypedGemmTest : public GemmTest {};
+using ElementTypes = ::testing::Types<float, cuda::bfloat16, cuda::float16>;
+TYPED_TEST_SUITE(TypedGemmTest, ElementTypes);
+
+TYPED_TEST(TypedGemmTest, MatmulForwardAndBackwardMatchCpu) {
+  using E = TypeParam;
+  const int N = 50, C = 72, OC = 36;  // OC not a multiple of 8: general alignment
+  const auto inp = rounded<E>(random_normal(std::size_t{1} * N * C, 81));
+  const auto weight = rounded<E>(random_normal(std::size_t{1} * OC * C, 82, 0.2f));
+  const auto bias = rounded<E>(random_normal(OC, 83));
+  const auto dout = rounded<E>(random_normal(std::size_t{1} * N * OC, 84));
+  auto dinp = rounded<E>(random_normal(inp.size(), 85));
+  auto dweight = random_normal(weight.size(), 86);
+  auto dbias = random_normal(OC, 87);
+  std::vector<float> out(dout.size());
+  DeviceBuffer<E> d_inp(narrow_all<E>(inp)), d_weight(narrow_all<E>(weight)), d_bias(narrow_all<E>(bias)),
+      d_dout(narrow_all<E>(dout)), d_dinp(narrow_all<E>(dinp)), d_out(narrow_all<E>(out));
+  DeviceBuffer<float> d_dweight(dweight), d_dbias(dbias);
+  ASSERT_CUDA(d_dbias.error());
+  cuda::Blas& blas = *this->blas_;
+  ASSERT_OK(cuda::matmul_forward(d_out.get(), d_inp.get(), d_weight.get(), d_bias.get(), N, C, OC, blas, this->stream_));
+  ASSERT_OK(cuda::matmul_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), d_dout.get(), d_inp.get(),
+                                  d_weight.get(), N, C, OC, blas, this->stream_));
+  this->sync();
+  cpu::matmul_forward(out.data(), inp.data(), weight.data(), bias.data(), N, C, OC);
+  cpu::matmul_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(), weight.data(), N, C, OC);
+  const float rtol = std::max(2e-5f, storage_rtol<E>());
+  expect_close("matmul out", widen_all(d_out.to_host()), out, rtol);
+  expect_close("matmul dinp", widen_all(d_dinp.to_host()), dinp, rtol);
+  // Products of 16-bit values are exact in fp32, so the fp32 weight gradient differs from the
+  // CPU's only by summation order.
+  expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
+  expect_close("matmul dbias", d_dbias.to_host(), dbias, 2e-5f);
+}
+
+TEST_F(GemmTest, MatmulWithoutBiasOrInputGradient) {
+  const int N = 16, C = 32, OC = 24;
+  const auto inp = random_normal(std::size_t{1} * N * C, 91);
+  const auto weight = random_normal(std::size_t{1} * OC * C, 92);
+  const auto dout = random_normal(std::size_t{1} * N * OC, 93);
+  auto dweight = random_normal(weight.size(), 94);
+  std::vector<float> out(dout.size());
+  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_dout(dout), d_dweight(dweight), d_out(out);
+  ASSERT_CUDA(d_out.error());
+  ASSERT_OK(cuda::matmul_forward(d_out.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(cuda::matmul_backward(nullptr, d_dweight.get(), nullptr, d_dout.get(), d_inp.get(), d_weight.get(), N, C,
+                                  OC, *blas_, stream_));
+  sync();
+  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
+  cpu::matmul_backward(nullptr, dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
+  expect_close("matmul out", d_out.to_host(), out, 2e-5f);
+  expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
+}
+
+TEST_F(GemmTest, Tf32MatmulStaysWithinTf32Rounding) {
+  const int N = 64, C = 256, OC = 128;
+  const auto inp = random_normal(std::size_t{1} * N * C, 95);
+  const auto weight = random_normal(std::size_t{1} * OC * C, 96);
+  std::vector<float> out(std::size_t{1} * N * OC);
+  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_out(out);
+  ASSERT_CUDA(d_out.error());
+  blas_->set_fp32_math(cuda::Fp32Math::tf32);
+  ASSERT_OK(cuda::matmul_forward(d_out.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  sync();
+  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
+  expect_close("tf32 matmul out", d_out.to_host(), out, 5e-3f);
+}
+
+// Fused bias+GeLU (OC a multiple of 8) and its unfused fallback (OC = 36) give what the CPU's
+// matmul then GeLU give; pre_gelu is the matmul output that gelu_backward reads.
+TEST_F(GemmTest, MatmulGeluMatchesMatmulThenGelu) {
+  for (const int OC : {64, 36}) {
+    SCOPED_TRACE(OC);
+    const int N = 40, C = 48;
+    const auto inp = random_normal(std::size_t{1} * N * C, 101);
+    const auto weight = random_normal(std::size_t{1} * OC * C, 102, 0.3f);
+    const auto bias = random_normal(OC, 103);
+    std::vector<float> pre(std::size_t{1} * N * OC), out(pre.size());
+    DeviceBuffer<float> d_inp(inp), d_weight(weight), d_bias(bias), d_pre(pre), d_out(out);
+    ASSERT_CUDA(d_out.error());
+    ASSERT_OK(cuda::matmul_gelu_forward(d_out.get(), d_pre.get(), d_inp.get(), d_weight.get(), d_bias.get(), N, C, OC,
+                                        *blas_, stream_));
+    sync();
+    cpu::matmul_forward(pre.data(), inp.data(), weight.data(), bias.data(), N, C, OC);
+    cpu::gelu_forward(out.data(), pre.data(), pre.size());
+    expect_close("pre_gelu", d_pre.to_host(), pre, 2e-5f);
+    expect_close("gelu out", d_out.to_host(), out, 1e-4f);
+  }
+}
+
+TYPED_TEST(TypedGemmTest, AttentionForwardAndBackwardMatchCpu) {
+  using E = TypeParam;
+  const int B = 2, T = 19, C = 48, NH = 4;  // hs = 12: heads start at unaligned offsets
+  const std::size_t qkv_n = std::size_t{1} * B * T * 3 * C, att_n = std::size_t{1} * B * NH * T * T;
+  const auto qkv = rounded<E>(random_normal(qkv_n, 111));
+  const auto dout = rounded<E>(random_normal(std::size_t{1} * B * T * C, 112));
+  auto dqkv = rounded<E>(random_normal(qkv_n, 113));
+  std::vector<float> out(dout.size()), att(att_n), scratch(att_n);
+  DeviceBuffer<E> d_qkv(narrow_all<E>(qkv)), d_dout(narrow_all<E>(dout)), d_dqkv(narrow_all<E>(dqkv)),
+      d_out(narrow_all<E>(out)), d_att(narrow_all<E>(att)), d_scratch(narrow_all<E>(scratch));
+  ASSERT_CUDA(d_scratch.error());
+  cuda::Blas& blas = *this->blas_;
+  ASSERT_OK(cuda::attention_forward(d_out.get(), d_att.get(), d_qkv.get(), B, T, C, NH, blas, this->stream_));
+  this->sync();
+  cpu::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  const float rtol = std::max(2e-5f, 2 * storage_rtol<E>());
+  const auto gpu_att = widen_all(d_att.to_host());
+  expect_close("attention att", gpu_att, att, rtol);
+  expect_close("attention out", widen_all(d_out.to_host()), out, rtol);
+  for (int row = 0; row < B * NH * T; ++row) {  // causal: exact zeros above the diagonal
+    const int t = row % T;
+    for (int s = t + 1; s < T; ++s) ASSERT_EQ(gpu_att[static_cast<std::size_t>(row) * T + s], 0.0f) << row << "," << s;
+  }
+  // Backward from the CPU's probabilities (rounded to E) on both sides.
+  att = rounded<E>(att);
+  DeviceBuffer<E> d_att_cpu(narrow_all<E>(att));
+  ASSERT_OK(cuda::attention_backward(d_dqkv.get(), d_scratch.get(), d_dout.get(), d_qkv.get(), d_att_cpu.get(), B, T,
+                                     C, NH, blas, this->stream_));
+  this->sync();
+  cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+  expect_close("attention dqkv", widen_all(d_dqkv.to_host()), dqkv, std::max(2e-5f, 3 * storage_rtol<E>()));
+}
+
+TEST_F(GemmTest, AttentionRejectsHeadsThatDoNotDivideC) {
+  const auto status = cuda::attention_forward(static_cast<float*>(nullptr), nullptr, nullptr, 1, 4, 30, 4, *blas_,
+                                              stream_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("NH = 4 must be positive and divide C = 30"), std::string::npos) << status.message();
+}
+
+}  // namespace
+}  // namespace plansight::kernels
