@@ -139,6 +139,38 @@ double DeviceModel::elementwise_seconds(ElementwiseKind kind, double bytes) cons
   return memory_seconds(bytes);
 }
 
+bool DeviceModel::has_fused_attention() const {
+  if (!profile_) return false;
+  return std::any_of(profile_->attention.begin(), profile_->attention.end(),
+                     [](const AttentionSample& a) { return a.forward_s > 0 && a.backward_s > 0; });
+}
+
+double DeviceModel::fused_attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const {
+  if (!has_fused_attention() || batch_heads <= 0 || seq <= 0 || head_dim <= 0) return 0;
+  auto l = [](double x) { return std::log2(std::max(x, 1.0)); };
+  const AttentionSample* nearest = nullptr;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& a : profile_->attention) {
+    if (a.forward_s <= 0 || a.backward_s <= 0) continue;
+    // The sequence counts twice: the work grows with its square.
+    const double d = std::fabs(l(static_cast<double>(a.batch_heads)) - l(batch_heads)) +
+                     2 * std::fabs(l(static_cast<double>(a.seq)) - l(seq)) +
+                     std::fabs(l(static_cast<double>(a.head_dim)) - l(head_dim));
+    if (d < best) {
+      best = d;
+      nearest = &a;
+    }
+  }
+  const double scale = batch_heads * seq * seq * head_dim / nearest->work();
+  return (backward ? nearest->backward_s : nearest->forward_s) * scale;
+}
+
+double DeviceModel::optimizer_seconds(double bytes) const {
+  if (bytes <= 0) return 0;
+  if (profile_ && profile_->optimizer_bytes_per_s > 0) return efficiency_.kernel_overhead_s + bytes / profile_->optimizer_bytes_per_s;
+  return memory_seconds(bytes);
+}
+
 double DeviceModel::flash_attention_seconds(double flops, bool backward) const {
   if (flops <= 0 || peak_flops_ <= 0) return 0;
   const double fraction = backward ? efficiency_.flash_backward_fraction : efficiency_.flash_forward_fraction;

@@ -31,6 +31,11 @@ nlohmann::json to_json(const HardwareProfile& p) {
                            {"crosses_nodes", c.crosses_nodes},
                            {"bus_gb_per_s", c.seconds > 0 ? c.bytes * bus_factor(c.op, c.ranks) / c.seconds / 1e9 : 0.0}});
   }
+  nlohmann::json attention = nlohmann::json::array();
+  for (const auto& a : p.attention) {
+    attention.push_back({{"batch_heads", a.batch_heads}, {"seq", a.seq}, {"head_dim", a.head_dim},
+                         {"forward_s", a.forward_s}, {"backward_s", a.backward_s}});
+  }
   return {{"device", p.device},
           {"created_at", p.created_at},
           {"peak_flops", p.peak_flops},
@@ -38,7 +43,9 @@ nlohmann::json to_json(const HardwareProfile& p) {
           {"kernel_overhead_s", p.kernel_overhead_s},
           {"gemms", std::move(gemms)},
           {"collectives", std::move(collectives)},
-          {"elementwise_bytes_per_s", p.elementwise_bytes_per_s}};
+          {"elementwise_bytes_per_s", p.elementwise_bytes_per_s},
+          {"attention", std::move(attention)},
+          {"optimizer_bytes_per_s", p.optimizer_bytes_per_s}};
 }
 
 Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
@@ -47,7 +54,7 @@ Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
   HardwareProfile p;
   JsonReader in(json, "hardware_profile", errors);
   in.reject_unknown({"device", "created_at", "peak_flops", "memory_bandwidth_bytes_per_s", "kernel_overhead_s", "gemms",
-                     "collectives", "elementwise_bytes_per_s"});
+                     "collectives", "elementwise_bytes_per_s", "attention", "optimizer_bytes_per_s"});
   in.read("device", p.device);
   in.read("created_at", p.created_at);
   in.read("peak_flops", p.peak_flops, 0.0);
@@ -112,6 +119,25 @@ Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
       }
     }
   }
+  // Absent in profiles written before attention and optimizer calibration.
+  if (const auto* list = in.get("attention")) {
+    if (!list->is_array()) {
+      in.error("attention", "expected an array, got " + describe_json(*list));
+    } else {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        JsonReader a((*list)[i], in.field("attention") + "[" + std::to_string(i) + "]", errors);
+        a.reject_unknown({"batch_heads", "seq", "head_dim", "forward_s", "backward_s"});
+        AttentionSample s;
+        a.read("batch_heads", s.batch_heads, 1);
+        a.read("seq", s.seq, 1);
+        a.read("head_dim", s.head_dim, 1);
+        a.read("forward_s", s.forward_s, 0.0, 1e6);
+        a.read("backward_s", s.backward_s, 0.0, 1e6);
+        p.attention.push_back(s);
+      }
+    }
+  }
+  in.read("optimizer_bytes_per_s", p.optimizer_bytes_per_s, 0.0);
   if (!errors.empty()) return errors;
   return p;
 }

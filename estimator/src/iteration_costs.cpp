@@ -22,6 +22,8 @@ OpCost to_op(const PhaseCost& c) {
   return op;
 }
 
+}  // namespace
+
 // Bytes one Adam(W) step moves per parameter: read master weights, gradient and states, write
 // master and states, write the compute-precision weights; plus the gradient-norm pass (read)
 // and zeroing (write) of the gradients.
@@ -33,8 +35,6 @@ double optimizer_bytes_per_parameter(const TrainingSpec& t) {
   const double states = b.optimizer - master;
   return 2 * (master + states) + b.gradients + (separate_master ? b.weights : b.weights * 2) + 2 * b.gradients;
 }
-
-}  // namespace
 
 IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, const CommLinks& links,
                                std::int64_t padded_vocab) {
@@ -121,7 +121,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     if (l.zero_stage == 1 || l.zero_stage == 2) {
       gather = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
     }
-    out.optimizer_seconds.push_back(device.memory_seconds(shard * step_bytes) + gather);
+    out.optimizer_seconds.push_back(device.optimizer_seconds(shard * step_bytes) + gather);
     out.optimizer_dp_seconds.push_back(gather);
   }
   return out;

@@ -91,6 +91,15 @@ PassCost attention_core(const Dims& d, const DeviceModel& dev) {
     c.backward_input.flops = 2.5 * fwd;
     return c;
   }
+  if (dev.has_fused_attention()) {
+    // The device ran attention as one measured kernel (the CPU probe's fused loops): its own
+    // time; the FLOPs stay those of the unfused products, the work the model counts.
+    c.forward.compute_s = dev.fused_attention_seconds(batch, d.sq, d.d, false);
+    c.forward.flops = 4 * d.sq * d.skv * d.d * batch;
+    c.backward_input.compute_s = dev.fused_attention_seconds(batch, d.sq, d.d, true);
+    c.backward_input.flops = 8 * d.sq * d.skv * d.d * batch;
+    return c;
+  }
   // QK^T and AV as batched GEMMs over b * heads/t; the full s x s product is computed and masked.
   c.forward.compute_s += dev.gemm_seconds(d.sq, d.skv, d.d, batch) + dev.gemm_seconds(d.sq, d.d, d.skv, batch);
   c.forward.flops += 4 * d.sq * d.skv * d.d * batch;

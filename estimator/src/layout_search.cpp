@@ -280,6 +280,12 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
     return make_error("layout.placement", "the search places ranks tp-cp-dp-pp (innermost first); got " +
                                               to_string(base.layout.placement) + ". Estimate other placements one by one");
   }
+  if (base.cluster.shared_processors > 0) {
+    // The closed-form ranking assumes a device per rank; processor sharing needs the simulation.
+    return make_error("cluster.shared_processors", "value " + std::to_string(base.cluster.shared_processors) +
+                                                       ": the search ranks layouts of ranks with a device each; valid: 0. "
+                                                       "Estimate shared-processor layouts one by one");
+  }
   const Setup setup = make_setup(base, options);
   if (setup.units.empty() || setup.micro_batches.empty() || setup.recomputes.empty() || setup.zeros.empty() ||
       (setup.one_stage.empty() && setup.stages.empty()) || options.top == 0) {

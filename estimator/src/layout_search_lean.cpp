@@ -246,7 +246,7 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
   };
   auto optimizer_seconds = [&](double params) {
     const double shard = c.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
-    return ctx.device.memory_seconds(shard * ctx.optimizer_step_bytes) + optimizer_gather(params);
+    return ctx.device.optimizer_seconds(shard * ctx.optimizer_step_bytes) + optimizer_gather(params);
   };
 
   Sums r0, last, middle;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "plansight/estimator/schedule_metrics.h"
+#include "shared_processor_simulator.h"
 #include "simulation_costs.h"
 
 namespace plansight::estimator {
@@ -320,6 +321,9 @@ Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationIn
   if (auto errors = check_schedule(table); !errors.empty()) return errors;
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
   if (!costs.ok()) return costs.errors();
+  if (input.shared_processors > 0 && input.threads_per_rank * table.p > input.shared_processors) {
+    return simulate_shared(table, input, std::move(costs).value());
+  }
   return Simulator(table, input, std::move(costs).value()).run();
 }
 

@@ -58,6 +58,12 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
         make_error("simulation.dp_buckets", std::to_string(input.dp_buckets) + "; need >= 1"));
   }
   checked_ns(input.optimizer_seconds, "simulation.optimizer_seconds", errors);
+  if (input.shared_processors < 0) {
+    errors.push_back(make_error("simulation.shared_processors", std::to_string(input.shared_processors) + "; need >= 0 (0: none shared)"));
+  }
+  if (input.threads_per_rank < 1) {
+    errors.push_back(make_error("simulation.threads_per_rank", std::to_string(input.threads_per_rank) + "; need >= 1"));
+  }
   std::vector<NsChunkCost> costs(input.chunks.size());
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {
     const ChunkCost& in = input.chunks[i];

@@ -117,7 +117,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
           {"inter_node_gb_per_s", c.inter_node_bandwidth_bytes_per_s / 1e9},
           {"intra_node_latency_us", c.intra_node_latency_s * 1e6},
           {"inter_node_latency_us", c.inter_node_latency_s * 1e6},
-          {"price_per_gpu_hour", c.price_per_gpu_hour}};
+          {"price_per_gpu_hour", c.price_per_gpu_hour},
+          {"shared_processors", c.shared_processors}};
 }
 
 // Reads the cluster's own numbers; "system" and "gpu" names are resolved by plan_from_json.
@@ -137,6 +138,7 @@ void read_cluster(JsonReader& in, ClusterSpec& c) {
   scaled("intra_node_latency_us", c.intra_node_latency_s, 1, 1e6, 1e9);
   scaled("inter_node_latency_us", c.inter_node_latency_s, 1, 1e6, 1e9);
   in.read("price_per_gpu_hour", c.price_per_gpu_hour, 0.0, 1e9);
+  in.read("shared_processors", c.shared_processors, std::int64_t{0}, std::int64_t{1} << 20);
 }
 
 nlohmann::json to_json(const LayoutSpec& l) {

@@ -50,6 +50,8 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   in.optimizer_seconds = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
   in.dp_issue = plan.layout.dp_overlap ? DpReduceIssue::per_chunk : DpReduceIssue::at_end;
   in.dp_buckets = plan.layout.dp_overlap ? static_cast<std::int32_t>(kDpBucketsPerChunk) : 1;
+  in.shared_processors = plan.cluster.shared_processors;
+  in.threads_per_rank = plan.layout.tp * plan.dp() * plan.layout.cp;
   in.title = "predicted: " + plan.model.name;
   return in;
 }

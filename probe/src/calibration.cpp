@@ -164,7 +164,10 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
   auto stopped = [&] { return options.stop && options.stop->load(); };
   auto cancelled = [] { return Result<est::HardwareProfile>(make_error("calibration", "cancelled")); };
   const std::int64_t world = r.layout.tp * r.layout.pp * std::max<std::int64_t>(r.layout.dp, 1);
-  const int concurrency = static_cast<int>(world);
+  // As many copies at once as the run's ranks can compute at once: with more ranks than cores
+  // they take turns through the core gate (engine.cpp), so no more than the cores run together.
+  const std::int64_t slots = r.cores > 0 ? std::max<std::int64_t>(r.cores / std::max<std::int64_t>(r.threads_per_rank, 1), 1) : world;
+  const int concurrency = static_cast<int>(std::min(world, slots));
   // The engine gives each rank threads_per_rank BLAS threads; measure GEMMs the same way.
   const int saved_blas_threads = kc::blas_threads();
   kc::set_blas_threads(static_cast<int>(r.threads_per_rank));
@@ -184,6 +187,9 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
   if (stopped()) return cancelled();
   p.elementwise_bytes_per_s = measure_elementwise(r, options.level, concurrency, p.kernel_overhead_s);
   if (stopped()) return cancelled();
+  p.attention.push_back(measure_attention(r, options.level, concurrency));
+  p.optimizer_bytes_per_s = measure_optimizer(r, options.level, concurrency);
+  if (stopped()) return cancelled();
 
   // Groups the run forms, plus pairs; messages the run sends (one activation of a micro-batch,
   // one stage's gradients), plus a sweep from latency-bound to bandwidth-bound sizes.
@@ -198,7 +204,7 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
     sizes.insert(layer_params * static_cast<double>(r.model.layers) / static_cast<double>(r.layout.tp * r.layout.pp) * 4);
   }
   auto collectives = measure_collectives({groups.begin(), groups.end()}, {sizes.begin(), sizes.end()}, options.level,
-                                         options.stop);
+                                         options.stop, r.cores > 0 ? static_cast<int>(slots) : 0);
   if (!collectives) return collectives.errors();
   p.collectives = std::move(*collectives);
   return p;

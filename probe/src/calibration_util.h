@@ -3,11 +3,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <barrier>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "plansight/probe/calibration.h"
 
 namespace plansight::probe {
 
@@ -28,6 +31,22 @@ inline double median(std::vector<double> values) {
 // Deterministic, non-denormal values: a GEMM on zeros or denormals would time a different path.
 inline void fill_pattern(std::vector<float>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.001f * static_cast<float>(static_cast<int>(i % 97) - 48);
+}
+
+// Values like a layer's activations (zero mean, unit scale; a fixed pseudo-random sequence).
+// Element-wise kernels are timed on these, not on fill_pattern's small values: tanhf and expf
+// take different paths for tiny and unit-scale arguments, and GeLU timed on |x| < 0.05 ran 1.7x
+// faster than in a training step.
+inline void fill_activations(std::vector<float>& v) {
+  std::uint32_t state = 12345u;
+  for (auto& x : v) {
+    float sum = 0;  // Irwin-Hall: the sum of 4 uniforms on [0, 1) has mean 2 and variance 1/3
+    for (int i = 0; i < 4; ++i) {
+      state = state * 1664525u + 1013904223u;  // Numerical Recipes' LCG
+      sum += static_cast<float>(state >> 8) * (1.0f / 16777216.0f);
+    }
+    x = (sum - 2.0f) * 1.7320508f;
+  }
 }
 
 // Runs body(0..n-1) on n threads released together by a barrier, so that their timed sections
@@ -80,6 +99,28 @@ double shared_seconds_per_call(int concurrency, int windows, int reps, MakeCall&
   }
   for (auto& th : threads) th.join();
   return median(per_window);
+}
+
+// Seconds of one call with `concurrency` threads each running their own copy, as measure_gemm
+// does: windows long against the scheduler's time slice when threads share the cores.
+template <class MakeCall>
+inline double kernel_seconds(CalibrationLevel level, int concurrency, MakeCall make_call) {
+  auto call = make_call(0);
+  std::vector<double> times;
+  const int min_reps = level == CalibrationLevel::quick ? 3 : 9;
+  const double target_s = level == CalibrationLevel::quick ? 0.003 : 0.02;
+  double spent = 0;
+  while (static_cast<int>(times.size()) < min_reps || (spent < target_s && times.size() < 1000)) {
+    times.push_back(seconds_of(call));
+    spent += times.back();
+  }
+  const double alone = median(times);
+  if (concurrency <= 1) return alone;
+  const double window_s = level == CalibrationLevel::quick ? 0.015 : 0.04;
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  const double slowdown = std::max(1.0, concurrency / cores);
+  const int reps = static_cast<int>(std::clamp(window_s / (alone * slowdown), 2.0, 2000.0));
+  return shared_seconds_per_call(concurrency, level == CalibrationLevel::quick ? 2 : 3, reps, make_call);
 }
 
 // "2025-03-01T12:00:00Z"

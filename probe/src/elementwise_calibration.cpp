@@ -26,30 +26,8 @@ using Buffer = std::shared_ptr<std::vector<float>>;
 
 Buffer buffer(double n) {
   auto b = std::make_shared<std::vector<float>>(static_cast<std::size_t>(std::max(n, 1.0)));
-  fill_pattern(*b);
+  fill_activations(*b);
   return b;
-}
-
-// Seconds of one call with `concurrency` threads each running their own copy, as measure_gemm
-// does: windows long against the scheduler's time slice when threads share the cores.
-template <class MakeCall>
-double kernel_seconds(CalibrationLevel level, int concurrency, MakeCall make_call) {
-  auto call = make_call(0);
-  std::vector<double> times;
-  const int min_reps = level == CalibrationLevel::quick ? 3 : 9;
-  const double target_s = level == CalibrationLevel::quick ? 0.003 : 0.02;
-  double spent = 0;
-  while (static_cast<int>(times.size()) < min_reps || (spent < target_s && times.size() < 1000)) {
-    times.push_back(seconds_of(call));
-    spent += times.back();
-  }
-  const double alone = median(times);
-  if (concurrency <= 1) return alone;
-  const double window_s = level == CalibrationLevel::quick ? 0.015 : 0.04;
-  const double cores = std::max(1u, std::thread::hardware_concurrency());
-  const double slowdown = std::max(1.0, concurrency / cores);
-  const int reps = static_cast<int>(std::clamp(window_s / (alone * slowdown), 2.0, 2000.0));
-  return shared_seconds_per_call(concurrency, level == CalibrationLevel::quick ? 2 : 3, reps, make_call);
 }
 
 }  // namespace

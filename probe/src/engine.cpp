@@ -50,6 +50,11 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
 
   RunState state(cfg, options.collect_parameters);
   if (request.trace) state.tracer = std::make_unique<runtime::Tracer>(cfg.world());
+  // Rank threads beyond the cores take turns through a gate (see core_gate.h); a rank with k
+  // BLAS threads counts as k. The data-parallel gradient threads stay outside it: their copies
+  // are short and would otherwise wait for a whole kernel of a rank to get a core.
+  const std::int64_t rank_slots = std::max<std::int64_t>(request.cores / request.threads_per_rank, 1);
+  if (cfg.world() > rank_slots) state.core_gate = std::make_unique<runtime::CoreGate>(static_cast<int>(rank_slots));
   state.stop = stop;
   state.adam_eps = options.adam_eps;
   state.fail_rank = options.fail_rank;

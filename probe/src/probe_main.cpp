@@ -107,7 +107,7 @@ plansight::Result<std::string> read_request_text(const std::string& path) {
 bool names_request_field(const std::vector<Diagnostic>& errors) {
   static const char* kFields[] = {"model", "layout", "micro_batch", "global_batch", "seq_len", "steps",
                                   "warmup_steps", "learning_rate", "weight_decay", "seed", "data", "device",
-                                  "threads_per_rank"};
+                                  "threads_per_rank", "cores"};
   for (const auto& e : errors) {
     for (const char* f : kFields) {
       const std::string field = f;

@@ -11,6 +11,7 @@
 #include "plansight/estimator/json_reader.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/runtime/core_gate.h"
 
 namespace plansight::probe {
 namespace {
@@ -148,6 +149,7 @@ nlohmann::json to_json(const ProbeRequest& r) {
           {"data", data_name(r.data)},
           {"device", device_name(r.device)},
           {"threads_per_rank", r.threads_per_rank},
+          {"cores", r.cores},
           {"trace", r.trace},
           {"calibrate", r.calibrate}};
 }
@@ -157,8 +159,8 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   std::vector<Diagnostic> errors;
   est::JsonReader in(json, "", errors);
   in.reject_unknown({"model", "layout", "micro_batch", "global_batch", "seq_len", "steps", "warmup_steps",
-                     "learning_rate", "weight_decay", "seed", "data", "device", "threads_per_rank", "trace",
-                     "calibrate"});
+                     "learning_rate", "weight_decay", "seed", "data", "device", "threads_per_rank", "cores",
+                     "trace", "calibrate"});
   ProbeRequest r;
   r.model = *probe_model("tiny");
   read_model_field(in, r.model);
@@ -197,6 +199,8 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
     else if (!text.empty()) in.error("device", "unknown value \"" + text + "\"; valid: cpu, cuda, auto");
   }
   in.read("threads_per_rank", r.threads_per_rank, 1, 256);
+  in.read("cores", r.cores, 0, 4096);
+  if (r.cores == 0) r.cores = runtime::available_cores();
   in.read("trace", r.trace);
   in.read("calibrate", r.calibrate);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "in_process_communicator.h"
+#include "plansight/runtime/core_gate.h"
 
 namespace plansight::runtime {
 
@@ -49,7 +50,7 @@ Status InProcessWorld::Impl::take(int self, const MessageKey& key, float* data, 
   {
     std::unique_lock lock(box.mutex);
     std::deque<std::vector<float>>* queue = nullptr;
-    box.arrived.wait(lock, [&] {
+    wait_releasing_core(lock, box.arrived, [&] {
       if (aborted.load(std::memory_order_acquire)) return true;
       auto it = box.queues.find(key);
       if (it == box.queues.end() || it->second.empty()) return false;
@@ -100,7 +101,7 @@ Result<std::shared_ptr<GroupInfo>> InProcessWorld::Impl::split(const GroupInfo& 
   rv.colour_key[static_cast<std::size_t>(parent_rank)] = {colour, key};
   ++rv.arrived;
   registry_changed.notify_all();
-  registry_changed.wait(lock, [&] { return rv.arrived == n || aborted.load(); });
+  wait_releasing_core(lock, registry_changed, [&] { return rv.arrived == n || aborted.load(); });
   if (rv.arrived != n) return abort_status().errors();
 
   std::shared_ptr<GroupInfo> group;

@@ -60,9 +60,35 @@ void MemoryTracker::reset_peaks() {
   peak_total_ = current_.total();
 }
 
+std::unique_ptr<float[]> MemoryTracker::take_block(std::size_t count) {
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = cache_.find(count);
+    if (it != cache_.end() && !it->second.empty()) {
+      std::unique_ptr<float[]> block = std::move(it->second.back());
+      it->second.pop_back();
+      std::memset(block.get(), 0, count * sizeof(float));
+      return block;
+    }
+  }
+  return std::unique_ptr<float[]>(new float[count]());
+}
+
+void MemoryTracker::give_back_block(std::size_t count, std::unique_ptr<float[]> block) {
+  if (!block) return;
+  std::lock_guard lock(cache_mutex_);
+  cache_[count].push_back(std::move(block));
+}
+
 TrackedBuffer::TrackedBuffer(MemoryTracker* tracker, MemoryCategory category, std::size_t count)
-    : tracker_(tracker), category_(category), count_(count), data_(count > 0 ? new float[count]() : nullptr) {
-  if (tracker_ && count_ > 0) tracker_->allocate(category_, bytes());
+    : tracker_(tracker), category_(category), count_(count) {
+  if (count_ == 0) return;
+  if (tracker_) {
+    data_ = tracker_->take_block(count_);
+    tracker_->allocate(category_, bytes());
+  } else {
+    data_.reset(new float[count_]());
+  }
 }
 
 TrackedBuffer::TrackedBuffer(TrackedBuffer&& other) noexcept
@@ -87,7 +113,10 @@ void TrackedBuffer::zero() {
 }
 
 void TrackedBuffer::reset() {
-  if (tracker_ && count_ > 0) tracker_->release(category_, bytes());
+  if (tracker_ && count_ > 0) {
+    tracker_->release(category_, bytes());
+    tracker_->give_back_block(count_, std::move(data_));
+  }
   data_.reset();
   count_ = 0;
 }

@@ -104,6 +104,13 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   c.gpu.hbm_bandwidth_bytes_per_s = profile.memory_bandwidth_bytes_per_s;
   c.gpus = world;
   c.gpus_per_node = world;  // every rank is a thread of one process: one "node"
+  // The cores the rank threads shared (requests before this field: as many as threads); a rank
+  // with k BLAS threads takes k of them.
+  std::int64_t cores = 0, threads_per_rank = 1;
+  in.read("cores", cores, std::int64_t{0});
+  in.read("threads_per_rank", threads_per_rank, std::int64_t{1});
+  if (!errors.empty()) return errors;
+  c.shared_processors = cores > 0 ? std::max<std::int64_t>(cores / threads_per_rank, 1) : 0;
   // The time model multiplies the link by its achievable fraction; the fit already is what was
   // achieved, so divide that fraction back out.
   const FittedLink link = fit_collective_link(profile);

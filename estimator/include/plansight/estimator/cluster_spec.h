@@ -37,6 +37,11 @@ struct ClusterSpec {
   double intra_node_latency_s = 0;
   double inter_node_latency_s = 0;
   double price_per_gpu_hour = 0;   // currency units per GPU-hour; 0 = unknown
+  // Processors all ranks share; 0: every rank has a device of its own (a real cluster). The
+  // probe's ranks are threads on the cores of one machine (or virtual ranks on one GPU): when
+  // they outnumber the processors, the time model's simulator shares them out (processor
+  // sharing, pipeline_simulator.h).
+  std::int64_t shared_processors = 0;
 };
 
 }  // namespace plansight::estimator

@@ -60,6 +60,13 @@ class DeviceModel {
   double elementwise_seconds(ElementwiseKind kind, double bytes) const;
   // FlashAttention-style fused attention of `flops` (already halved for causal masking).
   double flash_attention_seconds(double flops, bool backward) const;
+  // Whether the profile measured a fused standard-attention kernel, and its time at this shape:
+  // the nearest sample's seconds scaled by the score products (batch_heads * seq^2 * head_dim).
+  bool has_fused_attention() const;
+  double fused_attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const;
+  // The optimizer step over `bytes` (the time model's bytes): the profile's measured rate, or a
+  // streaming kernel.
+  double optimizer_seconds(double bytes) const;
 
   double peak_flops() const { return peak_flops_; }
   const DeviceEfficiency& efficiency() const { return efficiency_; }

@@ -23,6 +23,15 @@ struct GemmSample {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch); }
 };
 
+// A fused attention kernel (scores, causal softmax and the weighted sum of values in one pass,
+// as the CPU probe's kernel, llm.c's attention_forward) timed forward and backward at one shape.
+// Its time scales with the score products, batch_heads * seq^2 * head_dim.
+struct AttentionSample {
+  std::int64_t batch_heads = 1, seq = 1, head_dim = 1;  // b * heads on one TP rank, s, d
+  double forward_s = 0, backward_s = 0;                 // one call each, median of repetitions
+  double work() const { return static_cast<double>(batch_heads) * static_cast<double>(seq) * static_cast<double>(seq) * static_cast<double>(head_dim); }
+};
+
 struct CollectiveSample {
   Collective op = Collective::all_reduce;
   std::int64_t ranks = 2;
@@ -46,8 +55,15 @@ struct HardwareProfile {
   // bandwidth for every kernel underestimates it. A kind absent here falls back to the copy
   // bandwidth; profiles written before this field have none.
   std::map<std::string, double> elementwise_bytes_per_s;
+  // Measured fused attention; when present it replaces the GEMMs + softmax costing of standard
+  // (non-flash) attention, because the device runs attention as that one kernel.
+  std::vector<AttentionSample> attention;
+  // The optimizer step's measured rate over the bytes the time model charges for it (AdamW:
+  // per parameter, reads and writes of the weights, moments and the gradient read; on a CPU its
+  // square root and division make it slower than a copy). 0: unknown, the copy bandwidth.
+  double optimizer_bytes_per_s = 0;
 
-  bool empty() const { return gemms.empty() && collectives.empty() && memory_bandwidth_bytes_per_s <= 0; }
+  bool empty() const { return gemms.empty() && collectives.empty() && memory_bandwidth_bytes_per_s <= 0 && attention.empty(); }
 };
 
 nlohmann::json to_json(const HardwareProfile& profile);

@@ -60,6 +60,13 @@ struct SimulationInput {
   // at (i+1)/n of its last backward op (gradients of later layers are ready first), so buckets
   // overlap the rest of that backward (PyTorch DDP / Megatron gradient buckets).
   std::int32_t dp_buckets = 1;
+  // Processor sharing (ClusterSpec::shared_processors): every pipeline rank is run by
+  // `threads_per_rank` identical threads (its TP x DP x CP copies), and all threads share
+  // `shared_processors` processors. When the threads outnumber them, a computing rank slows down
+  // while others compute (fluid processor sharing; communication keeps its time). 0: each
+  // thread has its own processor.
+  std::int64_t shared_processors = 0;
+  std::int64_t threads_per_rank = 1;
   std::string title = "predicted iteration";
 };
 
@@ -78,7 +85,7 @@ struct SimulationResult {
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,
-// dp_buckets < 1, a malformed table (check_schedule) or a deadlock ("schedule", naming the rank
+// dp_buckets < 1, shared_processors < 0 or threads_per_rank < 1, a malformed table (check_schedule) or a deadlock ("schedule", naming the rank
 // and op every blocked rank waits on).
 Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input);
 

@@ -36,6 +36,9 @@ struct IterationCosts {
   std::int64_t micro_batches = 1;
 };
 
+// Bytes the time model charges an optimizer step per parameter (iteration_costs.cpp).
+double optimizer_bytes_per_parameter(const TrainingSpec& training);
+
 IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, const CommLinks& links,
                                std::int64_t padded_vocab);
 

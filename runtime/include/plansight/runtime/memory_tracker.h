@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <vector>
 
 #include "plansight/estimator/estimate.h"
 
@@ -37,10 +39,21 @@ class MemoryTracker {
   MemoryUsage allocated() const;   // cumulative bytes ever allocated, per category
   void reset_peaks();              // peaks := current (call at the start of a step)
 
+  // A zeroed array of `count` floats, reused from a released one of the same size when there
+  // is one. A step allocates the same activation shapes every micro-batch; fresh arrays of
+  // that size come from mmap, and the first touch of each page faults (a few hundred
+  // microseconds per layer for the small model, untraced gaps between kernels). Keeping
+  // released arrays, as GPU caching allocators do, leaves only the zeroing. The cached arrays
+  // are not counted in any category: they hold no tensor.
+  std::unique_ptr<float[]> take_block(std::size_t count);
+  void give_back_block(std::size_t count, std::unique_ptr<float[]> block);
+
  private:
   mutable std::mutex mutex_;
   MemoryUsage current_, peak_, allocated_;
   std::int64_t peak_total_ = 0;
+  std::mutex cache_mutex_;
+  std::map<std::size_t, std::vector<std::unique_ptr<float[]>>> cache_;  // by float count
 };
 
 // An owned, zero-initialised float array counted in a tracker under one category. Move-only;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Predicted vs measured step time of CPU probe runs on this machine: the layouts of the probe's
+# correctness matrix with 4 layers (the `small` model), each calibrated by its own run
+# (`plansight probe --calibrate`), compared by `plansight compare`. Prints one table row per
+# layout and the spread of the step error. Usage:
+#   bench/probe_accuracy.sh [BUILD_DIR] [STEPS]      (default build/release, 20 steps)
+# Environment: ACCURACY_DB (scratch database; default a temporary file), ACCURACY_LAYOUTS (a
+# file of layout flag lines replacing the built-in list).
+set -euo pipefail
+build="${1:-build/release}"
+steps="${2:-20}"
+cli="$build/app/cli/plansight"
+[ -x "$cli" ] || { echo "no $cli: build the release preset first" >&2; exit 2; }
+db="${ACCURACY_DB:-$(mktemp -d)/accuracy.db}"
+
+default_layouts() {
+  cat <<'LAYOUTS'
+--tp 1 --pp 1 --dp 1
+--tp 2
+--dp 2
+--dp 2 --zero 1
+--dp 2 --zero 2
+--dp 2 --zero 3
+--pp 2 --schedule gpipe
+--pp 2 --schedule 1f1b
+--pp 2 --schedule interleaved --vpp 2
+--pp 4 --schedule gpipe
+--pp 4 --schedule 1f1b
+--pp 4 --schedule interleaved --vpp 1
+--tp 2 --pp 2 --schedule 1f1b
+--tp 2 --dp 2
+--pp 2 --dp 2 --schedule 1f1b --zero 1
+--tp 2 --pp 2 --dp 2 --schedule 1f1b
+--tp 2 --pp 4 --dp 2 --schedule 1f1b
+--recompute full
+--recompute selective
+--tp 2 --pp 2 --schedule 1f1b --recompute full
+--pp 2 --dp 2 --schedule gpipe --recompute selective --zero 2
+LAYOUTS
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $cli probe --model small --steps $steps --calibrate LAYOUT; $cli compare ID --json"
+printf '%-58s %12s %12s %8s\n' "layout" "predicted_ms" "measured_ms" "error"
+errors=()
+while IFS= read -r layout; do
+  [ -z "$layout" ] && continue
+  # shellcheck disable=SC2086
+  id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json $layout |
+       python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
+  row=$("$cli" compare "$id" --db "$db" --json |
+        python3 -c 'import json,sys; s=json.load(sys.stdin)["step"]; print("%.2f %.2f %+.1f%%" % (s["predicted_s"]*1e3, s["measured_s"]*1e3, s["error"]*100))')
+  read -r pred meas err <<<"$row"
+  printf '%-58s %12s %12s %8s\n' "$layout" "$pred" "$meas" "$err"
+  errors+=("${err%\%}")
+done < <(if [ -n "${ACCURACY_LAYOUTS:-}" ]; then cat "$ACCURACY_LAYOUTS"; else default_layouts; fi)
+printf '%s\n' "${errors[@]}" | python3 -c '
+import sys
+e = [float(x) for x in sys.stdin if x.strip()]
+inside = sum(1 for x in e if abs(x) <= 25)
+print("# %d layouts: error from %+.1f%% to %+.1f%%, mean |error| %.1f%%, %d within +-25%%" % (len(e), min(e), max(e), sum(abs(x) for x in e) / len(e), inside))'
