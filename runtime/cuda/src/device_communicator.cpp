@@ -1,0 +1,222 @@
+// Collectives and point-to-point transfers of a virtual rank (device_communicator_impl.h).
+// Chunks of an all-reduce: chunk i of n elements over p ranks starts at n*i/p, so sizes differ by
+// at most one element (as the in-process ring).
+#include "device_communicator_impl.h"
+
+#include <string>
+
+#include "cuda_status.h"
+#include "reduce_kernels.h"
+
+namespace plansight::runtime::cuda {
+namespace {
+
+std::size_t chunk_begin(std::size_t n, int i, int p) {
+  return n * static_cast<std::size_t>(i) / static_cast<std::size_t>(p);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceCommunicator>> DeviceCommunicator::create(std::shared_ptr<DeviceWorld::Impl> world,
+                                                                       std::shared_ptr<DeviceGroup> group, int rank,
+                                                                       cudaStream_t stream) {
+  std::unique_ptr<DeviceCommunicator> comm(new DeviceCommunicator(std::move(world), std::move(group), rank, stream));
+  for (cudaEvent_t& event : comm->events_) {
+    if (auto s = cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+        !s) {
+      return s.errors();
+    }
+  }
+  return comm;
+}
+
+DeviceCommunicator::DeviceCommunicator(std::shared_ptr<DeviceWorld::Impl> world, std::shared_ptr<DeviceGroup> group,
+                                       int rank, cudaStream_t stream)
+    : world_(std::move(world)), group_(std::move(group)), rank_(rank), stream_(stream) {}
+
+DeviceCommunicator::~DeviceCommunicator() {
+  // cudaEventDestroy may be called while a wait on the event is pending; resources are freed
+  // when the work completes (CUDA Runtime API, cudaEventDestroy).
+  for (cudaEvent_t event : events_) {
+    if (event != nullptr) cudaEventDestroy(event);
+  }
+}
+
+Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const float* ptr, std::size_t count, int root) {
+  if (world_->aborted.load(std::memory_order_acquire)) return world_->abort_status().errors();
+  cudaEvent_t event = events_[rounds_++ % 2];
+  const std::string where = std::string(op) + " \"" + name() + "\"";
+  if (auto s = cuda_check(cudaEventRecord(event, stream_), "cudaEventRecord (" + where + ")"); !s) {
+    world_->abort(s.error_text());
+    return s.errors();
+  }
+  auto slots = group_->phases.exchange(rank_, PhaseSlot{ptr, event, count, root});
+  if (!slots) return slots.errors();
+  for (int q = 0; q < size(); ++q) {
+    const PhaseSlot& slot = (*slots)[static_cast<std::size_t>(q)];
+    if (slot.count != count || slot.root != root) {
+      return make_error("communicator", where + ": rank " + std::to_string(q) + " passed " +
+                                            std::to_string(slot.count) + " floats (root " + std::to_string(slot.root) +
+                                            "), rank " + std::to_string(rank_) + " passed " + std::to_string(count) +
+                                            " (root " + std::to_string(root) + ")");
+    }
+    if (q == rank_) continue;
+    if (auto s = cuda_check(cudaStreamWaitEvent(stream_, slot.event, 0), "cudaStreamWaitEvent (" + where + ")"); !s) {
+      world_->abort(s.error_text());
+      return s.errors();
+    }
+  }
+  return slots;
+}
+
+Status DeviceCommunicator::fail(Status status) {
+  world_->abort(status.error_text());
+  return status;
+}
+
+Status DeviceCommunicator::copy(float* dst, const float* src, std::size_t count, const char* op) {
+  if (count == 0 || dst == src) return ok_status();
+  return cuda_check(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
+                    std::string("cudaMemcpyAsync (") + op + " \"" + name() + "\")");
+}
+
+Status DeviceCommunicator::all_reduce(float* data, std::size_t count) {
+  const int p = size();
+  if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
+  auto peers = phase("all_reduce", data, count);
+  if (!peers) return peers.errors();
+  // Reduce-scatter: this rank sums its chunk over every rank's buffer, in rank order.
+  const std::size_t begin = chunk_begin(count, rank_, p), n = chunk_begin(count, rank_ + 1, p) - begin;
+  std::vector<const float*> sources(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) sources[static_cast<std::size_t>(q)] = (*peers)[static_cast<std::size_t>(q)].ptr + begin;
+  if (auto s = kernel_check(sum_buffers(data + begin, sources.data(), p, n, stream_)); !s) return fail(s);
+  // Every chunk is final once every rank passed this phase; gather the others' chunks.
+  if (auto done = phase("all_reduce", data, count); !done) return done.errors();
+  for (int q = 0; q < p; ++q) {
+    if (q == rank_) continue;
+    const std::size_t b = chunk_begin(count, q, p), len = chunk_begin(count, q + 1, p) - b;
+    if (auto s = copy(data + b, (*peers)[static_cast<std::size_t>(q)].ptr + b, len, "all_reduce"); !s) return fail(s);
+  }
+  // Nobody may write its buffer before every other rank has copied from it.
+  if (auto done = phase("all_reduce", data, count); !done) return done.errors();
+  return ok_status();
+}
+
+Status DeviceCommunicator::reduce_scatter(const float* in, float* out, std::size_t count) {
+  const int p = size();
+  if (p == 1) {
+    if (auto s = copy(out, in, count, "reduce_scatter"); !s) return s;
+    return world_->aborted.load() ? world_->abort_status() : ok_status();
+  }
+  auto peers = phase("reduce_scatter", in, count);
+  if (!peers) return peers.errors();
+  const std::size_t begin = static_cast<std::size_t>(rank_) * count;
+  std::vector<const float*> sources(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) sources[static_cast<std::size_t>(q)] = (*peers)[static_cast<std::size_t>(q)].ptr + begin;
+  if (auto s = kernel_check(sum_buffers(out, sources.data(), p, count, stream_)); !s) return fail(s);
+  if (auto done = phase("reduce_scatter", in, count); !done) return done.errors();
+  return ok_status();
+}
+
+Status DeviceCommunicator::all_gather(const float* in, float* out, std::size_t count) {
+  const int p = size();
+  if (auto s = copy(out + static_cast<std::size_t>(rank_) * count, in, count, "all_gather"); !s) return s;
+  if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
+  auto peers = phase("all_gather", in, count);
+  if (!peers) return peers.errors();
+  for (int q = 0; q < p; ++q) {
+    if (q == rank_) continue;
+    float* dst = out + static_cast<std::size_t>(q) * count;
+    if (auto s = copy(dst, (*peers)[static_cast<std::size_t>(q)].ptr, count, "all_gather"); !s) return fail(s);
+  }
+  if (auto done = phase("all_gather", in, count); !done) return done.errors();
+  return ok_status();
+}
+
+Status DeviceCommunicator::broadcast(float* data, std::size_t count, int root) {
+  const int p = size();
+  if (root < 0 || root >= p) {
+    return make_error("communicator", "broadcast root " + std::to_string(root) + " in group \"" + name() +
+                                          "\"; valid: 0.." + std::to_string(p - 1));
+  }
+  if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
+  auto peers = phase("broadcast", data, count, root);
+  if (!peers) return peers.errors();
+  if (rank_ != root) {
+    if (auto s = copy(data, (*peers)[static_cast<std::size_t>(root)].ptr, count, "broadcast"); !s) return fail(s);
+  }
+  if (auto done = phase("broadcast", data, count, root); !done) return done.errors();
+  return ok_status();
+}
+
+Status DeviceCommunicator::send(const float* data, std::size_t count, int peer, int tag) {
+  if (peer < 0 || peer >= size() || peer == rank_) {
+    return make_error("communicator", "send to peer " + std::to_string(peer) + " in group \"" + name() + "\" of " +
+                                          std::to_string(size()) + " ranks; valid: 0.." + std::to_string(size() - 1) +
+                                          " other than " + std::to_string(rank_));
+  }
+  if (tag < 0) return make_error("communicator", "send tag " + std::to_string(tag) + "; valid: >= 0");
+  if (world_->aborted.load(std::memory_order_acquire)) return world_->abort_status();
+  DeviceMessage message;
+  message.count = count;
+  const std::string where = "send to " + std::to_string(peer) + " \"" + name() + "\"";
+  if (count > 0) {
+    void* staging = nullptr;
+    if (auto s = cuda_check(cudaMallocAsync(&staging, count * sizeof(float), stream_), "cudaMallocAsync (" + where + ")");
+        !s) {
+      return s;
+    }
+    message.staging = static_cast<float*>(staging);
+    if (auto s = copy(message.staging, data, count, "send"); !s) {
+      cudaFreeAsync(staging, stream_);
+      return s;
+    }
+  }
+  if (auto s = cuda_check(cudaEventCreateWithFlags(&message.ready, cudaEventDisableTiming),
+                          "cudaEventCreateWithFlags (" + where + ")");
+      !s) {
+    if (message.staging != nullptr) cudaFreeAsync(message.staging, stream_);
+    return s;
+  }
+  if (auto s = cuda_check(cudaEventRecord(message.ready, stream_), "cudaEventRecord (" + where + ")"); !s) {
+    if (message.staging != nullptr) cudaFreeAsync(message.staging, stream_);
+    cudaEventDestroy(message.ready);
+    return s;
+  }
+  world_->post(group_->world_ranks[static_cast<std::size_t>(peer)], DeviceMessageKey{group_->id, rank_, tag}, message);
+  return ok_status();
+}
+
+Status DeviceCommunicator::recv(float* data, std::size_t count, int peer, int tag) {
+  if (peer < 0 || peer >= size() || peer == rank_) {
+    return make_error("communicator", "recv from peer " + std::to_string(peer) + " in group \"" + name() + "\" of " +
+                                          std::to_string(size()) + " ranks; valid: 0.." + std::to_string(size() - 1) +
+                                          " other than " + std::to_string(rank_));
+  }
+  if (tag < 0) return make_error("communicator", "recv tag " + std::to_string(tag) + "; valid: >= 0");
+  auto message = world_->take(world_rank(), DeviceMessageKey{group_->id, peer, tag});
+  if (!message) return message.errors();
+  const std::string where = "recv from " + std::to_string(peer) + " \"" + name() + "\"";
+  Status status = ok_status();
+  if (message->count != count) {
+    status = make_error("communicator", where + ": receive of " + std::to_string(count) +
+                                            " floats matched a send of " + std::to_string(message->count) +
+                                            " (tag " + std::to_string(tag) + ")");
+  }
+  if (status) status = cuda_check(cudaStreamWaitEvent(stream_, message->ready, 0), "cudaStreamWaitEvent (" + where + ")");
+  if (status) status = copy(data, message->staging, count, "recv");
+  // The staging buffer is freed in this stream's order, after the copy (and after the sender's
+  // copy into it, through the event wait above).
+  if (message->staging != nullptr) {
+    if (status) {
+      status = cuda_check(cudaFreeAsync(message->staging, stream_), "cudaFreeAsync (" + where + ")");
+    } else {
+      cudaStreamSynchronize(stream_);
+      cudaFree(message->staging);
+    }
+  }
+  cudaEventDestroy(message->ready);
+  return status;
+}
+
+}  // namespace plansight::runtime::cuda
