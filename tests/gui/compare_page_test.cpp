@@ -17,6 +17,7 @@
 #include "plansight/estimator/time_model.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/comparison_model.h"
+#include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
 #include "plansight/gui/timeline_widget.h"
@@ -92,7 +93,8 @@ bool wait_comparison(ComparePage& page) {
 TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
   ProbeStore fixture(true);
   RunRepository runs(fixture.path);
-  ComparePage page(&runs);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
   page.resize(1200, 800);
   ModelTesterWarnings warnings;
   QAbstractItemModelTester phase_tester(page.phaseModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
@@ -141,7 +143,8 @@ TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
 TEST(ComparePage, WithoutAProbeRunSaysHowToMakeOne) {
   ProbeStore fixture(false);
   RunRepository runs(fixture.path);
-  ComparePage page(&runs);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
   QSignalSpy spy(&runs, &RunRepository::runsChanged);
   runs.refresh();
   ASSERT_TRUE(spy.wait(20000));

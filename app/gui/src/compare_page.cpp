@@ -1,6 +1,6 @@
 // Compare page (see compare_page.h). The comparison (estimate, predicted schedule, both phase
-// splits, indexing) runs on a worker with its own Store connection; a newer pick drops the
-// result of an older one.
+// splits, indexing) runs on a worker with its own Store connection; a newer pick, mode or plan
+// drops the result of an older one.
 #include "plansight/gui/compare_page.h"
 
 #include <QComboBox>
@@ -11,10 +11,13 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <optional>
 
 #include "plansight/gui/comparison_model.h"
+#include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
 #include "plansight/gui/timeline_widget.h"
@@ -22,6 +25,8 @@
 namespace plansight::gui {
 
 namespace {
+
+constexpr int kProbeRunRole = Qt::UserRole + 1;  // the picker's runs: comparable with their own configuration
 
 QTableView* make_table(ComparisonModel* model, const QString& name, QWidget* parent) {
   auto* t = new QTableView(parent);
@@ -46,8 +51,8 @@ QWidget* titled(const QString& title, QWidget* w, QWidget* parent) {
 
 }  // namespace
 
-ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
-    : QWidget(parent), runs_(runs), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
+ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* parent)
+    : QWidget(parent), runs_(runs), document_(document), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
       phases_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
       memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)) {
   pool_.setMaxThreadCount(1);
@@ -56,16 +61,25 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
   empty_->setAlignment(Qt::AlignCenter);
   empty_->setWordWrap(true);
   empty_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  empty_->setText(tr("<p>No probe run in the store yet.</p><p>Measure one on this machine with</p>"
-                     "<pre>plansight probe --model small --steps 10</pre>"
-                     "<p>then press Refresh: the page compares what the estimator predicts for that exact "
-                     "configuration with what the probe measured.</p>"));
+  empty_->setText(tr("<p>No measured run in the store yet.</p><p>Measure one on this machine on the Probe page, or "
+                     "with</p><pre>plansight probe --model small --steps 10</pre><p>or import a trace of a real job on "
+                     "the Runs page, then press Refresh: the page sets what was measured beside what the estimator "
+                     "predicts, for the run's own configuration or for the current plan.</p>"));
 
   picker_ = new QComboBox(this);
   picker_->setObjectName(QStringLiteral("probeRun"));
   picker_->setMinimumContentsLength(40);
+  against_ = new QComboBox(this);
+  against_->setObjectName(QStringLiteral("compareAgainst"));
+  against_->addItem(tr("its own configuration (probe run)"), static_cast<int>(Against::own_configuration));
+  against_->addItem(tr("the current plan"), static_cast<int>(Against::current_plan));
+  against_->setToolTip(tr("Its own configuration: the probe run's model and layout on this machine, predicted with "
+                          "the run's calibration. The current plan: the plan on the Plan page, for any measured or "
+                          "imported run."));
   auto* refresh = new QPushButton(tr("Refresh"), this);
   title_ = new QLabel(this);
+  title_->setObjectName(QStringLiteral("compareTitle"));
+  title_->setWordWrap(true);
   note_ = new QLabel(this);
   note_->setWordWrap(true);
   predicted_view_ = new TimelineWidget(this);
@@ -77,8 +91,10 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
 
   auto* content = new QWidget(this);
   auto* top = new QHBoxLayout;
-  top->addWidget(new QLabel(tr("Probe run:"), this));
-  top->addWidget(picker_, 1);
+  top->addWidget(new QLabel(tr("Run:"), this));
+  top->addWidget(picker_, 2);
+  top->addWidget(new QLabel(tr("predicted for:"), this));
+  top->addWidget(against_, 1);
   top->addWidget(refresh);
   auto* timelines = new QSplitter(Qt::Vertical, content);
   timelines->addWidget(titled(tr("Predicted"), predicted_view_, timelines));
@@ -87,7 +103,8 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
   auto* tl = new QVBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);
   tl->addWidget(titled(tr("Time per phase"), make_table(phases_, QStringLiteral("phaseTable"), tables), tables), 3);
-  tl->addWidget(titled(tr("Memory per category"), make_table(memory_, QStringLiteral("memoryTable"), tables), tables), 2);
+  memory_box_ = titled(tr("Memory per category"), make_table(memory_, QStringLiteral("memoryTable"), tables), tables);
+  tl->addWidget(memory_box_, 2);
   tl->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, content);
   split->addWidget(timelines);
@@ -103,14 +120,18 @@ ComparePage::ComparePage(RunRepository* runs, QWidget* parent)
   stack_->addWidget(empty_);
   stack_->addWidget(content);
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(top);  // above the stack: Refresh is there when the store has no probe run
+  layout->addLayout(top);  // above the stack: Refresh is there when the store has no run to compare
   layout->addWidget(stack_, 1);
 
   connect(refresh, &QPushButton::clicked, runs_, &RunRepository::refresh);
   connect(runs_, &RunRepository::runsChanged, this, &ComparePage::runsChanged);
   connect(picker_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    if (i >= 0) compareRun(picker_->itemData(i).toLongLong());
+    if (i < 0) return;
+    updateAgainstChoices();
+    compareCurrent();
   });
+  connect(against_, &QComboBox::activated, this, [this] { compareCurrent(); });
+  connect(document_, &PlanDocument::estimateReady, this, &ComparePage::planChanged);
   runsChanged();
 }
 
@@ -120,6 +141,18 @@ ComparePage::~ComparePage() {
 }
 
 bool ComparePage::showsEmptyHint() const { return stack_->currentWidget() == empty_; }
+QString ComparePage::titleText() const { return title_->text(); }
+
+ComparePage::Against ComparePage::against() const { return static_cast<Against>(against_->currentData().toInt()); }
+
+void ComparePage::setAgainst(Against against) {
+  const int index = against_->findData(static_cast<int>(against));
+  auto* items = qobject_cast<QStandardItemModel*>(against_->model());
+  if (index < 0 || (items && !items->item(index)->isEnabled())) return;
+  if (index == against_->currentIndex()) return;
+  against_->setCurrentIndex(index);
+  compareCurrent();
+}
 
 void ComparePage::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
@@ -127,49 +160,108 @@ void ComparePage::showEvent(QShowEvent* event) {
     refreshed_ = true;
     runs_->refresh();
   }
+  if (stale_) compareCurrent();
 }
 
 void ComparePage::runsChanged() {
   const qlonglong current = picker_->currentIndex() >= 0 ? picker_->currentData().toLongLong() : -1;
-  const QSignalBlocker block(picker_);
-  picker_->clear();
-  for (const auto& entry : runs_->runs()) {
-    if (!is_comparable_probe_run(entry.run)) continue;
-    picker_->addItem(QStringLiteral("#%1  %2  (%3, %4)")
-                         .arg(entry.run.id)
-                         .arg(QString::fromStdString(entry.run.name), QString::fromStdString(entry.run.device),
-                              QString::fromStdString(entry.run.created_at)),
-                     static_cast<qlonglong>(entry.run.id));
+  {
+    const QSignalBlocker block(picker_);
+    picker_->clear();
+    for (const auto& entry : runs_->runs()) {
+      const bool probe = is_comparable_probe_run(entry.run);
+      if (!probe && !has_measured_timeline(entry.timelines)) continue;
+      picker_->addItem(QStringLiteral("#%1  %2  (%3%4, %5)")
+                           .arg(entry.run.id)
+                           .arg(QString::fromStdString(entry.run.name),
+                                QString::fromLatin1(store::to_string(entry.run.kind).data()),
+                                entry.run.device.empty() ? QString() : QStringLiteral(", ") + QString::fromStdString(entry.run.device),
+                                QString::fromStdString(entry.run.created_at)),
+                       static_cast<qlonglong>(entry.run.id));
+      picker_->setItemData(picker_->count() - 1, probe, kProbeRunRole);
+    }
   }
   stack_->setCurrentIndex(picker_->count() == 0 ? 0 : 1);
   if (picker_->count() == 0) return;
   const int keep = picker_->findData(current);
-  picker_->setCurrentIndex(keep >= 0 ? keep : 0);  // newest first
-  if (keep < 0 || !comparison_) compareRun(picker_->currentData().toLongLong());
+  {
+    const QSignalBlocker block(picker_);
+    picker_->setCurrentIndex(keep >= 0 ? keep : 0);  // newest first
+  }
+  updateAgainstChoices();
+  if (keep < 0 || !comparison_) compareCurrent();
 }
 
-void ComparePage::compareRun(std::int64_t run_id) {
+void ComparePage::updateAgainstChoices() {
+  // Only a finished probe run has an own configuration to predict; everything else is set
+  // beside the current plan.
+  const bool probe = picker_->currentIndex() >= 0 && picker_->currentData(kProbeRunRole).toBool();
+  if (auto* items = qobject_cast<QStandardItemModel*>(against_->model())) items->item(0)->setEnabled(probe);
+  if (!probe) against_->setCurrentIndex(against_->findData(static_cast<int>(Against::current_plan)));
+}
+
+void ComparePage::selectRun(std::int64_t run_id, std::optional<Against> against) {
+  const auto apply = [this, run_id, against] {
+    const int index = picker_->findData(static_cast<qlonglong>(run_id));
+    if (index < 0) return false;
+    {
+      const QSignalBlocker block(picker_);
+      picker_->setCurrentIndex(index);
+    }
+    updateAgainstChoices();
+    if (against) {
+      const int wanted = against_->findData(static_cast<int>(*against));
+      auto* items = qobject_cast<QStandardItemModel*>(against_->model());
+      if (wanted >= 0 && (!items || items->item(wanted)->isEnabled())) against_->setCurrentIndex(wanted);
+    }
+    compareCurrent();
+    return true;
+  };
+  if (apply()) return;
+  // Not listed yet (just stored): pick it once the repository has re-read the store.
+  auto* once = new QObject(this);
+  connect(runs_, &RunRepository::runsChanged, once, [once, apply] {
+    once->deleteLater();
+    apply();
+  });
+  runs_->refresh();
+}
+
+void ComparePage::planChanged() {
+  if (against() != Against::current_plan || picker_->currentIndex() < 0) return;
+  if (isVisible()) compareCurrent();
+  else stale_ = true;
+}
+
+void ComparePage::compareCurrent() {
+  if (picker_->currentIndex() < 0) return;
+  stale_ = false;
+  const std::int64_t run_id = picker_->currentData().toLongLong();
   const std::uint64_t generation = ++generation_;
-  const QString path = runs_->location();
+  const QString path = runs_->databasePath();
+  const bool with_plan = against() == Against::current_plan;
+  const estimator::Plan plan = document_->plan();
   title_->setText(tr("Comparing run %1…").arg(run_id));
   QPointer<ComparePage> self(this);
-  pool_.start([self, generation, path, run_id] {
+  pool_.start([self, generation, path, run_id, with_plan, plan] {
     auto db = path.isEmpty() ? store::Store::open_default() : store::Store::open(path.toStdString());
-    auto out = std::make_shared<ProbeComparison>();
-    if (db) {
-      *out = compare_probe_run(*db, run_id);
-    } else {
+    auto out = std::make_shared<RunComparison>();
+    if (!db) {
       out->run_id = run_id;
       out->error = QString::fromStdString(db.error_text());
+    } else if (with_plan) {
+      *out = compare_run_with_plan(*db, run_id, plan, PlanDocument::kMaxTimelineOps);
+    } else {
+      *out = compare_probe_run(*db, run_id);
     }
-    std::shared_ptr<const ProbeComparison> result = std::move(out);
+    std::shared_ptr<const RunComparison> result = std::move(out);
     // The destructor waits for this job, so `self` is alive while posting.
     QMetaObject::invokeMethod(
         self.data(), [self, generation, result] { if (self) self->deliver(generation, result); }, Qt::QueuedConnection);
   });
 }
 
-void ComparePage::deliver(std::uint64_t generation, std::shared_ptr<const ProbeComparison> comparison) {
+void ComparePage::deliver(std::uint64_t generation, std::shared_ptr<const RunComparison> comparison) {
   if (generation != generation_) return;
   comparison_ = std::move(comparison);
   const auto& c = *comparison_;
@@ -184,6 +276,7 @@ void ComparePage::deliver(std::uint64_t generation, std::shared_ptr<const ProbeC
     title_->setText(c.title);
     phases_->setRows(c.phases);
     memory_->setRows(c.memory);
+    memory_box_->setVisible(!c.memory.empty());
     note_->setText(c.note);
     predicted_view_->setTimeline(c.predicted, {});
     measured_view_->setTimeline(c.measured, {});

@@ -17,6 +17,7 @@
 #include "plansight/gui/memory_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
+#include "plansight/gui/probe_page.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
 #include "plansight/gui/search_page.h"
@@ -45,7 +46,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   runs_ = new RunRepository(options.store_path, this);
   runs_page_ = new RunsPage(document_, runs_, this);
   search_page_ = new SearchPage(document_, this);
-  compare_page_ = new ComparePage(runs_, this);
+  probe_page_ = new ProbePage(runs_, this);
+  compare_page_ = new ComparePage(runs_, document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -53,6 +55,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(timeline_page_, tr("Time&line"));
   tabs_->addTab(runs_page_, tr("&Runs"));
   tabs_->addTab(search_page_, tr("&Search"));
+  tabs_->addTab(probe_page_, tr("Pro&be"));
   tabs_->addTab(compare_page_, tr("&Compare"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
@@ -63,6 +66,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   connect(time_page_, &TimeCostPage::fieldActivated, this, &MainWindow::showField);
   connect(search_page_, &SearchPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(runs_page_, &RunsPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(probe_page_, &ProbePage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(probe_page_, &ProbePage::runStored, runs_, &RunRepository::refresh);  // the Runs and Compare pages list it
+  connect(probe_page_, &ProbePage::compareRequested, this, [this](qint64 run_id) {
+    compare_page_->selectRun(run_id, ComparePage::Against::own_configuration);
+    tabs_->setCurrentWidget(compare_page_);
+  });
   connect(runs_page_, &RunsPage::planOpened, this, [this] {
     plan_path_.clear();
     updateTitle();

@@ -27,8 +27,7 @@ RunRepository::~RunRepository() {
   pool_.waitForDone();
 }
 
-template <class Job>
-void RunRepository::run(Job job) {
+void RunRepository::run(std::function<void()> job) {
   ++jobs_;
   pool_.start([this, job = std::move(job)] {
     job();

@@ -1,6 +1,7 @@
-// Search page (see search_page.h). search_layouts() has no cancel hook, so Cancel cannot stop
-// the worker: it bumps the generation, the page returns to idle at once, and the cancelled
-// search's result is ignored when it arrives. A new search may start meanwhile (one more thread).
+// Search page (see search_page.h). Cancel sets the running search's stop flag (the worker stops
+// before its next chunk) and bumps the generation, so the page is idle at once and anything the
+// cancelled search still posts is dropped. A new search may start while the cancelled one
+// finishes its current chunk (one more thread).
 #include "plansight/gui/search_page.h"
 
 #include <QHBoxLayout>
@@ -17,6 +18,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "plansight/gui/chunked_search.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/search_result_model.h"
@@ -47,7 +49,7 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   apply_ = new QPushButton(tr("&Apply to plan"), this);
   apply_->setObjectName(QStringLiteral("applyLayout"));
   busy_ = new QProgressBar(this);
-  busy_->setRange(0, 0);  // indeterminate: search_layouts reports no progress
+  busy_->setObjectName(QStringLiteral("searchProgress"));
   busy_->setMaximumWidth(160);
   elapsed_label_ = new QLabel(this);
   status_ = new QLabel(tr("Searches every layout of the current plan's model, cluster and batch."), this);
@@ -84,27 +86,40 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
 }
 
 SearchPage::~SearchPage() {
+  if (stop_) stop_->store(true);  // stop at the next chunk rather than search to the end
   ++generation_;
   pool_.waitForDone();  // the workers post to `this`; let them finish before it goes
 }
 
 void SearchPage::startSearch() {
+  if (stop_) stop_->store(true);  // a search still running is not wanted any more
   const std::uint64_t generation = ++generation_;
   const est::Plan plan = document_->plan();
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+  chunks_done_ = chunks_total_ = 0;
+  busy_->setRange(0, 0);  // until the first chunk says how many there are
   QPointer<SearchPage> self(this);
-  pool_.start([self, generation, plan] {
+  pool_.start([self, generation, plan, stop = stop_] {
     est::SearchOptions options;
     options.threads = 0;  // all cores
-    auto result = est::search_layouts(plan, options);
+    // The destructor waits for this job, so `self` is alive here; a queued call is dropped if
+    // the page is gone by the time the event loop runs it.
+    auto result = run_chunked_search(plan, options, *stop, [&](std::size_t done, std::size_t total, std::int64_t next_tp) {
+      QMetaObject::invokeMethod(
+          self.data(),
+          [self, generation, done, total, next_tp] {
+            if (self) self->onChunkDone(generation, static_cast<int>(done), static_cast<int>(total), next_tp);
+          },
+          Qt::QueuedConnection);
+    });
+    if (result && !*result) return;  // cancelled: the page has moved on
     std::shared_ptr<const est::SearchResult> out;
     QString error;
     if (result) {
-      out = std::make_shared<const est::SearchResult>(std::move(*result));
+      out = std::make_shared<const est::SearchResult>(std::move(**result));
     } else {
       error = QString::fromStdString(result.error_text());
     }
-    // The destructor waits for this job, so `self` is alive here; the queued call is dropped
-    // if the page is gone by the time the event loop runs it.
     QMetaObject::invokeMethod(
         self.data(), [self, generation, out, error] { if (self) self->deliver(generation, out, error); },
         Qt::QueuedConnection);
@@ -117,11 +132,29 @@ void SearchPage::startSearch() {
 
 void SearchPage::cancelSearch() {
   if (!running_) return;
-  ++generation_;  // the running search's result will be ignored
+  stop_->store(true);  // the worker stops before its next chunk
+  ++generation_;         // and what it still posts is dropped
   setRunning(false);
-  status_->setText(tr("Search cancelled after %1 (the table shows the previous result, if any).")
-                       .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0)));
+  status_->setText(tr("Search cancelled after %1, %2 of %3 tensor-parallel degrees searched (the table shows the "
+                      "previous result, if any).")
+                       .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0))
+                       .arg(chunks_done_)
+                       .arg(chunks_total_ > 0 ? QString::number(chunks_total_) : tr("all")));
 }
+
+void SearchPage::onChunkDone(std::uint64_t generation, int done, int total, qint64 next_tp) {
+  if (generation != generation_) return;
+  chunks_done_ = done;
+  chunks_total_ = total;
+  busy_->setRange(0, total);
+  busy_->setValue(done);
+  if (next_tp > 0) {
+    status_->setText(tr("Searching layouts with TP %1 (%2 of %3 tensor-parallel degrees done)…").arg(next_tp).arg(done).arg(total));
+  }
+  emit chunkDone(done, total);
+}
+
+QString SearchPage::statusText() const { return status_->text(); }
 
 void SearchPage::deliver(std::uint64_t generation, std::shared_ptr<const est::SearchResult> result, QString error) {
   if (generation != generation_) return;  // cancelled or superseded

@@ -1,15 +1,21 @@
-// The Compare page: a probe run from the store (through the Runs page's RunRepository), its
-// predicted and measured steps one above the other on one time axis (two TimelineWidgets on a
-// SharedTimeAxis), time per phase and memory per category predicted vs measured with the error,
-// as `plansight compare RUN` computes them. Without a probe run it says how to make one.
+// The Compare page: a run from the store (through the Runs page's RunRepository) beside a
+// prediction, the predicted and measured timelines one above the other on one time axis (two
+// TimelineWidgets on a SharedTimeAxis), time per phase and memory per category predicted vs
+// measured with the error. Two predictions to set a run against:
+// - a probe run's own configuration, predicted with the run's hardware profile (`plansight
+//   compare RUN`);
+// - the plan being edited, for any measured or imported run (`plansight compare RUN --plan`);
+//   it follows the plan's edits.
+// Without such a run in the store it says how to make one.
 #pragma once
 
 #include <QThreadPool>
 #include <QWidget>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
-#include "plansight/gui/probe_comparison.h"
+#include "plansight/gui/run_comparison.h"
 
 class QComboBox;
 class QLabel;
@@ -19,6 +25,7 @@ class QTableView;
 namespace plansight::gui {
 
 class ComparisonModel;
+class PlanDocument;
 class RunRepository;
 class SharedTimeAxis;
 class TimelineWidget;
@@ -27,19 +34,26 @@ class ComparePage : public QWidget {
   Q_OBJECT
 
  public:
-  explicit ComparePage(RunRepository* runs, QWidget* parent = nullptr);
+  enum class Against { own_configuration, current_plan };
+
+  ComparePage(RunRepository* runs, PlanDocument* document, QWidget* parent = nullptr);
   ~ComparePage() override;  // waits for a running comparison (its result is dropped)
 
-  // Compares the run (computed on a worker); comparisonReady follows.
-  void compareRun(std::int64_t run_id);
-  std::shared_ptr<const ProbeComparison> comparison() const { return comparison_; }
+  // Picks the run (after a refresh when it is not listed yet) and compares it, against the
+  // given prediction when the run allows it; comparisonReady follows.
+  void selectRun(std::int64_t run_id, std::optional<Against> against = std::nullopt);
+  void setAgainst(Against against);
+  Against against() const;
+  std::shared_ptr<const RunComparison> comparison() const { return comparison_; }
   QComboBox* runPicker() const { return picker_; }
+  QComboBox* againstPicker() const { return against_; }
   ComparisonModel* phaseModel() const { return phases_; }
   ComparisonModel* memoryModel() const { return memory_; }
   TimelineWidget* predictedView() const { return predicted_view_; }
   TimelineWidget* measuredView() const { return measured_view_; }
   SharedTimeAxis* sharedAxis() const { return axis_; }
-  bool showsEmptyHint() const;  // no probe run in the store
+  QString titleText() const;
+  bool showsEmptyHint() const;  // no run to compare in the store
 
  signals:
   void comparisonReady();
@@ -49,12 +63,17 @@ class ComparePage : public QWidget {
 
  private:
   void runsChanged();
-  void deliver(std::uint64_t generation, std::shared_ptr<const ProbeComparison> comparison);
+  void compareCurrent();
+  void planChanged();
+  void updateAgainstChoices();
+  void deliver(std::uint64_t generation, std::shared_ptr<const RunComparison> comparison);
 
   RunRepository* runs_;
+  PlanDocument* document_;
   QStackedWidget* stack_;
   QLabel* empty_;
   QComboBox* picker_;
+  QComboBox* against_;
   QLabel* title_;
   QLabel* note_;
   TimelineWidget* predicted_view_;
@@ -62,9 +81,11 @@ class ComparePage : public QWidget {
   SharedTimeAxis* axis_;
   ComparisonModel* phases_;
   ComparisonModel* memory_;
-  std::shared_ptr<const ProbeComparison> comparison_;
+  QWidget* memory_box_;
+  std::shared_ptr<const RunComparison> comparison_;
   std::uint64_t generation_ = 0;
   bool refreshed_ = false;
+  bool stale_ = false;  // the plan changed while the page was hidden
   QThreadPool pool_;
 };
 

@@ -5,7 +5,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "plansight/gui/probe_comparison.h"
+#include "plansight/gui/run_comparison.h"
 
 namespace plansight::gui {
 

@@ -1,4 +1,4 @@
-// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Compare) over one
+// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Probe, Compare) over one
 // PlanDocument, the File menu (open/save plan JSON, import config.json, export PNG/SVG), and the
 // last plan restored from QSettings on the next start (the default plan otherwise).
 #pragma once
@@ -17,6 +17,7 @@ class ComparePage;
 class MemoryPage;
 class PlanDocument;
 class PlanForm;
+class ProbePage;
 class RunRepository;
 class RunsPage;
 class SearchPage;
@@ -43,6 +44,7 @@ class MainWindow : public QMainWindow {
   TimelinePage* timelinePage() const { return timeline_page_; }
   RunsPage* runsPage() const { return runs_page_; }
   SearchPage* searchPage() const { return search_page_; }
+  ProbePage* probePage() const { return probe_page_; }
   ComparePage* comparePage() const { return compare_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
@@ -77,6 +79,7 @@ class MainWindow : public QMainWindow {
   RunRepository* runs_;
   RunsPage* runs_page_;
   SearchPage* search_page_;
+  ProbePage* probe_page_;
   ComparePage* compare_page_;
   QLabel* busy_;
   QString plan_path_;

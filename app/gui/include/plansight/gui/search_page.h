@@ -1,11 +1,14 @@
-// The Search page: estimator::search_layouts() for the current plan on a worker thread, with a
-// busy indicator and elapsed time, Cancel, the ranked layouts in a sortable table, the rejection
-// summary, and "Apply to plan", which gives the Plan page the selected row's layout.
+// The Search page: the layout search of the current plan on a worker thread, one tensor-parallel
+// degree at a time (ChunkedSearch: the same result as one search_layouts() call), with progress
+// per chunk and elapsed time, Cancel that stops the worker at the next chunk, the ranked layouts
+// in a sortable table, the rejection summary, and "Apply to plan", which gives the Plan page the
+// selected row's layout.
 #pragma once
 
 #include <QElapsedTimer>
 #include <QThreadPool>
 #include <QWidget>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -36,6 +39,7 @@ class SearchPage : public QWidget {
   // Applies the selected row (or `proxy_row` when >= 0) to the document; false if none.
   bool applySelected(int proxy_row = -1);
   bool isRunning() const { return running_; }
+  QString statusText() const;
 
   SearchResultModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -44,10 +48,12 @@ class SearchPage : public QWidget {
 
  signals:
   void searchFinished();  // a (not cancelled) search delivered its result or its errors
+  void chunkDone(int done, int total);  // progress of the running search
   void statusMessage(const QString& message);
 
  private:
   void deliver(std::uint64_t generation, std::shared_ptr<const estimator::SearchResult> result, QString error);
+  void onChunkDone(std::uint64_t generation, int done, int total, qint64 next_tp);
   void setRunning(bool running);
   void updateElapsed();
 
@@ -65,6 +71,8 @@ class SearchPage : public QWidget {
   QTimer* ticker_;
   QElapsedTimer elapsed_;
   std::uint64_t generation_ = 0;  // the search whose result is wanted; bumped by Cancel
+  std::shared_ptr<std::atomic<bool>> stop_;  // the running search's stop flag
+  int chunks_done_ = 0, chunks_total_ = 0;
   bool running_ = false;
   QThreadPool pool_;
 };

@@ -1,0 +1,111 @@
+// ProbeRunner: one plansight-probe run as a child process (QProcess; DESIGN §1: a probe that
+// crashes or hangs never takes the window down). The GUI thread only moves bytes: every stdout
+// line goes to a one-thread worker that reads it (cli::accept_probe_line) and keeps the run in
+// the store exactly as `plansight probe` does (cli::probe_run_store.h: the row on "started",
+// the result in one transaction, the reason in the notes when there is no result). Cancel
+// sends SIGINT: the probe finishes its current step, reports what it measured and exits 130,
+// and that partial result is stored and shown; a second Cancel kills it.
+#pragma once
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QThreadPool>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "plansight/gui/timeline_index.h"
+#include "plansight/store/run_summary.h"
+
+class QProcess;
+
+namespace plansight::gui {
+
+// What the Probe page's form says, as `plansight probe` flags would.
+struct ProbeSettings {
+  QString model = QStringLiteral("tiny");  // tiny | small | gpt2-124m
+  int tp = 1, pp = 1, vpp = 1, dp = 1, zero_stage = 0;
+  QString recompute = QStringLiteral("none");  // none | selective | full
+  QString schedule = QStringLiteral("1f1b");   // gpipe | 1f1b | interleaved
+  int steps = 10;
+  QString device = QStringLiteral("cpu");  // cpu | cuda | auto
+  enum class Calibration { off, quick, full } calibration = Calibration::quick;
+  QString name;  // empty: the CLI's default name ("probe tiny tp1 pp1 dp1 1f1b")
+};
+
+// The request plansight-probe reads on stdin for these settings, with the keys `plansight
+// probe` writes; the probe validates it (one place owns the rules) and names the bad field.
+nlohmann::json probe_request(const ProbeSettings& settings);
+// The child's arguments: the request from stdin and the calibration level.
+QStringList probe_arguments(const ProbeSettings& settings);
+
+struct ProbeStep {
+  std::int64_t step = 0;  // 1-based
+  double loss = 0;        // NaN when the loss diverged
+  double seconds = 0;
+};
+
+struct ProbeOutcome {
+  enum class Kind { complete, stopped, failed };
+  Kind kind = Kind::failed;
+  QString message;                // what the page says: the result, or why there is none
+  std::int64_t run_id = 0;        // the stored run; 0 when nothing could be stored
+  QString device;
+  std::int64_t steps_requested = 0;
+  std::vector<ProbeStep> steps;   // as measured (fewer than requested when stopped)
+  std::optional<store::RunSummary> summary;  // as stored: median step, loss, memory per category
+  std::shared_ptr<const TimelineIndex> timeline;  // the measured step; null when none
+};
+
+class ProbeRunner : public QObject {
+  Q_OBJECT
+
+ public:
+  enum class State { idle, running, calibrating, cancelling };
+
+  // db_path empty: the user's run store.
+  explicit ProbeRunner(QString db_path = {}, QObject* parent = nullptr);
+  ~ProbeRunner() override;  // stops a running probe (SIGINT, then kill) and waits for the worker
+
+  // The program to start instead of the one find_probe_executable() finds (tests).
+  void setProgram(const QString& path) { program_override_ = path; }
+  void setDatabasePath(const QString& path) { db_path_ = path; }
+
+  // False when a run is already going; otherwise finished() always follows.
+  bool start(const ProbeSettings& settings);
+  void cancel();  // SIGINT; when already cancelling, kill
+  State state() const { return state_; }
+  bool isRunning() const { return state_ != State::idle; }
+  const ProbeOutcome& outcome() const { return outcome_; }
+
+ signals:
+  void stateChanged();
+  void progress(qint64 step, qint64 steps, double loss, double elapsed_s, double eta_s);
+  void finished();
+
+ private:
+  struct Job;
+  void readOutput();
+  void onProcessFinished(int exit_code, bool crashed);
+  void onStartFailed(const QString& why);
+  void post(std::uint64_t generation, std::shared_ptr<Job> job, QByteArray line);
+  void finish(std::uint64_t generation, std::shared_ptr<ProbeOutcome> outcome);
+  void setState(State state);
+
+  QString db_path_;
+  QString program_override_;
+  QProcess* process_ = nullptr;
+  std::shared_ptr<Job> job_;
+  QByteArray pending_;        // stdout after the last newline
+  QByteArray stderr_;         // kept for the message of a run without a result
+  std::uint64_t generation_ = 0;
+  State state_ = State::idle;
+  ProbeOutcome outcome_;
+  QThreadPool worker_;        // one thread: parsing and the store, in arrival order
+};
+
+}  // namespace plansight::gui

@@ -1,0 +1,54 @@
+// What the Compare page shows for one stored run, computed off the GUI thread the way the CLI
+// computes it, in one of two ways:
+// - a probe run against its own configuration (`plansight compare RUN`): the plan of the run
+//   (cli::plan_of_probe_run) predicted with the run's HardwareProfile;
+// - any measured or imported run against a plan, normally the one being edited (`plansight
+//   compare RUN --plan FILE`, cli::compare_run_with_plan).
+// Both give phases from cli::step_phases() on both timelines, memory per category when the run
+// measured it, and the two timelines shifted to 0 and padded to one extent (one time axis).
+#pragma once
+
+#include <QString>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "plansight/estimator/plan.h"
+#include "plansight/gui/timeline_index.h"
+#include "plansight/store/store.h"
+
+namespace plansight::gui {
+
+struct ComparisonRow {
+  QString name;
+  double predicted = 0;
+  double measured = 0;
+  bool has_measured = true;
+  // predicted / measured - 1 (+0.10: the estimator said 10% more); none without a measurement.
+  std::optional<double> error() const;
+};
+
+struct RunComparison {
+  std::int64_t run_id = 0;
+  bool against_plan = false;         // false: the probe run's own configuration
+  QString title;                     // "run 3: probe small on cpu: …"
+  std::vector<ComparisonRow> phases; // forward … optimizer (other if any), then "step"
+  std::vector<ComparisonRow> memory; // bytes: weights … reserve, then "total"; empty if not measured
+  std::shared_ptr<const TimelineIndex> predicted, measured;  // measured null if none stored
+  QString note;   // how to read the phases (waiting is bubble; what "step" is)
+  QString error;  // non-empty: nothing else is set
+};
+
+// A probe run is comparable with its own configuration when it finished with a plan and a step time.
+bool is_comparable_probe_run(const store::RunRecord& run);
+// Any run with a measured or imported timeline can be set beside a plan.
+bool has_measured_timeline(const std::vector<store::TimelineInfo>& timelines);
+
+RunComparison compare_probe_run(store::Store& db, std::int64_t run_id);
+// Plans whose schedule has more than `max_timeline_ops` ops are refused (as the Timeline page
+// refuses to draw them): the comparison needs the predicted timeline.
+RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const estimator::Plan& plan,
+                                    std::int64_t max_timeline_ops);
+
+}  // namespace plansight::gui

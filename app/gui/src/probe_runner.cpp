@@ -1,0 +1,293 @@
+// ProbeRunner (see probe_runner.h). The child is a QProcess on the GUI thread (asynchronous, so
+// nothing waits); the worker owns the run's ProbeEvents and its Store connection, and each job
+// carries the run's generation so that what a cancelled or replaced run posts back is dropped.
+#include "plansight/gui/probe_runner.h"
+
+#include <QPointer>
+#include <QProcess>
+#include <cmath>
+#include <csignal>
+#include <optional>
+
+#include "plansight/cli/child_process.h"
+#include "plansight/cli/probe_events.h"
+#include "plansight/cli/probe_run_store.h"
+#include "plansight/estimator/timeline_json.h"
+#include "plansight/gui/format.h"
+#include "plansight/store/store.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+namespace {
+
+constexpr qsizetype kMaxStderrBytes = 64 * 1024;  // enough for any message; a runaway child cannot fill memory
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+nlohmann::json probe_request(const ProbeSettings& s) {
+  // The keys and defaults of `plansight probe`'s request_from_args(): the probe fills in the rest.
+  nlohmann::json layout = {{"tp", s.tp},           {"pp", s.pp},
+                           {"vpp", s.vpp},         {"dp", s.dp},
+                           {"zero_stage", s.zero_stage}, {"recompute", s.recompute.toStdString()},
+                           {"schedule", s.schedule.toStdString()}};
+  return {{"model", s.model.toStdString()},
+          {"layout", layout},
+          {"steps", s.steps},
+          {"device", s.device.toStdString()},
+          {"calibrate", s.calibration != ProbeSettings::Calibration::off}};
+}
+
+QStringList probe_arguments(const ProbeSettings& s) {
+  return {QStringLiteral("-"), QStringLiteral("--calibration"),
+          s.calibration == ProbeSettings::Calibration::full ? QStringLiteral("full") : QStringLiteral("quick")};
+}
+
+// Everything one run's worker jobs share. Only worker jobs touch it, one at a time.
+struct ProbeRunner::Job {
+  QString db_path;
+  std::string name;
+  nlohmann::json request;
+  std::int64_t steps_requested = 0;
+  cli::ProbeEvents events;
+  std::optional<store::Store> db;
+  std::vector<Diagnostic> store_errors;
+  std::int64_t run_id = 0;
+  std::string device;
+
+  store::Store* store() {
+    if (db) return &*db;
+    if (!store_errors.empty()) return nullptr;
+    auto opened = db_path.isEmpty() ? store::Store::open_default() : store::Store::open(db_path.toStdString());
+    if (!opened) {
+      store_errors = opened.errors();
+      return nullptr;
+    }
+    db.emplace(std::move(*opened));
+    return &*db;
+  }
+};
+
+ProbeRunner::ProbeRunner(QString db_path, QObject* parent) : QObject(parent), db_path_(std::move(db_path)) {
+  worker_.setMaxThreadCount(1);
+  worker_.setExpiryTimeout(-1);  // one thread for the run's lifetime: the Store stays on the thread that opened it
+}
+
+ProbeRunner::~ProbeRunner() {
+  ++generation_;  // nothing the worker posts from here on is wanted
+  if (process_) {
+    process_->disconnect(this);
+    if (process_->state() != QProcess::NotRunning) {
+      // SIGINT first, so the probe reports what it measured and the run is stored, not left "running".
+      state_ = State::cancelling;
+      ::kill(static_cast<pid_t>(process_->processId()), SIGINT);
+      if (!process_->waitForFinished(3000)) {
+        process_->kill();
+        process_->waitForFinished(1000);
+      }
+      readOutput();
+      onProcessFinished(process_->exitCode(), process_->exitStatus() == QProcess::CrashExit);
+    }
+  }
+  worker_.waitForDone();
+}
+
+bool ProbeRunner::start(const ProbeSettings& settings) {
+  if (isRunning()) return false;
+  const std::uint64_t generation = ++generation_;
+  outcome_ = {};
+  pending_.clear();
+  stderr_.clear();
+  job_ = std::make_shared<Job>();
+  job_->db_path = db_path_;
+  job_->name = settings.name.trimmed().toStdString();
+  job_->request = probe_request(settings);
+  job_->steps_requested = settings.steps;
+  setState(State::running);
+
+  QString program = program_override_;
+  if (program.isEmpty()) {
+    auto found = cli::find_probe_executable();
+    if (!found) {
+      onStartFailed(q(found.error_text()));
+      return true;
+    }
+    program = q(*found);
+  }
+  process_ = new QProcess(this);
+  process_->setProgram(program);
+  process_->setArguments(probe_arguments(settings));
+  const QByteArray request = QByteArray::fromStdString(job_->request.dump());
+  connect(process_, &QProcess::started, this, [this, request] {
+    process_->write(request);
+    process_->closeWriteChannel();  // the probe reads all of stdin before it starts
+  });
+  connect(process_, &QProcess::readyReadStandardOutput, this, &ProbeRunner::readOutput);
+  connect(process_, &QProcess::readyReadStandardError, this, [this] {
+    stderr_ += process_->readAllStandardError();
+    if (stderr_.size() > kMaxStderrBytes) stderr_.truncate(kMaxStderrBytes);
+  });
+  connect(process_, &QProcess::errorOccurred, this, [this, program, generation](QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart || generation != generation_) return;  // crashes end in finished()
+    onStartFailed(tr("Cannot start %1: %2").arg(program, process_->errorString()));
+  });
+  connect(process_, &QProcess::finished, this, [this](int exit_code, QProcess::ExitStatus status) {
+    readOutput();
+    onProcessFinished(exit_code, status == QProcess::CrashExit);
+  });
+  process_->start();
+  return true;
+}
+
+void ProbeRunner::cancel() {
+  if (!process_ || process_->state() == QProcess::NotRunning) return;
+  if (state_ == State::cancelling) {
+    process_->kill();  // a second Cancel: the probe did not stop after its step
+    return;
+  }
+  ::kill(static_cast<pid_t>(process_->processId()), SIGINT);
+  setState(State::cancelling);
+}
+
+void ProbeRunner::readOutput() {
+  if (!process_) return;
+  pending_ += process_->readAllStandardOutput();
+  qsizetype begin = 0;
+  for (qsizetype nl; (nl = pending_.indexOf('\n', begin)) >= 0; begin = nl + 1) {
+    post(generation_, job_, pending_.mid(begin, nl - begin));
+  }
+  pending_.remove(0, begin);
+}
+
+void ProbeRunner::post(std::uint64_t generation, std::shared_ptr<Job> job, QByteArray line) {
+  QPointer<ProbeRunner> self(this);
+  worker_.start([self, generation, job = std::move(job), line = std::move(line)] {
+    const std::string kind =
+        cli::accept_probe_line(job->events, std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
+    if (kind == "started" && job->run_id == 0) {
+      job->device = job->events.started->value("device", std::string("cpu"));
+      if (store::Store* db = job->store()) {
+        auto id = db->create_run(cli::started_probe_run(*job->events.started, job->name));
+        if (id) job->run_id = *id;
+        else job->store_errors = id.errors();
+      }
+    }
+    if (kind != "progress" && kind != "calibrating") return;
+    const cli::ProbeProgress p = job->events.last_progress.value_or(cli::ProbeProgress{});
+    // The destructor waits for this job, so `self` is alive while posting.
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, kind, p] {
+          if (!self || generation != self->generation_ || !self->isRunning()) return;
+          if (kind == "calibrating") {
+            if (self->state_ == State::running) self->setState(State::calibrating);
+            return;
+          }
+          emit self->progress(p.step, p.steps, p.loss, p.elapsed_s, p.eta_s);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void ProbeRunner::onStartFailed(const QString& why) {
+  auto out = std::make_shared<ProbeOutcome>();
+  out->kind = ProbeOutcome::Kind::failed;
+  out->message = tr("The probe could not start: %1").arg(why);
+  out->steps_requested = job_ ? job_->steps_requested : 0;
+  const std::uint64_t generation = generation_;
+  // Queued, so that start() returns before finished() as it does for a run that starts.
+  QMetaObject::invokeMethod(this, [this, generation, out] { finish(generation, out); }, Qt::QueuedConnection);
+}
+
+void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
+  if (!pending_.isEmpty()) post(generation_, job_, std::exchange(pending_, {}));  // a last line without newline
+  const bool interrupted = state_ == State::cancelling;
+  const std::string stderr_text = stderr_.toStdString();
+  const std::uint64_t generation = generation_;
+  QPointer<ProbeRunner> self(this);
+  worker_.start([self, generation, job = job_, exit_code, crashed, interrupted, stderr_text] {
+    auto out = std::make_shared<ProbeOutcome>();
+    out->steps_requested = job->steps_requested;
+    const cli::ProbeEvents& ev = job->events;
+    out->device = q(job->device);
+    QStringList notes;
+    if (!ev.result) {
+      const std::string how = crashed ? "plansight-probe crashed (ended by a signal) before it reported a result"
+                                      : cli::describe_child_exit(cli::ChildExit{exit_code, 0, {}});
+      const std::vector<Diagnostic> errors = cli::probe_failure(ev, how, stderr_text);
+      out->kind = ProbeOutcome::Kind::failed;
+      out->message = interrupted ? tr("Cancelled before the probe reported a result: %1").arg(q(join_messages(errors)))
+                                 : tr("The probe failed: %1").arg(q(join_messages(errors)));
+      if (job->run_id > 0 && job->store()) {
+        if (auto s = cli::mark_probe_run_unfinished(*job->store(), job->run_id, errors, interrupted); !s) {
+          out->message += tr(" (run %1 could not be marked: %2)").arg(job->run_id).arg(q(s.error_text()));
+        }
+        out->run_id = job->run_id;
+      }
+    } else {
+      const nlohmann::json& result = *ev.result;
+      const nlohmann::json request = ev.started ? (*ev.started)["request"] : job->request;
+      const bool stopped = result.value("stopped_early", false);
+      out->kind = stopped ? ProbeOutcome::Kind::stopped : ProbeOutcome::Kind::complete;
+      out->summary = cli::summary_of(result, request);
+      std::int64_t n = 0;
+      for (const auto& step : result.value("steps", nlohmann::json::array())) {
+        const auto loss = step.find("loss");
+        out->steps.push_back({step.value("step", ++n),
+                              loss != step.end() && loss->is_number() ? loss->get<double>() : std::nan(""),
+                              step.value("seconds", 0.0)});
+      }
+      if (result.contains("timeline") && result["timeline"].is_object()) {
+        auto timeline = est::timeline_from_json(result["timeline"]);
+        if (timeline) {
+          timeline->source = est::TimelineSource::measured;
+          out->timeline = std::make_shared<const TimelineIndex>(std::move(*timeline));
+        } else {
+          notes << tr("its timeline cannot be read: %1").arg(q(timeline.error_text()));
+        }
+      }
+      if (job->run_id > 0 && job->store()) {
+        auto stored = cli::store_probe_result(*job->store(), job->run_id, result, request, job->device);
+        if (stored) out->run_id = *stored;
+        else notes << tr("run %1 could not be stored: %2").arg(job->run_id).arg(q(stored.error_text()));
+      }
+      const QString step = out->summary->step_time_s ? format_seconds(*out->summary->step_time_s) : QStringLiteral("—");
+      const auto done = static_cast<qlonglong>(out->steps.size());
+      if (stopped) {
+        out->message = tr("Stopped after %1 of %2 steps (median step %3); the partial result is run %4, status cancelled.")
+                           .arg(done).arg(out->steps_requested).arg(step).arg(out->run_id);
+      } else {
+        out->message = tr("Run %1: %2 steps on %3, median step %4.").arg(out->run_id).arg(done).arg(out->device, step);
+      }
+      if (exit_code != 0 && exit_code != 130) notes << tr("plansight-probe then exited with status %1").arg(exit_code);
+    }
+    if (!job->store_errors.empty()) {
+      notes << tr("nothing was stored: %1").arg(q(join_messages(job->store_errors)));
+    }
+    if (!notes.isEmpty()) out->message += QStringLiteral(" ") + tr("Note: %1.").arg(notes.join(QStringLiteral("; ")));
+    QMetaObject::invokeMethod(
+        self.data(), [self, generation, out] { if (self) self->finish(generation, out); }, Qt::QueuedConnection);
+  });
+}
+
+void ProbeRunner::finish(std::uint64_t generation, std::shared_ptr<ProbeOutcome> outcome) {
+  if (generation != generation_) return;
+  if (process_) {
+    process_->deleteLater();
+    process_ = nullptr;
+  }
+  outcome_ = std::move(*outcome);
+  setState(State::idle);
+  emit finished();
+}
+
+void ProbeRunner::setState(State state) {
+  if (state_ == state) return;
+  state_ = state;
+  emit stateChanged();
+}
+
+}  // namespace plansight::gui

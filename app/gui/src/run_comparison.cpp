@@ -1,0 +1,153 @@
+// compare_probe_run() and compare_run_with_plan(): the computations of `plansight compare RUN`
+// and `plansight compare RUN --plan FILE`, called through the CLI's public headers
+// (probe_plan.h, plan_run_comparison.h, step_phases.h, run_lookup.h), so that the page and the
+// CLI print the same numbers; this file only turns them into rows and indexed timelines.
+#include "plansight/gui/run_comparison.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/cli/probe_plan.h"
+#include "plansight/cli/run_lookup.h"
+#include "plansight/cli/step_phases.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/hardware_profile.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/gui/format.h"
+
+namespace plansight::gui {
+
+namespace est = plansight::estimator;
+
+std::optional<double> ComparisonRow::error() const {
+  if (!has_measured || !(measured > 0)) return std::nullopt;
+  const double e = predicted / measured - 1;
+  return std::isfinite(e) ? std::optional<double>(e) : std::nullopt;
+}
+
+bool is_comparable_probe_run(const store::RunRecord& run) {
+  return run.kind == store::RunKind::probe && run.plan && run.summary && run.summary->step_time_s;
+}
+
+bool has_measured_timeline(const std::vector<store::TimelineInfo>& timelines) {
+  return std::any_of(timelines.begin(), timelines.end(), [](const store::TimelineInfo& t) {
+    return t.source == est::TimelineSource::measured || t.source == est::TimelineSource::imported;
+  });
+}
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+std::vector<ComparisonRow> rows_of(const std::vector<cli::ComparedValue>& values) {
+  std::vector<ComparisonRow> rows;
+  for (const auto& v : values) rows.push_back({q(v.name), v.predicted, v.measured, v.has_measured});
+  return rows;
+}
+
+// Starts the timeline at 0 and ends it at `end_ns` with a zero-length marker span, so that two
+// views clamped to their own data still show the same range.
+est::Timeline normalised(est::Timeline t, std::int64_t begin_ns, std::int64_t end_ns) {
+  for (auto& track : t.tracks) {
+    for (auto& s : track.spans) s.start_ns -= begin_ns;
+  }
+  if (!t.tracks.empty() && t.end_ns() < end_ns) {
+    est::Span marker;
+    marker.start_ns = end_ns;
+    marker.duration_ns = 0;
+    marker.kind = est::SpanKind::annotation;
+    marker.name_id = t.intern("end of the longer timeline");
+    t.tracks.back().spans.push_back(marker);
+  }
+  return t;
+}
+
+// Both timelines on one axis: each from 0, both as long as the longer one.
+void index_both(RunComparison& out, est::Timeline predicted, std::optional<est::Timeline> measured) {
+  const std::int64_t pb = predicted.begin_ns();
+  std::int64_t extent = predicted.end_ns() - pb;
+  std::int64_t mb = 0;
+  if (measured) {
+    mb = measured->begin_ns();
+    extent = std::max(extent, measured->end_ns() - mb);
+  }
+  out.predicted = std::make_shared<const TimelineIndex>(normalised(std::move(predicted), pb, extent));
+  if (measured) out.measured = std::make_shared<const TimelineIndex>(normalised(std::move(*measured), mb, extent));
+}
+
+}  // namespace
+
+RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
+  RunComparison out;
+  out.run_id = run_id;
+  auto run = db.get_run(run_id);
+  if (!run) return out.error = q(run.error_text()), out;
+  if (!is_comparable_probe_run(*run)) {
+    out.error = QStringLiteral("run %1 is not a finished probe run; compare it with the current plan instead").arg(run_id);
+    return out;
+  }
+  auto profile = cli::hardware_profile_of_run(db, *run);
+  if (!profile) return out.error = q(profile.error_text()), out;
+  auto plan = cli::plan_of_probe_run(*run->plan, *profile);
+  if (!plan) return out.error = q(plan.error_text()), out;
+  auto estimate = est::estimate(*plan, &*profile);
+  if (!estimate) return out.error = q(estimate.error_text()), out;
+  est::TimeModelOptions options;
+  options.profile = &*profile;
+  auto predicted = est::predict_time(*plan, estimate->padded_vocab, options);
+  if (!predicted) return out.error = q(predicted.error_text()), out;
+  auto measured = db.load_timeline(run_id, est::TimelineSource::measured);
+
+  out.title = QStringLiteral("run %1: %2 on %3, against the estimator's prediction of its own configuration")
+                  .arg(run_id)
+                  .arg(q(run->name), q(run->device));
+  const cli::StepPhases p = cli::step_phases(predicted->timeline);
+  const cli::StepPhases m = measured ? cli::step_phases(*measured) : cli::StepPhases{};
+  const bool has = measured.ok();
+  out.phases = rows_of(cli::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
+  out.memory = rows_of(cli::memory_rows(estimate->memory, run->summary->memory_bytes));
+  out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its bubble includes %2 waiting "
+                                  "inside communication calls for a peer. Step: the run's median.")
+                       .arg(format_seconds(m.step_s), format_seconds(m.waiting_s))
+                 : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
+  index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt);
+  return out;
+}
+
+RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const est::Plan& plan,
+                                    std::int64_t max_timeline_ops) {
+  RunComparison out;
+  out.run_id = run_id;
+  out.against_plan = true;
+  auto estimate = est::estimate(plan);
+  if (!estimate) return out.error = QStringLiteral("the current plan has errors: ") + q(estimate.error_text()), out;
+  const std::int64_t ops = plan.layout.pp * plan.layout.vpp * estimate->micro_batches;
+  if (ops > max_timeline_ops) {
+    out.error = QStringLiteral("the current plan's schedule has %1 micro-batches x %2 pipeline chunks, more than the "
+                               "%3 ops a timeline is drawn for; compare with a plan of fewer micro-batches")
+                    .arg(estimate->micro_batches)
+                    .arg(plan.layout.pp * plan.layout.vpp)
+                    .arg(max_timeline_ops);
+    return out;
+  }
+  auto c = cli::compare_run_with_plan(db, run_id, plan);
+  if (!c) return out.error = q(c.error_text()), out;
+  out.title = QStringLiteral("run %1: %2 (%3 timeline), against the current plan: %4 on %5 x %6")
+                  .arg(run_id)
+                  .arg(q(c->run.name), QString::fromLatin1(est::to_string(c->measured_source).data()),
+                       q(plan.model.name))
+                  .arg(plan.cluster.gpus)
+                  .arg(q(plan.cluster.gpu.name));
+  out.phases = rows_of(c->phases);
+  out.memory = rows_of(c->memory);
+  out.note = QStringLiteral("Phases: each timeline averaged over its ranks (the measured one spans %1; its bubble "
+                            "includes %2 waiting inside communication calls). Step: predicted iteration against %3.")
+                 .arg(format_seconds(c->measured_phases.step_s), format_seconds(c->measured_phases.waiting_s),
+                      c->measured_step_is_median ? QStringLiteral("the run's median step")
+                                                 : QStringLiteral("the traced window"));
+  index_both(out, std::move(c->predicted), std::move(c->measured));
+  return out;
+}
+
+}  // namespace plansight::gui
