@@ -105,7 +105,12 @@ est::Timeline ActivityTimeline::build(const std::vector<ActivityRecord>& records
     if (r.kind == ActivityKind::range || r.kind == ActivityKind::synchronization) {
       span.kind = r.kind == ActivityKind::range ? est::SpanKind::annotation : est::SpanKind::idle;
       if (r.kind == ActivityKind::range) span.phase = phase_from_range_name(r.name);
-      track(rank_of_thread(r.thread), est::Lane::host, 0).spans.push_back(span);
+      // CUPTI's synchronisation records carry no thread; the API call they belong to does.
+      std::uint32_t thread = r.thread;
+      if (auto call = launches.find(r.correlation); r.kind == ActivityKind::synchronization && call != launches.end()) {
+        thread = call->second->thread;
+      }
+      track(rank_of_thread(thread), est::Lane::host, 0).spans.push_back(span);
       continue;
     }
     const est::KernelClass kernel_class =

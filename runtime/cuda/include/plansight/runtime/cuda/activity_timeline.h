@@ -32,7 +32,8 @@ struct ActivityRecord {
   std::int64_t end_ns = 0;
   std::uint32_t device = 0;
   std::uint32_t stream = 0;       // stream id: kernels, copies, memsets, stream synchronisations
-  std::uint32_t thread = 0;       // calling thread: api calls, ranges, synchronisations
+  std::uint32_t thread = 0;       // calling thread: api calls, ranges (synchronisations: through
+                                  // the correlation id of their api call)
   std::uint32_t correlation = 0;  // ties a kernel/copy/memset to the api call that launched it
   double bytes = 0;               // copies and memsets
   std::string name;               // kernel name, "memcpy HtoD", range text, API function
