@@ -26,7 +26,6 @@ default_layouts() {
 --pp 2 --schedule interleaved --vpp 2
 --pp 4 --schedule gpipe
 --pp 4 --schedule 1f1b
---pp 4 --schedule interleaved --vpp 1
 --tp 2 --pp 2 --schedule 1f1b
 --tp 2 --dp 2
 --pp 2 --dp 2 --schedule 1f1b --zero 1
@@ -46,8 +45,11 @@ errors=()
 while IFS= read -r layout; do
   [ -z "$layout" ] && continue
   # shellcheck disable=SC2086
-  id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json $layout |
-       python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
+  if ! id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json $layout 2>/dev/null |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])' 2>/dev/null); then
+    printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe --model small --steps 1 $layout --db "$db" 2>&1 | tail -n 1)"
+    continue
+  fi
   row=$("$cli" compare "$id" --db "$db" --json |
         python3 -c 'import json,sys; s=json.load(sys.stdin)["step"]; print("%.2f %.2f %+.1f%%" % (s["predicted_s"]*1e3, s["measured_s"]*1e3, s["error"]*100))')
   read -r pred meas err <<<"$row"

@@ -164,8 +164,10 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
   auto stopped = [&] { return options.stop && options.stop->load(); };
   auto cancelled = [] { return Result<est::HardwareProfile>(make_error("calibration", "cancelled")); };
   const std::int64_t world = r.layout.tp * r.layout.pp * std::max<std::int64_t>(r.layout.dp, 1);
-  // As many copies at once as the run's ranks can compute at once: with more ranks than cores
-  // they take turns through the core gate (engine.cpp), so no more than the cores run together.
+  // As many copies at once as the run's ranks can compute at once: no more than its cores. With
+  // more ranks than cores the OS shares the cores out, which the time model's processor-sharing
+  // simulation (cluster.shared_processors) accounts for; a kernel's own time is measured with
+  // every core busy.
   const std::int64_t slots = r.cores > 0 ? std::max<std::int64_t>(r.cores / std::max<std::int64_t>(r.threads_per_rank, 1), 1) : world;
   const int concurrency = static_cast<int>(std::min(world, slots));
   // The engine gives each rank threads_per_rank BLAS threads; measure GEMMs the same way.
@@ -204,7 +206,7 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
     sizes.insert(layer_params * static_cast<double>(r.model.layers) / static_cast<double>(r.layout.tp * r.layout.pp) * 4);
   }
   auto collectives = measure_collectives({groups.begin(), groups.end()}, {sizes.begin(), sizes.end()}, options.level,
-                                         options.stop, r.cores > 0 ? static_cast<int>(slots) : 0);
+                                         options.stop);
   if (!collectives) return collectives.errors();
   p.collectives = std::move(*collectives);
   return p;

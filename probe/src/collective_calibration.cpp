@@ -3,13 +3,11 @@
 // nccl-tests' S (doc/PERFORMANCE.md) so bus bandwidth comes out with the estimator's bus_factor.
 #include <algorithm>
 #include <barrier>
-#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "plansight/probe/calibration.h"
 #include "calibration_util.h"
-#include "plansight/runtime/core_gate.h"
 #include "plansight/runtime/communicator.h"
 
 namespace plansight::probe {
@@ -59,12 +57,10 @@ rt::Status run_case(rt::Communicator& comm, const Case& c, std::vector<float>& i
 // One group size: `ranks` threads run every case; the sample is the slowest rank's median,
 // since a collective is done only when its last member is.
 Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::vector<double>& sizes,
-                                                 CalibrationLevel level, const std::atomic<bool>* stop, int cores) {
+                                                 CalibrationLevel level, const std::atomic<bool>* stop) {
   const auto cases = cases_for(ranks, sizes);
   const int n = static_cast<int>(ranks);
   rt::InProcessWorld world(n);
-  // More ranks than cores take turns through a gate, as in a run (engine.cpp).
-  std::unique_ptr<rt::CoreGate> gate = cores > 0 && n > cores ? std::make_unique<rt::CoreGate>(cores) : nullptr;
   std::vector<std::vector<double>> medians(static_cast<std::size_t>(n), std::vector<double>(cases.size(), 0.0));
   std::mutex error_mutex;
   std::vector<Diagnostic> errors;
@@ -78,7 +74,6 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      rt::CoreHold hold(gate.get());
       auto comm = world.world(r);
       for (std::size_t i = 0; i < cases.size(); ++i) {
         const Case& c = cases[i];
@@ -87,10 +82,7 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
         std::vector<double> times;
         const int reps = repetitions(c.bytes, level);
         for (int rep = -1; rep < reps; ++rep) {  // rep -1 warms buffers and the communicator
-          {
-            rt::CoreReleased released;  // peers need a core to reach the barrier
-            sync.arrive_and_wait();
-          }
+          sync.arrive_and_wait();
           if (cancel) return;
           rt::Status status = rt::ok_status();
           const double s = seconds_of([&] { status = run_case(*comm, c, in, out); });
@@ -126,12 +118,11 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
 
 Result<std::vector<est::CollectiveSample>> measure_collectives(const std::vector<std::int64_t>& group_sizes,
                                                                const std::vector<double>& bytes,
-                                                               CalibrationLevel level, const std::atomic<bool>* stop,
-                                                               int cores) {
+                                                               CalibrationLevel level, const std::atomic<bool>* stop) {
   std::vector<est::CollectiveSample> all;
   for (auto ranks : group_sizes) {
     if (ranks < 2) continue;
-    auto samples = sweep(ranks, bytes, level, stop, cores);
+    auto samples = sweep(ranks, bytes, level, stop);
     if (!samples) return samples.errors();
     all.insert(all.end(), samples->begin(), samples->end());
   }

@@ -9,6 +9,7 @@
 
 #include "plansight/kernels/blas_threads.h"
 #include "plansight/probe/trainer.h"
+#include "cpu_affinity.h"
 #include "probe_config.h"
 #include "rank_worker.h"
 
@@ -50,18 +51,21 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
 
   RunState state(cfg, options.collect_parameters);
   if (request.trace) state.tracer = std::make_unique<runtime::Tracer>(cfg.world());
-  // Rank threads beyond the cores take turns through a gate (see core_gate.h); a rank with k
-  // BLAS threads counts as k. The data-parallel gradient threads stay outside it: their copies
-  // are short and would otherwise wait for a whole kernel of a rank to get a core.
-  const std::int64_t rank_slots = std::max<std::int64_t>(request.cores / request.threads_per_rank, 1);
-  if (cfg.world() > rank_slots) state.core_gate = std::make_unique<runtime::CoreGate>(static_cast<int>(rank_slots));
+  // Fewer cores than this process may use: the rank threads are confined to the first `cores`
+  // of them (the estimator predicts the run on that many processors).
+  const std::vector<int> cpus = cpus_for(request.cores);
   state.stop = stop;
   state.adam_eps = options.adam_eps;
   state.fail_rank = options.fail_rank;
   state.fail_step = options.fail_step;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
-  for (int r = 0; r < cfg.world(); ++r) threads.emplace_back([&state, r] { rank_main(state, r); });
+  for (int r = 0; r < cfg.world(); ++r) {
+    threads.emplace_back([&state, &cpus, r] {
+      confine_to(cpus);
+      rank_main(state, r);
+    });
+  }
 
   // Progress from the calling thread, so the callback never runs on a rank thread.
   std::size_t reported = 0;

@@ -2,12 +2,10 @@
 // the same units in the same order (they run the same schedule), so the collectives match.
 #include "grad_sync.h"
 
-#include "plansight/runtime/core_gate.h"
-
 namespace plansight::probe {
 
 GradSync::GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap) : ctx_(ctx), comm_(comm), overlap_(overlap) {
-  if (overlap_) thread_ = std::thread([this] { loop(); });  // outside the core gate: see engine.cpp
+  if (overlap_) thread_ = std::thread([this] { loop(); });
 }
 
 GradSync::~GradSync() {
@@ -17,7 +15,6 @@ GradSync::~GradSync() {
     stopping_ = true;
   }
   changed_.notify_all();
-  runtime::CoreReleased released;  // the gradient thread may need a core to finish
   thread_.join();
 }
 
@@ -62,7 +59,7 @@ void GradSync::submit(const char* name, int stage, double bytes, Task task) {
 void GradSync::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    runtime::wait_releasing_core(lock, changed_, [&] { return stopping_ || !queue_.empty(); });
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping and nothing left
     Item item = std::move(queue_.front());
     queue_.pop_front();
@@ -77,7 +74,7 @@ void GradSync::loop() {
 
 void GradSync::drain() {
   std::unique_lock lock(mutex_);
-  runtime::wait_releasing_core(lock, changed_, [&] { return (queue_.empty() && !busy_) || !error_.empty(); });
+  changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || !error_.empty(); });
   if (!error_.empty()) throw RankFailure(error_);
 }
 

@@ -11,7 +11,7 @@
 #include "plansight/estimator/json_reader.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
-#include "plansight/runtime/core_gate.h"
+#include "cpu_affinity.h"
 
 namespace plansight::probe {
 namespace {
@@ -200,7 +200,7 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   }
   in.read("threads_per_rank", r.threads_per_rank, 1, 256);
   in.read("cores", r.cores, 0, 4096);
-  if (r.cores == 0) r.cores = runtime::available_cores();
+  if (r.cores == 0) r.cores = available_cores();
   in.read("trace", r.trace);
   in.read("calibrate", r.calibrate);
 

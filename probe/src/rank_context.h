@@ -9,7 +9,6 @@
 #include <string>
 
 #include "plansight/runtime/communicator.h"
-#include "plansight/runtime/core_gate.h"
 #include "plansight/runtime/memory_tracker.h"
 #include "plansight/runtime/tracer.h"
 #include "probe_config.h"
@@ -39,7 +38,6 @@ struct RankContext {
   runtime::Tracer* tracer;  // null: no spans
   runtime::MemoryTracker memory;
   GradSync* grad_sync = nullptr;
-  runtime::CoreGate* core_gate = nullptr;  // null: every thread of the run has a core of its own
 
   std::unique_ptr<runtime::Communicator> world, tp, dp, pp, dp_grad;
   std::unique_ptr<runtime::Communicator> embedding;  // first + last stage, only when the head is tied and pp > 1

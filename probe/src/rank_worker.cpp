@@ -73,8 +73,6 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
 
 void rank_main(RunState& state, int world_rank) {
   RankContext ctx(state.cfg, world_rank, state.tracer.get());
-  ctx.core_gate = state.core_gate.get();
-  runtime::CoreHold hold(ctx.core_gate);
   try {
     ctx.world = state.world.world(world_rank);
     check(ctx.connect(*ctx.world));

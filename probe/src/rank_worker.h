@@ -12,7 +12,6 @@
 
 #include "plansight/probe/probe_result.h"
 #include "plansight/runtime/communicator.h"
-#include "plansight/runtime/core_gate.h"
 #include "plansight/runtime/tracer.h"
 #include "probe_config.h"
 
@@ -27,7 +26,6 @@ struct RunState {
   const ProbeConfig& cfg;
   runtime::InProcessWorld world;
   std::unique_ptr<runtime::Tracer> tracer;  // null: no trace
-  std::unique_ptr<runtime::CoreGate> core_gate;  // null: no more threads than cores
   const std::atomic<bool>* stop = nullptr;
   bool collect_parameters = false;
   float adam_eps = 1e-8f;

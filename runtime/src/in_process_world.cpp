@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "in_process_communicator.h"
-#include "plansight/runtime/core_gate.h"
 
 namespace plansight::runtime {
 
@@ -50,7 +49,7 @@ Status InProcessWorld::Impl::take(int self, const MessageKey& key, float* data, 
   {
     std::unique_lock lock(box.mutex);
     std::deque<std::vector<float>>* queue = nullptr;
-    wait_releasing_core(lock, box.arrived, [&] {
+    box.arrived.wait(lock, [&] {
       if (aborted.load(std::memory_order_acquire)) return true;
       auto it = box.queues.find(key);
       if (it == box.queues.end() || it->second.empty()) return false;
@@ -101,7 +100,7 @@ Result<std::shared_ptr<GroupInfo>> InProcessWorld::Impl::split(const GroupInfo& 
   rv.colour_key[static_cast<std::size_t>(parent_rank)] = {colour, key};
   ++rv.arrived;
   registry_changed.notify_all();
-  wait_releasing_core(lock, registry_changed, [&] { return rv.arrived == n || aborted.load(); });
+  registry_changed.wait(lock, [&] { return rv.arrived == n || aborted.load(); });
   if (rv.arrived != n) return abort_status().errors();
 
   std::shared_ptr<GroupInfo> group;

@@ -118,6 +118,23 @@ TEST(Calibration, ProfileOfATinyRun) {
   EXPECT_EQ(back->gemms.size(), profile->gemms.size());
 }
 
+TEST(Calibration, FusedAttentionAndOptimizerAtTheRunsShape) {
+  const auto r = request("small", 2, 1);  // hidden 128, 4 heads, TP 2: 2 heads of 32 per rank
+  const auto a = measure_attention(r, CalibrationLevel::quick, 1);
+  EXPECT_EQ(a.batch_heads, r.micro_batch * 2);
+  EXPECT_EQ(a.seq, r.seq_len);
+  EXPECT_EQ(a.head_dim, 32);
+  EXPECT_GT(a.forward_s, 0);
+  EXPECT_GT(a.backward_s, 0);
+  const double rate = measure_optimizer(r, CalibrationLevel::quick, 1);
+  EXPECT_GT(rate, 1e6);
+  EXPECT_TRUE(std::isfinite(rate));
+  auto profile = calibrate(r, {CalibrationLevel::quick, nullptr});
+  ASSERT_TRUE(profile.ok()) << profile.error_text();
+  EXPECT_EQ(profile->attention.size(), 1u);
+  EXPECT_GT(profile->optimizer_bytes_per_s, 0);
+}
+
 TEST(Calibration, ElementwiseRatesArePositiveForEveryCalibratedKind) {
   const auto rates = measure_elementwise(request("small", 2, 1), CalibrationLevel::quick, 2, 1e-7);
   for (const char* kind : {"norm_forward", "norm_backward", "residual_forward", "residual_backward", "activation_forward",

@@ -7,6 +7,8 @@
 #include "plansight/cli/probe_plan.h"
 #include "plansight/cli/step_phases.h"
 #include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/parameters.h"
+#include "plansight/estimator/time_model.h"
 
 namespace plansight::cli {
 namespace {
@@ -108,6 +110,21 @@ TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {
   EXPECT_GT(plan->cluster.intra_node_bandwidth_bytes_per_s, 0);
   EXPECT_FALSE(has_errors(est::validate(*plan))) << join_messages(est::validate(*plan));
   EXPECT_FALSE(plan_of_probe_run(nlohmann::json::object(), profile).ok()) << "a run without a request has no plan";
+  EXPECT_EQ(plan->cluster.shared_processors, 0) << "a request before the cores field: a processor per rank";
+
+  // Four rank threads on two cores: the prediction shares two processors among them and takes
+  // longer than with a core per rank; a rank with 2 BLAS threads takes two cores.
+  auto shared_request = request;
+  shared_request["cores"] = 2;
+  auto shared = plan_of_probe_run(shared_request, profile);
+  ASSERT_TRUE(shared.ok()) << shared.error_text();
+  EXPECT_EQ(shared->cluster.shared_processors, 2);
+  auto own = est::predict_time(*plan, est::padded_vocab(256, 2));
+  auto two = est::predict_time(*shared, est::padded_vocab(256, 2));
+  ASSERT_TRUE(own.ok() && two.ok());
+  EXPECT_GT(two->iteration_s, 1.3 * own->iteration_s);
+  shared_request["threads_per_rank"] = 2;
+  EXPECT_EQ(plan_of_probe_run(shared_request, profile)->cluster.shared_processors, 1);
 }
 
 }  // namespace

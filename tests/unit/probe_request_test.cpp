@@ -89,6 +89,19 @@ TEST(ProbeRequestJson, EveryErrorNamesItsField) {
   EXPECT_TRUE(names(both, "steps")) << both.error_text();
 }
 
+TEST(ProbeRequestJson, CoresDefaultToWhatTheProcessMayUse) {
+  auto all = probe_request_from_json(nlohmann::json::object());
+  ASSERT_TRUE(all.ok()) << all.error_text();
+  EXPECT_GE(all->cores, 1);  // resolved: the stored request says how many cores the ranks shared
+  EXPECT_EQ(to_json(*all)["cores"], all->cores);
+  auto one = probe_request_from_json({{"cores", 1}});
+  ASSERT_TRUE(one.ok()) << one.error_text();
+  EXPECT_EQ(one->cores, 1);
+  auto bad = probe_request_from_json({{"cores", -2}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(names(bad, "cores")) << bad.error_text();
+}
+
 TEST(ProbeRequestJson, LayoutRulesAreTheEstimators) {
   // small has 4 heads: tp 3 does not divide them (Megatron's rule, estimator::validate).
   auto tp = probe_request_from_json({{"model", "small"}, {"layout", {{"tp", 3}}}});

@@ -41,6 +41,26 @@ TEST(MemoryTracker, CategoriesSumToAllocations) {
   EXPECT_EQ(m.peak_total(), 0);
 }
 
+TEST(MemoryTracker, ReleasedArraysAreReusedZeroedAndUncounted) {
+  MemoryTracker m;
+  const float* first = nullptr;
+  {
+    TrackedBuffer a(&m, MemoryCategory::activations, 4096);
+    a.data()[7] = 3.f;
+    first = a.data();
+  }
+  EXPECT_EQ(m.current().total(), 0);  // the cached array holds no tensor
+  TrackedBuffer b(&m, MemoryCategory::activations, 4096);
+  EXPECT_EQ(b.data(), first);         // same size: the released array again, no fresh pages
+  EXPECT_EQ(b.data()[7], 0.f);        // zeroed as a new one
+  EXPECT_EQ(m.current()[MemoryCategory::activations], 4096 * 4);
+  TrackedBuffer c(&m, MemoryCategory::activations, 4096);  // the cached one is taken: a new one
+  EXPECT_NE(c.data(), b.data());
+  TrackedBuffer d(&m, MemoryCategory::buffers, 100);  // another size: never a too-small array
+  EXPECT_EQ(d.size(), 100u);
+  EXPECT_EQ(m.peak_total(), 2 * 4096 * 4 + 400);
+}
+
 std::atomic<int> g_pushes{0}, g_pops{0};  // hooks run on several threads
 
 TEST(Tracer, SpansBecomeTracksPerRankAndLane) {

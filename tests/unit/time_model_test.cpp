@@ -103,6 +103,47 @@ TEST(DeviceModel, MeasuredElementwiseRateReplacesTheCopyBandwidth) {
   EXPECT_EQ(elementwise_kind_name(ElementwiseKind::cross_entropy_backward), "cross_entropy_backward");
 }
 
+TEST(DeviceModel, MeasuredFusedAttentionAndOptimizerReplaceTheModelledCosts) {
+  GpuSpec cpu;
+  cpu.name = "cpu";
+  cpu.peak_fp32_flops = 1e11;
+  cpu.hbm_bandwidth_bytes_per_s = 4e10;
+  HardwareProfile profile;
+  profile.attention.push_back(AttentionSample{4, 128, 32, 3e-4, 5e-4});
+  profile.optimizer_bytes_per_s = 6e9;
+  const DeviceModel measured(cpu, Precision::fp32, default_efficiency(cpu), &profile);
+  const DeviceModel plain(cpu, Precision::fp32, default_efficiency(cpu));
+  ASSERT_TRUE(measured.has_fused_attention());
+  EXPECT_FALSE(plain.has_fused_attention());
+  // At the sample's shape its own seconds; twice the heads or twice the sequence: 2x and 4x.
+  EXPECT_DOUBLE_EQ(measured.fused_attention_seconds(4, 128, 32, false), 3e-4);
+  EXPECT_DOUBLE_EQ(measured.fused_attention_seconds(8, 128, 32, true), 1e-3);
+  EXPECT_DOUBLE_EQ(measured.fused_attention_seconds(4, 256, 32, false), 1.2e-3);
+  // The optimizer at the measured rate (+ overhead); without a rate, a streaming kernel.
+  EXPECT_NEAR(measured.optimizer_seconds(6e9), 1.0 + default_efficiency(cpu).kernel_overhead_s, 1e-12);
+  EXPECT_EQ(plain.optimizer_seconds(6e9), plain.memory_seconds(6e9));
+}
+
+TEST(HardwareProfileJson, AttentionAndOptimizerRoundTripAndAreChecked) {
+  HardwareProfile profile;
+  profile.device = "cpu: test";
+  profile.attention.push_back(AttentionSample{4, 128, 32, 3e-4, 5e-4});
+  profile.optimizer_bytes_per_s = 6e9;
+  const auto json = to_json(profile);
+  auto back = hardware_profile_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  ASSERT_EQ(back->attention.size(), 1u);
+  EXPECT_EQ(back->attention[0].seq, 128);
+  EXPECT_EQ(back->attention[0].backward_s, 5e-4);
+  EXPECT_EQ(back->optimizer_bytes_per_s, 6e9);
+  EXPECT_EQ(to_json(*back), json);
+  auto bad = json;
+  bad["attention"][0]["seq"] = 0;
+  auto error = hardware_profile_from_json(bad);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.error_text().find("attention[0].seq"), std::string::npos) << error.error_text();
+}
+
 TEST(HardwareProfileJson, ElementwiseRatesRoundTripAndOldProfilesStayReadable) {
   HardwareProfile profile;
   profile.device = "cpu: test";

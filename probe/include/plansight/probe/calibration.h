@@ -53,13 +53,11 @@ std::map<std::string, double> measure_elementwise(const ProbeRequest& request, C
 // Collectives over runtime::InProcessWorld: all-reduce, all-gather, reduce-scatter over each of
 // `group_sizes` (>= 2) and send/recv between two ranks, for every size in `bytes` (nccl-tests'
 // S: the buffer; the gathered output; the scattered input; the message). Stops early with an
-// error when `stop` is set. A group larger than `cores` (> 0) takes turns for them through a
-// runtime::CoreGate, as the run's ranks do.
+// error when `stop` is set.
 Result<std::vector<estimator::CollectiveSample>> measure_collectives(const std::vector<std::int64_t>& group_sizes,
                                                                      const std::vector<double>& bytes,
                                                                      CalibrationLevel level,
-                                                                     const std::atomic<bool>* stop = nullptr,
-                                                                     int cores = 0);
+                                                                     const std::atomic<bool>* stop = nullptr);
 
 // The probe's fused causal attention (kernels::cpu::attention_forward/backward) at the shape of
 // one micro-batch on one TP rank, unit-scale inputs, `concurrency` threads at once.

@@ -32,7 +32,7 @@ struct ProbeRequest {
   Device device = Device::cpu;
   std::int64_t threads_per_rank = 1;
   // CPU cores the ranks share; 0 in a request: all this process may run on (the normalised
-  // request carries the number used). More rank threads than cores take turns (core_gate.h).
+  // request carries the number used); fewer confines the rank threads to that many.
   std::int64_t cores = 0;
   bool trace = true;               // record a measured Timeline of the last step
   bool calibrate = false;          // also run the GEMM and collective sweeps -> HardwareProfile
