@@ -14,6 +14,7 @@
 
 #include "device_test_util.h"
 #include "plansight/runtime/cuda/device_communicator.h"
+#include "plansight/runtime/cuda/split_any.h"
 
 namespace plansight::runtime::cuda {
 namespace {
@@ -181,6 +182,8 @@ TEST_F(DeviceCommunicatorTest, SplitMakesIndependentSubGroups) {
     for (std::size_t i = 0; i < n; ++i) {
       if (got[i] != values_of(r, n)[i] + values_of(partner, n)[i]) return ranks.fail(r, "pair sum");
     }
+    auto through_any = split_any(world, 0, r, "all");
+    if (!through_any || !*through_any || !is_device_communicator(**through_any)) return ranks.fail(r, "split_any");
     auto none = split_device(world, r == 0 ? -1 : 0, 0, "rest");
     if (!none) return ranks.fail(r, none.error_text());
     if ((r == 0) != (*none == nullptr)) return ranks.fail(r, "a negative colour gets no communicator");

@@ -143,6 +143,10 @@ Result<std::unique_ptr<Communicator>> split_device(Communicator& parent, int col
   return std::unique_ptr<Communicator>(std::move(*comm));
 }
 
+bool is_device_communicator(const Communicator& communicator) {
+  return dynamic_cast<const DeviceCommunicator*>(&communicator) != nullptr;
+}
+
 cudaStream_t stream_of(const Communicator& communicator) {
   const auto* device = dynamic_cast<const DeviceCommunicator*>(&communicator);
   return device != nullptr ? device->stream() : nullptr;

@@ -56,6 +56,9 @@ class DeviceWorld {
 Result<std::unique_ptr<Communicator>> split_device(Communicator& parent, int colour, int key, const std::string& name,
                                                    cudaStream_t stream = nullptr);
 
+// Whether `communicator` is a device communicator (from a DeviceWorld or split_device).
+bool is_device_communicator(const Communicator& communicator);
+
 // The stream a device communicator enqueues on; null for other communicators.
 cudaStream_t stream_of(const Communicator& communicator);
 

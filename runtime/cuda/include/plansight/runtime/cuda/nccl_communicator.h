@@ -1,0 +1,73 @@
+// The runtime::Communicator interface on NCCL, for real multi-GPU runs: one thread per GPU in
+// one process (NcclWorld), each rank's operations enqueued on its stream. Collectives map one to
+// one (ncclAllReduce, ncclReduceScatter, ncclAllGather, ncclBroadcast on fp32 sums); sub-groups
+// come from ncclCommSplit. Two differences from the in-process communicator, both NCCL's:
+//   - point to point matches sends and receives between a pair in call order; the tag is not
+//     sent (ranks must post in the same order), and a send completes on its stream only when the
+//     receiver's recv runs, so two ranks that both send before they receive deadlock on the
+//     device: a pipeline alternates the order by stage parity, as Megatron-LM's p2p does;
+//   - calls return when enqueued; errors inside NCCL (a peer died) surface as
+//     ncclCommGetAsyncError at the next call, and abort() aborts every communicator.
+// Several ranks per GPU need NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1 (nccl_version.h);
+// otherwise each rank needs its own GPU, which world() checks before NCCL would fail.
+// Several processes (NCCL_COMM_ID or an MPI launcher) are not implemented yet: from_environment()
+// says so.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/kernels/cuda/status.h"
+#include "plansight/runtime/communicator.h"
+#include "plansight/runtime/cuda/nccl_version.h"
+
+namespace plansight::runtime::cuda {
+
+// The NCCL library's version (ncclGetVersion; no GPU needed) and whether it can put several
+// ranks on one GPU in this environment.
+struct NcclRuntime {
+  NcclVersion version;     // of the loaded library
+  NcclVersion built_with;  // of the nccl.h this was compiled against
+  MultiRankGpu multi_rank_gpu;
+};
+Result<NcclRuntime> nccl_runtime();
+
+class NcclWorld {
+ public:
+  // A world of `devices.size()` ranks, rank r on GPU devices[r] (ncclGetUniqueId). Fails when two
+  // ranks share a GPU and this NCCL cannot (the message says why).
+  static Result<std::shared_ptr<NcclWorld>> create(const std::vector<int>& devices);
+  // The multi-process bootstrap (NCCL_COMM_ID, or MPI): not implemented; always an error saying so.
+  static Result<std::shared_ptr<NcclWorld>> from_environment();
+  ~NcclWorld();
+  NcclWorld(const NcclWorld&) = delete;
+  NcclWorld& operator=(const NcclWorld&) = delete;
+
+  int size() const;
+  int device_of(int rank) const;
+
+  // Called by every rank's thread at the same time (ncclCommInitRank blocks until all ranks have
+  // joined); makes the rank's device current on the calling thread.
+  Result<std::unique_ptr<Communicator>> world(int rank, cudaStream_t stream);
+
+  // ncclCommAbort on every communicator of this world (pending operations return errors).
+  void abort(const std::string& reason);
+
+  struct Impl;
+
+ private:
+  NcclWorld() = default;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Whether `communicator` is an NCCL communicator (from an NcclWorld or split_nccl).
+bool is_nccl_communicator(const Communicator& communicator);
+
+// ncclCommSplit of an NCCL communicator (runtime::split's rules; a negative colour gets null).
+// `stream` null: the parent's stream. Fails when `parent` is not an NCCL communicator.
+Result<std::unique_ptr<Communicator>> split_nccl(Communicator& parent, int colour, int key, const std::string& name,
+                                                 cudaStream_t stream = nullptr);
+
+}  // namespace plansight::runtime::cuda

@@ -1,0 +1,136 @@
+// The NCCL communicator on real GPUs, one thread per GPU: all-reduce, reduce-scatter, all-gather,
+// broadcast, send/recv in call order, and ncclCommSplit sub-groups, checked exactly (small
+// integers). Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
+// test prints why and skips.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device_test_util.h"
+#include "plansight/runtime/cuda/nccl_communicator.h"
+
+namespace plansight::runtime::cuda {
+namespace {
+
+std::vector<float> values_of(int rank, std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((rank + 1) * 100 + static_cast<int>(i % 97));
+  return v;
+}
+
+class NcclCommunicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PLANSIGHT_SKIP_WITHOUT_DEVICE();
+    ASSERT_EQ(cudaGetDeviceCount(&devices_), cudaSuccess);
+    if (devices_ < 2) {
+      std::printf("SKIPPED: the NCCL communicator needs 2 GPUs, found %d\n", devices_);
+      GTEST_SKIP() << "needs 2 GPUs, found " << devices_;
+    }
+  }
+
+  // One thread per GPU; each gets its communicator and a stream on its device.
+  void run(const std::function<void(int rank, Communicator& comm, cudaStream_t stream)>& body) {
+    std::vector<int> devices;
+    for (int d = 0; d < devices_; ++d) devices.push_back(d);
+    auto world = NcclWorld::create(devices);
+    ASSERT_TRUE(world.ok()) << world.error_text();
+    std::vector<std::thread> threads;
+    for (int r = 0; r < devices_; ++r) {
+      threads.emplace_back([&, r] {
+        cudaSetDevice(r);
+        cudaStream_t stream = nullptr;
+        cudaStreamCreate(&stream);
+        auto comm = (*world)->world(r, stream);
+        if (!comm) return fail(r, comm.error_text());
+        body(r, **comm, stream);
+        cudaStreamSynchronize(stream);
+        comm->reset();
+        cudaStreamDestroy(stream);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_TRUE(failures_.empty()) << failures_.front();
+  }
+  void fail(int rank, const std::string& what) {
+    std::lock_guard lock(mutex_);
+    failures_.push_back("rank " + std::to_string(rank) + ": " + what);
+  }
+
+  int devices_ = 0;
+  std::mutex mutex_;
+  std::vector<std::string> failures_;
+};
+
+std::vector<float> download(const float* device, std::size_t n, cudaStream_t stream) {
+  std::vector<float> host(n);
+  cudaMemcpyAsync(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return host;
+}
+
+float* upload(const std::vector<float>& host) {
+  float* device = nullptr;
+  cudaMalloc(&device, host.size() * sizeof(float));
+  cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice);
+  return device;
+}
+
+TEST_F(NcclCommunicatorTest, CollectivesMatchSerialSums) {
+  const std::size_t count = 4099;
+  run([&](int r, Communicator& comm, cudaStream_t stream) {
+    const int p = comm.size();
+    float* data = upload(values_of(r, count));
+    if (auto s = comm.all_reduce(data, count); !s) return fail(r, s.error_text());
+    auto got = download(data, count, stream);
+    for (std::size_t i = 0; i < count; ++i) {
+      float expected = 0;
+      for (int q = 0; q < p; ++q) expected += values_of(q, count)[i];
+      if (got[i] != expected) return fail(r, "all_reduce element " + std::to_string(i));
+    }
+    float* blocks = upload(values_of(r, count * static_cast<std::size_t>(p)));
+    float* out = upload(std::vector<float>(count * static_cast<std::size_t>(p), 0.0f));
+    if (auto s = comm.reduce_scatter(blocks, out, count); !s) return fail(r, s.error_text());
+    got = download(out, count, stream);
+    for (std::size_t i = 0; i < count; ++i) {
+      float expected = 0;
+      for (int q = 0; q < p; ++q) expected += values_of(q, count * static_cast<std::size_t>(p))[static_cast<std::size_t>(r) * count + i];
+      if (got[i] != expected) return fail(r, "reduce_scatter element " + std::to_string(i));
+    }
+    if (auto s = comm.broadcast(blocks, count, 1); !s) return fail(r, s.error_text());
+    if (download(blocks, count, stream) != std::vector<float>(values_of(1, count * static_cast<std::size_t>(p)).begin(),
+                                                               values_of(1, count * static_cast<std::size_t>(p)).begin() +
+                                                                   static_cast<std::ptrdiff_t>(count))) {
+      return fail(r, "broadcast");
+    }
+    cudaFree(data);
+    cudaFree(blocks);
+    cudaFree(out);
+  });
+}
+
+TEST_F(NcclCommunicatorTest, SendRecvInCallOrderAndSplit) {
+  const std::size_t n = 1000;
+  run([&](int r, Communicator& comm, cudaStream_t stream) {
+    float* data = upload(values_of(r, n));
+    // Ranks 0 and 1 exchange: rank 0 sends first, rank 1 receives first (stage parity).
+    if (r == 0) {
+      if (auto s = comm.send(data, n, 1); !s) return fail(r, s.error_text());
+    } else if (r == 1) {
+      if (auto s = comm.recv(data, n, 0); !s) return fail(r, s.error_text());
+      if (download(data, n, stream) != values_of(0, n)) return fail(r, "received values");
+    }
+    auto solo = split_nccl(comm, r, 0, "solo");
+    if (!solo || !*solo) return fail(r, solo ? "null communicator" : solo.error_text());
+    if ((*solo)->size() != 1 || (*solo)->rank() != 0 || (*solo)->name() != "solo") return fail(r, "split shape");
+    cudaFree(data);
+  });
+}
+
+}  // namespace
+}  // namespace plansight::runtime::cuda
