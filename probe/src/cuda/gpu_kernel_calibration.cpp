@@ -1,0 +1,173 @@
+// GEMM, attention, AdamW and launch-overhead measurements of the GPU calibration
+// (gpu_calibration.h), each through the CUDA twins the probe's GPU steps run.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "device_array.h"
+#include "gpu_timing.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/kernels/cuda/kernels_cuda.h"
+#include "plansight/probe/cuda/gpu_calibration.h"
+
+namespace plansight::probe::cuda {
+namespace {
+
+namespace est = plansight::estimator;
+namespace kc = plansight::kernels::cuda;
+
+struct Budget {
+  int trials, reps;
+};
+Budget budget(CalibrationLevel level) { return level == CalibrationLevel::quick ? Budget{3, 5} : Budget{7, 20}; }
+
+std::string status_text(const kc::Status& s) { return s.ok() ? std::string() : s.message(); }
+
+}  // namespace
+
+est::Precision GemmPrecision::precision() const {
+  switch (dtype) {
+    case kc::DType::bf16: return est::Precision::bf16;
+    case kc::DType::fp16: return est::Precision::fp16;
+    case kc::DType::fp32: return fp32_math == kc::Fp32Math::tf32 ? est::Precision::tf32 : est::Precision::fp32;
+  }
+  return est::Precision::fp32;
+}
+
+std::vector<GemmPrecision> default_gemm_precisions() {
+  return {{kc::DType::bf16, kc::Fp32Math::strict},
+          {kc::DType::fp16, kc::Fp32Math::strict},
+          {kc::DType::fp32, kc::Fp32Math::tf32},
+          {kc::DType::fp32, kc::Fp32Math::strict}};
+}
+
+Result<std::string> gpu_device_name(int device) {
+  cudaDeviceProp props{};
+  if (auto s = cuda_ok(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties(" + std::to_string(device) + ")");
+      !s) {
+    return s.errors();
+  }
+  char text[512];
+  std::snprintf(text, sizeof(text), "%s (sm_%d%d, %d SMs, %.1f GiB)", props.name, props.major, props.minor,
+                props.multiProcessorCount, static_cast<double>(props.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return std::string(text);
+}
+
+Result<est::GemmSample> measure_gpu_gemm(const GemmShape& shape, const GemmPrecision& precision, kc::Blas& blas,
+                                         CalibrationLevel level) {
+  const int N = static_cast<int>(shape.m), OC = static_cast<int>(shape.n), C = static_cast<int>(shape.k);
+  const std::string what = shape.name + " " + std::string(kc::to_string(precision.dtype));
+  auto inp = DeviceArray::make(precision.dtype, static_cast<std::size_t>(N) * C, what + " input");
+  if (!inp) return inp.errors();
+  auto weight = DeviceArray::make(precision.dtype, static_cast<std::size_t>(OC) * C, what + " weight");
+  if (!weight) return weight.errors();
+  auto out = DeviceArray::make(precision.dtype, static_cast<std::size_t>(N) * OC, what + " output");
+  if (!out) return out.errors();
+  blas.set_fp32_math(precision.fp32_math);
+  cudaStream_t stream = nullptr;
+  auto call = [&]() -> std::string {
+    switch (precision.dtype) {
+      case kc::DType::bf16:
+        return status_text(kc::matmul_forward(out->as<kc::bfloat16>(), inp->as<kc::bfloat16>(),
+                                              weight->as<kc::bfloat16>(), nullptr, N, C, OC, blas, stream));
+      case kc::DType::fp16:
+        return status_text(kc::matmul_forward(out->as<kc::float16>(), inp->as<kc::float16>(), weight->as<kc::float16>(),
+                                              nullptr, N, C, OC, blas, stream));
+      case kc::DType::fp32:
+        return status_text(
+            kc::matmul_forward(out->as<float>(), inp->as<float>(), weight->as<float>(), nullptr, N, C, OC, blas, stream));
+    }
+    return "unknown element type";
+  };
+  const Budget b = budget(level);
+  auto seconds = seconds_per_call(stream, b.trials, b.reps, call);
+  if (!seconds) return seconds.errors();
+  est::GemmSample sample;
+  sample.m = shape.m;
+  sample.n = shape.n;
+  sample.k = shape.k;
+  sample.precision = precision.precision();
+  sample.seconds = *seconds;
+  return sample;
+}
+
+Result<double> measure_launch_overhead(CalibrationLevel level) {
+  auto one = DeviceArray::make(kc::DType::fp32, 1, "launch overhead");
+  if (!one) return one.errors();
+  cudaStream_t stream = nullptr;
+  const Budget b = budget(level);
+  return seconds_per_call(stream, b.trials, b.reps * 50, [&] {
+    return status_text(kc::gelu_forward(one->as<float>(), one->as<float>(), 1, stream));
+  });
+}
+
+Result<est::AttentionSample> measure_gpu_attention(const ProbeRequest& r, CalibrationLevel level, kc::Blas& blas) {
+  const std::int64_t tp = std::max<std::int64_t>(r.layout.tp, 1);
+  const int B = static_cast<int>(r.micro_batch), T = static_cast<int>(r.seq_len);
+  const int NH = static_cast<int>(r.model.heads / tp), C = static_cast<int>(r.model.hidden / tp);
+  const std::size_t qkv_n = static_cast<std::size_t>(B) * T * 3 * C, att_n = static_cast<std::size_t>(B) * NH * T * T;
+  const std::size_t out_n = static_cast<std::size_t>(B) * T * C;
+  auto qkv = DeviceArray::make(kc::DType::bf16, qkv_n, "attention qkv");
+  auto att = DeviceArray::make(kc::DType::bf16, att_n, "attention probabilities");
+  auto scratch = DeviceArray::make(kc::DType::bf16, att_n, "attention scratch");
+  auto out = DeviceArray::make(kc::DType::bf16, out_n, "attention output");
+  auto dout = DeviceArray::make(kc::DType::bf16, out_n, "attention output gradient");
+  auto dqkv = DeviceArray::make(kc::DType::bf16, qkv_n, "attention qkv gradient");
+  for (const auto* a : {&qkv, &att, &scratch, &out, &dout, &dqkv}) {
+    if (!*a) return a->errors();
+  }
+  cudaStream_t stream = nullptr;
+  const Budget b = budget(level);
+  auto forward = seconds_per_call(stream, b.trials, b.reps, [&] {
+    return status_text(kc::attention_forward(out->as<kc::bfloat16>(), att->as<kc::bfloat16>(), qkv->as<kc::bfloat16>(),
+                                             B, T, C, NH, blas, stream));
+  });
+  if (!forward) return forward.errors();
+  auto backward = seconds_per_call(stream, b.trials, b.reps, [&] {
+    return status_text(kc::attention_backward(dqkv->as<kc::bfloat16>(), scratch->as<kc::bfloat16>(),
+                                              dout->as<kc::bfloat16>(), qkv->as<kc::bfloat16>(),
+                                              att->as<kc::bfloat16>(), B, T, C, NH, blas, stream));
+  });
+  if (!backward) return backward.errors();
+  est::AttentionSample s;
+  s.batch_heads = static_cast<std::int64_t>(B) * NH;
+  s.seq = T;
+  s.head_dim = C / std::max(NH, 1);
+  s.forward_s = *forward;
+  s.backward_s = *backward;
+  return s;
+}
+
+Result<double> measure_gpu_optimizer(const ProbeRequest& r, CalibrationLevel level) {
+  // One layer's parameters on one TP rank (GPT-2: 12h^2 + 13h, Narayanan et al. 2021, eq. 2 with biases).
+  const double h = static_cast<double>(r.model.hidden);
+  const auto n = static_cast<std::size_t>((12 * h * h + 13 * h) / static_cast<double>(std::max<std::int64_t>(r.layout.tp, 1)));
+  auto master = DeviceArray::make(kc::DType::fp32, n, "AdamW master weights");
+  auto params = DeviceArray::make(kc::DType::bf16, n, "AdamW bf16 weights");
+  auto m = DeviceArray::make(kc::DType::fp32, n, "AdamW first moment");
+  auto v = DeviceArray::make(kc::DType::fp32, n, "AdamW second moment");
+  auto grads = DeviceArray::make(kc::DType::fp32, n, "AdamW gradients");
+  for (const auto* a : {&master, &params, &m, &v, &grads}) {
+    if (!*a) return a->errors();
+  }
+  cudaStream_t stream = nullptr;
+  int step = 0;
+  const Budget b = budget(level);
+  auto seconds = seconds_per_call(stream, b.trials, b.reps, [&] {
+    return status_text(kc::adamw_update(master->as<float>(), params->as<kc::bfloat16>(), m->as<float>(),
+                                        v->as<float>(), grads->as<float>(), n, kernels::AdamWSettings{}, ++step, 1.0f,
+                                        stream));
+  });
+  if (!seconds) return seconds.errors();
+  // The bytes the time model charges for a bf16 plan with fp32 master weights and fp32 gradients.
+  est::TrainingSpec t;
+  t.precision = est::Precision::bf16;
+  t.grad_precision = est::Precision::fp32;
+  t.master_precision = est::MasterPrecision::fp32;
+  t.optimizer = est::Optimizer::adam;
+  const double bytes = static_cast<double>(n) * est::optimizer_bytes_per_parameter(t);
+  return *seconds > 0 ? bytes / *seconds : 0.0;
+}
+
+}  // namespace plansight::probe::cuda
