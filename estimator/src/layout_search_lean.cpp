@@ -112,6 +112,7 @@ KeyCosts key_costs(const SearchContext& ctx, std::int64_t tp, std::int64_t cp, b
   k.head = lm_head_cost(plan, ctx.device, links, k.padded_vocab);
   k.layer_activation_bytes = layer_activation_bytes(plan, recompute);
   k.full_layer_activation_bytes = layer_activation_bytes(plan, Recompute::none);
+  k.backward_working_bytes = backward_working_bytes(plan);
   k.tp_link = links.tp;
   k.counts = count_parameters(plan.model, k.padded_vocab);
   k.layer_params = k.counts.layer.per_tp_rank(tp);
@@ -158,17 +159,21 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
     mem.activations_bytes = key.layer_activation_bytes * (flight.rank_forwards * static_cast<double>(chunk_layers));
     if (c.recompute == Recompute::full && stage_layers > 0) mem.activations_bytes += key.full_layer_activation_bytes;
     if (r == 0 && model.dropout) mem.activations_bytes += tokens * h / (sp ? t : 1.0) * flight.chunk0_rank0;
-    if (r == c.pp - 1) {
+    double working = stage_layers > 0 ? key.backward_working_bytes : 0.0;
+    if (r == c.pp - 1) {  // as estimate_memory(): the head's stored logits and its working set
       const double waiting = c.schedule == PipelineSchedule::gpipe ? static_cast<double>(m) : 1.0;
       const double v = static_cast<double>(key.padded_vocab);
-      mem.activations_bytes += waiting * tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+      const double head_per_micro_batch = tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+      mem.activations_bytes += waiting * head_per_micro_batch;
+      working = std::max(tokens * e * (v / t + 2 * h / (sp ? t : 1.0)), working - head_per_micro_batch);
     }
+    mem.activations_bytes += working;
     if (shards > 1 && c.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
     if (c.zero_stage >= 3 && shards > 1) {
       mem.buffers_bytes += key.layer_params * (2 * ctx.per_param.weights + ctx.per_param.gradients);
     }
     if (sp) mem.buffers_bytes += e * tokens * h;
-    if (c.pp > 1) mem.buffers_bytes += 2 * e * tokens * h / (sp ? t : 1.0);
+    if (c.pp > 1 && (r < c.pp - 1 || c.vpp > 1)) mem.buffers_bytes += e * tokens * h / (sp ? t : 1.0);  // as estimate_memory()
     const double allocated =
         mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes + mem.buffers_bytes;
     mem.reserve_bytes = tr.reserve_fixed_bytes + tr.fragmentation * allocated;

@@ -31,6 +31,7 @@ struct KeyCosts {
   PassCost layer, embedding, head;
   double layer_activation_bytes = 0;       // with the key's recomputation
   double full_layer_activation_bytes = 0;  // without: a recomputed layer's working set
+  double backward_working_bytes = 0;       // activation gradients of one layer's backward
   Link tp_link;
   std::int64_t padded_vocab = 0;
   ParameterCounts counts;

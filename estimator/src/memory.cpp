@@ -123,6 +123,32 @@ double layer_activation_bytes(const Plan& plan, Recompute recompute) {
   return tokens * (replicated / (sp ? t : 1.0) + (sharded + scores) / t);
 }
 
+// Backward working set (not in Korthikanti et al., who count what is stored): while a layer runs
+// its backward, the gradients of its activations are alive besides everything stored. Per token,
+// e bytes each: the gradient arriving from the layer above and the one being built for the layer
+// below, the residual branch's and the norm output's gradients (4h, sharded by t with sequence
+// parallelism), plus the larger of the MLP's (the activation's output and input gradients,
+// (gate + 1) f / t) and the attention's (the core output's and Q, K, V's gradients, (2q + 2k) / t,
+// and without flash attention the scores' gradient, a / t per key). Measured against the CPU
+// probe, whose backward allocates exactly these (probe/src/transformer_block.cpp): without it the
+// activation peak was 8-16% low, 31% with full recomputation.
+double backward_working_bytes(const Plan& plan) {
+  const auto& m = plan.model;
+  const auto& l = plan.layout;
+  const double e = activation_element_bytes(plan.training.precision);
+  const double t = static_cast<double>(l.tp);
+  const bool sp = l.sequence_parallel && l.tp > 1;
+  const double tokens = static_cast<double>(plan.training.seq_len) / static_cast<double>(l.cp) *
+                        static_cast<double>(plan.training.micro_batch);
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double q = static_cast<double>(m.q_width()), k = static_cast<double>(m.kv_width());
+  const double keys = static_cast<double>(plan.training.seq_len);
+  const double scores = plan.training.attention == AttentionKernel::flash ? 0.0 : static_cast<double>(m.heads) * keys;
+  const double mlp = ((m.gated_mlp ? 2.0 : 1.0) + 1.0) * f / t;
+  const double attention = (2 * q + 2 * k + scores) / t;
+  return tokens * e * (4 * h / (sp ? t : 1.0) + std::max(mlp, attention));
+}
+
 std::vector<std::int64_t> chunk_layers(const Plan& plan) {
   const std::int64_t chunks = plan.layout.pp * plan.layout.vpp;
   if (static_cast<std::int64_t>(plan.layout.stage_layers.size()) == chunks) return plan.layout.stage_layers;
@@ -159,6 +185,7 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
   const double act_per_layer = layer_activation_bytes(plan, l.recompute);
   // Working set while one layer is recomputed during its backward.
   const double full_layer_activation = layer_activation_bytes(plan, Recompute::none);
+  const double backward_working = backward_working_bytes(plan);
 
   MemoryEstimate out;
   out.capacity_bytes = static_cast<double>(plan.cluster.gpu.memory_bytes);
@@ -186,13 +213,20 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       // Embedding dropout mask, one byte per element, for each stored micro-batch of chunk 0.
       mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, 0, 0);
     }
+    double working = stage.layers > 0 ? backward_working : 0.0;
     if (r == l.pp - 1) {
       // Final norm input and LM-head input (2eh), logits (e V/t) and the fp32 softmax kept by
       // the vocab-parallel cross-entropy (4 V/t), for each micro-batch awaiting its backward.
       const double waiting = l.schedule == PipelineSchedule::gpipe ? static_cast<double>(plan.micro_batches()) : 1.0;
       const double v = static_cast<double>(vocab_padded);
-      mem.activations_bytes += waiting * tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+      const double head_per_micro_batch = tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+      mem.activations_bytes += waiting * head_per_micro_batch;
+      // The head's own backward needs the logits' gradient and the gradient into the final norm;
+      // the layers' backward comes after the head of that micro-batch is freed.
+      const double head_working = tokens * e * (v / t + 2 * h / (sp ? t : 1.0));
+      working = std::max(head_working, working - head_per_micro_batch);
     }
+    mem.activations_bytes += working;
 
     // Communication buffers.
     if (shards > 1 && l.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // bucket in flight + filling
@@ -202,7 +236,11 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.buffers_bytes += layer_params * (2 * per_param.weights + per_param.gradients);
     }
     if (sp) mem.buffers_bytes += e * tokens * h;  // all-gather buffer of the sequence-parallel input
-    if (l.pp > 1) mem.buffers_bytes += 2 * e * tokens * h / (sp ? t : 1.0);  // p2p send + receive
+    // Pipeline receive buffer of the output gradient from the next stage, alive through the
+    // chunk's backward (every rank has such chunks when interleaved; the last stage computes its
+    // own). Megatron's sends read the tensor itself, and a received activation becomes the
+    // chunk's stored input, counted with the layer's activations (Korthikanti's 2sbh of x).
+    if (l.pp > 1 && (r < l.pp - 1 || l.vpp > 1)) mem.buffers_bytes += e * tokens * h / (sp ? t : 1.0);
 
     // Framework reserve: CUDA context and library workspaces (fixed), plus allocator
     // fragmentation as a fraction of everything else. Both are TrainingSpec settings.

@@ -5,7 +5,8 @@
 // the others, this loop advances all ranks together in time order.
 //
 // Model: fluid processor sharing (Kleinrock 1967; the limit of round-robin with a vanishing time
-// slice, which the probe's CoreGate approaches at kernel granularity). Each pipeline rank stands
+// slice). The OS scheduler comes close on the probe's ranks: its wake-up preemption runs a rank
+// woken by a message at once, so tensor-parallel peers stay in step. Each pipeline rank stands
 // for `threads_per_rank` identical threads (its TP, DP and CP copies run the same ops at the same
 // time); while n pipeline ranks run compute segments, each thread progresses at
 // min(1, processors / (n * threads_per_rank)) of its dedicated speed. Communication (TP

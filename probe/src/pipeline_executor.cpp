@@ -54,7 +54,8 @@ double run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& 
       in_flight.erase(it);
       runtime::TrackedBuffer dout;
       if (!chunk.last()) {
-        dout = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::activations, n);
+        // The pipeline's receive buffer (the estimator's p2p buffer), not a stored activation.
+        dout = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::buffers, n);
         ctx.recv(dout.data(), n, table.rank_of(g + 1), tag_of(g, mb, G, true), g, mb, est::Phase::backward);
       }
       const bool last_micro_batch = ++backwards_done[static_cast<std::size_t>(op.chunk)] == table.m;

@@ -111,7 +111,9 @@ TEST_P(MemoryMatchesEstimator, ModelStatesPerRank) {
     EXPECT_EQ(m.current.buffers_bytes, 0);
     // ...and were there at the peak; the peak of the sum never exceeds the sum of the peaks.
     EXPECT_GT(m.peak.activations_bytes, 0);
-    EXPECT_EQ(m.peak.buffers_bytes > 0, GetParam() >= 2);  // ZeRO-2/3: transient full gradients (and ZeRO-3 weights)
+    // ZeRO-2/3: transient full gradients (and ZeRO-3 weights); the first of the two stages also
+    // receives its output gradients from the second.
+    EXPECT_EQ(m.peak.buffers_bytes > 0, GetParam() >= 2 || stage == 0);
     EXPECT_LE(m.peak_total_bytes, m.peak.total_bytes());
     EXPECT_GE(m.peak_total_bytes, m.current.total_bytes() + m.peak.activations_bytes);
   }
@@ -144,23 +146,22 @@ TEST(ProbeMemory, ActivationPeakFollowsTheSchedule) {
 }
 
 // The estimator's activation model (Korthikanti et al. 2022, Table 2 terms, fp32, standard
-// attention, no dropout) against the measured peak of each stage: the probe stores exactly those
-// tensors (x, LN outputs, qkv, attention probabilities and output, fc1 in/out), so the measured
-// peak exceeds the prediction only by one micro-batch's backward working set (activation
-// gradients and the attention scratch), which the model leaves out: measured 1.05-1.31 x; with
-// full recomputation, where that working set is larger than what is stored, up to 1.54 x.
+// attention, no dropout) plus its backward working set (estimator/src/memory.cpp,
+// backward_working_bytes) against the measured peak of each stage: the probe stores exactly
+// those tensors (x, LN outputs, qkv, attention probabilities and output, fc1 in/out) and its
+// backward allocates exactly those gradients, so the two agree within the issue's +-10% for
+// every stage, schedule and recomputation mode.
 TEST(ProbeMemory, ActivationPeaksNearTheEstimator) {
   struct Case {
     int tp, pp, vpp;
     est::PipelineSchedule schedule;
     est::Recompute recompute;
-    double max_ratio;
   };
-  const Case cases[] = {{1, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::none, 1.35},
-                        {1, 4, 1, est::PipelineSchedule::gpipe, est::Recompute::none, 1.35},
-                        {2, 2, 2, est::PipelineSchedule::interleaved, est::Recompute::none, 1.35},
-                        {2, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::selective, 1.4},
-                        {1, 2, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::full, 1.7}};
+  const Case cases[] = {{1, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::none},
+                        {1, 4, 1, est::PipelineSchedule::gpipe, est::Recompute::none},
+                        {2, 2, 2, est::PipelineSchedule::interleaved, est::Recompute::none},
+                        {2, 4, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::selective},
+                        {1, 2, 1, est::PipelineSchedule::one_f_one_b, est::Recompute::full}};
   for (const Case& c : cases) {
     ProbeRequest r = matrix_request();
     r.layout.tp = c.tp;
@@ -178,8 +179,8 @@ TEST(ProbeMemory, ActivationPeaksNearTheEstimator) {
       const double ratio = measured / predicted.stages[static_cast<std::size_t>(stage)].memory.activations_bytes;
       SCOPED_TRACE("tp " + std::to_string(c.tp) + " pp " + std::to_string(c.pp) + " " +
                    std::string(est::to_string(c.schedule)) + " " + std::string(est::to_string(c.recompute)) + " stage " + std::to_string(stage));
-      EXPECT_GE(ratio, 0.95);
-      EXPECT_LE(ratio, c.max_ratio);
+      EXPECT_GE(ratio, 0.9);
+      EXPECT_LE(ratio, 1.1);
     }
   }
 }

@@ -27,6 +27,9 @@ MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParamete
 // given recomputation (the plan's own by default).
 double layer_activation_bytes(const Plan& plan, Recompute recompute);
 inline double layer_activation_bytes(const Plan& plan) { return layer_activation_bytes(plan, plan.layout.recompute); }
+// Activation gradients alive while one layer runs its backward, on top of what is stored
+// (memory.cpp explains the terms).
+double backward_working_bytes(const Plan& plan);
 
 // Layers held by each model chunk, in pipeline order (chunk c of rank r at c * pp + r).
 std::vector<std::int64_t> chunk_layers(const Plan& plan);
