@@ -1,19 +1,24 @@
 // The Compare page over a temporary store holding a probe run made here through the store API
 // (request, hardware profile, summary, and a "measured" timeline: the prediction stretched by
 // 1.25): the phase table shows forward … step with errors, memory per category, both timelines
-// on one axis that zooms together; an empty store shows how to make a probe run. The models
-// under QAbstractItemModelTester.
+// on one axis that zooms together; an empty store shows how to make a probe run. An imported
+// Kineto fixture beside the current plan's prediction gives the numbers of `plansight compare
+// RUN --plan FILE --json` and follows the plan's edits. The models under QAbstractItemModelTester.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <fstream>
 
+#include "../support/cli_run.h"
 #include "gui_test_support.h"
 #include "plansight/cli/probe_plan.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/comparison_model.h"
@@ -153,6 +158,114 @@ TEST(ComparePage, WithoutAProbeRunSaysHowToMakeOne) {
   auto* hint = page.findChild<QLabel*>(QStringLiteral("noProbeRuns"));
   ASSERT_TRUE(hint);
   EXPECT_TRUE(hint->text().contains(QStringLiteral("plansight probe --model small --steps 10")));
+}
+
+est::Plan two_gpu_plan() {
+  est::Plan plan = est::default_plan();
+  plan.model = *est::find_model("gpt3-1.3b");
+  plan.cluster.gpus = 2;
+  plan.cluster.gpus_per_node = 2;
+  plan.layout = {};
+  plan.layout.tp = 2;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = 4;
+  plan.training.seq_len = 2048;
+  return plan;
+}
+
+TEST(ComparePage, AnImportedTraceBesideTheCurrentPlanHasTheCliNumbers) {
+  QTemporaryDir dir;
+  const std::string db = dir.filePath(QStringLiteral("runs.sqlite")).toStdString();
+  auto imported = testing::run_cli({"import", PLANSIGHT_TEST_DATA_DIR "/traces/kineto_multirank", "--db", db});
+  ASSERT_EQ(imported.status, cli::Status::ok) << imported.err;
+  const std::string plan_file = dir.filePath(QStringLiteral("plan.json")).toStdString();
+  std::ofstream(plan_file) << est::to_json(two_gpu_plan()).dump();
+  auto cli = testing::run_cli({"compare", "1", "--plan", plan_file, "--json", "--db", db});
+  ASSERT_EQ(cli.status, cli::Status::ok) << cli.err;
+  const auto j = nlohmann::json::parse(cli.out);
+
+  RunRepository runs(QString::fromStdString(db));
+  PlanDocument document;
+  document.replacePlan(two_gpu_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  ComparePage page(&runs, &document);
+  page.resize(1200, 800);
+  ModelTesterWarnings warnings;
+  QAbstractItemModelTester tester(page.phaseModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  ASSERT_EQ(page.runPicker()->count(), 1) << "an import is listed";
+  EXPECT_EQ(page.against(), ComparePage::Against::current_plan) << "an import has no configuration of its own";
+  ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
+  EXPECT_TRUE(page.comparison()->against_plan);
+  EXPECT_TRUE(page.titleText().contains(QStringLiteral("imported timeline"))) << page.titleText().toStdString();
+
+  // Every phase row and the step row: the CLI's numbers.
+  const auto* m = page.phaseModel();
+  ASSERT_EQ(m->rowCount(), static_cast<int>(j["phases"].size()) + 1);
+  for (int r = 0; r + 1 < m->rowCount(); ++r) {
+    const auto& row = j["phases"][static_cast<std::size_t>(r)];
+    EXPECT_EQ(m->index(r, ComparisonModel::kName).data().toString().toStdString(), row["phase"].get<std::string>());
+    EXPECT_DOUBLE_EQ(m->index(r, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble(), row["predicted_s"].get<double>());
+    EXPECT_DOUBLE_EQ(m->index(r, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(), row["measured_s"].get<double>());
+    const QVariant error = m->index(r, ComparisonModel::kError).data(Qt::UserRole);
+    if (row["error"].is_null()) EXPECT_FALSE(error.isValid()) << r;
+    else EXPECT_DOUBLE_EQ(error.toDouble(), row["error"].get<double>());
+  }
+  const int step = m->rowCount() - 1;
+  EXPECT_EQ(m->index(step, ComparisonModel::kName).data().toString(), QStringLiteral("step"));
+  EXPECT_DOUBLE_EQ(m->index(step, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble(), j["step"]["predicted_s"].get<double>());
+  EXPECT_DOUBLE_EQ(m->index(step, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(), j["step"]["measured_s"].get<double>());
+  EXPECT_EQ(page.memoryModel()->rowCount(), 0) << "a trace measures no memory";
+
+  // Predicted above measured, both from 0 on one extent: the longer of the two.
+  ASSERT_TRUE(page.predictedView()->timeline() && page.measuredView()->timeline());
+  EXPECT_EQ(page.predictedView()->timeline()->begin_ns(), 0);
+  EXPECT_EQ(page.measuredView()->timeline()->begin_ns(), 0);
+  EXPECT_EQ(page.predictedView()->timeline()->end_ns(), page.measuredView()->timeline()->end_ns());
+  EXPECT_EQ(page.measuredView()->timeline()->timeline().source, est::TimelineSource::imported);
+  EXPECT_NEAR(static_cast<double>(page.predictedView()->timeline()->end_ns()) * 1e-9,
+              std::max(j["predicted_window_s"].get<double>(), j["traced_window_s"].get<double>()), 1e-9);
+
+  // Editing the plan re-predicts: TP 1 on one GPU is slower per step than TP 2 on two.
+  const double before = m->index(step, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble();
+  est::Plan one = two_gpu_plan();
+  one.cluster.gpus = 1;
+  one.cluster.gpus_per_node = 1;
+  one.layout.tp = 1;
+  QSignalSpy again(&page, &ComparePage::comparisonReady);
+  document.editPlan(one);
+  page.show();  // hidden pages compare again when shown
+  ASSERT_TRUE(again.wait(30000));
+  ASSERT_TRUE(page.comparison()->error.isEmpty()) << page.comparison()->error.toStdString();
+  EXPECT_GT(m->index(m->rowCount() - 1, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble(), before);
+  EXPECT_EQ(warnings.count(), 0);
+}
+
+TEST(ComparePage, AProbeRunCanAlsoBeSetBesideThePlan) {
+  ProbeStore fixture(true);
+  RunRepository runs(fixture.path);
+  PlanDocument document;
+  document.replacePlan(two_gpu_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  ComparePage page(&runs, &document);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  EXPECT_EQ(page.against(), ComparePage::Against::own_configuration) << "a probe run starts on its own configuration";
+  EXPECT_FALSE(page.comparison()->against_plan);
+  QSignalSpy ready(&page, &ComparePage::comparisonReady);
+  page.setAgainst(ComparePage::Against::current_plan);
+  ASSERT_TRUE(ready.wait(30000));
+  ASSERT_TRUE(page.comparison()->error.isEmpty()) << page.comparison()->error.toStdString();
+  EXPECT_TRUE(page.comparison()->against_plan);
+  EXPECT_EQ(page.memoryModel()->rowCount(), 7) << "the probe measured memory";
+  EXPECT_EQ(page.memoryModel()->index(0, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(), double(1 << 20));
+  auto e = est::estimate(two_gpu_plan());
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(page.phaseModel()->index(page.phaseModel()->rowCount() - 1, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble(),
+                   e->time.iteration_s);
+  EXPECT_DOUBLE_EQ(page.phaseModel()->index(page.phaseModel()->rowCount() - 1, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(),
+                   fixture.measured_step_s);
 }
 
 TEST(ComparisonModel, PassesTheModelTesterAndFormatsErrors) {

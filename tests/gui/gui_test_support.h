@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTimer>
 #include <QtGlobal>
+#include <functional>
 
 #include "plansight/gui/plan_document.h"
 
@@ -17,6 +21,26 @@ inline bool wait_idle(PlanDocument& document, int timeout_ms = 20000) {
   if (document.isIdle()) return true;
   QSignalSpy spy(&document, &PlanDocument::idle);
   return spy.wait(timeout_ms) || document.isIdle();
+}
+
+// Answers the next modal dialog of type Dialog from inside its own event loop (QMessageBox,
+// QInputDialog): polls until it is the active modal widget, then calls `answer` on it once.
+// Gives up after `timeout_ms`, so a dialog that never comes fails the test's own checks.
+template <class Dialog>
+void answer_next_dialog(std::function<void(Dialog*)> answer, int timeout_ms = 10000) {
+  auto* timer = new QTimer;
+  auto* clock = new QElapsedTimer;
+  clock->start();
+  timer->setInterval(10);
+  QObject::connect(timer, &QTimer::timeout, [timer, clock, answer, timeout_ms] {
+    auto* dialog = qobject_cast<Dialog*>(QApplication::activeModalWidget());
+    if (!dialog && clock->elapsed() < timeout_ms) return;
+    timer->stop();
+    timer->deleteLater();
+    delete clock;
+    if (dialog) answer(dialog);
+  });
+  timer->start();
 }
 
 // Counts the model tester's complaints (it reports through qWarning in Warning mode).

@@ -1,14 +1,20 @@
 // The Search page end to end: a search of gpt3-1.3b on 16 A100s runs on a worker, the table
 // fills sorted by tokens/s (best first), the rejection summary shows, Apply gives the plan the
-// selected row's layout, and Cancel drops a running search's result. SearchResultModel and its
-// sort proxy under QAbstractItemModelTester.
+// selected row's layout, progress comes per tensor-parallel degree, and Cancel drops a running
+// search's result. ChunkedSearch gives what one search_layouts() call gives, and stops at a
+// chunk boundary when cancelled. SearchResultModel and its sort proxy under
+// QAbstractItemModelTester.
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QProgressBar>
 #include <QTableView>
 
 #include "gui_test_support.h"
+#include "plansight/gui/chunked_search.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/search_page.h"
@@ -95,6 +101,105 @@ TEST(SearchPage, SearchesSortsAndAppliesTheSelectedLayout) {
   ASSERT_TRUE(document.estimate() && document.estimate()->estimate) << "the applied layout is re-estimated";
   EXPECT_EQ(document.estimate()->plan.layout.tp, tp);
   EXPECT_EQ(warnings.count(), 0);
+}
+
+// Everything search_layouts() returns except timings, as text, so a mismatch prints readably.
+std::vector<std::string> facts(const est::SearchResult& r) {
+  std::vector<std::string> out = {"enumerated " + std::to_string(r.enumerated), "evaluated " + std::to_string(r.evaluated),
+                                  "fitting " + std::to_string(r.fitting)};
+  for (const auto& l : r.layouts) {
+    out.push_back("layout " + est::describe(l.candidate) + " " + std::to_string(l.estimate.time.iteration_s) + " s, closed form " +
+                  std::to_string(l.closed_form_iteration_s));
+  }
+  for (const auto& j : r.rejections) {
+    out.push_back("rejected " + std::string(est::to_string(j.reason)) + " x" + std::to_string(j.count) + " first " +
+                  est::describe(j.first) + ": " + j.detail);
+    if (j.reason == est::RejectReason::memory) {
+      out.push_back("closest " + est::describe(j.closest) + " " + std::to_string(j.closest_bytes));
+    }
+  }
+  return out;
+}
+
+// Returns how many layouts the search found.
+std::size_t expect_chunks_equal_one_search(const est::Plan& plan, const est::SearchOptions& options) {
+  auto whole = est::search_layouts(plan, options);
+  EXPECT_TRUE(whole.ok()) << whole.error_text();
+  if (!whole) return 0;
+  std::atomic<bool> cancel{false};
+  std::size_t calls = 0, chunks = 0;
+  auto chunked = run_chunked_search(plan, options, cancel, [&](std::size_t done, std::size_t total, std::int64_t) {
+    ++calls;
+    chunks = total;
+    EXPECT_EQ(done, calls);
+  });
+  EXPECT_TRUE(chunked.ok()) << chunked.error_text();
+  if (!chunked || !chunked->has_value()) return 0;
+  EXPECT_EQ(calls, chunks);
+  EXPECT_GT(chunks, 2u);
+  EXPECT_EQ(facts(**chunked), facts(*whole));
+  return whole->layouts.size();
+}
+
+TEST(ChunkedSearch, GivesWhatOneSearchGives) {
+  EXPECT_EQ(expect_chunks_equal_one_search(small_plan(), {}), 5u);
+  est::SearchOptions options;
+  options.top = 10;
+  options.simulate = 2;
+  EXPECT_EQ(expect_chunks_equal_one_search(small_plan(), options), 10u);
+  EXPECT_EQ(expect_chunks_equal_one_search(est::default_plan(), {}), 5u);  // GPT-3 175B on 1024 GPUs: 11 chunks
+  // A sweep of models and cluster sizes: counts, rejections and rankings of other shapes.
+  std::size_t found = 0;
+  for (const char* name : {"gpt3-13b", "llama-3.1-70b", "narayanan-145.6b"}) {
+    for (std::int64_t gpus : {32, 128, 512}) {
+      SCOPED_TRACE(std::string(name) + " on " + std::to_string(gpus) + " GPUs");
+      est::Plan plan = small_plan();
+      plan.model = *est::find_model(name);
+      plan.cluster.gpus = gpus;
+      plan.training.global_batch = 1024;
+      plan.training.seq_len = 2048;
+      found += expect_chunks_equal_one_search(plan, {});
+    }
+  }
+  EXPECT_GT(found, 30u) << "most of the sweep's plans fit somewhere";
+}
+
+TEST(ChunkedSearch, StopsAtTheNextChunkWhenCancelled) {
+  std::atomic<bool> cancel{false};
+  std::size_t calls = 0;
+  auto r = run_chunked_search(est::default_plan(), {}, cancel, [&](std::size_t, std::size_t, std::int64_t) {
+    ++calls;
+    cancel = true;  // as the page's Cancel would, while the first chunk's progress is reported
+  });
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_FALSE(r->has_value()) << "cancelled: no result";
+  EXPECT_EQ(calls, 1u) << "no chunk after the cancel";
+
+  // The base plan's own problems come back as the search's errors.
+  est::Plan broken = small_plan();
+  broken.model.heads = 0;
+  cancel = false;
+  auto bad = run_chunked_search(broken, {}, cancel, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error_text(), est::search_layouts(broken).error_text());
+}
+
+TEST(SearchPage, ReportsProgressPerTensorParallelDegree) {
+  PlanDocument document;
+  document.replacePlan(small_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  QSignalSpy chunks(&page, &SearchPage::chunkDone);
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  auto plan = ChunkedSearch::plan(small_plan());
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(chunks.count(), static_cast<int>(plan->chunk_count()));
+  EXPECT_EQ(chunks.last().at(0).toInt(), chunks.last().at(1).toInt());
+  auto* bar = page.findChild<QProgressBar*>(QStringLiteral("searchProgress"));
+  ASSERT_TRUE(bar);
+  EXPECT_EQ(bar->maximum(), static_cast<int>(plan->chunk_count()));
+  EXPECT_EQ(bar->value(), bar->maximum());
 }
 
 TEST(SearchPage, CancelDropsTheRunningSearchsResult) {

@@ -251,8 +251,13 @@ void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
       }
       if (job->run_id > 0 && job->store()) {
         auto stored = cli::store_probe_result(*job->store(), job->run_id, result, request, job->device);
-        if (stored) out->run_id = *stored;
-        else notes << tr("run %1 could not be stored: %2").arg(job->run_id).arg(q(stored.error_text()));
+        if (stored) {
+          out->run_id = *stored;
+          // What the store kept (with the link to the run's hardware profile), so the page shows that.
+          if (auto run = job->store()->get_run(*stored); run && run->summary) out->summary = run->summary;
+        } else {
+          notes << tr("run %1 could not be stored: %2").arg(job->run_id).arg(q(stored.error_text()));
+        }
       }
       const QString step = out->summary->step_time_s ? format_seconds(*out->summary->step_time_s) : QStringLiteral("—");
       const auto done = static_cast<qlonglong>(out->steps.size());
