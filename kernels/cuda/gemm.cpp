@@ -5,7 +5,7 @@
 // output's column-major rows (m' = n), i.e. one value per row-major column, as nn.Linear's bias.
 // Alignment: cuBLASLt's heuristic assumes 256-byte aligned pointers unless told otherwise
 // (cublasLt.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES); attention reads heads at offsets of
-// hs elements, so each pointer's real alignment is passed in.
+// hs elements, so each operand's real alignment (base and batch stride) is passed in.
 #include "gemm.h"
 
 #include <cublasLt.h>
@@ -33,11 +33,13 @@ using Desc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter>;
 using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
 using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, PreferenceDeleter>;
 
-// Largest power of two (<= 256) dividing the address.
-std::uint32_t alignment_of(const void* p) {
+// Largest power of two (<= 256) dividing the address of every batch's matrix: the base address
+// and, when batched, the stride in bytes (heads hs elements apart are less aligned than the base).
+std::uint32_t alignment_of(const void* p, int batch, std::int64_t stride, DType type) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
+  const auto stride_bytes = static_cast<std::uintptr_t>(stride) * size_of(type);
   std::uint32_t alignment = 256;
-  while (alignment > 1 && address % alignment != 0) alignment /= 2;
+  while (alignment > 1 && (address % alignment != 0 || (batch > 1 && stride_bytes % alignment != 0))) alignment /= 2;
   return alignment;
 }
 
@@ -181,7 +183,9 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
       !s) {
     return s;
   }
-  const std::uint32_t align_first = alignment_of(g.b), align_second = alignment_of(g.a), align_c = alignment_of(g.c);
+  const std::uint32_t align_first = alignment_of(g.b, g.batch, g.stride_b, g.ab_type);
+  const std::uint32_t align_second = alignment_of(g.a, g.batch, g.stride_a, g.ab_type);
+  const std::uint32_t align_c = alignment_of(g.c, g.batch, g.stride_c, g.c_type);
   if (Status s = set_preference(raw_pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_first, "MIN_ALIGNMENT_A", what);
       !s) {
     return s;

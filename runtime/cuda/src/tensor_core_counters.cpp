@@ -147,14 +147,14 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  // One pass per iteration; the pass count comes from the host configuration, bounded in case
-  // Stop never reports completion.
+  if (auto s = cupti_check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig"); !s) return s.errors();
+  // One replay pass per iteration, until Stop reports every pass submitted (CUPTI keeps the pass
+  // state between Start and Stop); bounded by the host configuration's pass count in case it never does.
   const std::size_t max_passes = config->passes + 2;
   for (bool done = false; !done;) {
     if (m.passes >= max_passes) {
       return make_error("cupti", "the range profiler wanted more than " + std::to_string(max_passes) + " passes");
     }
-    if (auto s = cupti_check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig"); !s) return s.errors();
     auto start = cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = session.object;
     if (CUptiResult r = cuptiRangeProfilerStart(&start); r != CUPTI_SUCCESS) {
@@ -174,8 +174,6 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
     if (auto s = cupti_check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop"); !s) return s.errors();
     ++m.passes;
     done = stop.isAllPassSubmitted != 0;
-    set.passIndex = stop.passIndex;
-    set.targetNestingLevel = static_cast<std::uint16_t>(stop.targetNestingLevel);
   }
   auto decode = cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = session.object;
