@@ -62,7 +62,14 @@ Status gelu_forward(E* out, E* pre_gelu, const E* inp, const E* weight, const E*
   detail::Gemm g = forward_gemm(out, inp, weight, bias, N, C, OC);
   g.what = "matmul_gelu_forward";
   g.gelu_pre = pre_gelu;
-  return detail::gemm(blas, g, stream);
+  Status fused = detail::gemm(blas, g, stream);
+  // No cuBLASLt algorithm with this epilogue for these types and alignments: the unfused pair
+  // computes the same (nothing was launched).
+  if (fused.cuda_error() == static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED)) {
+    if (Status s = forward(pre_gelu, inp, weight, bias, N, C, OC, blas, stream); !s) return s;
+    return cuda::gelu_forward(out, pre_gelu, static_cast<std::size_t>(N) * OC, stream);
+  }
+  return fused;
 }
 
 template <class E>

@@ -33,7 +33,8 @@ struct NcclWorld::Impl {
   ncclUniqueId id{};
   std::vector<int> devices;
   std::mutex mutex;
-  std::vector<ncclComm_t> comms;  // every live communicator, for abort()
+  std::vector<ncclComm_t> comms;          // every live communicator, for abort()
+  std::vector<ncclComm_t> aborted_comms;  // freed by ncclCommAbort: never ncclCommDestroy them
   bool aborted = false;
   std::string reason;
 
@@ -41,9 +42,11 @@ struct NcclWorld::Impl {
     std::lock_guard lock(mutex);
     comms.push_back(comm);
   }
-  void remove(ncclComm_t comm) {
+  // Unregisters `comm`; false when abort() has already freed it.
+  bool remove(ncclComm_t comm) {
     std::lock_guard lock(mutex);
     comms.erase(std::remove(comms.begin(), comms.end(), comm), comms.end());
+    return std::find(aborted_comms.begin(), aborted_comms.end(), comm) == aborted_comms.end();
   }
 };
 
@@ -57,8 +60,7 @@ class NcclCommunicator final : public Communicator {
     world_->add(comm_);
   }
   ~NcclCommunicator() override {
-    world_->remove(comm_);
-    ncclCommDestroy(comm_);  // after abort() the communicator is already torn down by NCCL
+    if (world_->remove(comm_)) ncclCommDestroy(comm_);
   }
 
   int rank() const override { return rank_; }
@@ -202,6 +204,7 @@ void NcclWorld::abort(const std::string& reason) {
     impl_->aborted = true;
     impl_->reason = reason;
     comms = impl_->comms;
+    impl_->aborted_comms = comms;
   }
   for (ncclComm_t comm : comms) ncclCommAbort(comm);
 }

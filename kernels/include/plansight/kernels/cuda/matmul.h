@@ -21,8 +21,9 @@ Status matmul_forward(float16* out, const float16* inp, const float16* weight, c
 
 // The MLP's first layer and its GeLU in one GEMM: pre_gelu = inp · weight^T + bias (what
 // gelu_backward needs) and out = gelu(pre_gelu), through CUBLASLT_EPILOGUE_GELU_AUX_BIAS. When
-// OC is not a multiple of 8 (cuBLASLt's rule for the auxiliary output) it runs matmul_forward
-// and gelu_forward instead, with the same results. bias must not be null.
+// OC is not a multiple of 8 (cuBLASLt's rule for the auxiliary output), or cuBLASLt has no
+// algorithm with this epilogue for the types, it runs matmul_forward and gelu_forward instead,
+// with the same results. bias must not be null.
 Status matmul_gelu_forward(float* out, float* pre_gelu, const float* inp, const float* weight, const float* bias,
                            int N, int C, int OC, Blas& blas, cudaStream_t stream);
 Status matmul_gelu_forward(bfloat16* out, bfloat16* pre_gelu, const bfloat16* inp, const bfloat16* weight, const bfloat16* bias, int N,
