@@ -87,7 +87,8 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       const auto units = layers[static_cast<std::size_t>(g)];
       add_zero3_communication(f, bi, bw,
                               per_layer_collective_seconds(Collective::all_gather, params * per_param.weights, units, shards, links.dp),
-                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp));
+                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp),
+                              plan.training.zero3_prefetch);
     }
 
     ChunkCost c;

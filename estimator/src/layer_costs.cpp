@@ -127,7 +127,12 @@ double per_layer_collective_seconds(Collective op, double bytes, std::int64_t un
 }
 
 void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, const PhaseCost& backward_weight,
-                             double gather_s, double reduce_scatter_s) {
+                             double gather_s, double reduce_scatter_s, bool prefetch) {
+  if (!prefetch) {  // every gather waits, and the gradients' reduce-scatter follows the backward
+    forward.dp_comm_s += gather_s;
+    backward_input.dp_comm_s += gather_s + reduce_scatter_s;
+    return;
+  }
   forward.dp_comm_s += std::max(0.0, gather_s - forward.compute_s);
   backward_input.dp_comm_s +=
       std::max(0.0, gather_s + reduce_scatter_s - (backward_input.compute_s + backward_weight.compute_s));

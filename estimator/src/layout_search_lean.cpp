@@ -168,9 +168,10 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
       working = std::max(tokens * e * (v / t + 2 * h / (sp ? t : 1.0)), working - head_per_micro_batch);
     }
     mem.activations_bytes += working;
-    if (shards > 1 && c.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
+    if (shards > 1 && c.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // as estimate_memory()
     if (c.zero_stage >= 3 && shards > 1) {
-      mem.buffers_bytes += key.layer_params * (2 * ctx.per_param.weights + ctx.per_param.gradients);
+      const double layers_held = tr.zero3_prefetch ? 2.0 : 1.0;
+      mem.buffers_bytes += key.layer_params * (layers_held * ctx.per_param.weights + 2 * ctx.per_param.gradients);
     }
     if (sp) mem.buffers_bytes += e * tokens * h;
     if (c.pp > 1 && (r < c.pp - 1 || c.vpp > 1)) mem.buffers_bytes += e * tokens * h / (sp ? t : 1.0);  // as estimate_memory()
@@ -237,7 +238,8 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
       const auto units = static_cast<std::int64_t>(n);
       add_zero3_communication(k.forward, k.backward_input, k.backward_weight,
                               per_layer_collective_seconds(Collective::all_gather, k.params * ctx.per_param.weights, units, shards, links.dp),
-                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp));
+                              per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp),
+                              ctx.base.training.zero3_prefetch);
       return 0.0;
     }
     return c.zero_stage == 0 ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)

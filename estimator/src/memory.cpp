@@ -229,11 +229,18 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
     mem.activations_bytes += working;
 
     // Communication buffers.
-    if (shards > 1 && l.zero_stage < 3) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // bucket in flight + filling
+    // Data-parallel gradient buckets: with ZeRO 0/1 they are views into the contiguous gradient
+    // buffer, reduced in place (Megatron-LM's DistributedDataParallel grad buffer; the probe's
+    // buckets too), so nothing extra. ZeRO-2 keeps only its gradient shard: the full gradients of
+    // two buckets are extra, one being reduce-scattered while the backward fills the next
+    // (DeepSpeed's double-buffered reduction buckets).
+    if (shards > 1 && l.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
     if (l.zero_stage >= 3 && shards > 1) {
-      // ZeRO-3/FSDP: the layer in use plus one prefetched, unsharded, and one layer's full
-      // gradients before their reduce-scatter (FSDP forward/backward prefetch of one unit).
-      mem.buffers_bytes += layer_params * (2 * per_param.weights + per_param.gradients);
+      // ZeRO-3/FSDP: the layer in use, unsharded, plus one prefetched (TrainingSpec::zero3_prefetch;
+      // FSDP's backward prefetch of one unit), and two layers' full gradients (one being
+      // reduce-scattered while the next layer's backward fills the other).
+      const double layers_held = tr.zero3_prefetch ? 2.0 : 1.0;
+      mem.buffers_bytes += layer_params * (layers_held * per_param.weights + 2 * per_param.gradients);
     }
     if (sp) mem.buffers_bytes += e * tokens * h;  // all-gather buffer of the sequence-parallel input
     // Pipeline receive buffer of the output gradient from the next stage, alive through the

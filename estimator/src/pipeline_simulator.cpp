@@ -185,7 +185,8 @@ class Simulator {
     if (gather) {  // ZeRO-3 prefetch: issued when the previous op on this rank started
       const bool fwd = o.kind == OpKind::forward;
       const std::int32_t name = other_name((fwd ? "gather F" : "gather B") + std::to_string(g));
-      start = std::max(start, communicate(r, i == 0 ? 0 : prev_start_[ri], c.param_gather,
+      const std::int64_t issue = !c.param_prefetch ? start : (i == 0 ? 0 : prev_start_[ri]);
+      start = std::max(start, communicate(r, issue, c.param_gather,
                                           SpanKind::collective, name, g, -1));
     }
     std::int64_t end = start;

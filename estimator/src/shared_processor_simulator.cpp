@@ -219,7 +219,8 @@ class SharedSimulator {
     if (c.param_gather > 0 && (first_f_[ri][ci] == i || first_b_[ri][ci] == i)) {
       const bool fwd = o.kind == OpKind::forward;
       const std::int32_t id = name((fwd ? "gather F" : "gather B") + std::to_string(g));
-      start = std::max(start, communicate(r, i == 0 ? 0 : s.prev_start, c.param_gather, SpanKind::collective, id, g, -1));
+      const std::int64_t issue = !c.param_prefetch ? start : (i == 0 ? 0 : s.prev_start);
+      start = std::max(start, communicate(r, issue, c.param_gather, SpanKind::collective, id, g, -1));
     }
     s.state = RankState::timer;
     s.op_begun = false;

@@ -72,6 +72,12 @@ void GradSync::loop() {
   }
 }
 
+void GradSync::wait_until_pending_at_most(std::size_t pending) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.size() + (busy_ ? 1 : 0) <= pending || !error_.empty(); });
+  if (!error_.empty()) throw RankFailure(error_);
+}
+
 void GradSync::drain() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || !error_.empty(); });

@@ -30,6 +30,9 @@ class GradSync {
   void submit(const char* name, int stage, double bytes, Task task);
   // Waits until every submitted task ran; throws RankFailure with the first failure.
   void drain();
+  // Waits until at most `pending` submitted tasks are queued or running (double buffering: a
+  // backward about to fill a new gradient bucket waits for the one before last to be reduced).
+  void wait_until_pending_at_most(std::size_t pending);
 
  private:
   struct Item {

@@ -64,7 +64,13 @@ void ParamUnit::release() {
 }
 
 void ParamUnit::begin_backward() {
-  if (zero_ >= 2 && full_grads_.empty()) full_grads_ = TrackedBuffer(&ctx_.memory, MemoryCategory::buffers, padded_);
+  if (zero_ >= 2 && full_grads_.empty()) {
+    // Two buckets of full gradients at most: the one being reduce-scattered and this one being
+    // filled (DeepSpeed's double-buffered reduction buckets; the estimator's ZeRO-2/3 buffers).
+    // Without the bound the transient buckets piled up behind a slow gradient thread.
+    ctx_.grad_sync->wait_until_pending_at_most(1);
+    full_grads_ = TrackedBuffer(&ctx_.memory, MemoryCategory::buffers, padded_);
+  }
 }
 
 void ParamUnit::end_backward(bool last_micro_batch) {

@@ -44,9 +44,9 @@ CommLinks plan_links(const Plan& plan, const DeviceEfficiency& efficiency);
 // before its backward, and reduce-scatters its gradients after the backward (Rajbhandari et al.
 // 2020, Sec. 7.2: 3 Psi per step of communication; DeepSpeed and FSDP repeat it per micro-batch
 // under gradient accumulation). Prefetching hides each gather behind the compute it precedes;
-// only the excess is exposed.
+// only the excess is exposed. Without prefetch (TrainingSpec::zero3_prefetch) all of it is.
 void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, const PhaseCost& backward_weight,
-                             double gather_s, double reduce_scatter_s);
+                             double gather_s, double reduce_scatter_s, bool prefetch = true);
 // A collective over a chunk's `bytes` issued one transformer layer (FSDP unit) at a time: each
 // of the `units` calls pays the ring's latency.
 double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link);

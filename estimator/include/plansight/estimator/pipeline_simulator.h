@@ -44,6 +44,7 @@ struct ChunkCost {
   double send_gradient_seconds = 0;    // after B, to the rank of the previous chunk (p2p)
   double dp_reduce_seconds = 0;        // data-parallel reduction of this chunk's gradients
   double param_gather_seconds = 0;     // ZeRO-3/FSDP all-gather before first F and first B
+  bool param_prefetch = true;          // issue it when the previous op starts; false: at the op
 };
 
 enum class DpReduceIssue : std::uint8_t {

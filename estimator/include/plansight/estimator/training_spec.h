@@ -33,6 +33,10 @@ struct TrainingSpec {
   double reserve_fixed_bytes = 1.0 * (1 << 30);
   double fragmentation = 0.05;
   double dp_bucket_bytes = 25.0 * (1 << 20);  // PyTorch DDP bucket_cap_mb default
+  // ZeRO-3/FSDP: the next layer's parameters are gathered while the current one computes (FSDP's
+  // backward_prefetch, Megatron/DeepSpeed prefetch): one more unsharded layer in memory, gathers
+  // hidden behind compute. false: each layer gathers when it starts (exposed, one layer held).
+  bool zero3_prefetch = true;
 };
 
 }  // namespace plansight::estimator
