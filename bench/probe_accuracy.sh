@@ -40,7 +40,7 @@ LAYOUTS
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $cli probe --model small --steps $steps --calibrate LAYOUT; $cli compare ID --json"
-printf '%-58s %12s %12s %8s\n' "layout" "predicted_ms" "measured_ms" "error"
+printf '%-58s %12s %12s %8s %9s %9s %9s\n' "layout" "predicted_ms" "measured_ms" "error" "act_err" "buf_err" "mem_err"
 errors=()
 while IFS= read -r layout; do
   [ -z "$layout" ] && continue
@@ -50,10 +50,19 @@ while IFS= read -r layout; do
     printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe --model small --steps 1 $layout --db "$db" 2>&1 | tail -n 1)"
     continue
   fi
-  row=$("$cli" compare "$id" --db "$db" --json |
-        python3 -c 'import json,sys; s=json.load(sys.stdin)["step"]; print("%.2f %.2f %+.1f%%" % (s["predicted_s"]*1e3, s["measured_s"]*1e3, s["error"]*100))')
-  read -r pred meas err <<<"$row"
-  printf '%-58s %12s %12s %8s\n' "$layout" "$pred" "$meas" "$err"
+  row=$("$cli" compare "$id" --db "$db" --json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)
+s = c["step"]
+mem = {m["category"]: m for m in c["memory"]}
+def err(k):
+    m = mem.get(k)
+    if not m or not m["measured_bytes"]:
+        return "-" if not m or not m["predicted_bytes"] else "inf"
+    return "%+.1f%%" % ((m["predicted_bytes"] / m["measured_bytes"] - 1) * 100)
+print("%.2f %.2f %+.1f%% %s %s %s" % (s["predicted_s"]*1e3, s["measured_s"]*1e3, s["error"]*100, err("activations"), err("buffers"), err("total")))')
+  read -r pred meas err act buf tot <<<"$row"
+  printf '%-58s %12s %12s %8s %9s %9s %9s\n' "$layout" "$pred" "$meas" "$err" "$act" "$buf" "$tot"
   errors+=("${err%\%}")
 done < <(if [ -n "${ACCURACY_LAYOUTS:-}" ]; then cat "$ACCURACY_LAYOUTS"; else default_layouts; fi)
 printf '%s\n' "${errors[@]}" | python3 -c '
