@@ -112,7 +112,7 @@ TEST(ProbePage, RunsATinyProbeShowsItsTimelineAndStoresItAsTheCliDoes) {
   ASSERT_EQ(page.memoryModel()->rowCount(), 7);
   EXPECT_EQ(page.memoryModel()->index(0, ProbeMemoryModel::kCategory).data().toString(), QStringLiteral("weights"));
   EXPECT_GT(page.memoryModel()->index(0, ProbeMemoryModel::kMemory).data(Qt::UserRole).toLongLong(), 0);
-  EXPECT_TRUE(page.message().startsWith(QStringLiteral("Run %1:").arg(o.run_id))) << page.message().toStdString();
+  EXPECT_TRUE(page.message().startsWith(QStringLiteral("Run %1 finished: 2 steps").arg(o.run_id))) << page.message().toStdString();
 
   // Stored: the run the page reported, with what `plansight probe` keeps.
   ASSERT_EQ(stored.count(), 1);

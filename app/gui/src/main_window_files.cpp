@@ -16,6 +16,8 @@
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/probe_page.h"
+#include "plansight/gui/probe_runner.h"
 #include "plansight/gui/run_list_model.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
@@ -96,14 +98,29 @@ QString MainWindow::saveScreenshots(const QString& dir) {
   timeline_page_->setStep(timeline_page_->stepThrough().size() * 2 / 5);
   if (QString error = shoot(QStringLiteral("6-timeline-step-through")); !error.isEmpty()) return error;
   timeline_page_->setStepMode(false);
-  // The Runs page, with its first run selected and its timeline loaded.
-  const auto wait_runs = [this] {
-    if (runs_->isIdle()) return;
+  const auto wait_for = [](auto* sender, auto signal, int timeout_ms) {
     QEventLoop loop;
-    connect(runs_, &RunRepository::idle, &loop, &QEventLoop::quit);
-    QTimer::singleShot(30000, &loop, &QEventLoop::quit);
+    connect(sender, signal, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeout_ms, &loop, &QEventLoop::quit);
     loop.exec();
   };
+  const auto wait_runs = [this, &wait_for] {
+    if (!runs_->isIdle()) wait_for(runs_, &RunRepository::idle, 30000);
+  };
+  // A real probe run first (tiny model, TP 2 x PP 2 on this machine's CPU), so that the Runs,
+  // Probe and Compare pages show measured data; a probe that cannot run shows its message.
+  tabs_->setCurrentWidget(probe_page_);
+  ProbeSettings probe;
+  probe.model = QStringLiteral("tiny");
+  probe.tp = 2;
+  probe.pp = 2;
+  probe.steps = 8;
+  probe_page_->setSettings(probe);
+  probe_page_->startRun();
+  if (probe_page_->runner()->isRunning()) wait_for(probe_page_->runner(), &ProbeRunner::finished, 180000);
+  runs_->refresh();
+  wait_runs();
+  // The Runs page, with its newest run (the probe's) selected and its timeline loaded.
   tabs_->setCurrentWidget(runs_page_);
   wait_runs();
   if (runs_page_->model()->rowCount() > 0) {
@@ -111,24 +128,23 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     wait_runs();
   }
   if (QString error = shoot(QStringLiteral("7-runs")); !error.isEmpty()) return error;
-  // The Search page after a search of the current plan, and the Compare page (its newest probe
-  // run, or how to make one).
-  const auto wait_for = [](auto* sender, auto signal, int timeout_ms) {
-    QEventLoop loop;
-    connect(sender, signal, &loop, &QEventLoop::quit);
-    QTimer::singleShot(timeout_ms, &loop, &QEventLoop::quit);
-    loop.exec();
-  };
+  // The Search page after a search of the current plan.
   tabs_->setCurrentWidget(search_page_);
   search_page_->startSearch();
   if (search_page_->isRunning()) wait_for(search_page_, &SearchPage::searchFinished, 120000);
   if (QString error = shoot(QStringLiteral("8-search")); !error.isEmpty()) return error;
+  tabs_->setCurrentWidget(probe_page_);
+  if (QString error = shoot(QStringLiteral("9-probe")); !error.isEmpty()) return error;
+  // The Compare page on the probe run against its own configuration (or how to make a run).
   tabs_->setCurrentWidget(compare_page_);
   wait_runs();
-  if (compare_page_->runPicker()->count() > 0 && !compare_page_->comparison()) {
+  if (const std::int64_t id = probe_page_->runner()->outcome().run_id; id > 0) {
+    compare_page_->selectRun(id, ComparePage::Against::own_configuration);
+    wait_for(compare_page_, &ComparePage::comparisonReady, 60000);
+  } else if (compare_page_->runPicker()->count() > 0 && !compare_page_->comparison()) {
     wait_for(compare_page_, &ComparePage::comparisonReady, 60000);
   }
-  if (QString error = shoot(QStringLiteral("9-compare")); !error.isEmpty()) return error;
+  if (QString error = shoot(QStringLiteral("10-compare")); !error.isEmpty()) return error;
   tabs_->setCurrentIndex(0);
   return {};
 }

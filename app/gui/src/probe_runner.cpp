@@ -265,7 +265,9 @@ void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
         out->message = tr("Stopped after %1 of %2 steps (median step %3); the partial result is run %4, status cancelled.")
                            .arg(done).arg(out->steps_requested).arg(step).arg(out->run_id);
       } else {
-        out->message = tr("Run %1: %2 steps on %3, median step %4.").arg(out->run_id).arg(done).arg(out->device, step);
+        out->message = tr("Run %1 finished: %2 steps, median step %3. It is on the Runs page; Compare with prediction "
+                          "sets it beside the estimator's prediction of the same configuration.")
+                           .arg(out->run_id).arg(done).arg(step);
       }
       if (exit_code != 0 && exit_code != 130) notes << tr("plansight-probe then exited with status %1").arg(exit_code);
     }

@@ -53,7 +53,8 @@ class MainWindow : public QMainWindow {
   QString openPlan(const QString& path);
   QString savePlan(const QString& path);
   QString exportCurrentPage(const QString& path);  // .png or .svg by suffix
-  // Every page as <dir>/<nn>-<name>.png, once the estimate and timeline are in.
+  // Every page as <dir>/<nn>-<name>.png, once the estimate and timeline are in; runs a tiny
+  // probe first (plansight-probe, TP 2 x PP 2) so that Runs, Probe and Compare show real data.
   QString saveScreenshots(const QString& dir);
 
  protected:
