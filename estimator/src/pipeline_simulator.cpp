@@ -74,7 +74,7 @@ class Simulator {
       while (step(r)) {
       }
     }
-    if (auto stuck = deadlock(); !stuck.empty()) return make_error("schedule", stuck);
+    if (auto stuck = deadlock_message(t_, next_); !stuck.empty()) return make_error("schedule", stuck);
     return finish();
   }
 
@@ -245,20 +245,6 @@ class Simulator {
     }
   }
 
-  std::string deadlock() const {
-    std::string out;
-    for (std::int32_t r = 0; r < t_.p; ++r) {
-      const auto& ops = t_.ranks[static_cast<std::size_t>(r)];
-      const std::size_t i = next_[static_cast<std::size_t>(r)];
-      if (i >= ops.size()) continue;
-      out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) +
-             " waits at op " + std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " +
-             std::to_string(ops[i].chunk) + " micro-batch " + std::to_string(ops[i].micro_batch) +
-             ")";
-    }
-    return out;
-  }
-
   SimulationResult finish() {
     SimulationResult res;
     const auto p = static_cast<std::size_t>(t_.p);
@@ -289,13 +275,7 @@ class Simulator {
       std::sort(comm.begin(), comm.end(),
                 [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
     }
-    const ScheduleBubbles bubbles = schedule_bubbles(tl_);
-    res.bubble_ns.assign(p, 0);
-    for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
-      res.bubble_ns[static_cast<std::size_t>(bubbles.ranks[i])] = bubbles.bubble_ns[i];
-    }
-    res.bubble_fraction = bubbles.mean_fraction;
-    res.timeline = std::move(tl_);
+    finish_result(res, std::move(tl_), t_.p);
     return res;
   }
 

@@ -18,7 +18,6 @@
 #include <limits>
 #include <unordered_map>
 
-#include "plansight/estimator/schedule_metrics.h"
 #include "shared_processor_simulator.h"
 
 namespace plansight::estimator {
@@ -103,7 +102,11 @@ class SharedSimulator {
       }
     }
     for (std::int32_t r = 0; r < t_.p; ++r) {
-      if (ranks_[static_cast<std::size_t>(r)].state != RankState::finished) return make_error("schedule", deadlock());
+      if (ranks_[static_cast<std::size_t>(r)].state != RankState::finished) {
+        std::vector<std::size_t> next;
+        for (const auto& s : ranks_) next.push_back(s.next);
+        return make_error("schedule", deadlock_message(t_, next));
+      }
     }
     return finish();
   }
@@ -377,19 +380,6 @@ class SharedSimulator {
     return true;
   }
 
-  std::string deadlock() const {
-    std::string out;
-    for (std::int32_t r = 0; r < t_.p; ++r) {
-      const auto& ops = t_.ranks[static_cast<std::size_t>(r)];
-      const std::size_t i = ranks_[static_cast<std::size_t>(r)].next;
-      if (i >= ops.size()) continue;
-      out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) + " waits at op " +
-             std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " + std::to_string(ops[i].chunk) +
-             " micro-batch " + std::to_string(ops[i].micro_batch) + ")";
-    }
-    return out;
-  }
-
   SimulationResult finish() {
     SimulationResult res;
     for (std::int32_t r = 0; r < t_.p; ++r) {
@@ -402,13 +392,7 @@ class SharedSimulator {
         std::sort(track->spans.begin(), track->spans.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
       }
     }
-    const ScheduleBubbles bubbles = schedule_bubbles(tl_);
-    res.bubble_ns.assign(static_cast<std::size_t>(t_.p), 0);
-    for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
-      res.bubble_ns[static_cast<std::size_t>(bubbles.ranks[i])] = bubbles.bubble_ns[i];
-    }
-    res.bubble_fraction = bubbles.mean_fraction;
-    res.timeline = std::move(tl_);
+    finish_result(res, std::move(tl_), t_.p);
     return res;
   }
 

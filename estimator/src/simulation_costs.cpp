@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "plansight/estimator/schedule_metrics.h"
+
 namespace plansight::estimator {
 
 double OpCost::seconds() const {
@@ -43,6 +45,29 @@ std::int64_t checked_ns(double seconds, const std::string& field, std::vector<Di
 }
 
 }  // namespace
+
+void finish_result(SimulationResult& result, Timeline&& timeline, std::int32_t ranks) {
+  const ScheduleBubbles bubbles = schedule_bubbles(timeline);
+  result.bubble_ns.assign(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
+    result.bubble_ns[static_cast<std::size_t>(bubbles.ranks[i])] = bubbles.bubble_ns[i];
+  }
+  result.bubble_fraction = bubbles.mean_fraction;
+  result.timeline = std::move(timeline);
+}
+
+std::string deadlock_message(const ScheduleTable& table, const std::vector<std::size_t>& next) {
+  std::string out;
+  for (std::int32_t r = 0; r < table.p; ++r) {
+    const auto& ops = table.ranks[static_cast<std::size_t>(r)];
+    const std::size_t i = next[static_cast<std::size_t>(r)];
+    if (i >= ops.size()) continue;
+    out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) + " waits at op " +
+           std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " + std::to_string(ops[i].chunk) +
+           " micro-batch " + std::to_string(ops[i].micro_batch) + ")";
+  }
+  return out;
+}
 
 Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages) {
   std::vector<Diagnostic> errors;

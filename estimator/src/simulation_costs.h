@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "plansight/estimator/diagnostic.h"
@@ -31,6 +32,14 @@ struct NsChunkCost {  // one chunk, in nanoseconds
 // One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),
 // negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
 Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages);
+
+// Both simulators' endings: the per-rank bubbles of the finished timeline (schedule_bubbles())
+// into `result`, and the timeline moved in.
+void finish_result(SimulationResult& result, Timeline&& timeline, std::int32_t ranks);
+
+// "deadlock: rank 1 waits at op 3 (B chunk 0 micro-batch 2); ..." for every rank whose next op
+// (next[r]) was never run; empty when every rank finished.
+std::string deadlock_message(const ScheduleTable& table, const std::vector<std::size_t>& next);
 
 // One communication lane: busy intervals sorted by start, never overlapping. Work is placed
 // first-fit, so work issued "ahead" (a prefetch, a gradient bucket issued mid-op) takes the

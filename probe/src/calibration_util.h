@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <barrier>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +48,13 @@ inline void fill_activations(std::vector<float>& v) {
     }
     x = (sum - 2.0f) * 1.7320508f;
   }
+}
+
+// A shared array of n (at least 1) unit-scale values, for calibration calls that own their operands.
+inline std::shared_ptr<std::vector<float>> activation_buffer(double n) {
+  auto b = std::make_shared<std::vector<float>>(static_cast<std::size_t>(std::max(n, 1.0)));
+  fill_activations(*b);
+  return b;
 }
 
 // Runs body(0..n-1) on n threads released together by a barrier, so that their timed sections

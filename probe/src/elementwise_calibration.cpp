@@ -24,11 +24,7 @@ namespace {
 namespace kc = plansight::kernels::cpu;
 using Buffer = std::shared_ptr<std::vector<float>>;
 
-Buffer buffer(double n) {
-  auto b = std::make_shared<std::vector<float>>(static_cast<std::size_t>(std::max(n, 1.0)));
-  fill_activations(*b);
-  return b;
-}
+Buffer buffer(double n) { return activation_buffer(n); }
 
 }  // namespace
 

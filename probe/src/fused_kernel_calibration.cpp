@@ -12,18 +12,7 @@
 #include "calibration_util.h"
 
 namespace plansight::probe {
-namespace {
-
 namespace kc = plansight::kernels::cpu;
-using Buffer = std::shared_ptr<std::vector<float>>;
-
-Buffer activations(double n) {
-  auto b = std::make_shared<std::vector<float>>(static_cast<std::size_t>(std::max(n, 1.0)));
-  fill_activations(*b);
-  return b;
-}
-
-}  // namespace
 
 estimator::AttentionSample measure_attention(const ProbeRequest& r, CalibrationLevel level, int concurrency) {
   const std::int64_t tp = std::max<std::int64_t>(r.layout.tp, 1);
@@ -36,12 +25,12 @@ estimator::AttentionSample measure_attention(const ProbeRequest& r, CalibrationL
   s.seq = T;
   s.head_dim = C / std::max(NH, 1);
   s.forward_s = kernel_seconds(level, concurrency, [=](int) {
-    auto in = activations(qkv), probs = activations(att), y = activations(out);
+    auto in = activation_buffer(qkv), probs = activation_buffer(att), y = activation_buffer(out);
     return [=] { kc::attention_forward(y->data(), probs->data(), in->data(), B, T, C, NH); };
   });
   s.backward_s = kernel_seconds(level, concurrency, [=](int) {
-    auto in = activations(qkv), probs = activations(att), y = activations(out), dy = activations(out),
-         din = activations(qkv), scratch = activations(att);
+    auto in = activation_buffer(qkv), probs = activation_buffer(att), y = activation_buffer(out), dy = activation_buffer(out),
+         din = activation_buffer(qkv), scratch = activation_buffer(att);
     kc::attention_forward(y->data(), probs->data(), in->data(), B, T, C, NH);  // real probabilities
     return [=] { kc::attention_backward(din->data(), scratch->data(), dy->data(), in->data(), probs->data(), B, T, C, NH); };
   });
@@ -54,7 +43,7 @@ double measure_optimizer(const ProbeRequest& r, CalibrationLevel level, int conc
   const double h = static_cast<double>(r.model.hidden);
   const auto n = static_cast<std::size_t>((12 * h * h + 13 * h) / static_cast<double>(std::max<std::int64_t>(r.layout.tp, 1)));
   const double seconds = kernel_seconds(level, concurrency, [=](int) {
-    auto params = activations(static_cast<double>(n)), grads = activations(static_cast<double>(n));
+    auto params = activation_buffer(static_cast<double>(n)), grads = activation_buffer(static_cast<double>(n));
     auto m = std::make_shared<std::vector<float>>(n), v = std::make_shared<std::vector<float>>(n);
     auto step = std::make_shared<int>(0);
     return [=] { kc::adamw_update(params->data(), m->data(), v->data(), grads->data(), n, kernels::AdamWSettings{}, ++*step); };
