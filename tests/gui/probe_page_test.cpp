@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <QFile>
+#include <QComboBox>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <cmath>
 
@@ -15,11 +17,15 @@
 #include "gui_test_support.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_run_store.h"
+#include "plansight/gui/compare_page.h"
+#include "plansight/gui/main_window.h"
 #include "plansight/gui/probe_memory_model.h"
 #include "plansight/gui/probe_page.h"
 #include "plansight/gui/probe_runner.h"
 #include "plansight/gui/probe_step_model.h"
+#include "plansight/gui/run_list_model.h"
 #include "plansight/gui/run_repository.h"
+#include "plansight/gui/runs_page.h"
 #include "plansight/gui/timeline_widget.h"
 #include "plansight/store/store.h"
 
@@ -270,6 +276,48 @@ TEST(ProbePage, AMissingProbeBecomesAMessage) {
   ASSERT_TRUE(wait_finished(*other.runner()));
   qunsetenv("PLANSIGHT_PROBE");
   EXPECT_TRUE(other.message().contains(QStringLiteral("PLANSIGHT_PROBE"))) << other.message().toStdString();
+}
+
+TEST(ProbePage, AStoredRunReachesTheRunsAndComparePages) {
+  Scratch scratch;
+  QTemporaryDir settings;
+  MainWindowOptions options;
+  options.settings_path = settings.filePath(QStringLiteral("settings.ini"));
+  options.store_path = scratch.db;
+  options.restore_last_plan = false;
+  MainWindow window(options);
+  window.show();
+  ProbePage* page = window.probePage();
+  window.pages()->setCurrentWidget(page);
+  ProbeSettings s = tiny(3);
+  s.pp = 2;
+  page->setSettings(s);
+  QSignalSpy listed(window.runs(), &RunRepository::runsChanged);
+  page->startRun();
+  ASSERT_TRUE(wait_finished(*page->runner()));
+  ASSERT_EQ(page->runner()->outcome().kind, ProbeOutcome::Kind::complete) << page->message().toStdString();
+  const std::int64_t id = page->runner()->outcome().run_id;
+  ASSERT_TRUE(listed.wait(30000)) << "the store is read again";
+  EXPECT_GE(window.runsPage()->model()->rowOf(id), 0) << "the run is on the Runs page";
+
+  QSignalSpy compared(window.comparePage(), &ComparePage::comparisonReady);
+  QMetaObject::invokeMethod(page->findChild<QObject*>(QStringLiteral("compareProbe")), "click");
+  EXPECT_EQ(window.pages()->currentWidget(), window.comparePage());
+  // Showing the page may compare its newest run first; wait for ours.
+  for (int i = 0; i < 3 && !(window.comparePage()->comparison() && window.comparePage()->comparison()->run_id == id); ++i) {
+    ASSERT_TRUE(compared.wait(30000));
+  }
+  ASSERT_TRUE(window.comparePage()->comparison());
+  const auto& c = *window.comparePage()->comparison();
+  EXPECT_EQ(c.run_id, id);
+  EXPECT_TRUE(c.error.isEmpty()) << c.error.toStdString();
+  EXPECT_FALSE(c.against_plan) << "a probe run is compared with its own configuration";
+  EXPECT_EQ(window.comparePage()->runPicker()->currentData().toLongLong(), id);
+  ASSERT_TRUE(window.comparePage()->measuredView()->timeline());
+  // The measured step's spans, plus a marker when the prediction is the longer of the two.
+  const std::size_t shown = window.comparePage()->measuredView()->timeline()->span_count();
+  EXPECT_GE(shown, page->timeline()->timeline()->span_count());
+  EXPECT_LE(shown, page->timeline()->timeline()->span_count() + 1);
 }
 
 TEST(ProbeModels, PassTheModelTesterThroughResets) {

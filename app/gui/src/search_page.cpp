@@ -135,11 +135,11 @@ void SearchPage::cancelSearch() {
   stop_->store(true);  // the worker stops before its next chunk
   ++generation_;         // and what it still posts is dropped
   setRunning(false);
-  status_->setText(tr("Search cancelled after %1, %2 of %3 tensor-parallel degrees searched (the table shows the "
-                      "previous result, if any).")
-                       .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0))
-                       .arg(chunks_done_)
-                       .arg(chunks_total_ > 0 ? QString::number(chunks_total_) : tr("all")));
+  const QString searched = chunks_total_ > 0
+                               ? tr("%1 of %2 tensor-parallel degrees searched").arg(chunks_done_).arg(chunks_total_)
+                               : tr("before the first tensor-parallel degree was searched");
+  status_->setText(tr("Search cancelled after %1, %2 (the table shows the previous result, if any).")
+                       .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0), searched));
 }
 
 void SearchPage::onChunkDone(std::uint64_t generation, int done, int total, qint64 next_tp) {
