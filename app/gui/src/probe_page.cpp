@@ -246,7 +246,6 @@ void ProbePage::setMessage(const QString& text, bool error) {
 void ProbePage::onStateChanged() {
   const auto state = runner_->state();
   const bool running = runner_->isRunning();
-  form_->setEnabled(true);
   for (QWidget* w : std::initializer_list<QWidget*>{model_, tp_, pp_, vpp_, dp_, zero_, recompute_, schedule_, steps_count_,
                                                     device_, calibration_, name_, start_}) {
     w->setEnabled(!running);

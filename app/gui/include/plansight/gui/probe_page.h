@@ -10,7 +10,6 @@
 
 #include "plansight/gui/probe_runner.h"
 
-class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
