@@ -69,6 +69,7 @@ void ParamUnit::begin_backward() {
     // filled (DeepSpeed's double-buffered reduction buckets; the estimator's ZeRO-2/3 buffers).
     // Without the bound the transient buckets piled up behind a slow gradient thread.
     ctx_.grad_sync->wait_until_pending_at_most(1);
+    ctx_.grad_staging[ctx_.grad_staging_next++ % 2].reset();  // the one before last: reduced
     full_grads_ = TrackedBuffer(&ctx_.memory, MemoryCategory::buffers, padded_);
   }
 }
@@ -90,14 +91,15 @@ void ParamUnit::submit_reduction() {
     float* out = grads + shard_begin();
     ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [grads, out, shard](runtime::Communicator& c) { return c.reduce_scatter(grads, out, shard); });
   } else {
-    // The transient full gradients go with the task and are freed once reduced into the shard.
+    // The transient full gradients go with the task and stay in their staging slot until it is
+    // reused (rank_context.h).
     auto transient = std::make_shared<TrackedBuffer>(std::move(full_grads_));
+    ctx_.grad_staging[(ctx_.grad_staging_next + 1) % 2] = transient;
     float* acc = grad_shard_.data();
     ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [transient, acc, shard](runtime::Communicator& c) {
       float* block = transient->data() + static_cast<std::size_t>(c.rank()) * shard;
       auto status = c.reduce_scatter(transient->data(), block, shard);
       if (status) for (std::size_t i = 0; i < shard; ++i) acc[i] += block[i];
-      transient->reset();
       return status;
     });
   }

@@ -4,6 +4,7 @@
 // the rank's thread turns it into the run's error at the run_probe() boundary.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,12 @@ struct RankContext {
   runtime::Tracer* tracer;  // null: no spans
   runtime::MemoryTracker memory;
   GradSync* grad_sync = nullptr;
+  // ZeRO-2/3: the transient full gradients of the last two (unit, micro-batch) backwards, as a
+  // double buffer. A buffer is freed when its slot is reused, after its reduce-scatter, so two
+  // are held whether the gradient thread is quick or slow (and the peak is what the estimator
+  // predicts), and at the end of a step.
+  std::array<std::shared_ptr<runtime::TrackedBuffer>, 2> grad_staging;
+  std::size_t grad_staging_next = 0;
 
   std::unique_ptr<runtime::Communicator> world, tp, dp, pp, dp_grad;
   std::unique_ptr<runtime::Communicator> embedding;  // first + last stage, only when the head is tied and pp > 1

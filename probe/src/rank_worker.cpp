@@ -40,6 +40,7 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     for (ParamUnit* u : units) u->zero_grads();
     const double loss = run_schedule(ctx, chunks, data, step);
     ctx.grad_sync->drain();
+    for (auto& staging : ctx.grad_staging) staging.reset();  // every reduce-scatter is done
     for (ParamUnit* u : units) u->optimizer_step(adamw, step + 1);
 
     const bool reports_loss = ctx.last_stage() && ctx.at.tp == 0;

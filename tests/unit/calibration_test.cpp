@@ -45,8 +45,18 @@ TEST(Calibration, GemmShapesAreTheModelsPerTpRank) {
 }
 
 TEST(Calibration, GemmThroughputIsPositiveAndLargerIsNotMuchSlowerPerFlop) {
-  const auto small = measure_gemm({"square", 64, 64, 64}, CalibrationLevel::quick);
-  const auto large = measure_gemm({"square", 512, 512, 512}, CalibrationLevel::quick);
+  // The fastest of three medians each: a machine busy with other work preempts the longer
+  // 512^3 calls more often, and one preempted median must not fail the comparison.
+  auto fastest = [](const GemmShape& shape) {
+    auto best = measure_gemm(shape, CalibrationLevel::quick);
+    for (int i = 0; i < 2; ++i) {
+      const auto again = measure_gemm(shape, CalibrationLevel::quick);
+      if (again.seconds < best.seconds) best = again;
+    }
+    return best;
+  };
+  const auto small = fastest({"square", 64, 64, 64});
+  const auto large = fastest({"square", 512, 512, 512});
   ASSERT_GT(small.seconds, 0);
   ASSERT_GT(large.seconds, 0);
   EXPECT_EQ(large.precision, est::Precision::fp32);
