@@ -15,7 +15,7 @@ out="$fuzz_build/long-run"
 mkdir -p "$out/artifacts"
 fuzz_build_all
 [ -f "$out/summary.tsv" ] ||
-  printf 'target\tstarted\tseconds\texecutions\tcov\tft\tcorpus_files\toom/timeout/crash\tartifacts\n' >"$out/summary.tsv"
+  printf 'target\tstarted\tseconds\texecutions\tcov\tft\tcorpus_files\toom/timeout/crash\tfindings\tslow_units\n' >"$out/summary.tsv"
 for pair in "${fuzz_pairs[@]}"; do
   target="${pair%%:*}"
   corpus="${pair##*:}"
@@ -33,8 +33,11 @@ for pair in "${fuzz_pairs[@]}"; do
   last="$(grep -ao '#[0-9]*: cov: .*' "$log" | tail -n 1 || true)"
   field() { sed -n "s|.*$1 \([^ ]*\).*|\1|p" <<<"$last"; }
   execs="$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")"
-  findings="$(find "$out/artifacts" -name "$target-*" | wc -l)"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$started" "$((SECONDS - t0))" "$execs" "$(field 'cov:')" \
-    "$(field 'ft:')" "$(find "$work" -type f | wc -l)" "$(field 'oom/timeout/crash:')" "$findings" >>"$out/summary.tsv"
+  # Crash, leak, timeout and OOM inputs are findings; slow-unit files are inputs that took longer
+  # than -report_slow_units, which at nice 19 on a busy machine usually means the job was starved.
+  findings="$(find "$out/artifacts" -name "$target-*" ! -name "$target-slow-unit-*" | wc -l)"
+  slow="$(find "$out/artifacts" -name "$target-slow-unit-*" | wc -l)"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$started" "$((SECONDS - t0))" "$execs" "$(field 'cov:')" \
+    "$(field 'ft:')" "$(find "$work" -type f | wc -l)" "$(field 'oom/timeout/crash:')" "$findings" "$slow" >>"$out/summary.tsv"
   tail -n 1 "$out/summary.tsv"
 done

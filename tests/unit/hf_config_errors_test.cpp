@@ -29,8 +29,8 @@ TEST(HfConfigErrors, MalformedJsonNamesTheDocument) {
 }
 
 // `import-model --json` writes the messages into a JSON document, which must be UTF-8: a stray
-// byte echoed from the parser, or a long value cut inside a character, made the CLI fail with
-// nlohmann's type_error.316 instead of reporting the error (found by fuzz_hf_config).
+// byte echoed from the parser (found by fuzz_hf_config), or a long value cut inside a character,
+// made the CLI fail with nlohmann's type_error.316 instead of reporting the error.
 TEST(HfConfigErrors, MessagesStayUtf8ForBadBytesAndLongValues) {
   const std::string stray_byte = "\x90";
   std::string long_type = "{\"model_type\": \"a";
