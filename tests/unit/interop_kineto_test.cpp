@@ -239,3 +239,69 @@ TEST(TraceImport, DetectsFormatByContent) {
 
 }  // namespace
 }  // namespace plansight::interop
+
+namespace plansight::interop {
+namespace {
+
+// Holistic Trace Analysis's load-time filter (hta/common/trace.py, _filter_irrelevant_gpu_kernels):
+// with two or more ProfilerStep# annotations, host events from the start of the last step on and
+// device work launched there (or launched by no runtime call in the trace) are dropped. Times in
+// microseconds; the last step starts at 100.
+constexpr const char* kTwoSteps = R"({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 120, "dur": 5},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 90, "dur": 2, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 130, "dur": 2, "args": {"correlation": 8}},
+  {"ph": "X", "cat": "kernel", "name": "gemm_launched_before", "pid": 0, "tid": 7, "ts": 95, "dur": 40, "args": {"correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "kernel", "name": "gemm_launched_in_last_step", "pid": 0, "tid": 7, "ts": 140, "dur": 10, "args": {"correlation": 8, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 9, "ts": 20, "dur": 10, "args": {"device": 0, "stream": 9}}
+]})";
+
+std::vector<std::string> span_names(const ImportedTrace& t) {
+  std::vector<std::string> out;
+  for (const auto& track : t.timeline.tracks) {
+    for (const auto& s : track.spans) out.push_back(t.timeline.names[static_cast<std::size_t>(s.name_id)]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(KinetoImport, DropsTheLastProfilerStepAsHtaDoes) {
+  KinetoImportOptions options;
+  auto whole = import_kineto_bytes(kTwoSteps, options);
+  ASSERT_TRUE(whole.ok()) << whole.error_text();
+  EXPECT_EQ(span_names(*whole).size(), 7u);  // runtime calls are not imported by default
+  EXPECT_EQ(whole->collectives.size(), 1u);
+
+  options.drop_last_profiler_step = true;
+  auto trimmed = import_kineto_bytes(kTwoSteps, options);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.error_text();
+  // Kept: the first step's annotation and op, and the kernel launched before the last step
+  // although it runs into it. Dropped: the last step's annotation and op, the kernel launched
+  // in it, and the NCCL kernel whose launch is not in the trace (HTA cannot place it either).
+  EXPECT_EQ(span_names(*trimmed), (std::vector<std::string>{"ProfilerStep#1", "aten::mm", "gemm_launched_before"}));
+  EXPECT_TRUE(trimmed->collectives.empty());
+  bool said = false;
+  for (const auto& w : trimmed->warnings) said = said || w.message.find("dropped the last profiler step") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(KinetoImport, OneProfilerStepIsKeptWhole) {
+  const std::string one = R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 50, "dur": 10, "args": {"device": 0, "stream": 7}}
+  ]})";
+  KinetoImportOptions options;
+  options.drop_last_profiler_step = true;
+  auto t = import_kineto_bytes(one, options);
+  ASSERT_TRUE(t.ok()) << t.error_text();
+  EXPECT_EQ(span_names(*t), (std::vector<std::string>{"ProfilerStep#3", "gemm"}));
+  bool said = false;
+  for (const auto& w : t->warnings) said = said || w.message.find("fewer than two ProfilerStep#") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace plansight::interop

@@ -63,11 +63,16 @@ nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifi
 }  // namespace
 
 Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  auto args = Args::parse(argv, {{"--name", true, "NAME"}, {"--db", true, "PATH"}, {"--json", false, ""}});
+  auto args = Args::parse(argv, {{"--name", true, "NAME"}, {"--db", true, "PATH"}, {"--json", false, ""},
+                                 {"--drop-last-step", false, ""}});
   if (!args) return report_cli_errors(args.errors(), err);
   if (args->positionals().size() != 1) return report_cli_errors({make_error("FILE|DIR", "give one trace file or directory")}, err);
   const std::filesystem::path path = args->positionals().front();
-  auto trace = interop::import_trace(path);
+  interop::TraceImportOptions options;
+  // Holistic Trace Analysis's load-time filter (KinetoImportOptions::drop_last_profiler_step),
+  // so that analyze's breakdown and overlap are HTA's figures for the same trace.
+  options.kineto.drop_last_profiler_step = args->has("--drop-last-step");
+  auto trace = interop::import_trace(path, options);
   if (!trace) return report_cli_errors(trace.errors(), err);  // nothing stored
   auto store = open_store(*args);
   if (!store) return report_cli_errors(store.errors(), err);

@@ -49,6 +49,7 @@ void Reader::run() {
   }
   scanner_.finish();
   resolve_pending();
+  if (options_.drop_last_profiler_step) drop_last_profiler_step();
   for (auto& t : out_.tracks) {
     if (out_.track_device[&t - out_.tracks.data()] >= 0) continue;
     // Kineto names threads "thread 2919752 (pt_main_thread)" itself; other producers give a bare name.
@@ -172,6 +173,7 @@ void Reader::read_args() {
     else if (key == "device") ev_.device = int_value();
     else if (key == "External id" || key == "external id") ev_.external_id = int_value();
     else if (key == "bytes") ev_.bytes = int_value();
+    else if (key == "correlation") ev_.correlation = int_value();
     else if (key == "Collective name") ev_.comm.present = true, string_value(ev_.comm.collective);
     else if (key == "In msg nelems") ev_.comm.in_nelems = int_value();
     else if (key == "Out msg nelems") ev_.comm.out_nelems = int_value();

@@ -43,7 +43,7 @@ struct Event {
   bool complete = false, metadata = false;
   Cat cat = Cat::other;
   std::string name, meta_name;
-  std::int64_t pid = -1, tid = -1, device = -1, stream = -1, external_id = -1, bytes = -1;
+  std::int64_t pid = -1, tid = -1, device = -1, stream = -1, external_id = -1, bytes = -1, correlation = -1;
   bool has_ts = false, has_dur = false;
   std::int64_t ts_ns = 0, dur_ns = 0;
   CommArgs comm;
@@ -52,7 +52,7 @@ struct Event {
     cat = Cat::other;
     name.clear();
     meta_name.clear();
-    pid = tid = device = stream = external_id = bytes = -1;
+    pid = tid = device = stream = external_id = bytes = correlation = -1;
     comm.present = false;
     comm.in_nelems = comm.out_nelems = comm.group_size = -1;
   }
@@ -90,6 +90,9 @@ class Reader {
   void add_kernel(std::int64_t device, std::int64_t stream);
   void fill_call(estimator::CollectiveCall& call, const CommArgs& comm, estimator::Span& span);
   void resolve_pending();
+  // KinetoImportOptions::drop_last_profiler_step (kineto_last_step.cpp).
+  void note_for_step_filter(std::size_t track, std::int64_t collective);
+  void drop_last_profiler_step();
 
   JsonScanner scanner_;
   const KinetoImportOptions& options_;
@@ -105,6 +108,14 @@ class Reader {
   std::unordered_map<std::int64_t, CommArgs> comm_by_external_id_;
   std::vector<PendingComm> pending_;
   std::map<std::int64_t, std::string> thread_names_;
+  // For drop_last_profiler_step: launches by correlation id, step annotations, device spans.
+  struct DeviceSpanRef {
+    std::size_t track, span;
+    std::int64_t correlation, collective;  // collective: index into out_.collectives, or -1
+  };
+  std::unordered_map<std::int64_t, std::int64_t> launch_ns_;
+  std::map<std::string, std::int64_t> step_start_ns_;  // "ProfilerStep#N" -> latest start
+  std::vector<DeviceSpanRef> device_spans_;
 };
 
 }  // namespace plansight::interop::detail

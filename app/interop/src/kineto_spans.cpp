@@ -15,17 +15,29 @@ void Reader::finish_event() {
   if (!ev_.complete || !ev_.has_ts || !ev_.has_dur || ev_.dur_ns < 0) return;
   const std::int64_t device = ev_.device >= 0 ? ev_.device : (ev_.pid >= 0 ? ev_.pid : 0);
   const std::int64_t stream = ev_.stream >= 0 ? ev_.stream : ev_.tid;
+  if (options_.drop_last_profiler_step) {
+    if (ev_.cat == Cat::runtime && ev_.correlation >= 0) launch_ns_[ev_.correlation] = ev_.ts_ns;
+    // Step annotations are user_annotation in current traces, Operator (cpu_op) in 2021 ones.
+    if ((ev_.cat == Cat::user_annotation || ev_.cat == Cat::cpu_op) && ev_.name.starts_with("ProfilerStep#")) {
+      auto [it, fresh] = step_start_ns_.try_emplace(ev_.name, ev_.ts_ns);
+      if (!fresh) it->second = std::max(it->second, ev_.ts_ns);
+    }
+  }
   switch (ev_.cat) {
     case Cat::kernel: add_kernel(device, stream); break;
     case Cat::memcpy:
-    case Cat::memset:
-      add_span(track_index(Lane::copy, false, device, stream), intern(ev_.name),
-               ev_.cat == Cat::memcpy ? SpanKind::memcpy : SpanKind::memset, ev_.bytes > 0 ? double(ev_.bytes) : 0,
-               false);
+    case Cat::memset: {
+      const std::size_t track = track_index(Lane::copy, false, device, stream);
+      add_span(track, intern(ev_.name), ev_.cat == Cat::memcpy ? SpanKind::memcpy : SpanKind::memset,
+               ev_.bytes > 0 ? double(ev_.bytes) : 0, false);
+      note_for_step_filter(track, -1);
       break;
+    }
     case Cat::gpu_annotation:
       if (options_.include_annotations) {
-        add_span(track_index(Lane::compute, true, device, stream), intern(ev_.name), SpanKind::annotation, 0, false);
+        const std::size_t track = track_index(Lane::compute, true, device, stream);
+        add_span(track, intern(ev_.name), SpanKind::annotation, 0, false);
+        note_for_step_filter(track, -1);
       }
       break;
     case Cat::cpu_op:
@@ -53,7 +65,9 @@ void Reader::add_kernel(std::int64_t device, std::int64_t stream) {
   const KernelClass cls = class_of_name_[static_cast<std::size_t>(id)];
   if (cls != KernelClass::communication) {
     const Lane lane = cls == KernelClass::memory ? Lane::copy : Lane::compute;
-    add_span(track_index(lane, false, device, stream), id, SpanKind::kernel, 0, cls == KernelClass::tensor_core_gemm);
+    const std::size_t track = track_index(lane, false, device, stream);
+    add_span(track, id, SpanKind::kernel, 0, cls == KernelClass::tensor_core_gemm);
+    note_for_step_filter(track, -1);
     return;
   }
   const auto kind = estimator::collective_kind_from_name(ev_.name);
@@ -69,6 +83,7 @@ void Reader::add_kernel(std::int64_t device, std::int64_t stream) {
   call.name = ev_.name;
   out_.collectives.push_back(std::move(call));
   out_.collective_device.push_back(static_cast<std::int32_t>(device));
+  note_for_step_filter(track, static_cast<std::int64_t>(out_.collectives.size()) - 1);
   auto& span = out_.tracks[track].spans.back();
   if (ev_.comm.present) {
     fill_call(out_.collectives.back(), ev_.comm, span);

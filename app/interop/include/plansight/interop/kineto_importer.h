@@ -24,6 +24,13 @@ struct KinetoImportOptions {
   // Tags phase/stage/micro-batch of device work from enclosing GPU annotations.
   bool propagate_annotation_tags = true;
   const estimator::KernelRules* rules = nullptr;  // default_kernel_rules() when null
+  // Holistic Trace Analysis's load-time filter (hta/common/trace.py,
+  // _filter_irrelevant_gpu_kernels), applied per rank file: when the file has at least two
+  // distinct "ProfilerStep#N" annotations, host events starting at or after the start of the
+  // last step are dropped, and so is device work whose launch (the cuda_runtime event with the
+  // same correlation id) started there or is missing. HTA does this by default before its
+  // temporal breakdown and overlap, so importing with it set makes those figures HTA's.
+  bool drop_last_profiler_step = false;
 };
 
 // A file: .json or .json.gz (gzip recognised by content). Errors carry the byte offset.
