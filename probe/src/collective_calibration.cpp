@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "collective_cases.h"
 #include "plansight/probe/calibration.h"
 #include "calibration_util.h"
 #include "plansight/runtime/communicator.h"
@@ -22,25 +23,7 @@ int repetitions(double bytes, CalibrationLevel level) {
   return bytes <= 262144 ? 30 : 8;
 }
 
-struct Case {
-  est::Collective op;
-  std::size_t count;  // floats per rank: the buffer (all-reduce, send/recv) or one block (gather/scatter)
-  double bytes;       // nccl-tests S
-};
-
-std::vector<Case> cases_for(std::int64_t ranks, const std::vector<double>& sizes) {
-  std::vector<Case> out;
-  const auto n = static_cast<std::size_t>(ranks);
-  for (double s : sizes) {
-    const std::size_t floats = std::max<std::size_t>(1, static_cast<std::size_t>(s / sizeof(float)));
-    const std::size_t block = std::max<std::size_t>(1, floats / n);
-    out.push_back({est::Collective::all_reduce, floats, static_cast<double>(floats * sizeof(float))});
-    out.push_back({est::Collective::all_gather, block, static_cast<double>(block * n * sizeof(float))});
-    out.push_back({est::Collective::reduce_scatter, block, static_cast<double>(block * n * sizeof(float))});
-    if (ranks == 2) out.push_back({est::Collective::send_recv, floats, static_cast<double>(floats * sizeof(float))});
-  }
-  return out;
-}
+using Case = CollectiveCase;
 
 rt::Status run_case(rt::Communicator& comm, const Case& c, std::vector<float>& in, std::vector<float>& out) {
   switch (c.op) {
@@ -58,7 +41,7 @@ rt::Status run_case(rt::Communicator& comm, const Case& c, std::vector<float>& i
 // since a collective is done only when its last member is.
 Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::vector<double>& sizes,
                                                  CalibrationLevel level, const std::atomic<bool>* stop) {
-  const auto cases = cases_for(ranks, sizes);
+  const auto cases = collective_cases(ranks, sizes);
   const int n = static_cast<int>(ranks);
   rt::InProcessWorld world(n);
   std::vector<std::vector<double>> medians(static_cast<std::size_t>(n), std::vector<double>(cases.size(), 0.0));

@@ -21,6 +21,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
 #include "plansight/gui/timeline_widget.h"
+#include "page_widgets.h"
 
 namespace plansight::gui {
 
@@ -28,26 +29,6 @@ namespace {
 
 constexpr int kProbeRunRole = Qt::UserRole + 1;  // the picker's runs: comparable with their own configuration
 
-QTableView* make_table(ComparisonModel* model, const QString& name, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setObjectName(name);
-  t->setModel(model);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionMode(QAbstractItemView::NoSelection);
-  return t;
-}
-
-QWidget* titled(const QString& title, QWidget* w, QWidget* parent) {
-  auto* box = new QWidget(parent);
-  auto* l = new QVBoxLayout(box);
-  l->setContentsMargins(0, 0, 0, 0);
-  auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title), box);
-  l->addWidget(label);
-  l->addWidget(w, 1);
-  return box;
-}
 
 }  // namespace
 
@@ -97,13 +78,13 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   top->addWidget(against_, 1);
   top->addWidget(refresh);
   auto* timelines = new QSplitter(Qt::Vertical, content);
-  timelines->addWidget(titled(tr("Predicted"), predicted_view_, timelines));
-  timelines->addWidget(titled(tr("Measured"), measured_view_, timelines));
+  timelines->addWidget(titled_widget(tr("Predicted"), predicted_view_, timelines));
+  timelines->addWidget(titled_widget(tr("Measured"), measured_view_, timelines));
   auto* tables = new QWidget(content);
   auto* tl = new QVBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);
-  tl->addWidget(titled(tr("Time per phase"), make_table(phases_, QStringLiteral("phaseTable"), tables), tables), 3);
-  memory_box_ = titled(tr("Memory per category"), make_table(memory_, QStringLiteral("memoryTable"), tables), tables);
+  tl->addWidget(titled_widget(tr("Time per phase"), make_result_table(phases_, QStringLiteral("phaseTable"), tables), tables), 3);
+  memory_box_ = titled_widget(tr("Memory per category"), make_result_table(memory_, QStringLiteral("memoryTable"), tables), tables);
   tl->addWidget(memory_box_, 2);
   tl->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, content);

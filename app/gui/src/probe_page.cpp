@@ -23,6 +23,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/theme.h"
 #include "plansight/gui/timeline_widget.h"
+#include "page_widgets.h"
 
 namespace plansight::gui {
 
@@ -43,25 +44,6 @@ QSpinBox* spin(const QString& name, int min, int max, QWidget* parent) {
   return s;
 }
 
-QTableView* table(QAbstractItemModel* model, const QString& name, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setObjectName(name);
-  t->setModel(model);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionMode(QAbstractItemView::NoSelection);
-  return t;
-}
-
-QWidget* titled(const QString& title, QWidget* w, QWidget* parent) {
-  auto* box = new QWidget(parent);
-  auto* l = new QVBoxLayout(box);
-  l->setContentsMargins(0, 0, 0, 0);
-  l->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(title), box));
-  l->addWidget(w, 1);
-  return box;
-}
 
 }  // namespace
 
@@ -94,10 +76,10 @@ ProbePage::ProbePage(RunRepository* runs, QWidget* parent)
   auto* tables = new QWidget(this);
   auto* tl = new QHBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);
-  tl->addWidget(titled(tr("Loss and time per step"), table(steps_, QStringLiteral("probeSteps"), tables), tables), 1);
-  tl->addWidget(titled(tr("Memory per category"), table(memory_, QStringLiteral("probeMemory"), tables), tables), 1);
+  tl->addWidget(titled_widget(tr("Loss and time per step"), make_result_table(steps_, QStringLiteral("probeSteps"), tables), tables), 1);
+  tl->addWidget(titled_widget(tr("Memory per category"), make_result_table(memory_, QStringLiteral("probeMemory"), tables), tables), 1);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(titled(tr("Measured step"), view_, split));
+  split->addWidget(titled_widget(tr("Measured step"), view_, split));
   split->addWidget(tables);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../collective_cases.h"
 #include "device_array.h"
 #include "gpu_timing.h"
 #include "plansight/probe/cuda/gpu_calibration.h"
@@ -27,25 +28,7 @@ namespace est = plansight::estimator;
 namespace kc = plansight::kernels::cuda;
 namespace rt = plansight::runtime;
 
-struct Case {
-  est::Collective op;
-  std::size_t count;  // floats per rank: the buffer (all-reduce, send/recv) or one block
-  double bytes;       // nccl-tests S
-};
-
-std::vector<Case> cases_for(std::int64_t ranks, const std::vector<double>& sizes) {
-  std::vector<Case> out;
-  const auto n = static_cast<std::size_t>(ranks);
-  for (double s : sizes) {
-    const std::size_t floats = std::max<std::size_t>(1, static_cast<std::size_t>(s / sizeof(float)));
-    const std::size_t block = std::max<std::size_t>(1, floats / n);
-    out.push_back({est::Collective::all_reduce, floats, static_cast<double>(floats * sizeof(float))});
-    out.push_back({est::Collective::all_gather, block, static_cast<double>(block * n * sizeof(float))});
-    out.push_back({est::Collective::reduce_scatter, block, static_cast<double>(block * n * sizeof(float))});
-    if (ranks == 2) out.push_back({est::Collective::send_recv, floats, static_cast<double>(floats * sizeof(float))});
-  }
-  return out;
-}
+using Case = CollectiveCase;
 
 rt::Status run_case(rt::Communicator& comm, const Case& c, float* in, float* out) {
   switch (c.op) {
@@ -74,7 +57,7 @@ struct Group {
 Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::vector<double>& sizes,
                                                  CalibrationLevel level, const Group& group,
                                                  const std::atomic<bool>* stop) {
-  const std::vector<Case> cases = cases_for(ranks, sizes);
+  const std::vector<Case> cases = collective_cases(ranks, sizes);
   const int trials = level == CalibrationLevel::quick ? 3 : 5;
   std::vector<std::vector<double>> seconds(cases.size(), std::vector<double>(static_cast<std::size_t>(ranks), 0.0));
   std::mutex mutex;
