@@ -18,16 +18,7 @@ using testing::matrix_request;
 // probe_model("small"): GPT-2 architecture, 4 layers, 128 wide, 4 heads, byte vocabulary.
 ProbeRequest small_request() {
   ProbeRequest r;
-  auto& m = r.model;
-  m.name = "small";
-  m.layers = 4;
-  m.hidden = 128;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 512;
-  m.vocab = 256;
-  m.max_seq_len = 128;
-  m.dropout = false;
+  r.model = *probe_model("small");
   r.seq_len = 128;
   r.layout.dp = 1;
   return r;
