@@ -18,22 +18,22 @@ TensorDesc word_embedding_tensor(const Dims& d, const char* name);
 TensorDesc position_tensor(const Dims& d);
 std::vector<TensorDesc> final_norm_tensors(const Dims& d);
 
-// out [N,C] = wte[tokens] + wpe[0..T).
-void embedding_forward(RankContext& ctx, ParamUnit& wte, ParamUnit& wpe, const std::int32_t* tokens, float* out,
+// out [N,C] = wte[tokens] + wpe[0..T). `tokens` in the backend's memory.
+void embedding_forward(RankContext& ctx, ParamUnit& wte, ParamUnit& wpe, const std::int32_t* tokens, void* out,
                        int stage, int micro_batch);
 // Accumulates into the units' gradients.
-void embedding_backward(RankContext& ctx, ParamUnit& wte, ParamUnit& wpe, const std::int32_t* tokens, const float* dout,
+void embedding_backward(RankContext& ctx, ParamUnit& wte, ParamUnit& wpe, const std::int32_t* tokens, const void* dout,
                         int stage, int micro_batch);
 
 struct HeadActs {
-  runtime::TrackedBuffer lnf, mean, rstd, probs;  // probs [N, V/tp]: this rank's softmax columns
+  Buf lnf, mean, rstd, probs;  // probs [N, V/tp]: this rank's softmax columns
 };
 
-// Returns the mean cross-entropy of the micro-batch's N tokens.
-double head_forward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const float* x, const std::int32_t* targets,
-                    HeadActs& a, int stage, int micro_batch);
+// Adds the mean cross-entropy of the micro-batch's N tokens to the backend's loss accumulator.
+void head_forward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const void* x, const std::int32_t* targets,
+                  HeadActs& a, int stage, int micro_batch);
 // dx [N,C] (overwritten) for a loss scaled by `loss_scale` per token (1 / tokens of the step).
-void head_backward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const float* x, const std::int32_t* targets,
-                   HeadActs& a, float loss_scale, float* dx, int stage, int micro_batch);
+void head_backward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const void* x, const std::int32_t* targets,
+                   HeadActs& a, float loss_scale, void* dx, int stage, int micro_batch);
 
 }  // namespace plansight::probe

@@ -1,7 +1,8 @@
-// run_probe() / train(): validates the request, starts one thread per rank (TP x PP x DP of
-// them, each with a gradient thread), reports progress from the calling thread as rank 0
-// finishes steps, and assembles the result. Ranks share the CPU, so OpenBLAS is set to
-// threads_per_rank before any rank starts (kernels/README.md, "Threads").
+// run_probe() / train(): validates the request, picks the run device (the CPU, or a GPU when a
+// GPU build registered one and the request asks for cuda or auto), starts one thread per rank
+// (TP x PP x DP of them, each with a gradient thread), reports progress from the calling thread
+// as rank 0 finishes steps, and assembles the result. CPU ranks share the processor, so OpenBLAS
+// is set to threads_per_rank before any rank starts (kernels/README.md, "Threads").
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -10,21 +11,25 @@
 #include "plansight/kernels/blas_threads.h"
 #include "plansight/probe/trainer.h"
 #include "cpu_affinity.h"
+#include "cpu_device.h"
 #include "probe_config.h"
 #include "rank_worker.h"
 
 namespace plansight::probe {
 namespace {
 
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+// The GPU for `cuda`; for `auto` the GPU when one answers, else the CPU.
+Result<std::unique_ptr<RunDevice>> pick_device(const ProbeRequest& request, int world_size) {
+  if (request.device == Device::cpu) return make_cpu_device(world_size);
+  const RunDeviceFactory factory = registered_cuda_factory();
+  if (!factory) {
+    if (request.device == Device::automatic) return make_cpu_device(world_size);
+    return make_error("device", "cuda was asked for, but this plansight-probe was built without CUDA "
+                                "(PLANSIGHT_ENABLE_CUDA=OFF) and cannot use a GPU; valid: cpu, auto");
   }
-  return "unknown CPU";
+  auto gpu = factory(request, world_size);
+  if (!gpu && request.device == Device::automatic) return make_cpu_device(world_size);
+  return gpu;
 }
 
 double median(std::vector<double> v) {
@@ -47,9 +52,11 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   auto config = make_config(request);
   if (!config) return config.errors();
   const ProbeConfig& cfg = *config;
+  auto device = pick_device(request, cfg.world());
+  if (!device) return device.errors();
   kernels::cpu::set_blas_threads(static_cast<int>(request.threads_per_rank));
 
-  RunState state(cfg, options.collect_parameters);
+  RunState state(cfg, options.collect_parameters, std::move(*device));
   if (request.trace) state.tracer = std::make_unique<runtime::Tracer>(cfg.world());
   // Fewer cores than this process may use: the rank threads are confined to the first `cores`
   // of them (the estimator predicts the run on that many processors).
@@ -93,8 +100,9 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
 
   TrainOutput out;
   ProbeResult& r = out.result;
-  r.device = "cpu: " + cpu_name() + " (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
-  r.ranks_share_device = true;
+  r.device = state.device->name();
+  r.ranks_share_device = state.device->ranks_share_device();
+  r.device_report = state.device->report();
   r.steps = state.steps;
   r.stopped_early = state.stopped_early;
   // Steps after the warm-up are timed; a run shorter than its warm-up times all of them.
@@ -104,7 +112,12 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   r.step_time_s = median(timed);
   r.memory = state.memory;
   if (state.tracer) {
-    r.timeline = state.tracer->timeline("probe " + cfg.request.model.name + ", last step");
+    if (auto measured = state.device->device_timeline(*state.tracer)) {
+      if (!*measured) return measured->errors();
+      r.timeline = std::move(**measured);
+    } else {
+      r.timeline = state.tracer->timeline("probe " + cfg.request.model.name + ", last step");
+    }
     const std::int64_t origin = r.timeline.begin_ns();
     for (auto& track : r.timeline.tracks) for (auto& span : track.spans) span.start_ns -= origin;
   }

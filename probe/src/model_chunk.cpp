@@ -4,14 +4,11 @@
 // the data-parallel reduction as soon as its backward is done.
 #include "model_chunk.h"
 
-#include <cstring>
-
 namespace plansight::probe {
 namespace {
 
 namespace est = plansight::estimator;
 using runtime::MemoryCategory;
-using runtime::TrackedBuffer;
 
 }  // namespace
 
@@ -47,7 +44,7 @@ std::vector<ParamUnit*> ModelChunk::units() {
   return out;
 }
 
-const float* ModelChunk::output(const ChunkActs& a) const {
+const void* ModelChunk::output(const ChunkActs& a) const {
   return blocks_.empty() ? a.input.data() : a.layers.back().out.data();
 }
 
@@ -55,15 +52,15 @@ void ModelChunk::forward(ChunkActs& a, int mb) {
   const Dims& d = ctx_.cfg.dims;
   const auto n = static_cast<std::size_t>(d.N()) * d.C;
   if (first()) {
-    a.input = TrackedBuffer(&ctx_.memory, MemoryCategory::activations, n);
+    a.input = Buf(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
     wte_->acquire(est::Phase::forward, mb);
     wpe_->acquire(est::Phase::forward, mb);
-    embedding_forward(ctx_, *wte_, *wpe_, a.tokens.data(), a.input.data(), global_, mb);
+    embedding_forward(ctx_, *wte_, *wpe_, a.tokens.i32(), a.input.data(), global_, mb);
     wpe_->release();
     wte_->release();
   }
   a.layers.resize(blocks_.size());
-  const float* x = a.input.data();
+  const void* x = a.input.data();
   for (std::size_t l = 0; l < blocks_.size(); ++l) {
     TransformerBlock& b = *blocks_[l];
     b.unit().acquire(est::Phase::forward, mb);
@@ -75,16 +72,16 @@ void ModelChunk::forward(ChunkActs& a, int mb) {
   if (last()) {
     lnf_->acquire(est::Phase::forward, mb);
     head_weight().acquire(est::Phase::forward, mb);
-    a.loss = head_forward(ctx_, *lnf_, head_weight(), x, a.targets.data(), a.head, global_, mb);
+    head_forward(ctx_, *lnf_, head_weight(), x, a.targets.i32(), a.head, global_, mb);
     head_weight().release();
     lnf_->release();
   }
 }
 
-TrackedBuffer ModelChunk::backward(ChunkActs& a, const float* dout, int mb, bool last_micro_batch) {
+Buf ModelChunk::backward(ChunkActs& a, const void* dout, int mb, bool last_micro_batch) {
   const Dims& d = ctx_.cfg.dims;
   const auto n = static_cast<std::size_t>(d.N()) * d.C;
-  TrackedBuffer grad(&ctx_.memory, MemoryCategory::activations, n);
+  Buf grad(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
   if (last()) {
     // Mean over every token of the step: N per micro-batch, m micro-batches, dp replicas.
     const float scale = 1.0f / (static_cast<float>(d.N()) * static_cast<float>(ctx_.cfg.micro_batches) * static_cast<float>(ctx_.cfg.dp));
@@ -93,19 +90,19 @@ TrackedBuffer ModelChunk::backward(ChunkActs& a, const float* dout, int mb, bool
     w.acquire(est::Phase::backward, mb);
     lnf_->begin_backward();
     w.begin_backward();
-    head_backward(ctx_, *lnf_, w, output(a), a.targets.data(), a.head, scale, grad.data(), global_, mb);
+    head_backward(ctx_, *lnf_, w, output(a), a.targets.i32(), a.head, scale, grad.data(), global_, mb);
     a.head = HeadActs{};
     lnf_->end_backward(last_micro_batch);
     w.end_backward(last_micro_batch);
     w.release();
     lnf_->release();
   } else {
-    std::memcpy(grad.data(), dout, n * sizeof(float));
+    ctx_.be.copy(grad.data(), dout, grad.bytes(), Queue::compute);
   }
   for (std::size_t l = blocks_.size(); l-- > 0;) {
     TransformerBlock& b = *blocks_[l];
-    const float* x = l == 0 ? a.input.data() : a.layers[l - 1].out.data();
-    TrackedBuffer dx(&ctx_.memory, MemoryCategory::activations, n);
+    const void* x = l == 0 ? a.input.data() : a.layers[l - 1].out.data();
+    Buf dx(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
     b.unit().acquire(est::Phase::backward, mb);
     b.restore(x, a.layers[l], mb);
     b.unit().begin_backward();
@@ -120,12 +117,12 @@ TrackedBuffer ModelChunk::backward(ChunkActs& a, const float* dout, int mb, bool
   wpe_->acquire(est::Phase::backward, mb);
   wte_->begin_backward();
   wpe_->begin_backward();
-  embedding_backward(ctx_, *wte_, *wpe_, a.tokens.data(), grad.data(), global_, mb);
+  embedding_backward(ctx_, *wte_, *wpe_, a.tokens.i32(), grad.data(), global_, mb);
   wpe_->end_backward(last_micro_batch);
   wte_->end_backward(last_micro_batch);
   wpe_->release();
   wte_->release();
-  return TrackedBuffer();
+  return Buf();
 }
 
 }  // namespace plansight::probe

@@ -16,11 +16,10 @@ namespace plansight::probe {
 
 // Everything one micro-batch leaves in a chunk between its forward and its backward.
 struct ChunkActs {
-  runtime::TrackedBuffer input;  // [N,C]: received from the previous chunk, or the embedding's output
+  Buf input;  // [N,C]: received from the previous chunk, or the embedding's output
   std::vector<LayerActs> layers;
   HeadActs head;
-  std::vector<std::int32_t> tokens, targets;
-  double loss = 0;  // last chunk: mean cross-entropy of the micro-batch
+  Buf tokens, targets;  // int32 [N] in the backend's memory: first chunk's inputs, last chunk's targets
 };
 
 class ModelChunk {
@@ -32,12 +31,12 @@ class ModelChunk {
   bool last() const { return global_ == ctx_.cfg.chunks() - 1; }
 
   // Runs the micro-batch forward: `a.input` (or `a.tokens` on the first chunk) in; the output is
-  // output(a), or a.loss on the last chunk.
+  // output(a), or on the last chunk the loss, added to the backend's loss accumulator.
   void forward(ChunkActs& a, int micro_batch);
-  const float* output(const ChunkActs& a) const;
+  const void* output(const ChunkActs& a) const;
   // Runs the backward from `dout` (null on the last chunk: from the loss) and frees the micro-
   // batch's activations; returns the input gradient (empty on the first chunk).
-  runtime::TrackedBuffer backward(ChunkActs& a, const float* dout, int micro_batch, bool last_micro_batch);
+  Buf backward(ChunkActs& a, const void* dout, int micro_batch, bool last_micro_batch);
 
   std::vector<ParamUnit*> units();  // every unit this chunk owns, in a fixed order
 

@@ -14,7 +14,6 @@ namespace {
 
 namespace est = plansight::estimator;
 using runtime::MemoryCategory;
-using runtime::TrackedBuffer;
 
 }  // namespace
 
@@ -34,28 +33,51 @@ ParamUnit::ParamUnit(RankContext& ctx, std::string name, std::vector<TensorDesc>
     const std::size_t n = d.local_count(tp);
     for (std::size_t i = 0; i < n; ++i) init[d.offset + i] = init_value(ctx.cfg.request.seed, d, d.global_index(i, tp, t));
   }
-  runtime::MemoryTracker* m = &ctx.memory;
+  Backend& be = ctx.be;
+  const Elem e = be.act();
+  mixed_ = e != Elem::f32;
+  const bool sharded = zero_ >= 1;
+  if (mixed_) {
+    // The fp32 master of the rank's part, then the compute copy rounded from it.
+    const std::size_t n = sharded ? shard_size() : padded_;
+    master_ = Buf(be, MemoryCategory::optimizer, n);
+    be.upload(master_.data(), init.data() + (sharded ? shard_begin() : 0), n * sizeof(float));
+  }
   if (zero_ >= 3) {
-    shard_params_ = TrackedBuffer(m, MemoryCategory::weights, shard_size());
-    std::copy_n(init.data() + shard_begin(), shard_size(), shard_params_.data());
+    shard_params_ = Buf(be, MemoryCategory::weights, shard_size(), e);
+    if (mixed_) be.to_act(shard_params_.data(), master_.f32(), shard_size(), Queue::compute);
+    else be.upload(shard_params_.data(), init.data() + shard_begin(), shard_size() * sizeof(float));
   } else {
-    full_params_ = TrackedBuffer(m, MemoryCategory::weights, padded_);
-    std::copy(init.begin(), init.end(), full_params_.data());
+    full_params_ = Buf(be, MemoryCategory::weights, padded_, e);
+    if (mixed_) {
+      Buf staging(be, MemoryCategory::buffers, padded_);
+      be.upload(staging.data(), init.data(), padded_ * sizeof(float));
+      be.to_act(full_params_.data(), staging.f32(), padded_, Queue::compute);
+    } else {
+      be.upload(full_params_.data(), init.data(), padded_ * sizeof(float));
+    }
   }
   if (zero_ >= 2) {
-    grad_shard_ = TrackedBuffer(m, MemoryCategory::gradients, shard_size());
+    grad_shard_ = Buf(be, MemoryCategory::gradients, shard_size());
   } else {
-    full_grads_ = TrackedBuffer(m, MemoryCategory::gradients, padded_);
+    full_grads_ = Buf(be, MemoryCategory::gradients, padded_);
   }
-  const std::size_t states = zero_ >= 1 ? shard_size() : padded_;
-  adam_m_ = TrackedBuffer(m, MemoryCategory::optimizer, states);
-  adam_v_ = TrackedBuffer(m, MemoryCategory::optimizer, states);
+  const std::size_t states = sharded ? shard_size() : padded_;
+  adam_m_ = Buf(be, MemoryCategory::optimizer, states);
+  adam_v_ = Buf(be, MemoryCategory::optimizer, states);
+}
+
+float* ParamUnit::master_part() {
+  if (mixed_) return master_.f32();
+  if (zero_ >= 3) return shard_params_.f32();
+  return full_params_.f32() + (zero_ >= 1 ? shard_begin() : 0);
 }
 
 void ParamUnit::acquire(est::Phase phase, int micro_batch) {
   if (zero_ < 3 || acquired_++ > 0) return;
-  full_params_ = TrackedBuffer(&ctx_.memory, MemoryCategory::buffers, padded_);
-  ctx_.all_gather(*ctx_.dp, shard_params_.data(), full_params_.data(), shard_size(), "zero3.all_gather", phase, stage_, micro_batch);
+  const Elem e = ctx_.be.act();
+  full_params_ = Buf(ctx_.be, MemoryCategory::buffers, padded_, e);
+  ctx_.all_gather(*ctx_.dp, shard_params_.data(), full_params_.data(), shard_size(), e, "zero3.all_gather", phase, stage_, micro_batch);
 }
 
 void ParamUnit::release() {
@@ -69,8 +91,9 @@ void ParamUnit::begin_backward() {
     // filled (DeepSpeed's double-buffered reduction buckets; the estimator's ZeRO-2/3 buffers).
     // Without the bound the transient buckets piled up behind a slow gradient thread.
     ctx_.grad_sync->wait_until_pending_at_most(1);
+    ctx_.be.fence(Queue::grad, Queue::compute);  // on a GPU: its reduce-scatter ran, too
     ctx_.grad_staging[ctx_.grad_staging_next++ % 2].reset();  // the one before last: reduced
-    full_grads_ = TrackedBuffer(&ctx_.memory, MemoryCategory::buffers, padded_);
+    full_grads_ = Buf(ctx_.be, MemoryCategory::buffers, padded_);
   }
 }
 
@@ -83,7 +106,9 @@ void ParamUnit::end_backward(bool last_micro_batch) {
 void ParamUnit::submit_reduction() {
   const double bytes = static_cast<double>(padded_ * sizeof(float));
   const std::size_t shard = shard_size();
-  float* grads = full_grads_.data();
+  float* grads = full_grads_.f32();
+  Backend* be = &ctx_.be;
+  be->fence(Queue::compute, Queue::grad);  // the gradients are final on the compute queue
   if (zero_ == 0) {
     ctx_.grad_sync->submit("dp.all_reduce", stage_, bytes, [grads, n = padded_](runtime::Communicator& c) { return c.all_reduce(grads, n); });
   } else if (zero_ == 1) {
@@ -93,13 +118,13 @@ void ParamUnit::submit_reduction() {
   } else {
     // The transient full gradients go with the task and stay in their staging slot until it is
     // reused (rank_context.h).
-    auto transient = std::make_shared<TrackedBuffer>(std::move(full_grads_));
+    auto transient = std::make_shared<Buf>(std::move(full_grads_));
     ctx_.grad_staging[(ctx_.grad_staging_next + 1) % 2] = transient;
-    float* acc = grad_shard_.data();
-    ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [transient, acc, shard](runtime::Communicator& c) {
-      float* block = transient->data() + static_cast<std::size_t>(c.rank()) * shard;
-      auto status = c.reduce_scatter(transient->data(), block, shard);
-      if (status) for (std::size_t i = 0; i < shard; ++i) acc[i] += block[i];
+    float* acc = grad_shard_.f32();
+    ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [transient, acc, shard, be](runtime::Communicator& c) {
+      float* block = transient->f32() + static_cast<std::size_t>(c.rank()) * shard;
+      auto status = c.reduce_scatter(transient->f32(), block, shard);
+      if (status) be->add_f32(acc, block, shard, Queue::grad);
       return status;
     });
   }
@@ -114,25 +139,34 @@ void ParamUnit::zero_grads() {
 void ParamUnit::optimizer_step(const kernels::AdamWSettings& settings, int step) {
   const bool sharded = zero_ >= 1;
   const std::size_t n = sharded ? shard_size() : padded_;
-  float* grads = zero_ >= 2 ? grad_shard_.data() : full_grads_.data() + (sharded ? shard_begin() : 0);
-  float* params = zero_ >= 3 ? shard_params_.data() : full_params_.data() + (sharded ? shard_begin() : 0);
+  float* grads = zero_ >= 2 ? grad_shard_.f32() : full_grads_.f32() + (sharded ? shard_begin() : 0);
+  // The compute copy of the rank's part, which a mixed-precision update rounds into.
+  void* compute_part = zero_ >= 3 ? shard_params_.data() : full_params_.at(sharded ? shard_begin() : 0);
   if (tied_ && ctx_.embedding) {
     // Megatron's _allreduce_embedding_grads: the first stage's embedding and the last stage's
     // head copy add their gradients, so both copies take the same update. Shards line up
     // because both units have the same shape.
-    ctx_.all_reduce(*ctx_.embedding, grads, n, "embedding.all_reduce", est::Phase::communication, stage_, -1);
+    ctx_.all_reduce(*ctx_.embedding, grads, n, Elem::f32, "embedding.all_reduce", est::Phase::communication, stage_, -1);
   }
   {
     auto span = ctx_.compute("adamw", est::Phase::optimizer, stage_, -1);
-    kernels::cpu::adamw_update(params, adam_m_.data(), adam_v_.data(), grads, n, settings, step);
+    ctx_.be.adamw(master_part(), mixed_ ? compute_part : nullptr, adam_m_.f32(), adam_v_.f32(), grads, n, settings, step, 1.0f);
   }
   if (sharded && zero_ < 3 && ctx_.cfg.dp > 1) {
-    ctx_.all_gather(*ctx_.dp, params, full_params_.data(), shard_size(), "zero.all_gather", est::Phase::optimizer, stage_, -1);
+    const Elem e = ctx_.be.act();
+    ctx_.all_gather(*ctx_.dp, compute_part, full_params_.data(), shard_size(), e, "zero.all_gather", est::Phase::optimizer, stage_, -1);
   }
 }
 
 void ParamUnit::export_to(std::map<std::string, std::vector<float>>& out) {
   acquire(est::Phase::none, -1);
+  // The weights as the kernels read them, in fp32 on the host.
+  std::vector<float> host(padded_);
+  {
+    Buf f32(ctx_.be, MemoryCategory::buffers, padded_);
+    ctx_.be.to_f32(f32.f32(), full_params_.data(), padded_, Queue::compute);
+    ctx_.be.download(host.data(), f32.data(), padded_ * sizeof(float));
+  }
   const int tp = ctx_.cfg.tp, t = ctx_.at.tp;
   for (const auto& d : tensors_) {
     auto& dst = out[d.name];
@@ -142,7 +176,7 @@ void ParamUnit::export_to(std::map<std::string, std::vector<float>>& out) {
     const std::size_t n = d.local_count(tp);
     for (std::size_t i = 0; i < n; ++i) {
       const std::int64_t g = d.global_index(i, tp, t);
-      if (g >= 0) dst[static_cast<std::size_t>(g)] = full_params_.data()[d.offset + i];
+      if (g >= 0) dst[static_cast<std::size_t>(g)] = host[d.offset + i];
     }
   }
   release();

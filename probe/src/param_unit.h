@@ -3,6 +3,10 @@
 // (Rajbhandari et al. 2020, Sec. 5): stage 1 keeps AdamW's moments for a 1/dp shard, stage 2
 // also keeps only that shard of the gradients, stage 3 also of the weights (all-gathered before
 // each use and freed after). A unit is the bucket of the data-parallel gradient reduction.
+// The weights the kernels read are in the backend's compute type; with a 16-bit compute type an
+// fp32 master copy of the rank's part (its shard from ZeRO-1 on) takes the optimizer's update
+// and is rounded into the compute copy (mixed precision, Micikevicius et al. 2018 §3.1; the
+// master copy counts as optimizer state, as Rajbhandari et al. 2020 Sec. 3.1 count it).
 #pragma once
 
 #include <map>
@@ -11,8 +15,8 @@
 #include <vector>
 
 #include "param_init.h"
+#include "backend.h"
 #include "plansight/kernels/adamw.h"
-#include "plansight/runtime/memory_tracker.h"
 #include "rank_context.h"
 
 namespace plansight::probe {
@@ -27,11 +31,11 @@ class ParamUnit {
   bool tied() const { return tied_; }  // word embedding shared with the LM head across stages
   std::size_t count() const { return count_; }
 
-  // Local parameters / gradients of tensor `i` (nullptr for an absent optional tensor index < 0).
-  // Parameters are valid between acquire() and release() (always, below ZeRO-3); gradients
-  // between begin_backward() and end_backward() (always, below ZeRO-2).
-  float* param(int i) { return i < 0 ? nullptr : full_params_.data() + tensors_[static_cast<std::size_t>(i)].offset; }
-  float* grad(int i) { return i < 0 ? nullptr : full_grads_.data() + tensors_[static_cast<std::size_t>(i)].offset; }
+  // Local parameters (compute type) / fp32 gradients of tensor `i` (nullptr for an absent
+  // optional tensor, index < 0). Parameters are valid between acquire() and release() (always,
+  // below ZeRO-3); gradients between begin_backward() and end_backward() (always, below ZeRO-2).
+  void* param(int i) { return i < 0 ? nullptr : full_params_.at(tensors_[static_cast<std::size_t>(i)].offset); }
+  float* grad(int i) { return i < 0 ? nullptr : full_grads_.f32() + tensors_[static_cast<std::size_t>(i)].offset; }
 
   // ZeRO-3: all-gathers the weights (reference counted, so nested uses gather once).
   void acquire(estimator::Phase phase, int micro_batch);
@@ -58,6 +62,7 @@ class ParamUnit {
   std::size_t shard_size() const { return padded_ / static_cast<std::size_t>(ctx_.cfg.dp); }
   std::size_t shard_begin() const { return shard_size() * static_cast<std::size_t>(ctx_.at.dp); }
   void submit_reduction();
+  float* master_part();  // fp32 weights the optimizer updates: the rank's shard from ZeRO-1 on
 
   RankContext& ctx_;
   std::string name_;
@@ -66,11 +71,13 @@ class ParamUnit {
   bool tied_;
   int zero_;
   std::size_t count_ = 0, padded_ = 0;
-  runtime::TrackedBuffer full_params_;   // weights; at ZeRO-3 a gathered copy (buffers)
-  runtime::TrackedBuffer shard_params_;  // ZeRO-3: this rank's shard (weights)
-  runtime::TrackedBuffer full_grads_;    // gradients; at ZeRO-2/3 a transient per micro-batch (buffers)
-  runtime::TrackedBuffer grad_shard_;    // ZeRO-2/3: reduced shard (gradients)
-  runtime::TrackedBuffer adam_m_, adam_v_;
+  bool mixed_ = false;  // compute type narrower than fp32: a separate fp32 master copy
+  Buf full_params_;   // weights, compute type; at ZeRO-3 a gathered copy (buffers)
+  Buf shard_params_;  // ZeRO-3: this rank's shard, compute type (weights)
+  Buf master_;        // mixed precision: fp32 master of the rank's part (optimizer)
+  Buf full_grads_;    // fp32 gradients; at ZeRO-2/3 a transient per micro-batch (buffers)
+  Buf grad_shard_;    // ZeRO-2/3: reduced fp32 shard (gradients)
+  Buf adam_m_, adam_v_;
   int acquired_ = 0;
   int backward_uses_ = 1;
   int uses_done_ = 0;

@@ -19,32 +19,38 @@ int tag_of(int global_chunk, int micro_batch, int chunks, bool backward) {
 
 }  // namespace
 
-double run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& chunks, const DataLoader& data,
+void run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& chunks, const DataLoader& data,
                     std::int64_t step) {
   const est::ScheduleTable& table = ctx.cfg.schedule;
   const int G = table.stages();
   const auto n = static_cast<std::size_t>(ctx.cfg.dims.N()) * ctx.cfg.dims.C;
   std::map<std::pair<int, int>, ChunkActs> in_flight;
   std::vector<int> backwards_done(chunks.size(), 0);
-  std::vector<std::int32_t> unused;
-  double loss = 0;
+  const Elem e = ctx.be.act();
+  std::vector<std::int32_t> inputs, targets;
+  // A micro-batch's int32 tokens in the backend's memory (the host data loader's output).
+  auto tokens = [&](const std::vector<std::int32_t>& host) {
+    Buf b(ctx.be, runtime::MemoryCategory::activations, host.size(), Elem::i32);
+    ctx.be.upload(b.data(), host.data(), host.size() * sizeof(std::int32_t));
+    return b;
+  };
   for (const est::ScheduleOp& op : table.ranks[static_cast<std::size_t>(ctx.at.pp)]) {
     ModelChunk& chunk = *chunks[static_cast<std::size_t>(op.chunk)];
     const int g = chunk.global(), mb = op.micro_batch;
     if (op.kind == est::OpKind::forward) {
       ChunkActs a;
-      if (chunk.first()) {
-        data.micro_batch(step, ctx.at.dp, mb, a.tokens, chunk.last() ? a.targets : unused);
-      } else {
-        a.input = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::activations, n);
-        ctx.recv(a.input.data(), n, table.rank_of(g - 1), tag_of(g, mb, G, false), g, mb, est::Phase::forward);
+      if (chunk.first() || chunk.last()) {
+        data.micro_batch(step, ctx.at.dp, mb, inputs, targets);
+        if (chunk.first()) a.tokens = tokens(inputs);
+        if (chunk.last()) a.targets = tokens(targets);
       }
-      if (chunk.last() && !chunk.first()) data.micro_batch(step, ctx.at.dp, mb, unused, a.targets);
+      if (!chunk.first()) {
+        a.input = Buf(ctx.be, runtime::MemoryCategory::activations, n, e);
+        ctx.recv(a.input.data(), n, e, table.rank_of(g - 1), tag_of(g, mb, G, false), g, mb, est::Phase::forward);
+      }
       chunk.forward(a, mb);
-      if (chunk.last()) {
-        loss += a.loss;
-      } else {
-        ctx.send(chunk.output(a), n, table.rank_of(g + 1), tag_of(g + 1, mb, G, false), g, mb, est::Phase::forward);
+      if (!chunk.last()) {
+        ctx.send(chunk.output(a), n, e, table.rank_of(g + 1), tag_of(g + 1, mb, G, false), g, mb, est::Phase::forward);
       }
       in_flight.emplace(std::make_pair(op.chunk, mb), std::move(a));
     } else if (op.kind == est::OpKind::backward) {
@@ -52,20 +58,19 @@ double run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& 
       if (it == in_flight.end()) throw RankFailure("schedule runs B before F for chunk " + std::to_string(g) + " micro-batch " + std::to_string(mb));
       ChunkActs a = std::move(it->second);
       in_flight.erase(it);
-      runtime::TrackedBuffer dout;
+      Buf dout;
       if (!chunk.last()) {
         // The pipeline's receive buffer (the estimator's p2p buffer), not a stored activation.
-        dout = runtime::TrackedBuffer(&ctx.memory, runtime::MemoryCategory::buffers, n);
-        ctx.recv(dout.data(), n, table.rank_of(g + 1), tag_of(g, mb, G, true), g, mb, est::Phase::backward);
+        dout = Buf(ctx.be, runtime::MemoryCategory::buffers, n, e);
+        ctx.recv(dout.data(), n, e, table.rank_of(g + 1), tag_of(g, mb, G, true), g, mb, est::Phase::backward);
       }
       const bool last_micro_batch = ++backwards_done[static_cast<std::size_t>(op.chunk)] == table.m;
-      runtime::TrackedBuffer dx = chunk.backward(a, dout.data(), mb, last_micro_batch);
-      if (!chunk.first()) ctx.send(dx.data(), n, table.rank_of(g - 1), tag_of(g - 1, mb, G, true), g, mb, est::Phase::backward);
+      Buf dx = chunk.backward(a, dout.data(), mb, last_micro_batch);
+      if (!chunk.first()) ctx.send(dx.data(), n, e, table.rank_of(g - 1), tag_of(g - 1, mb, G, true), g, mb, est::Phase::backward);
     } else {
       throw RankFailure("the probe has no split-backward (W) ops");
     }
   }
-  return loss;
 }
 
 }  // namespace plansight::probe

@@ -13,9 +13,9 @@
 
 namespace plansight::probe {
 
-// Runs the step's schedule; returns the sum over micro-batches of the mean loss (last stage;
-// 0 elsewhere).
-double run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& chunks, const DataLoader& data,
+// Runs the step's schedule. The last stage adds each micro-batch's mean loss to its backend's
+// loss accumulator (Backend::take_loss).
+void run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& chunks, const DataLoader& data,
                     std::int64_t step);
 
 }  // namespace plansight::probe

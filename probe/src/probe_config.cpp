@@ -1,6 +1,6 @@
-// make_config(): the request's model and layout as the CPU probe runs them. The request reader
+// make_config(): the request's model and layout as the probe runs them. The request reader
 // already applied the estimator's validate(); these are the probe's own limits (kernels' model,
-// CPU device, no split-backward schedule) and the derived sizes.
+// no split-backward schedule) and the derived sizes. The device is the engine's choice.
 #include "probe_config.h"
 
 #include <string>
@@ -30,7 +30,6 @@ Result<ProbeConfig> make_config(const ProbeRequest& r) {
   c.zero_stage = static_cast<int>(l.zero_stage);
   c.recompute = l.recompute;
 
-  if (r.device == Device::cuda) fail("device", "this build has no CUDA probe; valid: cpu, auto");
   if (l.tp < 1 || l.pp < 1 || l.vpp < 1 || l.dp < 0) fail("layout", "tp, pp, vpp must be >= 1 and dp >= 0");
   if (l.cp != 1) fail("layout.cp", "value " + str(l.cp) + ": the probe does not run context parallelism; valid: 1");
   if (l.sequence_parallel && l.tp > 1) fail("layout.sequence_parallel", "the CPU probe runs plain Megatron TP; valid: false");

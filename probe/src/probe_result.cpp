@@ -26,7 +26,7 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"peak", estimator::to_json(m.peak)},
                       {"peak_total_bytes", m.peak_total_bytes}});
   }
-  return {{"device", r.device},
+  nlohmann::json out = {{"device", r.device},
           {"ranks_share_device", r.ranks_share_device},
           {"steps", std::move(steps)},
           {"step_time_s", r.step_time_s},
@@ -34,6 +34,8 @@ nlohmann::json to_json(const ProbeResult& r) {
           {"memory", std::move(memory)},
           {"profile", r.profile ? estimator::to_json(*r.profile) : nlohmann::json()},
           {"stopped_early", r.stopped_early}};
+  if (!r.device_report.empty()) out["device_report"] = r.device_report;
+  return out;
 }
 
 }  // namespace plansight::probe

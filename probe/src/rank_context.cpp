@@ -8,15 +8,25 @@ namespace {
 
 namespace est = plansight::estimator;
 
-runtime::SpanInfo comm_span(est::SpanKind kind, est::Phase phase, int stage, int mb, std::size_t count) {
+runtime::SpanInfo comm_span(est::SpanKind kind, est::Phase phase, int stage, int mb, std::size_t bytes) {
   runtime::SpanInfo s;
   s.lane = est::Lane::communication;
   s.kind = kind;
   s.phase = phase;
   s.stage = stage;
   s.micro_batch = mb;
-  s.bytes = static_cast<double>(count * sizeof(float));
+  s.bytes = static_cast<double>(bytes);
   return s;
+}
+
+runtime::Element element(Elem e) {
+  switch (e) {
+    case Elem::bf16: return runtime::Element::bf16;
+    case Elem::f16: return runtime::Element::f16;
+    case Elem::f32: break;
+    case Elem::i32: throw RankFailure("int32 arrays are never communicated");
+  }
+  return runtime::Element::f32;
 }
 
 }  // namespace
@@ -25,23 +35,28 @@ void check(const runtime::Status& status) {
   if (!status) throw RankFailure(status.error_text());
 }
 
-RankContext::RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer_in)
-    : cfg(config), rank(world_rank), at(config.coords(world_rank)), tracer(tracer_in) {}
+RankContext::RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer_in,
+                         std::unique_ptr<Backend> backend)
+    : cfg(config), rank(world_rank), at(config.coords(world_rank)), tracer(tracer_in), backend_owner(std::move(backend)),
+      be(*backend_owner), memory(be.memory()) {}
 
-runtime::Status RankContext::connect(runtime::Communicator& world_comm) {
+runtime::Status RankContext::connect(RunDevice& device, runtime::Communicator& world_comm) {
   const int tp_n = cfg.tp, dp_n = cfg.dp, pp_n = cfg.pp;
   auto take = [](Result<std::unique_ptr<runtime::Communicator>>&& r, std::unique_ptr<runtime::Communicator>& out) {
     if (!r) return runtime::Status(r.errors());
     out = std::move(*r);
     return runtime::ok_status();
   };
+  auto split = [&](int colour, int key, const char* name, bool gradient_queue) {
+    return device.split(world_comm, colour, key, name, be, gradient_queue);
+  };
   // Colours identify the other two coordinates; keys order the group by its own coordinate.
-  if (auto s = take(runtime::split(world_comm, at.dp + dp_n * at.pp, at.tp, "tp"), tp); !s) return s;
-  if (auto s = take(runtime::split(world_comm, at.tp + tp_n * at.pp, at.dp, "dp"), dp); !s) return s;
-  if (auto s = take(runtime::split(world_comm, at.tp + tp_n * at.pp, at.dp, "dp-grad"), dp_grad); !s) return s;
-  if (auto s = take(runtime::split(world_comm, at.tp + tp_n * at.dp, at.pp, "pp"), pp); !s) return s;
+  if (auto s = take(split(at.dp + dp_n * at.pp, at.tp, "tp", false), tp); !s) return s;
+  if (auto s = take(split(at.tp + tp_n * at.pp, at.dp, "dp", false), dp); !s) return s;
+  if (auto s = take(split(at.tp + tp_n * at.pp, at.dp, "dp-grad", true), dp_grad); !s) return s;
+  if (auto s = take(split(at.tp + tp_n * at.dp, at.pp, "pp", false), pp); !s) return s;
   const bool in_embedding = cfg.dims.tied && pp_n > 1 && (first_stage() || last_stage());
-  if (auto s = take(runtime::split(world_comm, in_embedding ? at.tp + tp_n * at.dp : -1, at.pp, "embedding"), embedding); !s) return s;
+  if (auto s = take(split(in_embedding ? at.tp + tp_n * at.dp : -1, at.pp, "embedding", false), embedding); !s) return s;
   return runtime::ok_status();
 }
 
@@ -54,31 +69,34 @@ runtime::ScopedSpan RankContext::compute(const char* name, est::Phase phase, int
   return runtime::ScopedSpan(tracer, rank, name, s);
 }
 
-void RankContext::all_reduce(runtime::Communicator& comm, float* data, std::size_t count, const char* name,
+void RankContext::all_reduce(runtime::Communicator& comm, void* data, std::size_t count, Elem elem, const char* name,
                              est::Phase phase, int stage, int micro_batch) const {
   if (comm.size() == 1) return;
-  runtime::ScopedSpan span(tracer, rank, name, comm_span(est::SpanKind::collective, phase, stage, micro_batch, count));
-  check(comm.all_reduce(data, count));
+  runtime::ScopedSpan span(tracer, rank, name, comm_span(est::SpanKind::collective, phase, stage, micro_batch, count * elem_bytes(elem)));
+  check(comm.all_reduce_typed(data, count, element(elem)));
 }
 
-void RankContext::all_gather(runtime::Communicator& comm, const float* in, float* out, std::size_t count,
+void RankContext::all_gather(runtime::Communicator& comm, const void* in, void* out, std::size_t count, Elem elem,
                              const char* name, est::Phase phase, int stage, int micro_batch) const {
   if (comm.size() == 1) {
-    check(comm.all_gather(in, out, count));  // a local copy: no span on the communication lane
+    if (in != out) be.copy(out, in, count * elem_bytes(elem), Queue::compute);  // no span on the communication lane
     return;
   }
-  runtime::ScopedSpan span(tracer, rank, name, comm_span(est::SpanKind::collective, phase, stage, micro_batch, count * static_cast<std::size_t>(comm.size())));
-  check(comm.all_gather(in, out, count));
+  runtime::ScopedSpan span(tracer, rank, name, comm_span(est::SpanKind::collective, phase, stage, micro_batch,
+                                                         count * static_cast<std::size_t>(comm.size()) * elem_bytes(elem)));
+  check(comm.all_gather_typed(in, out, count, element(elem)));
 }
 
-void RankContext::send(const float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, est::Phase phase) const {
-  runtime::ScopedSpan span(tracer, rank, "pp.send", comm_span(est::SpanKind::send, phase, stage, micro_batch, count));
-  check(pp->send(data, count, peer, tag));
+void RankContext::send(const void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
+                       est::Phase phase) const {
+  runtime::ScopedSpan span(tracer, rank, "pp.send", comm_span(est::SpanKind::send, phase, stage, micro_batch, count * elem_bytes(elem)));
+  check(pp->send_typed(data, count, element(elem), peer, tag));
 }
 
-void RankContext::recv(float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, est::Phase phase) const {
-  runtime::ScopedSpan span(tracer, rank, "pp.recv", comm_span(est::SpanKind::recv, phase, stage, micro_batch, count));
-  check(pp->recv(data, count, peer, tag));
+void RankContext::recv(void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
+                       est::Phase phase) const {
+  runtime::ScopedSpan span(tracer, rank, "pp.recv", comm_span(est::SpanKind::recv, phase, stage, micro_batch, count * elem_bytes(elem)));
+  check(pp->recv_typed(data, count, element(elem), peer, tag));
 }
 
 }  // namespace plansight::probe

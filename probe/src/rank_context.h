@@ -1,6 +1,6 @@
-// RankContext: what one rank thread owns — its communicators (world, tp, dp, pp, the tied-
-// embedding group of the first and last stage, and a second dp communicator for its gradient
-// thread), its memory tracker and its tracer hooks. Failures inside a step throw RankFailure;
+// RankContext: what one rank thread owns — its backend (memory, kernels, queues), its
+// communicators (world, tp, dp, pp, the tied-embedding group of the first and last stage, and a
+// second dp communicator for its gradient thread) and its tracer hooks. Failures inside a step throw RankFailure;
 // the rank's thread turns it into the run's error at the run_probe() boundary.
 #pragma once
 
@@ -9,8 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend.h"
 #include "plansight/runtime/communicator.h"
 #include "plansight/runtime/memory_tracker.h"
+#include "plansight/probe/run_device.h"
 #include "plansight/runtime/tracer.h"
 #include "probe_config.h"
 
@@ -28,22 +30,24 @@ class RankFailure : public std::runtime_error {
 void check(const runtime::Status& status);
 
 struct RankContext {
-  RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer);
+  RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer, std::unique_ptr<Backend> backend);
 
   // Splits the world into the groups this rank belongs to; every rank calls it once.
-  runtime::Status connect(runtime::Communicator& world_comm);
+  runtime::Status connect(RunDevice& device, runtime::Communicator& world_comm);
 
   const ProbeConfig& cfg;
   const int rank;  // world rank
   const RankCoords at;
   runtime::Tracer* tracer;  // null: no spans
-  runtime::MemoryTracker memory;
+  const std::unique_ptr<Backend> backend_owner;
+  Backend& be;
+  runtime::MemoryTracker& memory;  // the backend's
   GradSync* grad_sync = nullptr;
   // ZeRO-2/3: the transient full gradients of the last two (unit, micro-batch) backwards, as a
   // double buffer. A buffer is freed when its slot is reused, after its reduce-scatter, so two
   // are held whether the gradient thread is quick or slow (and the peak is what the estimator
   // predicts), and at the end of a step.
-  std::array<std::shared_ptr<runtime::TrackedBuffer>, 2> grad_staging;
+  std::array<std::shared_ptr<Buf>, 2> grad_staging;
   std::size_t grad_staging_next = 0;
 
   std::unique_ptr<runtime::Communicator> world, tp, dp, pp, dp_grad;
@@ -54,13 +58,16 @@ struct RankContext {
 
   // A span on this rank's compute lane; `flops` of the GEMMs it ran.
   runtime::ScopedSpan compute(const char* name, estimator::Phase phase, int stage, int micro_batch, double flops = 0) const;
-  // A collective on `comm` from this (compute) thread, recorded on the communication lane.
-  void all_reduce(runtime::Communicator& comm, float* data, std::size_t count, const char* name,
+  // A collective on `comm` from this (compute) thread, recorded on the communication lane;
+  // `count` elements of type `elem` (the compute type for activations, fp32 for statistics).
+  void all_reduce(runtime::Communicator& comm, void* data, std::size_t count, Elem elem, const char* name,
                   estimator::Phase phase, int stage, int micro_batch) const;
-  void all_gather(runtime::Communicator& comm, const float* in, float* out, std::size_t count, const char* name,
-                  estimator::Phase phase, int stage, int micro_batch) const;
-  void send(const float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, estimator::Phase phase) const;
-  void recv(float* data, std::size_t count, int peer, int tag, int stage, int micro_batch, estimator::Phase phase) const;
+  void all_gather(runtime::Communicator& comm, const void* in, void* out, std::size_t count, Elem elem,
+                  const char* name, estimator::Phase phase, int stage, int micro_batch) const;
+  void send(const void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
+            estimator::Phase phase) const;
+  void recv(void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
+            estimator::Phase phase) const;
 };
 
 }  // namespace plansight::probe

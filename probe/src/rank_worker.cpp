@@ -16,7 +16,7 @@ namespace {
 namespace est = plansight::estimator;
 
 void fail(RunState& state, const std::string& message) {
-  state.world.abort(message);
+  state.device->abort(message);
   std::lock_guard lock(state.mutex);
   state.errors.push_back(message);
 }
@@ -36,17 +36,21 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     const auto start = std::chrono::steady_clock::now();
     if (ctx.rank == state.fail_rank && step + 1 == state.fail_step) throw std::runtime_error("injected failure");
     if (ctx.tracer) ctx.tracer->clear(ctx.rank);  // keep the last step only
+    state.device->step_begins(ctx.rank, step, step + 1 == steps);
     ctx.memory.reset_peaks();
     for (ParamUnit* u : units) u->zero_grads();
-    const double loss = run_schedule(ctx, chunks, data, step);
+    run_schedule(ctx, chunks, data, step);
     ctx.grad_sync->drain();
+    ctx.be.fence(Queue::grad, Queue::compute);  // on a GPU: the reductions ran before the update
     for (auto& staging : ctx.grad_staging) staging.reset();  // every reduce-scatter is done
     for (ParamUnit* u : units) u->optimizer_step(adamw, step + 1);
 
+    // The step's one host synchronisation on a GPU: the loss, then [loss, stop] over the world.
+    const double loss = ctx.be.take_loss();
     const bool reports_loss = ctx.last_stage() && ctx.at.tp == 0;
     float end[2] = {reports_loss ? static_cast<float>(loss) : 0.0f,
                     ctx.rank == 0 && state.stop && state.stop->load() ? 1.0f : 0.0f};
-    check(ctx.world->all_reduce(end, 2));
+    check(ctx.be.all_reduce_host(*ctx.world, end, 2));
     const bool stop = end[1] > 0 && step + 1 < steps;
     if (ctx.rank == 0) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -73,10 +77,20 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
 }  // namespace
 
 void rank_main(RunState& state, int world_rank) {
-  RankContext ctx(state.cfg, world_rank, state.tracer.get());
+  auto backend = state.device->make_backend(world_rank);
+  if (!backend) {
+    fail(state, "rank " + std::to_string(world_rank) + ": " + backend.error_text());
+    std::lock_guard lock(state.mutex);
+    ++state.ranks_done;
+    state.changed.notify_all();
+    return;
+  }
+  RankContext ctx(state.cfg, world_rank, state.tracer.get(), std::move(*backend));
   try {
-    ctx.world = state.world.world(world_rank);
-    check(ctx.connect(*ctx.world));
+    auto world = state.device->world(world_rank, ctx.be);
+    check(world ? runtime::ok_status() : runtime::Status(world.errors()));
+    ctx.world = std::move(*world);
+    check(ctx.connect(*state.device, *ctx.world));
     // Chunks outlive the gradient thread (declared first, destroyed last), and a failure
     // aborts the world before that thread is joined, so its pending collectives return.
     std::vector<std::unique_ptr<ModelChunk>> chunks;

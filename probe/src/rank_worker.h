@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plansight/probe/probe_result.h"
+#include "plansight/probe/run_device.h"
 #include "plansight/runtime/communicator.h"
 #include "plansight/runtime/tracer.h"
 #include "probe_config.h"
@@ -18,13 +19,14 @@
 namespace plansight::probe {
 
 struct RunState {
-  RunState(const ProbeConfig& config, bool collect) : cfg(config), world(config.world()), collect_parameters(collect) {
+  RunState(const ProbeConfig& config, bool collect, std::unique_ptr<RunDevice> run_device)
+      : cfg(config), device(std::move(run_device)), collect_parameters(collect) {
     memory.resize(static_cast<std::size_t>(config.world()));
     parameters.resize(static_cast<std::size_t>(config.world()));
   }
 
   const ProbeConfig& cfg;
-  runtime::InProcessWorld world;
+  std::unique_ptr<RunDevice> device;  // the ranks' backends and communicators
   std::unique_ptr<runtime::Tracer> tracer;  // null: no trace
   const std::atomic<bool>* stop = nullptr;
   bool collect_parameters = false;

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "param_unit.h"
-#include "plansight/runtime/memory_tracker.h"
 
 namespace plansight::probe {
 
@@ -27,9 +26,9 @@ std::vector<TensorDesc> layer_tensors(const Dims& d, int layer, int layers, Laye
 // probabilities (recomputed from qkv, Sec. 4.2); full keeps only the layer's output (the next
 // layer's input) and recomputes the rest.
 struct LayerActs {
-  runtime::TrackedBuffer ln1, mean1, rstd1, qkv, att, atty, x2, ln2, mean2, rstd2, fch, fchg;
-  runtime::TrackedBuffer out;  // the layer's output: the next layer's input
-  void allocate_internals(runtime::MemoryTracker& m, const Dims& d);
+  Buf ln1, mean1, rstd1, qkv, att, atty, x2, ln2, mean2, rstd2, fch, fchg;  // mean/rstd fp32, the rest compute type
+  Buf out;  // the layer's output: the next layer's input
+  void allocate_internals(Backend& backend, const Dims& d);
   void free_internals();
 };
 
@@ -40,13 +39,13 @@ class TransformerBlock {
 
   // out = layer(x). `phase` is forward or recompute (a recompute redoes the TP all-reduces,
   // as Megatron's checkpointed layers do).
-  void forward(const float* x, LayerActs& a, estimator::Phase phase, int micro_batch);
+  void forward(const void* x, LayerActs& a, estimator::Phase phase, int micro_batch);
   // After the forward of a micro-batch: drops what the recomputation mode does not keep.
   void trim(LayerActs& a) const;
   // Before the backward: recomputes what trim() dropped (ZeRO-3 weights must be acquired).
-  void restore(const float* x, LayerActs& a, int micro_batch);
+  void restore(const void* x, LayerActs& a, int micro_batch);
   // dx = d(layer)/dx . dout (overwritten); parameter gradients accumulate into the unit.
-  void backward(const float* x, const float* dout, float* dx, LayerActs& a, int micro_batch);
+  void backward(const void* x, const void* dout, void* dx, LayerActs& a, int micro_batch);
 
  private:
   RankContext& ctx_;

@@ -37,6 +37,9 @@ struct ProbeResult {
   std::vector<RankMemory> memory;
   std::optional<estimator::HardwareProfile> profile;
   bool stopped_early = false;    // cancelled (Ctrl-C): what was measured so far is kept
+  // What the run device reports beside the timeline (a GPU: compute capability, precision,
+  // tensor-core use, tracer statistics); an empty object on the CPU.
+  nlohmann::json device_report = nlohmann::json::object();
 };
 
 nlohmann::json to_json(const ProbeResult& result);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,12 @@ namespace plansight::runtime {
 // Success, or what failed (a peer's error, cancellation, a size mismatch).
 using Status = Result<bool>;
 inline Status ok_status() { return true; }
+
+// What a typed transfer moves: fp32, or the 16-bit compute copies of mixed-precision training
+// (bf16, fp16), which tensor-parallel all-reduces and pipeline sends move as they are (Megatron-
+// LM reduces activations in the compute type).
+enum class Element : std::uint8_t { f32, bf16, f16 };
+constexpr std::size_t element_bytes(Element e) { return e == Element::f32 ? 4 : 2; }
 
 class Communicator {
  public:
@@ -38,6 +45,13 @@ class Communicator {
   // receiver, so a pipeline stage can send before its neighbour posts the recv.
   virtual Status send(const float* data, std::size_t count, int peer, int tag = 0) = 0;
   virtual Status recv(float* data, std::size_t count, int peer, int tag = 0) = 0;
+
+  // The same for `count` elements of type `element`. fp32 calls the functions above; 16-bit
+  // types fail, naming the communicator, unless an implementation moves them (the GPU ones).
+  virtual Status all_reduce_typed(void* data, std::size_t count, Element element);
+  virtual Status all_gather_typed(const void* in, void* out, std::size_t count, Element element);
+  virtual Status send_typed(const void* data, std::size_t count, Element element, int peer, int tag);
+  virtual Status recv_typed(void* data, std::size_t count, Element element, int peer, int tag);
 };
 
 // Ranks as threads of one process. world(n) makes the world group; split() makes sub-groups

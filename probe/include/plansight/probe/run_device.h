@@ -1,0 +1,64 @@
+// RunDevice: where a probe run's ranks execute, made once per run. The CPU (rank threads, the
+// in-process communicator, the CPU backend) is built in; a GPU build registers a factory for
+// `device: cuda` (plansight::probe_cuda: virtual ranks on streams of one GPU, the device
+// communicator, the CUDA backend, CUPTI tracing), so this library never links CUDA.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "plansight/estimator/diagnostic.h"
+#include "plansight/estimator/timeline.h"
+#include "plansight/probe/probe_request.h"
+
+namespace plansight::runtime {
+class Communicator;
+class Tracer;
+}  // namespace plansight::runtime
+
+namespace plansight::probe {
+
+class Backend;  // probe/src/backend.h
+
+class RunDevice {
+ public:
+  virtual ~RunDevice() = default;
+
+  // "cpu: <model> (<n> threads)", "cuda: NVIDIA H100 80GB HBM3 (sm_90)".
+  virtual std::string name() const = 0;
+  // Whether the ranks share one processor or GPU (virtual ranks).
+  virtual bool ranks_share_device() const = 0;
+
+  // Called on rank `rank`'s thread before its model is built: its backend, then its world
+  // communicator (every rank calls world() together).
+  virtual Result<std::unique_ptr<Backend>> make_backend(int rank) = 0;
+  virtual Result<std::unique_ptr<runtime::Communicator>> world(int rank, Backend& backend) = 0;
+  // MPI_Comm_split of a communicator this device made (every member calls it together; a
+  // negative colour gets null). A GPU's gradient-queue group enqueues on the rank's gradient
+  // stream (`gradient_queue`), every other group on its compute stream.
+  virtual Result<std::unique_ptr<runtime::Communicator>> split(runtime::Communicator& parent, int colour, int key,
+                                                              const std::string& name, Backend& backend,
+                                                              bool gradient_queue) = 0;
+  // Fails every pending and later collective with `reason`.
+  virtual void abort(const std::string& reason) = 0;
+
+  // Each rank at the start of each step (on its thread), before any of its work is enqueued.
+  virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
+  // After every rank finished: the measured timeline of the last step, when this device
+  // measures its own (a GPU: CUPTI activity records) instead of the host tracer's spans; and
+  // what it says about the run beside the timeline (JSON object, may be empty).
+  virtual std::optional<Result<estimator::Timeline>> device_timeline(const runtime::Tracer& /*host*/) { return std::nullopt; }
+  virtual nlohmann::json report() const { return nlohmann::json::object(); }
+};
+
+// Makes the device for a request whose device is cuda (or auto, when a GPU is present), or an
+// error saying why not (no driver, no device, ...). `world_size` ranks.
+using RunDeviceFactory = std::function<Result<std::unique_ptr<RunDevice>>(const ProbeRequest&, int world_size)>;
+
+// A GPU build registers its factory before running requests (plansight-probe's main does).
+void register_cuda_device(RunDeviceFactory factory);
+bool cuda_device_registered();
+
+}  // namespace plansight::probe

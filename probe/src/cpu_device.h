@@ -1,0 +1,15 @@
+// The CPU run device: rank threads with the in-process communicator and the CPU backend.
+#pragma once
+
+#include <memory>
+
+#include "plansight/probe/run_device.h"
+
+namespace plansight::probe {
+
+std::unique_ptr<RunDevice> make_cpu_device(int world_size);
+
+// The factory register_cuda_device() was given (empty when none).
+RunDeviceFactory registered_cuda_factory();
+
+}  // namespace plansight::probe
