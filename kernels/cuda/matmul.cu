@@ -146,4 +146,15 @@ Status matmul_backward(float16* dinp, float* dw, float* db, const float16* dout,
   return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
 }
 
+Status bias_backward(float* dbias, const void* dout, int N, int OC, DType type, cudaStream_t stream) {
+  const dim3 block(32, kColumnSlices);
+  const auto grid = static_cast<unsigned int>((OC + 31) / 32);
+  switch (type) {
+    case DType::fp32: bias_grad_kernel<float><<<grid, block, 0, stream>>>(dbias, static_cast<const float*>(dout), N, OC); break;
+    case DType::bf16: bias_grad_kernel<bfloat16><<<grid, block, 0, stream>>>(dbias, static_cast<const bfloat16*>(dout), N, OC); break;
+    case DType::fp16: bias_grad_kernel<float16><<<grid, block, 0, stream>>>(dbias, static_cast<const float16*>(dout), N, OC); break;
+  }
+  return detail::launch_status("bias_grad_kernel");
+}
+
 }  // namespace plansight::kernels::cuda

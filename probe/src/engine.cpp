@@ -20,15 +20,22 @@ namespace {
 
 // The GPU for `cuda`; for `auto` the GPU when one answers, else the CPU.
 Result<std::unique_ptr<RunDevice>> pick_device(const ProbeRequest& request, int world_size) {
-  if (request.device == Device::cpu) return make_cpu_device(world_size);
+  auto cpu = [&]() -> Result<std::unique_ptr<RunDevice>> {
+    if (request.precision != Precision::fp32) {
+      return make_error("precision", std::string("value ") + to_string(request.precision) +
+                                         ": no GPU answered, and the CPU computes in fp32; valid on the CPU: fp32");
+    }
+    return make_cpu_device(world_size);
+  };
+  if (request.device == Device::cpu) return cpu();
   const RunDeviceFactory factory = registered_cuda_factory();
   if (!factory) {
-    if (request.device == Device::automatic) return make_cpu_device(world_size);
+    if (request.device == Device::automatic) return cpu();
     return make_error("device", "cuda was asked for, but this plansight-probe was built without CUDA "
                                 "(PLANSIGHT_ENABLE_CUDA=OFF) and cannot use a GPU; valid: cpu, auto");
   }
   auto gpu = factory(request, world_size);
-  if (!gpu && request.device == Device::automatic) return make_cpu_device(world_size);
+  if (!gpu && request.device == Device::automatic) return cpu();
   return gpu;
 }
 

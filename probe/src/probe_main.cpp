@@ -17,6 +17,10 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/probe/calibration.h"
 #include "plansight/probe/engine.h"
+#ifdef PLANSIGHT_PROBE_HAS_CUDA
+#include "plansight/probe/cuda/cuda_device.h"
+#include "plansight/probe/cuda/gpu_calibration.h"
+#endif
 
 namespace {
 
@@ -107,7 +111,7 @@ plansight::Result<std::string> read_request_text(const std::string& path) {
 bool names_request_field(const std::vector<Diagnostic>& errors) {
   static const char* kFields[] = {"model", "layout", "micro_batch", "global_batch", "seq_len", "steps",
                                   "warmup_steps", "learning_rate", "weight_decay", "seed", "data", "device",
-                                  "threads_per_rank", "cores"};
+                                  "precision", "threads_per_rank", "cores"};
   for (const auto& e : errors) {
     for (const char* f : kFields) {
       const std::string field = f;
@@ -144,7 +148,9 @@ int main(int argc, char** argv) {
   auto request = pr::probe_request_from_json(*json);
   if (!request) return emit_errors(request.errors(), kExitBadRequest);
 
-#ifndef PLANSIGHT_PROBE_HAS_CUDA
+#ifdef PLANSIGHT_PROBE_HAS_CUDA
+  plansight::probe::cuda::register_cuda_probe_device();  // device cuda, or auto with a GPU present
+#else
   if (request->device == pr::Device::cuda) {
     return emit_errors({make_error("device", "cuda was asked for, but this plansight-probe was built without CUDA "
                                              "(PLANSIGHT_ENABLE_CUDA=OFF) and cannot use a GPU; use --device cpu or auto")},
@@ -153,8 +159,10 @@ int main(int argc, char** argv) {
   if (request->device == pr::Device::automatic) request->device = pr::Device::cpu;  // no GPU build: the CPU
 #endif
 
-  // The name the store files this run and its hardware profile under.
-  const std::string device_name = request->device == pr::Device::cpu ? pr::cpu_device_name() : "cuda";
+  // The name the store files this run and its hardware profile under; a GPU run's result names
+  // the GPU itself, and its profile takes that name.
+  std::string device_name = request->device == pr::Device::cpu ? pr::cpu_device_name()
+                            : request->device == pr::Device::cuda ? "cuda" : "auto";
   const auto& l = request->layout;
   emit({{"event", "started"},
         {"protocol", 1},
@@ -176,9 +184,26 @@ int main(int argc, char** argv) {
   }
   if (g_stop.load()) result->stopped_early = true;
 
+  const bool on_gpu = result->device.rfind("cuda", 0) == 0;
+  device_name = on_gpu ? result->device : pr::cpu_device_name();
   if (request->calibrate && !result->profile && !result->stopped_early) {
     emit({{"event", "calibrating"}, {"level", options->calibration == pr::CalibrationLevel::quick ? "quick" : "full"}});
-    auto profile = pr::calibrate(*request, {options->calibration, &g_stop});
+    plansight::Result<est::HardwareProfile> profile = make_error("calibration", "no calibration ran");
+#ifdef PLANSIGHT_PROBE_HAS_CUDA
+    if (on_gpu) {
+      // GPU runs are predicted with the GPU's own numbers (cuBLASLt GEMMs at the run's shapes,
+      // copies, attention, AdamW, collectives among virtual ranks).
+      plansight::probe::cuda::GpuCalibrationOptions gpu_options;
+      gpu_options.level = options->calibration;
+      gpu_options.stop = &g_stop;
+      auto gpu = plansight::probe::cuda::calibrate_gpu(*request, gpu_options);
+      if (gpu) profile = std::move(gpu->profile);
+      else profile = gpu.errors();
+    } else
+#endif
+    {
+      profile = pr::calibrate(*request, {options->calibration, &g_stop});
+    }
     if (profile) {
       profile->device = device_name;  // one name per device in the store
       result->profile = std::move(*profile);

@@ -43,6 +43,20 @@ est::ModelSpec gpt2_style(std::string name, std::int64_t layers, std::int64_t hi
   return m;
 }
 
+}  // namespace
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+  }
+  return "fp32";
+}
+
+namespace {
+
 const char* data_name(DataSource d) { return d == DataSource::corpus ? "corpus" : "synthetic"; }
 const char* device_name(Device d) {
   switch (d) {
@@ -148,6 +162,7 @@ nlohmann::json to_json(const ProbeRequest& r) {
           {"seed", r.seed},
           {"data", data_name(r.data)},
           {"device", device_name(r.device)},
+          {"precision", to_string(r.precision)},
           {"threads_per_rank", r.threads_per_rank},
           {"cores", r.cores},
           {"trace", r.trace},
@@ -159,8 +174,8 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   std::vector<Diagnostic> errors;
   est::JsonReader in(json, "", errors);
   in.reject_unknown({"model", "layout", "micro_batch", "global_batch", "seq_len", "steps", "warmup_steps",
-                     "learning_rate", "weight_decay", "seed", "data", "device", "threads_per_rank", "cores",
-                     "trace", "calibrate"});
+                     "learning_rate", "weight_decay", "seed", "data", "device", "precision", "threads_per_rank",
+                     "cores", "trace", "calibrate"});
   ProbeRequest r;
   r.model = *probe_model("tiny");
   read_model_field(in, r.model);
@@ -197,6 +212,19 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
     else if (text == "cuda") r.device = Device::cuda;
     else if (text == "auto") r.device = Device::automatic;
     else if (!text.empty()) in.error("device", "unknown value \"" + text + "\"; valid: cpu, cuda, auto");
+  }
+  if (in.has("precision")) {
+    text.clear();
+    in.read("precision", text);
+    if (text == "fp32") r.precision = Precision::fp32;
+    else if (text == "tf32") r.precision = Precision::tf32;
+    else if (text == "bf16") r.precision = Precision::bf16;
+    else if (text == "fp16") r.precision = Precision::fp16;
+    else if (!text.empty()) in.error("precision", "unknown value \"" + text + "\"; valid: fp32, tf32, bf16, fp16");
+  }
+  if (r.device == Device::cpu && r.precision != Precision::fp32) {
+    in.error("precision", std::string("value ") + to_string(r.precision) +
+                              ": the CPU computes in fp32; valid with device cpu: fp32 (tf32, bf16 and fp16 need device cuda)");
   }
   in.read("threads_per_rank", r.threads_per_rank, 1, 256);
   in.read("cores", r.cores, 0, 4096);

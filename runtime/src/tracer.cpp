@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <string>
 
 namespace plansight::runtime {
 namespace {
@@ -100,7 +101,16 @@ estimator::Timeline Tracer::timeline(const std::string& title) const {
 
 ScopedSpan::ScopedSpan(Tracer* tracer, int rank, const char* name, const SpanInfo& info)
     : tracer_(tracer && tracer->enabled() ? tracer : nullptr), rank_(rank), name_(name), info_(info) {
-  range_push(name_);
+  if (g_push.load(std::memory_order_relaxed)) {
+    // A range tool (NVTX under CUPTI or Nsight Systems) sees what the span is: its name, phase,
+    // model chunk and micro-batch, which the GPU timeline reads back (activity_timeline.h).
+    std::string label = std::string(name_) + " " + std::string(estimator::to_string(info_.phase));
+    if (info_.stage >= 0) label += " stage " + std::to_string(info_.stage);
+    if (info_.micro_batch >= 0) label += " mb " + std::to_string(info_.micro_batch);
+    range_push(label.c_str());
+  } else {
+    range_push(name_);
+  }
   if (tracer_) start_ns_ = tracer_->now_ns();
 }
 

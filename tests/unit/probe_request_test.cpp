@@ -64,6 +64,7 @@ TEST(ProbeRequestJson, RoundTrip) {
                                     {"seq_len", 32},
                                     {"steps", 7},
                                     {"device", "auto"},
+                                    {"precision", "bf16"},
                                     {"calibrate", true}});
   ASSERT_TRUE(r.ok()) << r.error_text();
   const auto j = to_json(*r);
@@ -72,7 +73,27 @@ TEST(ProbeRequestJson, RoundTrip) {
   EXPECT_EQ(to_json(*again), j);
   EXPECT_EQ(again->layout.vpp, 2);
   EXPECT_EQ(again->device, Device::automatic);
+  EXPECT_EQ(again->precision, Precision::bf16);
   EXPECT_TRUE(again->calibrate);
+}
+
+TEST(ProbeRequestJson, PrecisionIsFp32ByDefaultAndNamedWhenWrong) {
+  auto r = probe_request_from_json({{"model", "tiny"}});
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r->precision, Precision::fp32);
+  for (const char* p : {"fp32", "tf32", "bf16", "fp16"}) {
+    auto ok = probe_request_from_json({{"model", "tiny"}, {"device", "cuda"}, {"precision", p}});
+    ASSERT_TRUE(ok.ok()) << p << ": " << ok.error_text();
+    EXPECT_EQ(std::string(to_string(ok->precision)), p);
+  }
+  auto unknown = probe_request_from_json({{"model", "tiny"}, {"device", "cuda"}, {"precision", "fp8"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(names(unknown, "precision")) << unknown.error_text();
+  EXPECT_NE(unknown.error_text().find("fp32, tf32, bf16, fp16"), std::string::npos) << unknown.error_text();
+  // The CPU computes in fp32 only: a 16-bit request for it is refused before anything runs.
+  auto cpu = probe_request_from_json({{"model", "tiny"}, {"device", "cpu"}, {"precision", "bf16"}});
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_TRUE(names(cpu, "precision")) << cpu.error_text();
 }
 
 TEST(ProbeRequestJson, EveryErrorNamesItsField) {

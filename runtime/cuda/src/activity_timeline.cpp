@@ -39,6 +39,24 @@ const Range* enclosing(const std::vector<Range>& ranges, std::int64_t t) {
 
 }  // namespace
 
+std::int32_t number_after(std::string_view name, std::string_view word) {
+  // "<word> <digits>" as a separate word of the range name; -1 when absent.
+  for (std::size_t at = name.find(word); at != std::string_view::npos; at = name.find(word, at + 1)) {
+    const bool starts_word = at == 0 || name[at - 1] == ' ';
+    std::size_t i = at + word.size();
+    if (!starts_word || i >= name.size() || name[i] != ' ') continue;
+    ++i;
+    std::int32_t value = 0;
+    bool digits = false;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && value < 100000000) {
+      value = value * 10 + (name[i++] - '0');
+      digits = true;
+    }
+    if (digits) return value;
+  }
+  return -1;
+}
+
 est::Phase phase_from_range_name(std::string_view name) {
   const std::string s = lower(name);
   // Weight gradients before backward ("backward wgrad" is a weight-gradient range).
@@ -125,6 +143,8 @@ est::Timeline ActivityTimeline::build(const std::vector<ActivityRecord>& records
       if (auto it = ranges.find(launch->second->thread); it != ranges.end()) {
         if (const Range* range = enclosing(it->second, launch->second->start_ns)) {
           span.phase = phase_from_range_name(*range->name);
+          span.stage = number_after(*range->name, "stage");
+          span.micro_batch = number_after(*range->name, "mb");
         }
       }
     }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cupti_records.h"
+#include "driver_context.h"
 #include "cupti_status.h"
 
 namespace plansight::runtime::cuda {
@@ -92,6 +93,16 @@ void point_nvtx_at_cupti() {
 }  // namespace
 
 std::uint32_t ActivityTracer::current_thread_id() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+
+Result<std::uint32_t> ActivityTracer::stream_id(cudaStream_t stream) {
+  auto ctx = current_context();
+  if (!ctx) return ctx.errors();
+  std::uint32_t id = 0;
+  if (auto s = cupti_check(cuptiGetStreamIdEx(*ctx, reinterpret_cast<CUstream>(stream), 0, &id), "cuptiGetStreamIdEx"); !s) {
+    return s.errors();
+  }
+  return id;
+}
 
 Result<std::unique_ptr<ActivityTracer>> ActivityTracer::start(const ActivityTracerOptions& options) {
   if (options.buffer_bytes < 1024 || options.buffer_bytes % kBufferAlignment != 0) {

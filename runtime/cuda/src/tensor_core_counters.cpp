@@ -13,6 +13,7 @@
 #include <cupti_target.h>
 
 #include "cuda_status.h"
+#include "driver_context.h"
 #include "cupti_status.h"
 #include "plansight/runtime/cuda/metric_config.h"
 #include "plansight/runtime/cuda/tensor_metrics.h"
@@ -32,24 +33,6 @@ bool is_fallback(CUptiResult r) {
   return r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_NOT_SUPPORTED ||
          r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
          r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED;
-}
-
-Result<CUcontext> current_context() {
-  using GetCurrent = CUresult (*)(CUcontext*);
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  // The ABI of CUDA 12.0 (cuCtxGetCurrent has not changed since CUDA 4.0).
-  if (auto s = cuda_check(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found),
-                          "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
-      !s) {
-    return s.errors();
-  }
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) return make_error("cuda", "cuCtxGetCurrent not found in the driver");
-  CUcontext ctx = nullptr;
-  if (reinterpret_cast<GetCurrent>(fn)(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
-    return make_error("cuda", "cuCtxGetCurrent returned no context");
-  }
-  return ctx;
 }
 
 // The profiler's state of one measurement; disables and deinitialises on scope exit.

@@ -16,6 +16,11 @@ namespace plansight::probe {
 
 enum class Device { cpu, cuda, automatic };
 enum class DataSource { synthetic, corpus };
+// What the model computes in: fp32 (strict fp32 GEMMs), tf32 (fp32 storage, TF32 tensor-core
+// GEMMs; NVIDIA A100 whitepaper), bf16 or fp16 (16-bit activations and compute weights, fp32
+// master weights, gradients and optimizer states: Micikevicius et al. 2018). The CPU runs fp32.
+enum class Precision { fp32, tf32, bf16, fp16 };
+const char* to_string(Precision p);
 
 struct ProbeRequest {
   estimator::ModelSpec model;    // GPT-2 style: LayerNorm, GeLU MLP, learned positions, tied head
@@ -30,6 +35,7 @@ struct ProbeRequest {
   std::uint64_t seed = 1234;
   DataSource data = DataSource::synthetic;
   Device device = Device::cpu;
+  Precision precision = Precision::fp32;
   std::int64_t threads_per_rank = 1;
   // CPU cores the ranks share; 0 in a request: all this process may run on (the normalised
   // request carries the number used); fewer confines the rank threads to that many.

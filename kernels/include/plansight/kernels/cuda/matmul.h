@@ -41,4 +41,9 @@ Status matmul_backward(bfloat16* dinp, float* dweight, float* dbias, const bfloa
 Status matmul_backward(float16* dinp, float* dweight, float* dbias, const float16* dout, const float16* inp,
                        const float16* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream);
 
+// dbias [OC] += sum_n dout [N,OC] alone (fp32, the deterministic column reduction of
+// matmul_backward), for a bias added outside a GEMM (the probe's row-parallel biases, added
+// after the TP all-reduce). `type` is dout's element type.
+Status bias_backward(float* dbias, const void* dout, int N, int OC, DType type, cudaStream_t stream);
+
 }  // namespace plansight::kernels::cuda

@@ -9,7 +9,8 @@
 // NVTX ranges become annotation spans and synchronisations idle spans on the host lane of the
 // rank whose thread made them. A kernel, copy or memset inherits the phase of the innermost
 // NVTX range open on the thread that launched it (found through the launch's correlation id),
-// so device spans carry "forward"/"backward"/... as the CPU tracer's spans do.
+// so device spans carry "forward"/"backward"/... as the CPU tracer's spans do, and the model
+// chunk and micro-batch the range names ("stage 2 mb 5").
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,9 @@ struct StreamRole {
 // wgrad/weight_grad, recompute, optimizer/adamw, allreduce/all_reduce/all-reduce and the other
 // collectives (communication); none otherwise. Case-insensitive.
 estimator::Phase phase_from_range_name(std::string_view name);
+// The number after the word `word` in a range name ("qkv forward stage 2 mb 5": "stage" -> 2,
+// "mb" -> 5), as the probe's spans name their NVTX ranges; -1 when absent.
+std::int32_t number_after(std::string_view name, std::string_view word);
 
 class ActivityTimeline {
  public:

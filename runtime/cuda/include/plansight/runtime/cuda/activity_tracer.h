@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "plansight/estimator/diagnostic.h"
+#include "plansight/kernels/cuda/status.h"
 #include "plansight/runtime/cuda/activity_timeline.h"
 #include "plansight/runtime/cuda/clock_alignment.h"
 
@@ -55,6 +56,9 @@ class ActivityTracer {
   // The id CUPTI writes into records of the calling thread (the system thread id; the tracer
   // selects CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), for ActivityTimeline::assign_thread.
   static std::uint32_t current_thread_id();
+  // The id CUPTI writes into records of work on `stream` (cuptiGetStreamIdEx in the calling
+  // thread's context), for ActivityTimeline::assign_stream.
+  static Result<std::uint32_t> stream_id(cudaStream_t stream);
 
   struct Shared;  // state the CUPTI callbacks reach
 

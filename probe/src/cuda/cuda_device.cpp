@@ -1,0 +1,212 @@
+// CudaDevice: one GPU shared by the run's virtual ranks. The stream-ordered memory pool keeps
+// what it frees (release threshold: no limit) so steady-state steps allocate from the cache;
+// with tracing, the CUPTI activity tracer starts before the first NVTX range, every rank's
+// streams and thread are named to it, and the last step's records become the measured timeline
+// (clock-aligned to the host's steady clock, kept from the earliest start of the last step).
+#include "plansight/probe/cuda/cuda_device.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "backend.h"
+#include "cuda_backend.h"
+#include "plansight/estimator/kernel_rules.h"
+#include "plansight/runtime/cuda/device_communicator.h"
+#include "plansight/runtime/cuda/memory_fit.h"
+#include "plansight/runtime/cuda/nvtx_ranges.h"
+#include "tensor_core_share.h"
+#if PLANSIGHT_HAVE_CUPTI
+#include "plansight/runtime/cuda/activity_tracer.h"
+#endif
+
+namespace plansight::probe::cuda {
+namespace {
+
+namespace est = plansight::estimator;
+namespace rc = plansight::runtime::cuda;
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string cuda_error_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
+
+class CudaDevice final : public RunDevice {
+ public:
+  CudaDevice(const ProbeRequest& request, int world_size, int device, cudaDeviceProp props, CudaPrecision precision)
+      : request_(request), world_size_(world_size), device_(device), props_(props), precision_(precision),
+        world_(world_size, device), last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()) {}
+
+  ~CudaDevice() override {
+    if (nvtx_installed_) rc::remove_range_hooks();
+  }
+
+  // Tracing setup; an error is the run's (a tracer that cannot start is not silently skipped).
+  Result<bool> start_tracing() {
+    if (!request_.trace) return true;
+#if PLANSIGHT_HAVE_CUPTI
+    auto tracer = rc::ActivityTracer::start();
+    if (!tracer) return tracer.errors();
+    tracer_ = std::move(*tracer);
+    rc::install_nvtx_range_hooks();
+    nvtx_installed_ = true;
+    return true;
+#else
+    tracing_note_ = "this build has no CUPTI (PLANSIGHT_ENABLE_CUPTI=OFF): host timers around launches";
+    return true;
+#endif
+  }
+
+  std::string name() const override {
+    return "cuda: " + std::string(props_.name) + " (sm_" + std::to_string(props_.major) + std::to_string(props_.minor) +
+           ", " + rc::format_bytes(static_cast<std::int64_t>(props_.totalGlobalMem)) + ")";
+  }
+  bool ranks_share_device() const override { return world_size_ > 1; }
+
+  Result<std::unique_ptr<Backend>> make_backend(int rank) override {
+    auto backend = make_cuda_backend(device_, precision_);
+    if (!backend) return backend.errors();
+#if PLANSIGHT_HAVE_CUPTI
+    if (tracer_) {
+      std::lock_guard lock(mutex_);
+      timeline_.assign_thread(rc::ActivityTracer::current_thread_id(), rank);
+      auto compute = rc::ActivityTracer::stream_id(compute_stream(**backend));
+      auto grad = rc::ActivityTracer::stream_id(gradient_stream(**backend));
+      if (!compute) return compute.errors();
+      if (!grad) return grad.errors();
+      const auto dev = static_cast<std::uint32_t>(device_);
+      timeline_.assign_stream(dev, *compute, rc::StreamRole{rank, est::Lane::compute, 0});
+      timeline_.assign_stream(dev, *grad, rc::StreamRole{rank, est::Lane::communication, 1});
+    }
+#else
+    (void)rank;
+#endif
+    return backend;
+  }
+
+  Result<std::unique_ptr<runtime::Communicator>> world(int rank, Backend& backend) override {
+    return world_.world(rank, compute_stream(backend));
+  }
+  Result<std::unique_ptr<runtime::Communicator>> split(runtime::Communicator& parent, int colour, int key,
+                                                      const std::string& name, Backend& backend,
+                                                      bool gradient_queue) override {
+    return rc::split_device(parent, colour, key, name, gradient_queue ? gradient_stream(backend) : compute_stream(backend));
+  }
+  void abort(const std::string& reason) override { world_.abort(reason); }
+
+  void step_begins(int rank, std::int64_t, bool last) override {
+    if (!last) return;
+    std::lock_guard lock(mutex_);
+    last_step_begin_ns_[static_cast<std::size_t>(rank)] = steady_ns();
+  }
+
+  std::optional<Result<est::Timeline>> device_timeline(const runtime::Tracer&) override {
+#if PLANSIGHT_HAVE_CUPTI
+    if (!tracer_) return std::nullopt;
+    // Every rank's backend synchronised its streams when it was destroyed: all work is done.
+    if (auto s = tracer_->flush(); !s) return Result<est::Timeline>(s.errors());
+    auto alignment = tracer_->align_with(steady_ns);
+    if (!alignment) return Result<est::Timeline>(alignment.errors());
+    std::vector<rc::ActivityRecord> records = tracer_->take_records();
+    dropped_records_ = tracer_->dropped_records();
+    const std::int64_t begin = *std::min_element(last_step_begin_ns_.begin(), last_step_begin_ns_.end());
+    // The last step's records only: those that start once its first rank began it.
+    std::erase_if(records, [&](const rc::ActivityRecord& r) { return alignment->to_cpu_ns(r.start_ns) < begin; });
+    timeline_.set_clock_offset_ns(alignment->offset_ns);
+    est::Timeline timeline = timeline_.build(records, "probe " + request_.model.name + ", last step (CUPTI)",
+                                             est::KernelClassifier());
+    tensor_cores_ = tensor_core_share(timeline);
+    return Result<est::Timeline>(std::move(timeline));
+#else
+    return std::nullopt;
+#endif
+  }
+
+  nlohmann::json report() const override {
+    nlohmann::json r = {{"api", "cuda"},
+                        {"gpu", props_.name},
+                        {"compute_capability", std::to_string(props_.major) + "." + std::to_string(props_.minor)},
+                        {"multiprocessors", props_.multiProcessorCount},
+                        {"memory_bytes", static_cast<double>(props_.totalGlobalMem)},
+                        {"precision", to_string(request_.precision)},
+                        {"virtual_ranks", world_size_}};
+    int driver = 0, runtime_version = 0;
+    if (cudaDriverGetVersion(&driver) == cudaSuccess) r["driver_api_version"] = driver;
+    if (cudaRuntimeGetVersion(&runtime_version) == cudaSuccess) r["runtime_version"] = runtime_version;
+    if (!tracing_note_.empty()) r["timeline"] = tracing_note_;
+    else if (request_.trace) r["timeline"] = "CUPTI activity records of the last step, phases from NVTX ranges";
+    if (dropped_records_ > 0) r["cupti_dropped_records"] = static_cast<double>(dropped_records_);
+    if (tensor_cores_) r["tensor_cores"] = to_json(*tensor_cores_);
+    return r;
+  }
+
+ private:
+  ProbeRequest request_;
+  int world_size_;
+  int device_;
+  cudaDeviceProp props_;
+  CudaPrecision precision_;
+  rc::DeviceWorld world_;
+  std::mutex mutex_;
+  std::vector<std::int64_t> last_step_begin_ns_;
+  bool nvtx_installed_ = false;
+  std::string tracing_note_;
+  std::uint64_t dropped_records_ = 0;
+  std::optional<TensorCoreShare> tensor_cores_;
+#if PLANSIGHT_HAVE_CUPTI
+  std::unique_ptr<rc::ActivityTracer> tracer_;
+  rc::ActivityTimeline timeline_;
+#endif
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request, int world_size) {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    cudaGetLastError();
+    return make_error("device", "cuda: no usable NVIDIA GPU (cudaGetDeviceCount: " + cuda_error_text(e) +
+                                    "); is the NVIDIA driver installed? valid here: cpu");
+  }
+  if (count < 1) return make_error("device", "cuda: the driver reports no CUDA device; valid here: cpu");
+  const int device = 0;
+  cudaDeviceProp props{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&props, device); e != cudaSuccess) {
+    return make_error("device", "cuda: cudaGetDeviceProperties: " + cuda_error_text(e));
+  }
+  CudaPrecision precision;
+  switch (request.precision) {
+    case Precision::fp32: break;
+    case Precision::tf32:
+      if (props.major < 8) return make_error("precision", "value tf32: TF32 tensor cores need compute capability 8.0 or newer; this GPU has " + std::to_string(props.major) + "." + std::to_string(props.minor) + "; valid: fp32");
+      precision.fp32_math = kernels::cuda::Fp32Math::tf32;
+      break;
+    case Precision::bf16:
+      if (props.major < 8) return make_error("precision", "value bf16: bf16 tensor cores need compute capability 8.0 or newer; valid on this GPU: fp32, fp16 is not run yet");
+      precision.act = Elem::bf16;
+      break;
+    case Precision::fp16:
+      return make_error("precision", "value fp16: fp16 training needs dynamic loss scaling, which the probe's step does not run yet; valid: fp32, tf32, bf16");
+  }
+  // The stream-ordered pool keeps freed memory for reuse instead of returning it to the driver
+  // at each synchronisation (CUDA Programming Guide, "Stream Ordered Memory Allocator").
+  cudaMemPool_t pool = nullptr;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+    std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  }
+  auto out = std::make_unique<CudaDevice>(request, world_size, device, props, precision);
+  if (auto s = out->start_tracing(); !s) return s.errors();
+  return std::unique_ptr<RunDevice>(std::move(out));
+}
+
+void register_cuda_probe_device() { register_cuda_device(make_cuda_device); }
+
+}  // namespace plansight::probe::cuda
