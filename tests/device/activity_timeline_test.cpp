@@ -64,6 +64,18 @@ TEST(ActivityTimeline, PhaseComesFromTheRangeOpenAtLaunch) {
   ASSERT_EQ(host->spans.size(), 2u);
   EXPECT_EQ(host->spans[0].kind, est::SpanKind::annotation);
   EXPECT_EQ(t.name_of(host->spans[0]), "forward stage 0 mb 1");
+  // The model chunk and micro-batch come from the range name, as the probe's spans write them.
+  EXPECT_EQ(compute->spans[0].stage, 0);
+  EXPECT_EQ(compute->spans[0].micro_batch, 1);
+}
+
+TEST(ActivityTimeline, NumbersAfterWordsOfTheRangeName) {
+  EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "stage"), 12);
+  EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "mb"), 3);
+  EXPECT_EQ(number_after("qkv forward", "stage"), -1);
+  EXPECT_EQ(number_after("substage 4", "stage"), -1) << "a whole word only";
+  EXPECT_EQ(number_after("stage x mb 2", "stage"), -1) << "digits must follow";
+  EXPECT_EQ(number_after("stages 1 stage 5", "stage"), 5);
 }
 
 TEST(ActivityTimeline, InnermostRangeWins) {

@@ -117,7 +117,7 @@ class CudaBackend final : public Backend {
       ok(cudaStreamSynchronize(compute()), "cudaStreamSynchronize");
       return;
     }
-    const std::size_t slot = next_slot_++ % kSlots;
+    const std::size_t slot = 1 + next_slot_++ % (kSlots - 1);  // slot 0 stages all_reduce_host and the loss
     ok(cudaEventSynchronize(slot_done_[slot]), "cudaEventSynchronize (upload staging)");
     char* staging = static_cast<char*>(pinned_) + slot * kSlotBytes;
     std::memcpy(staging, host, bytes);
@@ -301,7 +301,7 @@ class CudaBackend final : public Backend {
   double* loss_ = nullptr;
   void* pinned_ = nullptr;   // kSlots upload slots; slot 0 also stages all_reduce_host, the last one take_loss
   std::array<cudaEvent_t, kSlots> slot_done_{};
-  std::size_t next_slot_ = 1;  // slot 0 is all_reduce_host's
+  std::size_t next_slot_ = 0;
 };
 
 }  // namespace
