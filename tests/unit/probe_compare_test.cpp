@@ -128,4 +128,40 @@ TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {
 }
 
 }  // namespace
+// A GPU run of virtual ranks: the plan computes in the request's precision with fp32 gradients
+// and master weights (the probe's mixed precision), holds the GPU's memory, and shares the one
+// GPU among its ranks, so TP 2 on one GPU is predicted slower than TP 2 on two.
+TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
+  const nlohmann::json request = {
+      {"model", {{"name", "small"}, {"layers", 4}, {"hidden", 128}, {"heads", 4}, {"kv_heads", 4}, {"ffn_hidden", 512},
+                 {"vocab", 256}, {"max_seq_len", 128}, {"dropout", false}}},
+      {"layout", {{"tp", 2}, {"pp", 1}, {"dp", 1}, {"schedule", "1f1b"}}},
+      {"micro_batch", 4}, {"global_batch", 4}, {"seq_len", 128}, {"steps", 10},
+      {"device", "cuda"}, {"precision", "bf16"}};
+  est::HardwareProfile profile;
+  profile.device = "cuda: NVIDIA H100 80GB HBM3 (sm_90, 79.2 GiB)";
+  profile.peak_flops = 6e14;
+  profile.memory_bandwidth_bytes_per_s = 2.5e12;
+  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 2e-5, false});
+  auto plan = plan_of_probe_run(request, profile);
+  ASSERT_TRUE(plan.ok()) << plan.error_text();
+  EXPECT_EQ(plan->training.precision, est::Precision::bf16);
+  EXPECT_EQ(plan->training.grad_precision, est::Precision::fp32);
+  EXPECT_EQ(plan->training.master_precision, est::MasterPrecision::fp32);
+  EXPECT_EQ(plan->cluster.shared_processors, 1);
+  EXPECT_NEAR(static_cast<double>(plan->cluster.gpu.memory_bytes), 79.2 * (1LL << 30), 1e6);
+  EXPECT_DOUBLE_EQ(plan->cluster.gpu.peak_bf16_flops, 6e14);
+  EXPECT_FALSE(has_errors(est::validate(*plan))) << join_messages(est::validate(*plan));
+  auto own_gpus = *plan;
+  own_gpus.cluster.shared_processors = 0;
+  auto shared = est::predict_time(*plan, est::padded_vocab(256, 2));
+  auto separate = est::predict_time(own_gpus, est::padded_vocab(256, 2));
+  ASSERT_TRUE(shared.ok() && separate.ok()) << shared.error_text() << separate.error_text();
+  EXPECT_GT(shared->iteration_s, 1.3 * separate->iteration_s) << "two ranks' kernels take turns on one GPU";
+  // One rank alone has the GPU to itself.
+  auto single_request = request;
+  single_request["layout"]["tp"] = 1;
+  EXPECT_EQ(plan_of_probe_run(single_request, profile)->cluster.shared_processors, 0);
+}
+
 }  // namespace plansight::cli

@@ -28,6 +28,19 @@ double ring_steps(est::Collective op, double n) {
   return 1;
 }
 
+// "cuda: NVIDIA H100 80GB HBM3 (sm_90, 79.2 GiB)" (the probe's CUDA device name) -> bytes; 0
+// when the name carries no memory size.
+double gpu_memory_bytes(const std::string& device) {
+  const auto comma = device.rfind(", ");
+  const auto gib = device.rfind(" GiB)");
+  if (comma == std::string::npos || gib == std::string::npos || gib < comma) return 0;
+  try {
+    return std::stod(device.substr(comma + 2, gib - comma - 2)) * static_cast<double>(1LL << 30);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 double physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16.0 * (1 << 30);
@@ -77,12 +90,22 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   in.read("micro_batch", t.micro_batch, 1);
   in.read("global_batch", t.global_batch, 1);
   in.read("seq_len", t.seq_len, 1);
+  std::string device = "cpu", precision = "fp32";
+  if (in.has("device")) in.read("device", device);
+  if (in.has("precision")) in.read("precision", precision);
   if (!errors.empty()) return errors;
-  // The probe's kernels: fp32 everywhere, AdamW with two fp32 moments, attention that keeps the
-  // full score matrix (llm.c's attention_forward), no CUDA context or caching allocator.
-  t.precision = est::Precision::fp32;
+  // A GPU run: its profile carries the GPU's name (probe_main.cpp names it after the result).
+  const bool on_gpu = profile.device.rfind("cuda", 0) == 0 || device == "cuda";
+  // The probe's kernels: AdamW with two fp32 moments, attention that keeps the full score matrix
+  // (llm.c's attention_forward), no framework reserve. fp32 everywhere, or on a GPU the request's
+  // precision: bf16/fp16 compute copies with fp32 gradients and an fp32 master copy (param_unit.h).
+  t.precision = precision == "bf16" ? est::Precision::bf16
+                : precision == "fp16" ? est::Precision::fp16
+                : precision == "tf32" ? est::Precision::tf32
+                                      : est::Precision::fp32;
   t.grad_precision = est::Precision::fp32;
-  t.master_precision = est::MasterPrecision::none;
+  const bool mixed = t.precision == est::Precision::bf16 || t.precision == est::Precision::fp16;
+  t.master_precision = mixed ? est::MasterPrecision::fp32 : est::MasterPrecision::none;
   t.optimizer = est::Optimizer::adam;
   t.attention = est::AttentionKernel::standard;
   t.causal_attention_flops = false;
@@ -98,10 +121,16 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   auto& c = plan.cluster;
   c.name = "probe";
   c.source = "measured by plansight-probe's calibration";
-  c.gpu.name = "cpu";
+  c.gpu.name = on_gpu ? profile.device : "cpu";
   c.gpu.source = profile.device;
-  c.gpu.memory_bytes = static_cast<std::int64_t>(physical_memory_bytes());
+  const double gpu_memory = on_gpu ? gpu_memory_bytes(profile.device) : 0;
+  c.gpu.memory_bytes = static_cast<std::int64_t>(gpu_memory > 0 ? gpu_memory : physical_memory_bytes());
+  // The calibrated peak stands for every precision; the HardwareProfile's GEMM samples carry the
+  // per-precision throughput the time model uses.
   c.gpu.peak_fp32_flops = profile.peak_flops;
+  if (on_gpu) {
+    c.gpu.peak_tf32_flops = c.gpu.peak_bf16_flops = c.gpu.peak_fp16_flops = profile.peak_flops;
+  }
   c.gpu.hbm_bandwidth_bytes_per_s = profile.memory_bandwidth_bytes_per_s;
   c.gpus = world;
   c.gpus_per_node = world;  // every rank is a thread of one process: one "node"
@@ -112,6 +141,10 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   in.read("threads_per_rank", threads_per_rank, std::int64_t{1});
   if (!errors.empty()) return errors;
   c.shared_processors = cores > 0 ? std::max<std::int64_t>(cores / threads_per_rank, 1) : 0;
+  // Virtual ranks on one GPU share it: the GPU runs one rank's kernel at a time (their kernels
+  // each fill the SMs), so the simulation gives them one shared processor, the GPU counterpart
+  // of rank threads sharing CPU cores.
+  if (on_gpu) c.shared_processors = world > 1 ? 1 : 0;
   // The time model multiplies the link by its achievable fraction; the fit already is what was
   // achieved, so divide that fraction back out.
   const FittedLink link = fit_collective_link(profile);
