@@ -100,6 +100,60 @@ TEST(Cli, HuggingFaceConfigAsModel) {
   EXPECT_EQ(nlohmann::json::parse(e.out)["parameters"].get<double>(), 68976648192.0);
 }
 
+// `estimate --layers 30 --hidden 3072 --heads 32` on the default GPT-3 175B kept its d_ff of
+// 49152 and its name: 10.36 B parameters reported as "gpt3-175b". The MLP follows the hidden
+// size (4h), and the model is named after its preset. 3,559,271,424 by hand: Narayanan et al.
+// 2021 eq. (2), 12 l h^2 + 13 l h + (V + s) h = 3,559,265,280, plus the final LayerNorm's 2h
+// (tests/unit/model_derivation_test.cpp spells out the terms). PP 2 because the default's PP 8
+// does not divide 30 layers.
+TEST(Cli, ModelFlagsOnAPresetDeriveTheMlpAndNameTheModel) {
+  const std::vector<std::string> flags = {"--layers", "30", "--hidden", "3072", "--heads", "32", "--pp", "2"};
+  std::vector<std::string> args = {"estimate", "--json"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto r = run_cli(args);
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 3559271424.0);
+  EXPECT_EQ(j["plan"]["model"]["ffn_hidden"], 12288);
+  EXPECT_EQ(j["plan"]["model"]["name"], "custom (based on gpt3-175b)");
+  EXPECT_EQ(j["plan"]["layout"]["tp"], 8) << "overriding fields keeps the plan's layout";
+
+  auto table = run_cli({"estimate", "--layers", "30", "--hidden", "3072", "--heads", "32", "--pp", "2"});
+  ASSERT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("Plan: custom (based on gpt3-175b)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("3.56 B (3,559,271,424)"), std::string::npos) << table.out;
+
+  // The same flags on a plan file whose model is a whole object (as the app saves it), and on
+  // a Hugging Face config.json, derive the same way: the file's ffn_hidden is the base's, not
+  // one the user set.
+  const std::string path = ::testing::TempDir() + "/plan_model_flags_test.json";
+  std::ofstream(path) << nlohmann::json{{"model", estimator::to_json(estimator::default_plan().model)}}.dump();
+  args = {"estimate", "--json", "--plan", path};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto from_file = run_cli(args);
+  ASSERT_EQ(from_file.status, Status::ok) << from_file.err;
+  j = nlohmann::json::parse(from_file.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 3559271424.0);
+  EXPECT_EQ(j["plan"]["model"]["name"], "custom (based on gpt3-175b)");
+
+  const std::string cfg = std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf/Llama-3.1-8B/config.json";
+  const std::vector<std::string> llama = {"--hidden", "2048", "--heads", "16", "--gpu", "h100-sxm", "--gpus", "8",
+                                          "--global-batch", "8", "--json"};
+  args = {"estimate", "--model", cfg};
+  args.insert(args.end(), llama.begin(), llama.end());
+  auto hf = run_cli(args);
+  args = {"estimate", "--model", "llama-3.1-8b"};
+  args.insert(args.end(), llama.begin(), llama.end());
+  auto preset = run_cli(args);
+  ASSERT_EQ(hf.status, Status::ok) << hf.err;
+  ASSERT_EQ(preset.status, Status::ok) << preset.err;
+  const auto a = nlohmann::json::parse(hf.out), b = nlohmann::json::parse(preset.out);
+  EXPECT_EQ(a["plan"]["model"]["ffn_hidden"], 7168) << "Llama's 3.5 h";
+  EXPECT_EQ(a["plan"]["model"]["kv_heads"], 8);
+  EXPECT_EQ(a["parameters"], b["parameters"]) << "config.json and preset give the same model";
+  EXPECT_EQ(a["plan"]["model"]["name"], "custom (based on Llama-3.1-8B)");
+}
+
 TEST(Cli, TablesNameUnits) {
   auto r = run_cli({"estimate"});
   ASSERT_EQ(r.status, Status::ok);

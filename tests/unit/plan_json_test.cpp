@@ -54,6 +54,36 @@ TEST(PlanJson, PresetNamesAndOverrides) {
   EXPECT_EQ(p->training.achieved_tflops, 0) << "the default plan's A100 throughput must not carry over";
 }
 
+TEST(PlanJson, OverridingPresetWidthsDerivesTheMlpAndNamesTheModel) {
+  auto p = parse_plan(R"({"model": {"preset": "gpt3-175b", "layers": 30, "hidden": 3072, "heads": 32},
+                          "layout": {"pp": 2}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  EXPECT_EQ(p->model.name, "custom (based on gpt3-175b)");
+  EXPECT_EQ(p->model.ffn_hidden, 12288);
+  EXPECT_EQ(p->layout.tp, 8) << "fields of the default preset changed: the default's layout stays";
+  EXPECT_EQ(p->layout.pp, 2);
+  auto e = estimate(*p);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  // By hand with Narayanan et al. 2021 eq. (2) (12 l h^2 + 13 l h + (V + s) h) plus the final
+  // LayerNorm (2h); the derivation is in model_derivation_test.cpp. d_ff kept at 49152: 10.36 B.
+  EXPECT_EQ(e->parameters, 3'559'271'424.0);
+
+  auto explicit_ffn = parse_plan(R"({"model": {"preset": "gpt3-175b", "hidden": 3072, "heads": 32,
+                                     "ffn_hidden": 49152}})");
+  ASSERT_TRUE(explicit_ffn.ok()) << explicit_ffn.error_text();
+  EXPECT_EQ(explicit_ffn->model.ffn_hidden, 49152);
+
+  auto gqa = parse_plan(R"({"model": {"preset": "llama-3.1-8b", "heads": 64}})");
+  ASSERT_TRUE(gqa.ok()) << gqa.error_text();
+  EXPECT_EQ(gqa->model.kv_heads, 8) << "changing heads of a GQA model keeps its KV heads";
+  EXPECT_EQ(gqa->model.effective_head_dim(), 64);
+
+  // A written plan reads back as the same model, name included.
+  auto back = plan_from_json(to_json(*p));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(back->model), to_json(p->model));
+}
+
 TEST(PlanJson, OverridingOneDimensionKeepsTheDefaultLayout) {
   auto p = parse_plan(R"({"layout": {"tp": 4}})");
   ASSERT_TRUE(p.ok());

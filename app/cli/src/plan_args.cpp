@@ -65,6 +65,34 @@ bool looks_like_file(const std::string& text) {
   return text.find('/') != std::string::npos || (text.size() > 5 && text.substr(text.size() - 5) == ".json");
 }
 
+// The plan file's "model" with the model flags (--layers, --hidden, ...) on top. A preset (by
+// name or {"preset": ...}) takes them as overrides, which plan_from_json derives from; a whole
+// model (a --model config.json, a plan file's full model object) is resolved here with the same
+// rule (estimator/model_derivation.h), because its own fields, ffn_hidden among them, would
+// otherwise all count as explicitly given.
+Result<nlohmann::json> model_with_flags(const nlohmann::json& model, const nlohmann::json& flags) {
+  if (model.is_null()) {
+    nlohmann::json preset = {{"preset", est::default_plan().model.name}};
+    preset.update(flags);
+    return preset;
+  }
+  if (model.is_string() || (model.is_object() && model.contains("preset"))) {
+    nlohmann::json preset = model.is_string() ? nlohmann::json{{"preset", model}} : model;
+    preset.update(flags);
+    return preset;
+  }
+  if (!model.is_object()) return model;  // plan_from_json names the bad type
+  std::vector<Diagnostic> errors;
+  est::ModelSpec spec;
+  spec.name = "custom";
+  est::JsonReader whole(model, "model", errors);
+  est::read_model(whole, spec);
+  est::JsonReader overrides(flags, "model", errors);
+  est::read_model(overrides, spec);
+  if (!errors.empty()) return errors;
+  return est::to_json(spec);
+}
+
 }  // namespace
 
 const std::vector<FlagSpec>& plan_flags() {
@@ -91,6 +119,7 @@ Result<std::string> read_text_file(const std::string& path, const std::string& f
 Result<nlohmann::json> plan_overlay(const Args& args) {
   std::vector<Diagnostic> errors;
   nlohmann::json overlay = nlohmann::json::object();
+  nlohmann::json model_flags = nlohmann::json::object();
   if (auto path = args.value("--plan")) {
     auto text = read_text_file(*path, "--plan");
     if (!text) return text.errors();
@@ -135,12 +164,16 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
       case Mapping::toggle_off: value = false; break;
     }
     const std::string section = m.section;
-    if (section == "model" && !overlay.contains("model")) {
-      overlay["model"] = {{"preset", est::default_plan().model.name}};
-    } else if (section == "model" && overlay["model"].is_string()) {
-      overlay["model"] = {{"preset", overlay["model"]}};
+    if (section == "model") {
+      model_flags[m.key] = value;
+    } else {
+      overlay[section][m.key] = value;
     }
-    overlay[section][m.key] = value;
+  }
+  if (!model_flags.empty()) {
+    auto model = model_with_flags(overlay.contains("model") ? overlay["model"] : nlohmann::json(), model_flags);
+    if (!model) return model.errors();
+    overlay["model"] = std::move(*model);
   }
   // --vpp N > 1 implies the interleaved schedule unless one is named.
   if (overlay.contains("layout") && overlay["layout"].contains("vpp") && overlay["layout"]["vpp"].is_number_integer() &&
