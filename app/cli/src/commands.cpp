@@ -47,8 +47,9 @@ const char* kUsage =
     "  gpus           list GPU presets\n"
     "  systems        list system presets\n"
     "  import-model   read a Hugging Face config.json into a model description\n"
-    "  search         best layouts: --model M --gpu G|--system S --gpus N --global-batch B [--top K] [--json]\n"
-    "  timeline       the predicted timeline of one iteration: --out FILE.json, --ascii [--width N]\n"
+    "  search         best layouts for a plan (the estimate options; layout options fix that dimension)\n"
+    "                 [--top K] [--threads N] [--json]\n"
+    "  timeline       the predicted timeline of a plan's iteration: --out FILE.json, --ascii [--width N], --json\n"
     "  import         store a trace: PyTorch profiler/Kineto JSON (.gz), a directory of ranks, nsys SQLite;\n"
     "                 --drop-last-step drops the last ProfilerStep as Holistic Trace Analysis does on load\n"
     "  analyze RUN    breakdown, overlap (ours and HTA's), bubbles, bus bandwidth [--rules FILE] [--align MODE]\n"
@@ -60,9 +61,11 @@ const char* kUsage =
     "                 [--calibrate] [--db PATH] [--json]\n"
     "  runs           stored runs: runs [--json], runs show ID, runs delete ID  [--db PATH]\n"
     "  compare        predicted vs measured time per phase and memory of a probe run: compare ID [--json];\n"
-    "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json [--json]\n"
+    "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json\n"
+    "                 and/or the estimate options [--json]\n"
     "\n"
-    "estimate options (all optional; the default plan is GPT-3 175B on 1024 A100-80GB):\n"
+    "plan options of estimate, search, timeline and compare (all optional; the default plan is\n"
+    "GPT-3 175B on 1024 A100-80GB):\n"
     "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
     "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
     "  --tp N --pp N --vpp N --dp N --cp N --zero 0..3 --sequence-parallel\n"
@@ -86,7 +89,7 @@ int exit_code(Status status) {
 
 Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   const bool json = wants_json(argv);
-  auto args = Args::parse(argv, with_json(plan_flags()));
+  auto args = Args::parse(argv, plan_command_flags());
   if (!args) return report_errors(args.errors(), json, out, err);
   if (!args->positionals().empty()) {
     return report_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);

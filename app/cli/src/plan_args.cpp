@@ -108,6 +108,20 @@ const std::vector<FlagSpec>& plan_flags() {
   return flags;
 }
 
+std::vector<FlagSpec> plan_command_flags(std::vector<FlagSpec> extra) {
+  std::vector<FlagSpec> flags = plan_flags();
+  flags.push_back({"--json", false, ""});
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
+bool has_plan_flags(const Args& args) {
+  for (const auto& f : plan_flags()) {
+    if (args.has(f.name)) return true;
+  }
+  return false;
+}
+
 Result<std::string> read_text_file(const std::string& path, const std::string& field) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(field, "cannot read \"" + path + "\": no such readable file");

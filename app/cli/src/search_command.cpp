@@ -1,8 +1,9 @@
-// `plansight search`: the best layouts of a model on a cluster for a global batch. Plan flags give
-// the base plan; layout flags (--tp, --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule,
-// --micro-batch, --sequence-parallel) fix that dimension instead of searching it; a --plan file's
-// layout is not a constraint. Exit 0 with layouts, 1 when none fits (the summary names why), 2 on
-// invalid input.
+// `plansight search`: the best layouts of a model on a cluster for a global batch. It takes the
+// same plan flags as estimate (plan_command_flags) and the same default plan; layout flags (--tp,
+// --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule, --micro-batch, --sequence-parallel)
+// fix that dimension instead of searching it; a --plan file's layout is not a constraint; a given
+// throughput (--mfu, --achieved-tflops) is noted as unused. Exit 0 with layouts, 1 when none fits
+// (the summary names why), 2 on invalid input.
 //
 // --json keys (stable contract, tests/integration/search_cli_test.cpp):
 //   request:    model, gpu, system, gpus, gpus_per_node, global_batch, seq_len, tokens, top
@@ -42,13 +43,7 @@ Status report(const std::vector<Diagnostic>& errors, bool as_json, std::ostream&
   return Status::invalid_input;
 }
 
-std::vector<FlagSpec> search_flags() {
-  std::vector<FlagSpec> flags = plan_flags();
-  flags.push_back({"--top", true, "K"});
-  flags.push_back({"--threads", true, "N"});
-  flags.push_back({"--json", false, ""});
-  return flags;
-}
+std::vector<FlagSpec> search_flags() { return plan_command_flags({{"--top", true, "K"}, {"--threads", true, "N"}}); }
 
 // Layout flags become fixed values of the search space; errors name the flag.
 Result<est::SearchOptions> search_options(const Args& args) {
@@ -105,20 +100,18 @@ Result<est::SearchOptions> search_options(const Args& args) {
     else
       o.threads = static_cast<unsigned>(*v);
   }
-  for (const char* flag : {"--achieved-tflops", "--mfu"}) {
-    if (args.has(flag))
-      errors.push_back(make_error(
-          flag, "the search ranks layouts by predicted time; a given throughput would rank them all alike; remove it"));
-  }
-  if (!args.has("--plan")) {
-    for (const char* flag : {"--model", "--gpus", "--global-batch"}) {
-      if (!args.has(flag)) errors.push_back(make_error(flag, "required (or give --plan FILE.json)"));
-    }
-    if (!args.has("--gpu") && !args.has("--system"))
-      errors.push_back(make_error("--gpu", "give --gpu NAME or --system NAME (or --plan)"));
-  }
   if (!errors.empty()) return errors;
   return o;
+}
+
+// The plan flags search takes but cannot use: a given throughput would rank every layout alike,
+// so the search predicts each layout's time instead (layout_search: plan_for_candidate).
+void note_unused_flags(const Args& args, std::ostream& err) {
+  for (const char* flag : {"--achieved-tflops", "--mfu"}) {
+    if (args.has(flag)) {
+      err << make_warning(flag, "not used: the search ranks layouts by their predicted time").to_string() << "\n";
+    }
+  }
 }
 
 json layout_json(const est::Candidate& c) {
@@ -257,6 +250,7 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   }
   auto options = search_options(*args);
   if (!options) return report(options.errors(), as_json, out, err);
+  note_unused_flags(*args, err);
   auto base = plan_from_args(*args);
   if (!base) return report(base.errors(), as_json, out, err);
   auto result = est::search_layouts(*base, *options);

@@ -1,6 +1,8 @@
-// `plansight timeline`: the predicted timeline of one iteration of a plan, written as Plansight
-// timeline JSON (--out FILE.json) and/or drawn in the terminal (--ascii, one row per pipeline
-// rank: F forward, B backward, W weight gradient, R recompute, O optimizer, '.' idle).
+// `plansight timeline`: the predicted timeline of one iteration of a plan (the plan flags of
+// estimate), written as Plansight timeline JSON (--out FILE.json, or stdout with --json) and/or
+// drawn in the terminal (--ascii, one row per pipeline rank: F forward, B backward, W weight
+// gradient, R recompute, O optimizer, '.' idle). With --json, errors are {"errors": [...]} on
+// stdout as well, as for estimate.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -19,17 +21,25 @@ namespace plansight::cli {
 namespace est = plansight::estimator;
 
 Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  std::vector<FlagSpec> flags = plan_flags();
-  flags.push_back({"--out", true, "FILE.json"});
-  flags.push_back({"--ascii", false, ""});
-  flags.push_back({"--width", true, "COLUMNS"});
-  auto args = Args::parse(argv, flags);
+  bool as_json = false;
+  for (const auto& a : argv) as_json |= a == "--json";
+  auto args = Args::parse(argv, plan_command_flags({{"--out", true, "FILE.json"},
+                                                    {"--ascii", false, ""},
+                                                    {"--width", true, "COLUMNS"}}));
   auto fail = [&](const std::vector<Diagnostic>& errors) {
     for (const auto& e : errors) err << e.to_string() << "\n";
+    if (as_json) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& e : errors) list.push_back(est::to_json(e));
+      out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
+    }
     return Status::invalid_input;
   };
   if (!args) return fail(args.errors());
   if (!args->positionals().empty()) return fail({make_error(args->positionals().front(), "unexpected argument")});
+  if (as_json && args->has("--ascii")) {
+    return fail({make_error("--ascii", "draws text; with --json the timeline is written as JSON; give one of them")});
+  }
   long long width = 100;
   if (args->has("--width")) {
     auto w = args->integer("--width");
@@ -44,18 +54,24 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   auto predicted = est::predict_time(*plan, estimate->padded_vocab);
   if (!predicted) return fail(predicted.errors());
 
+  nlohmann::json timeline_json = est::to_json(predicted->timeline);
+  timeline_json["plan"] = est::to_json(*plan);
+  std::size_t spans = 0;
+  for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
   if (auto path = args->value("--out")) {
     std::ofstream file(*path, std::ios::binary | std::ios::trunc);
     if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
-    nlohmann::json j = est::to_json(predicted->timeline);
-    j["plan"] = est::to_json(*plan);
-    file << j.dump() << "\n";
+    file << timeline_json.dump() << "\n";
     if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
-    std::size_t spans = 0;
-    for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
-    out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
+    if (as_json) {
+      out << nlohmann::json{{"out", *path}, {"spans", spans}, {"tracks", predicted->timeline.tracks.size()}}.dump(2) << "\n";
+    } else {
+      out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
+    }
+  } else if (as_json) {
+    out << timeline_json.dump() << "\n";
   }
-  if (args->has("--ascii") || !args->has("--out")) {
+  if (args->has("--ascii") || (!args->has("--out") && !as_json)) {
     out << est::render_ascii(predicted->timeline, static_cast<int>(width));
     const auto& b = predicted->breakdown;
     out << "iteration " << format_seconds(predicted->iteration_s) << ": compute " << format_seconds(b.compute_s)
