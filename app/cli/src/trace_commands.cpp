@@ -60,6 +60,21 @@ nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifi
   return ranks;
 }
 
+// A probe run names its collectives after their process group ("tp.all_reduce",
+// "dp.reduce_scatter"), and its stored request holds the group sizes: with them, bus bandwidth
+// uses the real n of nccl-tests' factors instead of an unknown (0) group.
+void fill_probe_group_sizes(const store::RunRecord& run, std::vector<est::CollectiveCall>& calls) {
+  if (run.kind != store::RunKind::probe || !run.plan || !run.plan->is_object()) return;
+  const auto layout = run.plan->find("layout");
+  if (layout == run.plan->end() || !layout->is_object()) return;
+  for (auto& c : calls) {
+    const std::string group = c.name.substr(0, c.name.find('.'));
+    if (group == c.name || (group != "tp" && group != "dp" && group != "cp")) continue;
+    const auto size = layout->find(group);
+    if (size != layout->end() && size->is_number_integer()) c.group_size = size->get<std::int32_t>();
+  }
+}
+
 }  // namespace
 
 Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -121,9 +136,13 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   const auto alignment = est::compute_alignment(timeline, align, classifier);
   est::apply_alignment(timeline, alignment);
 
-  std::vector<est::CollectiveCall> calls;
-  if (loaded->run.plan && loaded->run.plan->contains("trace")) calls = collectives_from_json((*loaded->run.plan)["trace"].value("collectives", nlohmann::json::array()));
-  if (calls.empty()) calls = est::collectives_from_timeline(timeline, 0);
+  // An imported run keeps its collective calls (with group sizes the timeline lacks); any other
+  // run (a probe's measured timeline) has them only as spans.
+  std::vector<est::CollectiveCall> calls = stored_collectives(loaded->run);
+  if (calls.empty()) {
+    calls = est::collectives_from_timeline(timeline, 0);
+    fill_probe_group_sizes(loaded->run, calls);
+  }
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : est::summarize_collectives(calls)) {
     collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", c.group_size}, {"count", c.count},
