@@ -172,6 +172,8 @@ void validate_training(const Plan& p, Rules& r) {
   bool ok = r.at_least("training.micro_batch", t.micro_batch, 1);
   ok &= r.at_least("training.global_batch", t.global_batch, 1, std::int64_t{1} << 40);
   r.at_least("training.seq_len", t.seq_len, 1);
+  // Megatron-LM's --make-vocab-size-divisible-by; 1 is no padding beyond TP.
+  r.at_least("training.vocab_divisible_by", t.vocab_divisible_by, 1, std::int64_t{1} << 20);
   if (t.tokens < 0) r.error("training.tokens", "value must be >= 0");
   if (t.achieved_tflops < 0) r.error("training.achieved_tflops", "value must be >= 0");
   if (t.mfu < 0 || t.mfu > 1) r.error("training.mfu", "value " + std::to_string(t.mfu) + " is invalid; valid: 0 < mfu <= 1");

@@ -154,6 +154,70 @@ TEST(Cli, ModelFlagsOnAPresetDeriveTheMlpAndNameTheModel) {
   EXPECT_EQ(a["plan"]["model"]["name"], "custom (based on Llama-3.1-8B)");
 }
 
+// The vocabulary was always padded to 128 x TP, so a lecture's "50257 -> 50304" demonstration
+// showed no difference. The padding is training.vocab_divisible_by (Megatron-LM's
+// --make-vocab-size-divisible-by, default 128), and an unpadded vocabulary is costed as the GPU
+// runs it. GPT-2 124M (tied embeddings, h = 768) on one A100, bf16, batch 8 x 1024:
+//   padded (default 128):  50257 -> 50304; parameters 124,439,808, as trained
+//                          124,439,808 + (50304 - 50257) x 768 = 124,475,904 (one tied matrix);
+//   unpadded (1):          50257 as trained, 124,439,808;
+//   vocab 50304, unpadded: 124,475,904; every hardware cost equals the padded 50257's, so the
+//                          predicted iteration is identical,
+// and the unpadded 50257 is slower: its LM-head GEMMs have N or K = 50257, whose rows of
+// 100,514 bytes miss Tensor Cores' 16-byte alignment (device_model.cpp: half rate; NVIDIA's
+// Matrix Multiplication Background User's Guide, Sec. 2.2), while the tile counts at 50257 and
+// 50304 are the same (ceil(n / 64, 128, 256) = 786, 393, 197 for both).
+TEST(Cli, VocabularyPaddingIsAPlanField) {
+  const std::vector<std::string> base = {"estimate",     "--json",   "--model", "gpt2-124m",   "--gpu",
+                                         "a100-80gb-sxm", "--gpus",  "1",       "--global-batch", "8",
+                                         "--micro-batch", "8",       "--seq-len", "1024",      "--precision",
+                                         "bf16",          "--attention", "flash"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_cli(args);
+    EXPECT_EQ(r.status, Status::ok) << r.err;
+    return r.status == Status::ok ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  const auto padded = run({});
+  const auto unpadded = run({"--vocab-divisible-by", "1"});
+  const auto wider = run({"--vocab", "50304", "--vocab-divisible-by", "1"});
+  ASSERT_FALSE(padded.empty() || unpadded.empty() || wider.empty());
+
+  EXPECT_EQ(padded["plan"]["training"]["vocab_divisible_by"], 128) << "Megatron-LM's default";
+  EXPECT_EQ(padded["padded_vocab"], 50304);
+  EXPECT_EQ(padded["parameters"].get<double>(), 124439808.0);
+  EXPECT_EQ(padded["parameters_padded"].get<double>(), 124475904.0);
+  EXPECT_EQ(padded["parameters_padded"].get<double>() - padded["parameters"].get<double>(), (50304.0 - 50257.0) * 768);
+
+  EXPECT_EQ(unpadded["plan"]["training"]["vocab_divisible_by"], 1);
+  EXPECT_EQ(unpadded["padded_vocab"], 50257);
+  EXPECT_EQ(unpadded["parameters_padded"].get<double>(), 124439808.0);
+
+  EXPECT_EQ(wider["padded_vocab"], 50304);
+  EXPECT_EQ(wider["parameters"].get<double>(), 124475904.0);
+  EXPECT_EQ(wider["time"]["iteration_s"], padded["time"]["iteration_s"]) << "padding 50257 costs what 50304 costs";
+  EXPECT_EQ(wider["memory"]["total_bytes"], padded["memory"]["total_bytes"]);
+  EXPECT_GT(unpadded["time"]["iteration_s"].get<double>(), 1.1 * padded["time"]["iteration_s"].get<double>())
+      << "the unaligned LM head runs at half rate";
+
+  // The same request as a plan file, and the resolved plan fed back, give the same estimate.
+  const std::string path = ::testing::TempDir() + "/plan_vocab_padding.json";
+  std::ofstream(path) << unpadded["plan"].dump();
+  auto back = run_cli({"estimate", "--json", "--plan", path});
+  ASSERT_EQ(back.status, Status::ok) << back.err;
+  const auto again = nlohmann::json::parse(back.out);
+  EXPECT_EQ(again["plan"], unpadded["plan"]);
+  EXPECT_EQ(again["time"], unpadded["time"]);
+  EXPECT_EQ(again["padded_vocab"], 50257);
+
+  auto table = run_cli({"estimate", "--model", "gpt2-124m", "--gpus", "1", "--global-batch", "8", "--seq-len", "1024",
+                        "--vocab-divisible-by", "1"});
+  EXPECT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("the vocabulary unpadded (50,257)"), std::string::npos) << table.out;
+  EXPECT_EQ(run_cli({"estimate", "--vocab-divisible-by", "0"}).status, Status::invalid_input);
+}
+
 TEST(Cli, TablesNameUnits) {
   auto r = run_cli({"estimate"});
   ASSERT_EQ(r.status, Status::ok);

@@ -84,6 +84,29 @@ TEST(PlanJson, OverridingPresetWidthsDerivesTheMlpAndNamesTheModel) {
   EXPECT_EQ(to_json(back->model), to_json(p->model));
 }
 
+// The vocabulary padding multiple is a plan field (Megatron-LM's --make-vocab-size-divisible-by,
+// default 128) that reads, writes and round-trips; 0 is rejected by validate().
+TEST(PlanJson, VocabularyPaddingRoundTrips) {
+  auto p = parse_plan(R"({"model": "gpt2-124m", "cluster": {"gpu": "a100-80gb-sxm", "gpus": 1},
+                          "training": {"global_batch": 8, "seq_len": 1024, "vocab_divisible_by": 1}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  const auto json = to_json(*p);
+  EXPECT_EQ(json["training"]["vocab_divisible_by"], 1);
+  EXPECT_EQ(to_json(default_plan())["training"]["vocab_divisible_by"], 128);
+  auto back = plan_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), json);
+  auto e = estimate(*back);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  EXPECT_EQ(e->padded_vocab, 50257) << "unpadded at TP 1";
+
+  auto zero = parse_plan(R"({"training": {"vocab_divisible_by": 0}})");
+  ASSERT_TRUE(zero.ok()) << zero.error_text();
+  bool named = false;
+  for (const auto& d : validate(*zero)) named = named || d.field == "training.vocab_divisible_by";
+  EXPECT_TRUE(named);
+}
+
 TEST(PlanJson, OverridingOneDimensionKeepsTheDefaultLayout) {
   auto p = parse_plan(R"({"layout": {"tp": 4}})");
   ASSERT_TRUE(p.ok());

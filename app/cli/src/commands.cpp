@@ -74,7 +74,8 @@ const char* kUsage =
     "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
     "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
     "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"
-    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X --json\n";
+    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X\n"
+    "  --vocab-divisible-by N (pad the vocabulary to N x TP; Megatron's 128, 1: unpadded) --json\n";
 
 }  // namespace
 

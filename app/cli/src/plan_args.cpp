@@ -59,6 +59,7 @@ constexpr Mapping kMappings[] = {
     {"--mfu", "training", "mfu", Mapping::number},
     {"--reserve-gib", "training", "reserve_gib", Mapping::number},
     {"--fragmentation", "training", "fragmentation", Mapping::number},
+    {"--vocab-divisible-by", "training", "vocab_divisible_by", Mapping::integer},
 };
 
 bool looks_like_file(const std::string& text) {

@@ -116,6 +116,7 @@ void PlanForm::populate() {
   spin("training.micro_batch", plan.training.micro_batch);
   spin("training.global_batch", plan.training.global_batch);
   spin("training.seq_len", plan.training.seq_len);
+  spin("training.vocab_divisible_by", plan.training.vocab_divisible_by);
   tokens_->setValue(plan.training.tokens / 1e9);
   set_combo_data(combo("training.precision"), static_cast<int>(plan.training.precision));
   set_combo_data(combo("training.optimizer"), static_cast<int>(plan.training.optimizer));
@@ -155,6 +156,7 @@ est::Plan PlanForm::collect() const {
   plan.training.micro_batch = spin("training.micro_batch");
   plan.training.global_batch = spin("training.global_batch");
   plan.training.seq_len = spin("training.seq_len");
+  plan.training.vocab_divisible_by = spin("training.vocab_divisible_by");
   plan.training.tokens = tokens_->value() * 1e9;
   const est::Precision precision = combo_enum(combo("training.precision"), plan.training.precision);
   if (precision != plan.training.precision) {
