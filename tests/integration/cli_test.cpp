@@ -218,6 +218,74 @@ TEST(Cli, VocabularyPaddingIsAPlanField) {
   EXPECT_EQ(run_cli({"estimate", "--vocab-divisible-by", "0"}).status, Status::invalid_input);
 }
 
+// Bytes that are not UTF-8 (a Latin-1 terminal, a mangled path) went into error messages that
+// --json writes as JSON: nlohmann::json threw type_error 316 and main() exited 1 with an
+// internal error. They are written as U+FFFD, and the answer is exit 2 with "errors".
+TEST(Cli, NonUtf8InputWithJsonGivesErrors) {
+  const std::string latin1 = "gpt\xe9";  // "gpté" in ISO-8859-1
+  const std::vector<std::vector<std::string>> requests = {
+      {"estimate", "--json", "--model", latin1},
+      {"estimate", "--json", "--recompute", latin1},
+      {"search", "--json", "--model", latin1},
+      {"timeline", "--json", "--schedule", latin1},
+      {"estimate", "--json", "--" + latin1}};
+  for (const auto& args : requests) {
+    testing::CliRun r;
+    ASSERT_NO_THROW(r = run_cli(args)) << args[2];
+    EXPECT_EQ(exit_code(r.status), 2) << args[2] << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("errors")) << r.out;
+    EXPECT_NE(r.out.find("\xef\xbf\xbd"), std::string::npos) << "the stray byte is shown as U+FFFD: " << r.out;
+  }
+  const std::string path = ::testing::TempDir() + "/plan_latin1.json";
+  std::ofstream(path) << "{\"model\": \"" << latin1 << "\"}";
+  auto file = run_cli({"estimate", "--json", "--plan", path});
+  EXPECT_EQ(exit_code(file.status), 2) << file.err;
+  EXPECT_TRUE(nlohmann::json::parse(file.out, nullptr, false).contains("errors")) << file.out;
+}
+
+// strtod read "--gpus 0x10" as 16 (hexadecimal), and " 16", "inf" and "nan" passed where a count
+// or a number was asked for. Decimal only, with 3e11-style exponents for whole counts.
+TEST(Cli, NumbersAreDecimal) {
+  for (const auto& [flag, text] : std::vector<std::pair<std::string, std::string>>{
+           {"--gpus", "0x10"}, {"--gpus", " 16"}, {"--gpus", "16 "}, {"--tp", "+0x8"}, {"--mfu", "0x0.8p0"},
+           {"--tokens", "inf"}, {"--mfu", "nan"}, {"--gpus", "1e"}, {"--gpus", "."}}) {
+    auto r = run_cli({"estimate", flag, text});
+    EXPECT_EQ(r.status, Status::invalid_input) << flag << " " << text;
+    EXPECT_NE(r.err.find(flag + ": expected a"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\"" + text + "\""), std::string::npos) << r.err;
+  }
+  auto scientific = run_cli({"estimate", "--json", "--tokens", "3e11", "--gpus", "1.024e3", "--mfu", ".5"});
+  ASSERT_EQ(scientific.status, Status::ok) << scientific.err;
+  const auto j = nlohmann::json::parse(scientific.out);
+  EXPECT_EQ(j["plan"]["cluster"]["gpus"], 1024);
+  EXPECT_EQ(j["plan"]["training"]["tokens"].get<double>(), 3e11);
+  EXPECT_EQ(j["plan"]["training"]["mfu"].get<double>(), 0.5);
+}
+
+// A directory given as --plan read as an empty file ("not valid JSON at byte 0"); --model DIR
+// takes a Hugging Face model folder's config.json, and names a folder without one.
+TEST(Cli, DirectoriesAsPlanAndModel) {
+  auto plan = run_cli({"estimate", "--plan", ::testing::TempDir()});
+  EXPECT_EQ(plan.status, Status::invalid_input);
+  EXPECT_NE(plan.err.find("--plan: \"" + ::testing::TempDir() + "\" is a directory"), std::string::npos) << plan.err;
+
+  const std::string folder = std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf/Llama-3.1-8B";
+  auto model = run_cli({"estimate", "--json", "--model", folder, "--gpu", "h100-sxm", "--gpus", "8", "--global-batch", "8"});
+  ASSERT_EQ(model.status, Status::ok) << model.err;
+  const auto j = nlohmann::json::parse(model.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 8030261248.0) << "Llama 3.1 8B, as from its config.json";
+  EXPECT_EQ(j["plan"]["model"]["name"], "Llama-3.1-8B");
+  auto with_slash = run_cli({"estimate", "--json", "--model", folder + "/", "--gpu", "h100-sxm", "--gpus", "8",
+                             "--global-batch", "8"});
+  ASSERT_EQ(with_slash.status, Status::ok) << with_slash.err;
+  EXPECT_EQ(nlohmann::json::parse(with_slash.out)["plan"]["model"]["name"], "Llama-3.1-8B");
+
+  auto empty = run_cli({"estimate", "--model", std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf"});
+  EXPECT_EQ(empty.status, Status::invalid_input);
+  EXPECT_NE(empty.err.find("is a directory without a config.json"), std::string::npos) << empty.err;
+}
+
 TEST(Cli, TablesNameUnits) {
   auto r = run_cli({"estimate"});
   ASSERT_EQ(r.status, Status::ok);

@@ -163,6 +163,25 @@ TEST(PlanJson, WrongTypesNameTheField) {
   }
 }
 
+// Readers' open bounds are +-1e308; std::to_string printed them as 309-digit numbers
+// ("valid: 0.000000 to 100000000...000.000000").
+TEST(PlanJson, RangesInMessagesAreShort) {
+  struct Case { const char* json; const char* field; const char* valid; };
+  const Case cases[] = {
+      {R"({"training": {"tokens": -1}})", "training.tokens", "valid: at least 0.0"},
+      {R"({"training": {"fragmentation": 2}})", "training.fragmentation", "valid: 0.0 to 0.99"},
+      {R"({"cluster": {"gpu": {"memory_gib": -1}}})", "cluster.gpu.memory_gib", "valid: 0.0 to 1000000.0"},
+  };
+  for (const auto& c : cases) {
+    auto p = parse_plan(c.json);
+    ASSERT_FALSE(p.ok()) << c.json;
+    const auto& e = p.errors().front();
+    EXPECT_EQ(e.field, c.field);
+    EXPECT_NE(e.message.find(c.valid), std::string::npos) << e.message;
+    EXPECT_LT(e.message.size(), 100u) << e.message;
+  }
+}
+
 TEST(PlanJson, EveryErrorReportedAtOnce) {
   auto p = parse_plan(R"({"layout": {"tp": "x", "pp": 2.5}, "training": {"optimizer": "lion"}})");
   ASSERT_FALSE(p.ok());

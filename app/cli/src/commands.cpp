@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
+
 #include "plansight/cli/estimate_report.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -19,13 +21,7 @@ namespace est = plansight::estimator;
 
 // Prints every error on stderr and, with --json, as {"errors": [...]} on stdout.
 Status report_errors(const std::vector<Diagnostic>& errors, bool json, std::ostream& out, std::ostream& err) {
-  for (const auto& e : errors) err << e.to_string() << "\n";
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& e : errors) list.push_back(est::to_json(e));
-    out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
-  }
-  return Status::invalid_input;
+  return report_command_errors(errors, json, out, err);
 }
 
 bool wants_json(const std::vector<std::string>& args) {
@@ -102,7 +98,7 @@ Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std
   if (json) {
     nlohmann::json j = est::to_json(*estimate);
     j["plan"] = est::to_json(*plan);
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
   } else {
     print_estimate(out, *plan, *estimate);
   }
@@ -123,9 +119,9 @@ Status run_import_model(const std::vector<std::string>& argv, std::ostream& out,
   if (!model) return report_errors(model.errors(), json, out, err);
   const double params = est::count_parameters(*model).total;
   if (json) {
-    out << nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}) << "\n";
   } else {
-    out << est::to_json(*model).dump(2) << "\n";
+    out << json_text(est::to_json(*model)) << "\n";
     out << "parameters: " << format_count(params) << " (" << format_billions(params) << ")\n";
   }
   return Status::ok;
@@ -142,7 +138,7 @@ Status run_list_models(const std::vector<std::string>& argv, std::ostream& out, 
       j["parameters"] = est::count_parameters(m).total;
       list.push_back(std::move(j));
     }
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 18) << pad_left("params", 12) << pad_left("layers", 8) << pad_left("hidden", 8)
@@ -163,7 +159,7 @@ Status run_list_gpus(const std::vector<std::string>& argv, std::ostream& out, st
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& g : est::gpu_presets()) list.push_back(est::to_json(g));
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 16) << pad_left("memory", 11) << pad_left("HBM GB/s", 10) << pad_left("bf16 TF", 9)
@@ -189,7 +185,7 @@ Status run_list_systems(const std::vector<std::string>& argv, std::ostream& out,
       j["description"] = s.description;
       list.push_back(std::move(j));
     }
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 20) << pad_right("gpu", 16) << pad_left("GPUs/node", 10) << pad_left("intra GB/s", 12)

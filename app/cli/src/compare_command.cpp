@@ -63,9 +63,9 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   auto args = Args::parse(argv, plan_command_flags({{"--db", true, "PATH"}}));
   if (!args) return report_command_errors(args.errors(), json, out, err);
   if (args->positionals().size() != 1) {
-    return report_command_errors({make_error("RUN", "give exactly one run id (see plansight runs)")}, json, out, err);
+    return report_command_errors({make_error("run id", "give exactly one run id (see plansight runs)")}, json, out, err);
   }
-  auto id = parse_run_id(args->positionals()[0], "RUN");
+  auto id = parse_run_id(args->positionals()[0], "run id");
   if (!id) return report_command_errors(id.errors(), json, out, err);
   // Any plan flag names the plan to compare with (any measured or imported run); without one, a
   // probe run is compared with the prediction of its own configuration.
@@ -75,7 +75,10 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   auto run = db->get_run(*id);
   if (!run) return report_command_errors(run.errors(), json, out, err);
   if (run->kind != store::RunKind::probe || !run->plan || !run->summary || !run->summary->step_time_s) {
-    return report_command_errors({make_error("RUN", "run " + std::to_string(*id) + " is not a finished probe run")}, json, out, err);
+    const std::string run_id = std::to_string(*id);
+    return report_command_errors({make_error("run " + run_id, "is not a finished probe run; to set it beside a plan's prediction: "
+                                                              "plansight compare " + run_id + " --plan FILE.json (or plan flags)")},
+                                 json, out, err);
   }
   auto profile = hardware_profile_of_run(*db, *run);
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
@@ -136,7 +139,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
                              {"error", error_json(r)}});
     }
     j["plan"] = est::to_json(*plan);
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
     return Status::ok;
   }
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";

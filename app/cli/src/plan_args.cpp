@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "plansight/estimator/hf_config.h"
@@ -124,6 +125,10 @@ bool has_plan_flags(const Args& args) {
 }
 
 Result<std::string> read_text_file(const std::string& path, const std::string& field) {
+  // An ifstream opens a directory and reads nothing, which would surface as "not valid JSON at
+  // byte 0".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return make_error(field, "\"" + path + "\" is a directory; give a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(field, "cannot read \"" + path + "\": no such readable file");
   std::ostringstream text;
@@ -145,10 +150,24 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
   }
 
   if (auto model = args.value("--model")) {
-    if (looks_like_file(*model) || std::filesystem::is_regular_file(*model)) {
-      auto text = read_text_file(*model, "--model");
+    std::error_code ec;
+    std::optional<std::filesystem::path> config;
+    if (std::filesystem::is_directory(*model, ec)) {
+      // A Hugging Face model folder (as downloaded or written by save_pretrained): its config.json.
+      config = std::filesystem::path(*model) / "config.json";
+      if (!std::filesystem::is_regular_file(*config, ec)) {
+        return make_error("--model", "\"" + *model + "\" is a directory without a config.json; valid: a preset name, a "
+                                     "config.json or a Hugging Face model folder");
+      }
+    } else if (looks_like_file(*model) || std::filesystem::is_regular_file(*model, ec)) {
+      config = *model;
+    }
+    if (config) {
+      auto text = read_text_file(config->string(), "--model");
       if (!text) return text.errors();
-      auto spec = est::model_from_hf_config(*text, std::filesystem::path(*model).parent_path().filename().string());
+      // The model takes its folder's name ("Llama-3.1-8B"), as the app's import does.
+      const auto folder = std::filesystem::absolute(*config, ec).lexically_normal().parent_path().filename();
+      auto spec = est::model_from_hf_config(*text, folder.string());
       if (!spec) return spec.errors();
       overlay["model"] = est::to_json(*spec);
     } else {

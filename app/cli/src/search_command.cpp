@@ -21,6 +21,7 @@
 //   LAYOUT:     {tp, pp, vpp, dp, cp, micro_batch, sequence_parallel, zero_stage, recompute, schedule}
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -34,13 +35,7 @@ namespace est = plansight::estimator;
 using nlohmann::json;
 
 Status report(const std::vector<Diagnostic>& errors, bool as_json, std::ostream& out, std::ostream& err) {
-  for (const auto& e : errors) err << e.to_string() << "\n";
-  if (as_json) {
-    json list = json::array();
-    for (const auto& e : errors) list.push_back(est::to_json(e));
-    out << json{{"errors", list}}.dump(2) << "\n";
-  }
-  return Status::invalid_input;
+  return report_command_errors(errors, as_json, out, err);
 }
 
 std::vector<FlagSpec> search_flags() { return plan_command_flags({{"--top", true, "K"}, {"--threads", true, "N"}}); }
@@ -256,7 +251,7 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {
-    out << result_json(*base, *options, *result).dump(2) << "\n";
+    out << json_text(result_json(*base, *options, *result)) << "\n";
   } else {
     print_result(out, *base, *result);
   }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -26,15 +27,7 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   auto args = Args::parse(argv, plan_command_flags({{"--out", true, "FILE.json"},
                                                     {"--ascii", false, ""},
                                                     {"--width", true, "COLUMNS"}}));
-  auto fail = [&](const std::vector<Diagnostic>& errors) {
-    for (const auto& e : errors) err << e.to_string() << "\n";
-    if (as_json) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& e : errors) list.push_back(est::to_json(e));
-      out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
-    }
-    return Status::invalid_input;
-  };
+  auto fail = [&](const std::vector<Diagnostic>& errors) { return report_command_errors(errors, as_json, out, err); };
   if (!args) return fail(args.errors());
   if (!args->positionals().empty()) return fail({make_error(args->positionals().front(), "unexpected argument")});
   if (as_json && args->has("--ascii")) {
@@ -61,15 +54,15 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   if (auto path = args->value("--out")) {
     std::ofstream file(*path, std::ios::binary | std::ios::trunc);
     if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
-    file << timeline_json.dump() << "\n";
+    file << json_text(timeline_json, -1) << "\n";
     if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
     if (as_json) {
-      out << nlohmann::json{{"out", *path}, {"spans", spans}, {"tracks", predicted->timeline.tracks.size()}}.dump(2) << "\n";
+      out << json_text(nlohmann::json{{"out", *path}, {"spans", spans}, {"tracks", predicted->timeline.tracks.size()}}) << "\n";
     } else {
       out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
     }
   } else if (as_json) {
-    out << timeline_json.dump() << "\n";
+    out << json_text(timeline_json, -1) << "\n";
   }
   if (args->has("--ascii") || (!args->has("--out") && !as_json)) {
     out << est::render_ascii(predicted->timeline, static_cast<int>(width));

@@ -100,9 +100,8 @@ Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::
   if (args->has("--json")) {
     nlohmann::json warnings = nlohmann::json::array();
     for (const auto& w : trace->warnings) warnings.push_back(w.to_string());
-    out << nlohmann::json{{"run_id", stored->run_id}, {"spans", spans}, {"ranks", stored->ranks}, {"collectives", trace->collectives.size()},
-                          {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}}
-               .dump(2)
+    out << json_text(nlohmann::json{{"run_id", stored->run_id}, {"spans", spans}, {"ranks", stored->ranks}, {"collectives", trace->collectives.size()},
+                          {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}})
         << "\n";
   } else {
     out << "imported run " << stored->run_id << ": " << trace->ranks.size() << " rank(s), " << format_count(static_cast<double>(spans))
@@ -159,10 +158,9 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   const nlohmann::json ranks = breakdown_json(timeline, classifier);
 
   if (args->has("--json")) {
-    out << nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
+    out << json_text(nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
                           {"ranks", ranks}, {"pipeline_bubbles", bubbles}, {"collectives", collectives},
-                          {"alignment", {{"mode", mode}, {"offsets", offsets}}}}
-               .dump(2)
+                          {"alignment", {{"mode", mode}, {"offsets", offsets}}}})
         << "\n";
     return Status::ok;
   }
@@ -234,8 +232,8 @@ Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::os
     nlohmann::json phases = nlohmann::json::array(), classes = nlohmann::json::array();
     for (const auto& r : d.by_phase) phases.push_back(row_json(r));
     for (const auto& r : d.by_kernel_class) classes.push_back(row_json(r));
-    out << nlohmann::json{{"a", a->run.id}, {"b", b->run.id}, {"makespan", row_json(d.makespan)}, {"phases", phases},
-                          {"kernel_classes", classes}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"a", a->run.id}, {"b", b->run.id}, {"makespan", row_json(d.makespan)}, {"phases", phases},
+                          {"kernel_classes", classes}}) << "\n";
     return Status::ok;
   }
   auto line = [&](const est::DiffRow& r) {
