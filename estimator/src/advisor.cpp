@@ -4,10 +4,12 @@
 // follow the guidance for when a layout change pays off.
 #include "plansight/estimator/advisor.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "plansight/estimator/device_model.h"
+#include "plansight/estimator/parameters.h"
 
 namespace plansight::estimator {
 namespace {
@@ -38,13 +40,25 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
   const auto& m = plan.model;
   const auto& l = plan.layout;
 
-  // Vocabulary: Megatron pads it to 128 * TP; other frameworks use it as is.
+  // Vocabulary: Megatron pads it to training.vocab_divisible_by (128) * TP; other frameworks
+  // use it as is, and then the LM head's GEMMs run unaligned (device_model.cpp's 16-byte rule).
   if (m.vocab % 64 != 0) {
-    out.push_back(make_warning("model.vocab", "value " + std::to_string(m.vocab) +
-                                                  " is not a multiple of 64; pad it to " +
-                                                  std::to_string(round_up(m.vocab, 64)) +
-                                                  " (Megatron pads to " + std::to_string(e.padded_vocab) +
-                                                  ") so the logits GEMM runs on Tensor Cores at full speed"));
+    const std::int64_t per_rank = e.padded_vocab / std::max<std::int64_t>(l.tp, 1);
+    const std::string pad = "pad it to " + std::to_string(round_up(m.vocab, 64));
+    if (per_rank % 8 != 0) {
+      out.push_back(make_warning("model.vocab", "value " + std::to_string(m.vocab) + " runs as " +
+                                                    std::to_string(per_rank) +
+                                                    " logits columns per GPU, not a multiple of 8: the LM head's GEMMs "
+                                                    "fall off Tensor Cores' fast path; " + pad +
+                                                    " or set training.vocab_divisible_by (Megatron's 128 pads to " +
+                                                    std::to_string(padded_vocab(m.vocab, l.tp, 128)) + ")"));
+    } else {
+      out.push_back(make_warning("model.vocab", "value " + std::to_string(m.vocab) + " is not a multiple of 64; " + pad +
+                                                    " (training.vocab_divisible_by " +
+                                                    std::to_string(plan.training.vocab_divisible_by) + " pads to " +
+                                                    std::to_string(e.padded_vocab) +
+                                                    ") so the logits GEMM runs on Tensor Cores at full speed"));
+    }
   }
   if (l.tp > 0) {
     check_dimension(out, "model.hidden", "hidden size", m.hidden, m.hidden);

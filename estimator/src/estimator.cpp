@@ -42,7 +42,7 @@ Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
   e.warnings = std::move(diagnostics);
   e.dp = plan.dp();
   e.micro_batches = plan.micro_batches();
-  e.padded_vocab = padded_vocab(plan.model.vocab, plan.layout.tp);
+  e.padded_vocab = padded_vocab(plan.model.vocab, plan.layout.tp, plan.training.vocab_divisible_by);
   e.parameters = count_parameters(plan.model, plan.model.vocab).total;
   e.parameters_padded = count_parameters(plan.model, e.padded_vocab).total;
   e.memory = estimate_memory(plan, e.padded_vocab);

@@ -56,8 +56,7 @@ void JsonReader::read(std::string_view key, double& out, double min, double max)
   }
   const double x = v->get<double>();
   if (!std::isfinite(x) || x < min || x > max) {
-    error(key, "value " + describe_json(*v) + " is out of range; valid: " + std::to_string(min) + " to " +
-                   std::to_string(max));
+    error(key, "value " + describe_json(*v) + " is out of range; valid: " + describe_range(min, max));
     return;
   }
   out = x;
@@ -195,7 +194,9 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
 }
 
 std::string describe_json(const nlohmann::json& value) {
-  std::string text = value.dump();
+  // Strings from the command line may not be UTF-8; they are shown with U+FFFD rather than
+  // making dump() throw (type_error 316).
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 40) {
     // Cut before a character, never inside one: dump() wrote UTF-8, and the cut text goes into
     // messages that are written as JSON again. Continuation bytes are 10xxxxxx.
@@ -204,6 +205,21 @@ std::string describe_json(const nlohmann::json& value) {
     text = text.substr(0, cut) + "...";
   }
   return text;
+}
+
+std::string describe_number(double value) {
+  // nlohmann writes the shortest text that reads back as the same double: 0.99, 1e+308.
+  return nlohmann::json(value).dump();
+}
+
+std::string describe_range(double min, double max) {
+  // The readers' open ends are +-1e308 (the largest doubles): an "at least"/"at most" bound,
+  // not 309 printed digits.
+  constexpr double kOpen = 1e308;
+  if (min <= -kOpen && max >= kOpen) return "a finite number";
+  if (max >= kOpen) return "at least " + describe_number(min);
+  if (min <= -kOpen) return "at most " + describe_number(max);
+  return describe_number(min) + " to " + describe_number(max);
 }
 
 }  // namespace plansight::estimator

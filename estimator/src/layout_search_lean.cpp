@@ -106,7 +106,7 @@ KeyCosts key_costs(const SearchContext& ctx, std::int64_t tp, std::int64_t cp, b
   // Layer, embedding and head costs use only the TP and CP links, which pp and dp do not move.
   const CommLinks links = plan_links(plan, ctx.device.efficiency());
   KeyCosts k;
-  k.padded_vocab = padded_vocab(plan.model.vocab, tp);
+  k.padded_vocab = padded_vocab(plan.model.vocab, tp, plan.training.vocab_divisible_by);
   k.layer = layer_cost(plan, ctx.device, links);
   k.embedding = embedding_cost(plan, ctx.device, links);
   k.head = lm_head_cost(plan, ctx.device, links, k.padded_vocab);

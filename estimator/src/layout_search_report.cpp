@@ -90,7 +90,7 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
              str(c.pp);
     case RejectReason::memory: {
       const Plan plan = apply_candidate(base, c);
-      const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp));
+      const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp, plan.training.vocab_divisible_by));
       return "stage " + str(mem.most_loaded_stage) + " needs " + gib(mem.peak.total_bytes()) + " of " +
              gib(mem.capacity_bytes);
     }

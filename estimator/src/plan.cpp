@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "plansight/estimator/json_reader.h"
+
 namespace plansight::estimator {
 namespace {
 
@@ -172,17 +174,19 @@ void validate_training(const Plan& p, Rules& r) {
   bool ok = r.at_least("training.micro_batch", t.micro_batch, 1);
   ok &= r.at_least("training.global_batch", t.global_batch, 1, std::int64_t{1} << 40);
   r.at_least("training.seq_len", t.seq_len, 1);
+  // Megatron-LM's --make-vocab-size-divisible-by; 1 is no padding beyond TP.
+  r.at_least("training.vocab_divisible_by", t.vocab_divisible_by, 1, std::int64_t{1} << 20);
   if (t.tokens < 0) r.error("training.tokens", "value must be >= 0");
   if (t.achieved_tflops < 0) r.error("training.achieved_tflops", "value must be >= 0");
-  if (t.mfu < 0 || t.mfu > 1) r.error("training.mfu", "value " + std::to_string(t.mfu) + " is invalid; valid: 0 < mfu <= 1");
+  if (t.mfu < 0 || t.mfu > 1) r.error("training.mfu", "value " + describe_number(t.mfu) + " is invalid; valid: 0 < mfu <= 1");
   if (t.achieved_tflops > 0 && t.mfu > 0) {
     r.error("training.mfu", "give either training.achieved_tflops or training.mfu, not both");
   }
   const double peak_tflops = p.cluster.gpu.peak_flops(t.precision) / 1e12;
   if (t.achieved_tflops > 0 && peak_tflops > 0 && t.achieved_tflops > peak_tflops) {
-    r.error("training.achieved_tflops", "value " + std::to_string(t.achieved_tflops) + " exceeds the GPU's " +
+    r.error("training.achieved_tflops", "value " + describe_number(t.achieved_tflops) + " exceeds the GPU's " +
                                             std::string(to_string(t.precision)) + " peak of " +
-                                            std::to_string(peak_tflops) + " TFLOP/s");
+                                            describe_number(peak_tflops) + " TFLOP/s");
   }
   if (t.fragmentation < 0 || t.fragmentation >= 1) r.error("training.fragmentation", "valid: 0 <= fragmentation < 1");
   if (t.reserve_fixed_bytes < 0) r.error("training.reserve_gib", "value must be >= 0");
@@ -200,10 +204,15 @@ void validate_training(const Plan& p, Rules& r) {
   if (!ok || !layout_counts_in_range(p.layout)) return;
   const std::int64_t dp = p.dp();
   if (dp >= 1 && t.global_batch % (t.micro_batch * dp) != 0) {
+    // The multiples of micro_batch * dp on either side; the nearer one is offered (both on a tie).
+    const std::int64_t unit = t.micro_batch * dp;
+    const std::int64_t above = (t.global_batch / unit + 1) * unit;
+    const std::int64_t below = t.global_batch / unit * unit;
+    std::string nearest = str(above);
+    if (below >= unit && t.global_batch - below < above - t.global_batch) nearest = str(below);
+    if (below >= unit && t.global_batch - below == above - t.global_batch) nearest = str(below) + " or " + str(above);
     r.error("training.global_batch", "value " + str(t.global_batch) + " must be divisible by micro_batch * dp = " +
-                                         str(t.micro_batch * dp) + "; nearest valid: " +
-                                         str(std::max<std::int64_t>(1, t.global_batch / (t.micro_batch * dp)) *
-                                             t.micro_batch * dp));
+                                         str(unit) + "; nearest valid: " + nearest);
   } else if (dp >= 1 && p.layout.pp > 1) {
     const std::int64_t m = p.micro_batches();
     if (p.layout.schedule == PipelineSchedule::interleaved && m % p.layout.pp != 0) {

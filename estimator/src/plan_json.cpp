@@ -15,24 +15,31 @@ void append(std::vector<Diagnostic>& to, const std::vector<Diagnostic>& from, co
   }
 }
 
-void read_model_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
+// Reads "model" into plan.model and returns the name of the model it starts from: the preset
+// named (the plan's own model when none is given); an object without "preset" is its own base.
+// Overriding fields of a preset keeps the preset as the base, so the layout is kept; the model
+// itself is renamed by read_model (model_derivation.h) when its structure changed.
+std::string read_model_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
   const auto* model = root.get("model");
-  if (!model) return;
+  if (!model) return plan.model.name;
   if (model->is_string()) {
     auto found = find_model(model->get<std::string>());
     if (found) plan.model = *found; else append(errors, found.errors(), "model");
-    return;
+    return plan.model.name;
   }
   auto in = root.child("model");
-  if (!in) return;
+  if (!in) return plan.model.name;
   ModelSpec spec;  // a model object without "preset" defines every field itself
   spec.name = "custom";
   if (const auto* preset = in->get("preset")) {
     auto found = preset->is_string() ? find_model(preset->get<std::string>()) : Result<ModelSpec>(make_error("", "expected a model preset name"));
     if (found) spec = *found; else append(errors, found.errors(), "model.preset");
   }
+  const bool has_preset = in->has("preset");
+  const std::string base = spec.name;
   read_model(*in, spec);
   plan.model = spec;
+  return has_preset ? base : spec.name;
 }
 
 void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
@@ -89,11 +96,11 @@ Result<Plan> plan_from_json(const nlohmann::json& json) {
 
   const std::string default_model = plan.model.name;
   const std::string default_gpu = plan.cluster.gpu.name;
-  read_model_entry(root, plan, errors);
+  const std::string base_model = read_model_entry(root, plan, errors);
   const auto* cluster = root.get("cluster");
   const bool gpus_changed = cluster && cluster->is_object() && cluster->contains("gpus");
   read_cluster_entry(root, plan, errors);
-  const bool model_replaced = plan.model.name != default_model;
+  const bool model_replaced = base_model != default_model;
   if (model_replaced || gpus_changed) plan.layout = LayoutSpec{};
   if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);
   const auto* layout = root.get("layout");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "plansight/estimator/json_io.h"
+#include "plansight/estimator/model_derivation.h"
 
 namespace plansight::estimator {
 namespace {
@@ -41,14 +42,13 @@ void read_model(JsonReader& in, ModelSpec& m) {
   in.reject_unknown({"preset", "name", "description", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
                      "ffn_hidden", "vocab", "max_seq_len", "gated_mlp", "tied_embeddings", "norm", "norm_bias",
                      "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout"});
+  const ModelSpec base = m;
   in.read("name", m.name);
   in.read("source", m.source);
   in.read("layers", m.layers);
   in.read("hidden", m.hidden);
   in.read("heads", m.heads);
-  const bool heads_given = in.has("heads");
   in.read("kv_heads", m.kv_heads);
-  if (heads_given && !in.has("kv_heads")) m.kv_heads = m.heads;
   in.read("head_dim", m.head_dim);
   in.read("ffn_hidden", m.ffn_hidden);
   in.read("vocab", m.vocab);
@@ -63,6 +63,11 @@ void read_model(JsonReader& in, ModelSpec& m) {
   in.read("attention_out_bias", m.attention_out_bias);
   in.read("mlp_bias", m.mlp_bias);
   in.read("dropout", m.dropout);
+  // Fields not given that derive from given ones follow them (ffn_hidden with hidden, ...),
+  // and an edited model is named after its base: one rule for files, flags and the GUI.
+  m = derive_model(base, m,
+                   {.name = in.has("name"), .source = in.has("source"), .kv_heads = in.has("kv_heads"),
+                    .head_dim = in.has("head_dim"), .ffn_hidden = in.has("ffn_hidden")});
 }
 
 nlohmann::json to_json(const GpuSpec& g) {
@@ -198,13 +203,14 @@ nlohmann::json to_json(const TrainingSpec& t) {
           {"reserve_gib", t.reserve_fixed_bytes / kGiB},
           {"fragmentation", t.fragmentation},
           {"dp_bucket_mib", t.dp_bucket_bytes / kMiB},
-          {"zero3_prefetch", t.zero3_prefetch}};
+          {"zero3_prefetch", t.zero3_prefetch},
+          {"vocab_divisible_by", t.vocab_divisible_by}};
 }
 
 void read_training(JsonReader& in, TrainingSpec& t) {
   in.reject_unknown({"micro_batch", "global_batch", "seq_len", "tokens", "precision", "grad_precision",
                      "master_precision", "optimizer", "attention", "causal_attention_flops", "achieved_tflops", "mfu",
-                     "reserve_gib", "fragmentation", "dp_bucket_mib", "zero3_prefetch"});
+                     "reserve_gib", "fragmentation", "dp_bucket_mib", "zero3_prefetch", "vocab_divisible_by"});
   in.read("micro_batch", t.micro_batch);
   in.read("global_batch", t.global_batch);
   in.read("seq_len", t.seq_len);
@@ -228,6 +234,7 @@ void read_training(JsonReader& in, TrainingSpec& t) {
   in.read("dp_bucket_mib", bucket_mib, 0.0, 1e9);
   t.dp_bucket_bytes = bucket_mib * kMiB;
   in.read("zero3_prefetch", t.zero3_prefetch);
+  in.read("vocab_divisible_by", t.vocab_divisible_by);
 }
 
 }  // namespace plansight::estimator

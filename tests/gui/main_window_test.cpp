@@ -136,6 +136,43 @@ TEST(MainWindow, SavesOpensAndExports) {
   }
 }
 
+// The Plan page sets model fields one by one; typing a width must still carry the fields derived
+// from it, by the estimator's rule (derive_model), as `plansight estimate --layers 30 --hidden
+// 3072 --heads 32 --pp 2` does: d_ff 4h = 12288, 3,559,271,424 parameters (Narayanan et al.
+// 2021 eq. (2) + the final LayerNorm; see tests/unit/model_derivation_test.cpp).
+TEST(MainWindow, TypedWidthsCarryTheDerivedFieldsAndNameTheModel) {
+  Window w;
+  w.type("layout.pp", 2);
+  w.type("model.layers", 30);
+  w.type("model.hidden", 3072);
+  w.type("model.heads", 32);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  const est::ModelSpec& m = w.window->document()->plan().model;
+  EXPECT_EQ(m.ffn_hidden, 12288);
+  EXPECT_EQ(m.kv_heads, 32);
+  EXPECT_EQ(m.name, "custom (based on gpt3-175b)");
+  EXPECT_EQ(w.find<QSpinBox>("model.ffn_hidden")->value(), 12288) << "the derived width is shown";
+  EXPECT_EQ(w.find<QSpinBox>("model.kv_heads")->value(), 32);
+  EXPECT_EQ(w.find<QComboBox>("model")->currentIndex(), -1);
+  auto e = w.window->document()->estimate();
+  ASSERT_TRUE(e && e->estimate);
+  EXPECT_EQ(e->estimate->parameters, 3559271424.0);
+
+  // A width the user typed stays theirs when the hidden size changes again.
+  w.type("model.ffn_hidden", 10000);
+  w.type("model.hidden", 4096);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().model.ffn_hidden, 10000);
+  // Back to the preset's numbers: the preset shows again.
+  w.type("model.ffn_hidden", 49152);
+  w.type("model.hidden", 12288);
+  w.type("model.heads", 96);
+  w.type("model.layers", 96);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().model.name, "gpt3-175b");
+  EXPECT_EQ(w.find<QComboBox>("model")->currentText(), QStringLiteral("gpt3-175b"));
+}
+
 TEST(MainWindow, ImportsAHuggingFaceConfig) {
   Window w;
   ASSERT_TRUE(w.window->planForm()->importHfConfig(QStringLiteral(PLANSIGHT_TEST_DATA_DIR "/hf/Llama-3.1-8B/config.json")));

@@ -100,6 +100,192 @@ TEST(Cli, HuggingFaceConfigAsModel) {
   EXPECT_EQ(nlohmann::json::parse(e.out)["parameters"].get<double>(), 68976648192.0);
 }
 
+// `estimate --layers 30 --hidden 3072 --heads 32` on the default GPT-3 175B kept its d_ff of
+// 49152 and its name: 10.36 B parameters reported as "gpt3-175b". The MLP follows the hidden
+// size (4h), and the model is named after its preset. 3,559,271,424 by hand: Narayanan et al.
+// 2021 eq. (2), 12 l h^2 + 13 l h + (V + s) h = 3,559,265,280, plus the final LayerNorm's 2h
+// (tests/unit/model_derivation_test.cpp spells out the terms). PP 2 because the default's PP 8
+// does not divide 30 layers.
+TEST(Cli, ModelFlagsOnAPresetDeriveTheMlpAndNameTheModel) {
+  const std::vector<std::string> flags = {"--layers", "30", "--hidden", "3072", "--heads", "32", "--pp", "2"};
+  std::vector<std::string> args = {"estimate", "--json"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto r = run_cli(args);
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 3559271424.0);
+  EXPECT_EQ(j["plan"]["model"]["ffn_hidden"], 12288);
+  EXPECT_EQ(j["plan"]["model"]["name"], "custom (based on gpt3-175b)");
+  EXPECT_EQ(j["plan"]["layout"]["tp"], 8) << "overriding fields keeps the plan's layout";
+
+  auto table = run_cli({"estimate", "--layers", "30", "--hidden", "3072", "--heads", "32", "--pp", "2"});
+  ASSERT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("Plan: custom (based on gpt3-175b)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("3.56 B (3,559,271,424)"), std::string::npos) << table.out;
+
+  // The same flags on a plan file whose model is a whole object (as the app saves it), and on
+  // a Hugging Face config.json, derive the same way: the file's ffn_hidden is the base's, not
+  // one the user set.
+  const std::string path = ::testing::TempDir() + "/plan_model_flags_test.json";
+  std::ofstream(path) << nlohmann::json{{"model", estimator::to_json(estimator::default_plan().model)}}.dump();
+  args = {"estimate", "--json", "--plan", path};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto from_file = run_cli(args);
+  ASSERT_EQ(from_file.status, Status::ok) << from_file.err;
+  j = nlohmann::json::parse(from_file.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 3559271424.0);
+  EXPECT_EQ(j["plan"]["model"]["name"], "custom (based on gpt3-175b)");
+
+  const std::string cfg = std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf/Llama-3.1-8B/config.json";
+  const std::vector<std::string> llama = {"--hidden", "2048", "--heads", "16", "--gpu", "h100-sxm", "--gpus", "8",
+                                          "--global-batch", "8", "--json"};
+  args = {"estimate", "--model", cfg};
+  args.insert(args.end(), llama.begin(), llama.end());
+  auto hf = run_cli(args);
+  args = {"estimate", "--model", "llama-3.1-8b"};
+  args.insert(args.end(), llama.begin(), llama.end());
+  auto preset = run_cli(args);
+  ASSERT_EQ(hf.status, Status::ok) << hf.err;
+  ASSERT_EQ(preset.status, Status::ok) << preset.err;
+  const auto a = nlohmann::json::parse(hf.out), b = nlohmann::json::parse(preset.out);
+  EXPECT_EQ(a["plan"]["model"]["ffn_hidden"], 7168) << "Llama's 3.5 h";
+  EXPECT_EQ(a["plan"]["model"]["kv_heads"], 8);
+  EXPECT_EQ(a["parameters"], b["parameters"]) << "config.json and preset give the same model";
+  EXPECT_EQ(a["plan"]["model"]["name"], "custom (based on Llama-3.1-8B)");
+}
+
+// The vocabulary was always padded to 128 x TP, so a lecture's "50257 -> 50304" demonstration
+// showed no difference. The padding is training.vocab_divisible_by (Megatron-LM's
+// --make-vocab-size-divisible-by, default 128), and an unpadded vocabulary is costed as the GPU
+// runs it. GPT-2 124M (tied embeddings, h = 768) on one A100, bf16, batch 8 x 1024:
+//   padded (default 128):  50257 -> 50304; parameters 124,439,808, as trained
+//                          124,439,808 + (50304 - 50257) x 768 = 124,475,904 (one tied matrix);
+//   unpadded (1):          50257 as trained, 124,439,808;
+//   vocab 50304, unpadded: 124,475,904; every hardware cost equals the padded 50257's, so the
+//                          predicted iteration is identical,
+// and the unpadded 50257 is slower: its LM-head GEMMs have N or K = 50257, whose rows of
+// 100,514 bytes miss Tensor Cores' 16-byte alignment (device_model.cpp: half rate; NVIDIA's
+// Matrix Multiplication Background User's Guide, Sec. 2.2), while the tile counts at 50257 and
+// 50304 are the same (ceil(n / 64, 128, 256) = 786, 393, 197 for both).
+TEST(Cli, VocabularyPaddingIsAPlanField) {
+  const std::vector<std::string> base = {"estimate",     "--json",   "--model", "gpt2-124m",   "--gpu",
+                                         "a100-80gb-sxm", "--gpus",  "1",       "--global-batch", "8",
+                                         "--micro-batch", "8",       "--seq-len", "1024",      "--precision",
+                                         "bf16",          "--attention", "flash"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_cli(args);
+    EXPECT_EQ(r.status, Status::ok) << r.err;
+    return r.status == Status::ok ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  const auto padded = run({});
+  const auto unpadded = run({"--vocab-divisible-by", "1"});
+  const auto wider = run({"--vocab", "50304", "--vocab-divisible-by", "1"});
+  ASSERT_FALSE(padded.empty() || unpadded.empty() || wider.empty());
+
+  EXPECT_EQ(padded["plan"]["training"]["vocab_divisible_by"], 128) << "Megatron-LM's default";
+  EXPECT_EQ(padded["padded_vocab"], 50304);
+  EXPECT_EQ(padded["parameters"].get<double>(), 124439808.0);
+  EXPECT_EQ(padded["parameters_padded"].get<double>(), 124475904.0);
+  EXPECT_EQ(padded["parameters_padded"].get<double>() - padded["parameters"].get<double>(), (50304.0 - 50257.0) * 768);
+
+  EXPECT_EQ(unpadded["plan"]["training"]["vocab_divisible_by"], 1);
+  EXPECT_EQ(unpadded["padded_vocab"], 50257);
+  EXPECT_EQ(unpadded["parameters_padded"].get<double>(), 124439808.0);
+
+  EXPECT_EQ(wider["padded_vocab"], 50304);
+  EXPECT_EQ(wider["parameters"].get<double>(), 124475904.0);
+  EXPECT_EQ(wider["time"]["iteration_s"], padded["time"]["iteration_s"]) << "padding 50257 costs what 50304 costs";
+  EXPECT_EQ(wider["memory"]["total_bytes"], padded["memory"]["total_bytes"]);
+  EXPECT_GT(unpadded["time"]["iteration_s"].get<double>(), 1.1 * padded["time"]["iteration_s"].get<double>())
+      << "the unaligned LM head runs at half rate";
+
+  // The same request as a plan file, and the resolved plan fed back, give the same estimate.
+  const std::string path = ::testing::TempDir() + "/plan_vocab_padding.json";
+  std::ofstream(path) << unpadded["plan"].dump();
+  auto back = run_cli({"estimate", "--json", "--plan", path});
+  ASSERT_EQ(back.status, Status::ok) << back.err;
+  const auto again = nlohmann::json::parse(back.out);
+  EXPECT_EQ(again["plan"], unpadded["plan"]);
+  EXPECT_EQ(again["time"], unpadded["time"]);
+  EXPECT_EQ(again["padded_vocab"], 50257);
+
+  auto table = run_cli({"estimate", "--model", "gpt2-124m", "--gpus", "1", "--global-batch", "8", "--seq-len", "1024",
+                        "--vocab-divisible-by", "1"});
+  EXPECT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("the vocabulary unpadded (50,257)"), std::string::npos) << table.out;
+  EXPECT_EQ(run_cli({"estimate", "--vocab-divisible-by", "0"}).status, Status::invalid_input);
+}
+
+// Bytes that are not UTF-8 (a Latin-1 terminal, a mangled path) went into error messages that
+// --json writes as JSON: nlohmann::json threw type_error 316 and main() exited 1 with an
+// internal error. They are written as U+FFFD, and the answer is exit 2 with "errors".
+TEST(Cli, NonUtf8InputWithJsonGivesErrors) {
+  const std::string latin1 = "gpt\xe9";  // "gpté" in ISO-8859-1
+  const std::vector<std::vector<std::string>> requests = {
+      {"estimate", "--json", "--model", latin1},
+      {"estimate", "--json", "--recompute", latin1},
+      {"search", "--json", "--model", latin1},
+      {"timeline", "--json", "--schedule", latin1},
+      {"estimate", "--json", "--" + latin1}};
+  for (const auto& args : requests) {
+    testing::CliRun r;
+    ASSERT_NO_THROW(r = run_cli(args)) << args[2];
+    EXPECT_EQ(exit_code(r.status), 2) << args[2] << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("errors")) << r.out;
+    EXPECT_NE(r.out.find("\xef\xbf\xbd"), std::string::npos) << "the stray byte is shown as U+FFFD: " << r.out;
+  }
+  const std::string path = ::testing::TempDir() + "/plan_latin1.json";
+  std::ofstream(path) << "{\"model\": \"" << latin1 << "\"}";
+  auto file = run_cli({"estimate", "--json", "--plan", path});
+  EXPECT_EQ(exit_code(file.status), 2) << file.err;
+  EXPECT_TRUE(nlohmann::json::parse(file.out, nullptr, false).contains("errors")) << file.out;
+}
+
+// strtod read "--gpus 0x10" as 16 (hexadecimal), and " 16", "inf" and "nan" passed where a count
+// or a number was asked for. Decimal only, with 3e11-style exponents for whole counts.
+TEST(Cli, NumbersAreDecimal) {
+  for (const auto& [flag, text] : std::vector<std::pair<std::string, std::string>>{
+           {"--gpus", "0x10"}, {"--gpus", " 16"}, {"--gpus", "16 "}, {"--tp", "+0x8"}, {"--mfu", "0x0.8p0"},
+           {"--tokens", "inf"}, {"--mfu", "nan"}, {"--gpus", "1e"}, {"--gpus", "."}}) {
+    auto r = run_cli({"estimate", flag, text});
+    EXPECT_EQ(r.status, Status::invalid_input) << flag << " " << text;
+    EXPECT_NE(r.err.find(flag + ": expected a"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\"" + text + "\""), std::string::npos) << r.err;
+  }
+  auto scientific = run_cli({"estimate", "--json", "--tokens", "3e11", "--gpus", "1.024e3", "--mfu", ".5"});
+  ASSERT_EQ(scientific.status, Status::ok) << scientific.err;
+  const auto j = nlohmann::json::parse(scientific.out);
+  EXPECT_EQ(j["plan"]["cluster"]["gpus"], 1024);
+  EXPECT_EQ(j["plan"]["training"]["tokens"].get<double>(), 3e11);
+  EXPECT_EQ(j["plan"]["training"]["mfu"].get<double>(), 0.5);
+}
+
+// A directory given as --plan read as an empty file ("not valid JSON at byte 0"); --model DIR
+// takes a Hugging Face model folder's config.json, and names a folder without one.
+TEST(Cli, DirectoriesAsPlanAndModel) {
+  auto plan = run_cli({"estimate", "--plan", ::testing::TempDir()});
+  EXPECT_EQ(plan.status, Status::invalid_input);
+  EXPECT_NE(plan.err.find("--plan: \"" + ::testing::TempDir() + "\" is a directory"), std::string::npos) << plan.err;
+
+  const std::string folder = std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf/Llama-3.1-8B";
+  auto model = run_cli({"estimate", "--json", "--model", folder, "--gpu", "h100-sxm", "--gpus", "8", "--global-batch", "8"});
+  ASSERT_EQ(model.status, Status::ok) << model.err;
+  const auto j = nlohmann::json::parse(model.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 8030261248.0) << "Llama 3.1 8B, as from its config.json";
+  EXPECT_EQ(j["plan"]["model"]["name"], "Llama-3.1-8B");
+  auto with_slash = run_cli({"estimate", "--json", "--model", folder + "/", "--gpu", "h100-sxm", "--gpus", "8",
+                             "--global-batch", "8"});
+  ASSERT_EQ(with_slash.status, Status::ok) << with_slash.err;
+  EXPECT_EQ(nlohmann::json::parse(with_slash.out)["plan"]["model"]["name"], "Llama-3.1-8B");
+
+  auto empty = run_cli({"estimate", "--model", std::string(PLANSIGHT_TEST_DATA_DIR) + "/hf"});
+  EXPECT_EQ(empty.status, Status::invalid_input);
+  EXPECT_NE(empty.err.find("is a directory without a config.json"), std::string::npos) << empty.err;
+}
+
 TEST(Cli, TablesNameUnits) {
   auto r = run_cli({"estimate"});
   ASSERT_EQ(r.status, Status::ok);

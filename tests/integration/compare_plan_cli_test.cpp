@@ -165,11 +165,27 @@ TEST_F(ComparePlanCli, ErrorsNameTheRunAndThePlan) {
 
   auto r = cli({"compare", std::to_string(*id), "--plan", plan_path_.string()});
   EXPECT_EQ(r.status, Status::invalid_input);
-  EXPECT_NE(r.err.find("RUN"), std::string::npos) << r.err;
+  // The run is named by its id; never by the usage placeholder "RUN".
+  EXPECT_NE(r.err.find("error: run " + std::to_string(*id) + ": "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("RUN"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("no measured or imported timeline"), std::string::npos) << r.err;
 
   auto missing = cli({"compare", "99", "--plan", plan_path_.string()});
   EXPECT_EQ(missing.status, Status::invalid_input);
+
+  // compare printed the usage placeholder as a field: "error: RUN: give exactly one run id".
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"compare"}, {"compare", "x"}, {"compare", std::to_string(*id)}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.status, Status::invalid_input) << args.back();
+    EXPECT_EQ(r.err.find("RUN"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.starts_with("error: run")) << r.err;
+  }
+  auto not_probe = cli({"compare", std::to_string(*id)});
+  EXPECT_NE(not_probe.err.find("is not a finished probe run; to set it beside a plan's prediction: plansight compare " +
+                               std::to_string(*id) + " --plan FILE.json"),
+            std::string::npos)
+      << not_probe.err;
 
   auto no_file = cli({"compare", std::to_string(*id), "--plan", (dir_ / "absent.json").string()});
   EXPECT_EQ(no_file.status, Status::invalid_input);

@@ -208,6 +208,36 @@ TEST_F(ProbeCli, ProbeStoreListCompareDelete) {
   EXPECT_TRUE(nlohmann::json::parse(cli({"runs", "--json"}).stdout_text)["runs"].empty());
 }
 
+// `plansight analyze ID` failed on every probe run with "internal failure: [json.exception.
+// type_error.306] cannot use value() with boolean": a probe run's stored plan is its request,
+// whose "trace" is a boolean, and analyze read it as an imported trace's {"trace": {...}}.
+TEST_F(ProbeCli, AnalyzeReadsAProbeRun) {
+  auto probe = cli({"probe", "--model", "tiny", "--tp", "2", "--steps", "2", "--json"});
+  ASSERT_EQ(probe.exit_code, 0) << probe.stderr_text << probe.stdout_text;
+  const std::string id = std::to_string(nlohmann::json::parse(probe.stdout_text)["run_id"].get<long long>());
+
+  auto analysis = cli({"analyze", id, "--json"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.stderr_text;
+  const auto j = nlohmann::json::parse(analysis.stdout_text);
+  EXPECT_EQ(j["source"], "measured");
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  for (const auto& r : j["ranks"]) EXPECT_GT(r["busy_s"].get<double>(), 0);
+  // The probe's tensor-parallel all-reduces, with the group size of the run's request (tp 2),
+  // so their bus bandwidth is nccl-tests' 2 (n - 1) / n = 1 times the algorithm bandwidth.
+  bool tp_all_reduce = false;
+  for (const auto& c : j["collectives"]) {
+    if (c["kind"] != "all_reduce" || c["group_size"] != 2) continue;
+    tp_all_reduce = true;
+    EXPECT_GT(c["count"].get<long long>(), 0);
+    EXPECT_DOUBLE_EQ(c["busbw_gb_per_s"].get<double>(), c["algbw_gb_per_s"].get<double>());
+  }
+  EXPECT_TRUE(tp_all_reduce) << analysis.stdout_text;
+
+  auto text = cli({"analyze", id});
+  EXPECT_EQ(text.exit_code, 0) << text.stderr_text;
+  EXPECT_NE(text.stdout_text.find("measured timeline"), std::string::npos) << text.stdout_text;
+}
+
 TEST_F(ProbeCli, BadFlagsAreNamed) {
   auto o = cli({"probe", "--model", "small", "--tp", "3", "--steps", "1"});
   EXPECT_EQ(o.exit_code, 2);

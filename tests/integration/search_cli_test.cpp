@@ -1,13 +1,17 @@
 // `plansight search`: the --json keys documented in search_command.cpp, figures equal to
 // `plansight estimate` of the same layout, fixed layout flags, exit statuses for an impossible
-// request (names the reason) and for invalid input (names the flag).
+// request (names the reason) and for invalid input (names the flag), and the plan flags of
+// estimate accepted by every command that takes a plan.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
+#include "plansight/cli/plan_args.h"
 
 namespace plansight::cli {
 namespace {
@@ -116,13 +120,6 @@ TEST(SearchCli, ImpossibleRequestExitsOneAndNamesTheReason) {
 }
 
 TEST(SearchCli, InvalidInputNamesTheFlag) {
-  auto missing = run_cli({"search", "--model", "gpt3-1.3b", "--gpu", "a100-80gb-sxm", "--gpus", "8"});
-  EXPECT_EQ(missing.status, Status::invalid_input);
-  EXPECT_NE(missing.err.find("--global-batch"), std::string::npos) << missing.err;
-  auto throughput = run_cli({"search", "--model", "gpt3-1.3b", "--gpu", "a100-80gb-sxm", "--gpus", "8",
-                             "--global-batch", "64", "--mfu", "0.5"});
-  EXPECT_EQ(throughput.status, Status::invalid_input);
-  EXPECT_NE(throughput.err.find("--mfu"), std::string::npos) << throughput.err;
   auto zero = run_cli({"search", "--model", "gpt3-1.3b", "--gpu", "a100-80gb-sxm", "--gpus", "8", "--global-batch", "64",
                        "--zero", "4"});
   EXPECT_EQ(zero.status, Status::invalid_input);
@@ -131,6 +128,81 @@ TEST(SearchCli, InvalidInputNamesTheFlag) {
                       "--top", "0", "--json"});
   EXPECT_EQ(top.status, Status::invalid_input);
   EXPECT_TRUE(nlohmann::json::parse(top.out).contains("errors"));
+}
+
+// A value for every plan flag, valid on top of kSmallPlan. A flag added to the table without
+// one fails AcceptsEveryFlagEstimateAccepts, so the loop keeps covering the whole table.
+const std::map<std::string, std::string>& sample_values() {
+  static const std::map<std::string, std::string> values = {
+      {"--model", "gpt3-1.3b"}, {"--layers", "24"}, {"--hidden", "2048"}, {"--heads", "16"}, {"--kv-heads", "16"},
+      {"--ffn-hidden", "8192"}, {"--vocab", "50304"}, {"--seq-len", "2048"}, {"--gpu", "h100-sxm"},
+      {"--system", "dgx-h100"}, {"--gpus", "16"}, {"--gpus-per-node", "8"}, {"--price-per-gpu-hour", "2"},
+      {"--tp", "2"}, {"--pp", "2"}, {"--vpp", "2"}, {"--dp", "4"}, {"--cp", "1"}, {"--zero", "1"},
+      {"--recompute", "selective"}, {"--schedule", "1f1b"}, {"--placement", "tp-cp-dp-pp"}, {"--micro-batch", "2"},
+      {"--global-batch", "256"}, {"--tokens", "1e9"}, {"--precision", "bf16"}, {"--grad-precision", "fp32"},
+      {"--master-precision", "fp32"}, {"--optimizer", "adam"}, {"--attention", "flash"},
+      {"--achieved-tflops", "150"}, {"--mfu", "0.4"}, {"--reserve-gib", "2"}, {"--fragmentation", "0.1"},
+      {"--vocab-divisible-by", "64"}};
+  return values;
+}
+
+const std::vector<std::string> kSmallPlan = {"--model", "gpt3-1.3b", "--system", "dgx-a100-80gb",
+                                             "--gpus",  "16",        "--global-batch", "256"};
+
+// `search` rejected flags `estimate` accepts (--mfu, --achieved-tflops) and required --model,
+// --gpus, --global-batch and a GPU even when the default plan or other flags gave them. Every
+// command that takes a plan parses the one table (plan_command_flags); this walks estimate's
+// table through search (which must succeed), timeline and compare (which must know the flag).
+TEST(SearchCli, AcceptsEveryFlagEstimateAccepts) {
+  const std::string plan = ::testing::TempDir() + "/search_flags_plan.json";
+  std::ofstream(plan) << R"({"model": "gpt3-1.3b", "cluster": {"system": "dgx-a100-80gb", "gpus": 16},
+                             "training": {"global_batch": 256}})";
+  std::vector<FlagSpec> table = plan_flags();
+  table.push_back({"--json", false, ""});
+  for (const auto& flag : table) {
+    std::vector<std::string> given = {flag.name};
+    if (flag.name == "--plan") {
+      given.push_back(plan);
+    } else if (flag.takes_value) {
+      auto it = sample_values().find(flag.name);
+      ASSERT_NE(it, sample_values().end()) << "give " << flag.name << " a sample value";
+      given.push_back(it->second);
+    }
+    std::vector<std::string> args = {"search"};
+    args.insert(args.end(), kSmallPlan.begin(), kSmallPlan.end());
+    args.insert(args.end(), {"--top", "1"});
+    args.insert(args.end(), given.begin(), given.end());
+    auto r = run_cli(args);
+    EXPECT_EQ(r.status, Status::ok) << "search " << flag.name << ": " << r.err;
+
+    for (std::vector<std::string> other : {std::vector<std::string>{"timeline", "--out", ::testing::TempDir() + "/t.json"},
+                                           std::vector<std::string>{"compare", "1", "--db", ::testing::TempDir() + "/no_runs.sqlite"}}) {
+      other.insert(other.end(), given.begin(), given.end());
+      auto o = run_cli(other);
+      EXPECT_EQ(o.err.find("unknown option"), std::string::npos) << other[0] << " " << flag.name << ": " << o.err;
+    }
+  }
+}
+
+TEST(SearchCli, TheDefaultPlanNeedsNoFlags) {
+  auto r = run_cli({"search", "--top", "1", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["request"]["model"], "gpt3-175b");
+  EXPECT_EQ(j["request"]["gpus"], 1024);
+  EXPECT_EQ(j["request"]["global_batch"], 1536);
+  ASSERT_EQ(j["layouts"].size(), 1u);
+
+  // A whole model given by flags, without --model, on the default cluster and batch.
+  auto flags = run_cli({"search", "--layers", "30", "--hidden", "3072", "--heads", "32", "--top", "1", "--json"});
+  ASSERT_EQ(flags.status, Status::ok) << flags.err;
+  EXPECT_EQ(nlohmann::json::parse(flags.out)["request"]["model"], "custom (based on gpt3-175b)");
+
+  // A given throughput cannot rank layouts: it is taken, and noted as unused.
+  auto mfu = run_cli({"search", "--model", "gpt3-1.3b", "--gpu", "a100-80gb-sxm", "--gpus", "8", "--global-batch", "64",
+                      "--mfu", "0.5", "--top", "1"});
+  EXPECT_EQ(mfu.status, Status::ok) << mfu.err;
+  EXPECT_NE(mfu.err.find("warning: --mfu"), std::string::npos) << mfu.err;
 }
 
 TEST(SearchCli, TextReportShowsBreakdowns) {

@@ -54,6 +54,59 @@ TEST(PlanJson, PresetNamesAndOverrides) {
   EXPECT_EQ(p->training.achieved_tflops, 0) << "the default plan's A100 throughput must not carry over";
 }
 
+TEST(PlanJson, OverridingPresetWidthsDerivesTheMlpAndNamesTheModel) {
+  auto p = parse_plan(R"({"model": {"preset": "gpt3-175b", "layers": 30, "hidden": 3072, "heads": 32},
+                          "layout": {"pp": 2}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  EXPECT_EQ(p->model.name, "custom (based on gpt3-175b)");
+  EXPECT_EQ(p->model.ffn_hidden, 12288);
+  EXPECT_EQ(p->layout.tp, 8) << "fields of the default preset changed: the default's layout stays";
+  EXPECT_EQ(p->layout.pp, 2);
+  auto e = estimate(*p);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  // By hand with Narayanan et al. 2021 eq. (2) (12 l h^2 + 13 l h + (V + s) h) plus the final
+  // LayerNorm (2h); the derivation is in model_derivation_test.cpp. d_ff kept at 49152: 10.36 B.
+  EXPECT_EQ(e->parameters, 3'559'271'424.0);
+
+  auto explicit_ffn = parse_plan(R"({"model": {"preset": "gpt3-175b", "hidden": 3072, "heads": 32,
+                                     "ffn_hidden": 49152}})");
+  ASSERT_TRUE(explicit_ffn.ok()) << explicit_ffn.error_text();
+  EXPECT_EQ(explicit_ffn->model.ffn_hidden, 49152);
+
+  auto gqa = parse_plan(R"({"model": {"preset": "llama-3.1-8b", "heads": 64}})");
+  ASSERT_TRUE(gqa.ok()) << gqa.error_text();
+  EXPECT_EQ(gqa->model.kv_heads, 8) << "changing heads of a GQA model keeps its KV heads";
+  EXPECT_EQ(gqa->model.effective_head_dim(), 64);
+
+  // A written plan reads back as the same model, name included.
+  auto back = plan_from_json(to_json(*p));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(back->model), to_json(p->model));
+}
+
+// The vocabulary padding multiple is a plan field (Megatron-LM's --make-vocab-size-divisible-by,
+// default 128) that reads, writes and round-trips; 0 is rejected by validate().
+TEST(PlanJson, VocabularyPaddingRoundTrips) {
+  auto p = parse_plan(R"({"model": "gpt2-124m", "cluster": {"gpu": "a100-80gb-sxm", "gpus": 1},
+                          "training": {"global_batch": 8, "seq_len": 1024, "vocab_divisible_by": 1}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  const auto json = to_json(*p);
+  EXPECT_EQ(json["training"]["vocab_divisible_by"], 1);
+  EXPECT_EQ(to_json(default_plan())["training"]["vocab_divisible_by"], 128);
+  auto back = plan_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), json);
+  auto e = estimate(*back);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  EXPECT_EQ(e->padded_vocab, 50257) << "unpadded at TP 1";
+
+  auto zero = parse_plan(R"({"training": {"vocab_divisible_by": 0}})");
+  ASSERT_TRUE(zero.ok()) << zero.error_text();
+  bool named = false;
+  for (const auto& d : validate(*zero)) named = named || d.field == "training.vocab_divisible_by";
+  EXPECT_TRUE(named);
+}
+
 TEST(PlanJson, OverridingOneDimensionKeepsTheDefaultLayout) {
   auto p = parse_plan(R"({"layout": {"tp": 4}})");
   ASSERT_TRUE(p.ok());
@@ -107,6 +160,25 @@ TEST(PlanJson, WrongTypesNameTheField) {
     bool named = false;
     for (const auto& e : errors) named = named || e.field == c.field;
     EXPECT_TRUE(named) << c.json << " -> " << join_messages(errors);
+  }
+}
+
+// Readers' open bounds are +-1e308; std::to_string printed them as 309-digit numbers
+// ("valid: 0.000000 to 100000000...000.000000").
+TEST(PlanJson, RangesInMessagesAreShort) {
+  struct Case { const char* json; const char* field; const char* valid; };
+  const Case cases[] = {
+      {R"({"training": {"tokens": -1}})", "training.tokens", "valid: at least 0.0"},
+      {R"({"training": {"fragmentation": 2}})", "training.fragmentation", "valid: 0.0 to 0.99"},
+      {R"({"cluster": {"gpu": {"memory_gib": -1}}})", "cluster.gpu.memory_gib", "valid: 0.0 to 1000000.0"},
+  };
+  for (const auto& c : cases) {
+    auto p = parse_plan(c.json);
+    ASSERT_FALSE(p.ok()) << c.json;
+    const auto& e = p.errors().front();
+    EXPECT_EQ(e.field, c.field);
+    EXPECT_NE(e.message.find(c.valid), std::string::npos) << e.message;
+    EXPECT_LT(e.message.size(), 100u) << e.message;
   }
 }
 

@@ -76,6 +76,27 @@ TEST(Validate, GlobalBatchDivisibleByMicroBatchTimesDp) {
   expect_error(p, "training.global_batch", "micro_batch * dp = 32");
 }
 
+// "nearest valid" offered the multiple below even when the one above was nearer: 1536 with
+// micro_batch * dp = 42 lies between 1512 (24 below) and 1554 (18 above).
+TEST(Validate, NearestValidGlobalBatchIsTheNearerMultiple) {
+  Plan p = default_plan();
+  p.layout.tp = 1;
+  p.layout.pp = 1;
+  p.cluster.gpus = 42;  // dp = 42
+  p.training.global_batch = 1536;
+  expect_error(p, "training.global_batch", "nearest valid: 1554");
+  p.training.global_batch = 1520;  // 8 above 1512, 34 below 1554
+  expect_error(p, "training.global_batch", "nearest valid: 1512");
+  p.training.global_batch = 1533;  // 21 from each
+  expect_error(p, "training.global_batch", "nearest valid: 1512 or 1554");
+  p.training.global_batch = 10;  // below one step: the first valid batch
+  expect_error(p, "training.global_batch", "nearest valid: 42");
+  p.training.global_batch = 1000;  // and the existing case: 992 (8 below) before 1024
+  p.cluster.gpus = 16;
+  p.training.micro_batch = 2;
+  expect_error(p, "training.global_batch", "nearest valid: 992");
+}
+
 TEST(Validate, SequenceDivisibleByTwiceContextParallel) {
   Plan p = default_plan();
   p.layout.cp = 3;

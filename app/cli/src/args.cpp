@@ -1,4 +1,5 @@
-// Command-line parsing: "--flag value", "--flag=value", switches, and positionals.
+// Command-line parsing: "--flag value", "--flag=value", switches, and positionals. Numbers are
+// decimal only (3e11 allowed for whole counts); hexadecimal, blanks, inf and nan are errors.
 #include "plansight/cli/args.h"
 
 #include <algorithm>
@@ -7,6 +8,33 @@
 #include <cstdlib>
 
 namespace plansight::cli {
+namespace {
+
+// A decimal number as people type it: [+-] digits [. digits] [e [+-] digits]. strtoll/strtod
+// alone also take leading blanks, hexadecimal ("0x10" read as 16), "inf" and "nan".
+bool is_decimal(const std::string& text) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  bool mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa = digits() || mantissa;
+  }
+  if (!mantissa) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
+}  // namespace
 
 Result<Args> Args::parse(const std::vector<std::string>& argv, const std::vector<FlagSpec>& flags) {
   Args args;
@@ -55,6 +83,7 @@ std::optional<std::string> Args::value(const std::string& flag) const {
 
 Result<long long> Args::integer(const std::string& flag) const {
   const std::string text = value(flag).value_or("");
+  if (!is_decimal(text)) return make_error(flag, "expected a whole number, got \"" + text + "\"");
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
@@ -71,6 +100,7 @@ Result<long long> Args::integer(const std::string& flag) const {
 
 Result<double> Args::number(const std::string& flag) const {
   const std::string text = value(flag).value_or("");
+  if (!is_decimal(text)) return make_error(flag, "expected a decimal number, got \"" + text + "\"");
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);

@@ -10,6 +10,7 @@
 
 #include "plansight/cli/args.h"
 #include "plansight/cli/commands.h"
+#include "plansight/cli/format.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/store/store.h"
 
@@ -22,7 +23,7 @@ inline Status report_command_errors(const std::vector<Diagnostic>& errors, bool 
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& e : errors) list.push_back(estimator::to_json(e));
-    out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"errors", list}}) << "\n";
   }
   return status;
 }

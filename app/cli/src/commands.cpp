@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
+
 #include "plansight/cli/estimate_report.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -19,13 +21,7 @@ namespace est = plansight::estimator;
 
 // Prints every error on stderr and, with --json, as {"errors": [...]} on stdout.
 Status report_errors(const std::vector<Diagnostic>& errors, bool json, std::ostream& out, std::ostream& err) {
-  for (const auto& e : errors) err << e.to_string() << "\n";
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& e : errors) list.push_back(est::to_json(e));
-    out << nlohmann::json{{"errors", list}}.dump(2) << "\n";
-  }
-  return Status::invalid_input;
+  return report_command_errors(errors, json, out, err);
 }
 
 bool wants_json(const std::vector<std::string>& args) {
@@ -47,8 +43,9 @@ const char* kUsage =
     "  gpus           list GPU presets\n"
     "  systems        list system presets\n"
     "  import-model   read a Hugging Face config.json into a model description\n"
-    "  search         best layouts: --model M --gpu G|--system S --gpus N --global-batch B [--top K] [--json]\n"
-    "  timeline       the predicted timeline of one iteration: --out FILE.json, --ascii [--width N]\n"
+    "  search         best layouts for a plan (the estimate options; layout options fix that dimension)\n"
+    "                 [--top K] [--threads N] [--json]\n"
+    "  timeline       the predicted timeline of a plan's iteration: --out FILE.json, --ascii [--width N], --json\n"
     "  import         store a trace: PyTorch profiler/Kineto JSON (.gz), a directory of ranks, nsys SQLite;\n"
     "                 --drop-last-step drops the last ProfilerStep as Holistic Trace Analysis does on load\n"
     "  analyze RUN    breakdown, overlap (ours and HTA's), bubbles, bus bandwidth [--rules FILE] [--align MODE]\n"
@@ -60,9 +57,11 @@ const char* kUsage =
     "                 [--calibrate] [--db PATH] [--json]\n"
     "  runs           stored runs: runs [--json], runs show ID, runs delete ID  [--db PATH]\n"
     "  compare        predicted vs measured time per phase and memory of a probe run: compare ID [--json];\n"
-    "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json [--json]\n"
+    "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json\n"
+    "                 and/or the estimate options [--json]\n"
     "\n"
-    "estimate options (all optional; the default plan is GPT-3 175B on 1024 A100-80GB):\n"
+    "plan options of estimate, search, timeline and compare (all optional; the default plan is\n"
+    "GPT-3 175B on 1024 A100-80GB):\n"
     "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
     "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
     "  --tp N --pp N --vpp N --dp N --cp N --zero 0..3 --sequence-parallel\n"
@@ -71,7 +70,8 @@ const char* kUsage =
     "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
     "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
     "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"
-    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X --json\n";
+    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X\n"
+    "  --vocab-divisible-by N (pad the vocabulary to N x TP; Megatron's 128, 1: unpadded) --json\n";
 
 }  // namespace
 
@@ -86,7 +86,7 @@ int exit_code(Status status) {
 
 Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   const bool json = wants_json(argv);
-  auto args = Args::parse(argv, with_json(plan_flags()));
+  auto args = Args::parse(argv, plan_command_flags());
   if (!args) return report_errors(args.errors(), json, out, err);
   if (!args->positionals().empty()) {
     return report_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);
@@ -98,7 +98,7 @@ Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std
   if (json) {
     nlohmann::json j = est::to_json(*estimate);
     j["plan"] = est::to_json(*plan);
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
   } else {
     print_estimate(out, *plan, *estimate);
   }
@@ -119,9 +119,9 @@ Status run_import_model(const std::vector<std::string>& argv, std::ostream& out,
   if (!model) return report_errors(model.errors(), json, out, err);
   const double params = est::count_parameters(*model).total;
   if (json) {
-    out << nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}) << "\n";
   } else {
-    out << est::to_json(*model).dump(2) << "\n";
+    out << json_text(est::to_json(*model)) << "\n";
     out << "parameters: " << format_count(params) << " (" << format_billions(params) << ")\n";
   }
   return Status::ok;
@@ -138,7 +138,7 @@ Status run_list_models(const std::vector<std::string>& argv, std::ostream& out, 
       j["parameters"] = est::count_parameters(m).total;
       list.push_back(std::move(j));
     }
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 18) << pad_left("params", 12) << pad_left("layers", 8) << pad_left("hidden", 8)
@@ -159,7 +159,7 @@ Status run_list_gpus(const std::vector<std::string>& argv, std::ostream& out, st
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& g : est::gpu_presets()) list.push_back(est::to_json(g));
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 16) << pad_left("memory", 11) << pad_left("HBM GB/s", 10) << pad_left("bf16 TF", 9)
@@ -185,7 +185,7 @@ Status run_list_systems(const std::vector<std::string>& argv, std::ostream& out,
       j["description"] = s.description;
       list.push_back(std::move(j));
     }
-    out << list.dump(2) << "\n";
+    out << json_text(list) << "\n";
     return Status::ok;
   }
   out << pad_right("name", 20) << pad_right("gpu", 16) << pad_left("GPUs/node", 10) << pad_left("intra GB/s", 12)

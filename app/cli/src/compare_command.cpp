@@ -1,7 +1,8 @@
 // `plansight compare RUN`: the estimator's prediction for a stored probe run's exact
 // configuration, with the run's own hardware profile, against what the run measured: step time,
-// time per phase (step_phases() on both timelines) and memory per category. With --plan FILE it
-// compares any measured or imported run with that plan instead (compare_plan_command.cpp).
+// time per phase (step_phases() on both timelines) and memory per category. With a plan (--plan
+// FILE and/or the plan flags of estimate) it compares any measured or imported run with that plan
+// instead (compare_plan_command.cpp).
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
 // On the CPU, time a rank spends inside a communication call before its last peer arrived is
 // bubble (waiting), not communication; see step_phases.h.
@@ -10,6 +11,7 @@
 #include "command_util.h"
 #include "compare_plan_command.h"
 #include "plansight/cli/format.h"
+#include "plansight/cli/plan_args.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_plan.h"
 #include "plansight/cli/run_lookup.h"
@@ -58,20 +60,25 @@ double largest_over_stages(const est::MemoryEstimate& m, double est::MemoryBreak
 Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   bool json = false;
   for (const auto& a : argv) json = json || a == "--json";
-  auto args = Args::parse(argv, {{"--db", true, "PATH"}, {"--plan", true, "FILE.json"}, {"--json", false, ""}});
+  auto args = Args::parse(argv, plan_command_flags({{"--db", true, "PATH"}}));
   if (!args) return report_command_errors(args.errors(), json, out, err);
   if (args->positionals().size() != 1) {
-    return report_command_errors({make_error("RUN", "give exactly one run id (see plansight runs)")}, json, out, err);
+    return report_command_errors({make_error("run id", "give exactly one run id (see plansight runs)")}, json, out, err);
   }
-  auto id = parse_run_id(args->positionals()[0], "RUN");
+  auto id = parse_run_id(args->positionals()[0], "run id");
   if (!id) return report_command_errors(id.errors(), json, out, err);
-  if (args->has("--plan")) return run_compare_with_plan(*id, *args, out, err);  // any measured or imported run
+  // Any plan flag names the plan to compare with (any measured or imported run); without one, a
+  // probe run is compared with the prediction of its own configuration.
+  if (has_plan_flags(*args)) return run_compare_with_plan(*id, *args, out, err);
   auto db = open_run_store(*args);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto run = db->get_run(*id);
   if (!run) return report_command_errors(run.errors(), json, out, err);
   if (run->kind != store::RunKind::probe || !run->plan || !run->summary || !run->summary->step_time_s) {
-    return report_command_errors({make_error("RUN", "run " + std::to_string(*id) + " is not a finished probe run")}, json, out, err);
+    const std::string run_id = std::to_string(*id);
+    return report_command_errors({make_error("run " + run_id, "is not a finished probe run; to set it beside a plan's prediction: "
+                                                              "plansight compare " + run_id + " --plan FILE.json (or plan flags)")},
+                                 json, out, err);
   }
   auto profile = hardware_profile_of_run(*db, *run);
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
@@ -132,7 +139,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
                              {"error", error_json(r)}});
     }
     j["plan"] = est::to_json(*plan);
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
     return Status::ok;
   }
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";

@@ -86,7 +86,7 @@ Status run_compare_with_plan(std::int64_t run_id, const Args& args, std::ostream
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto comparison = compare_run_with_plan(*db, run_id, *plan);
   if (!comparison) return report_command_errors(comparison.errors(), json, out, err);
-  if (json) out << to_json(*comparison).dump(2) << "\n";
+  if (json) out << json_text(to_json(*comparison)) << "\n";
   else print_table(out, *comparison);
   return Status::ok;
 }

@@ -32,8 +32,13 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       << ", " << est::to_string(t.attention) << " attention\n\n";
 
   out << "Parameters   " << format_billions(e.parameters) << " (" << format_count(e.parameters) << ")\n";
-  out << "  as trained " << format_billions(e.parameters_padded) << " (" << format_count(e.parameters_padded)
-      << ") with the vocabulary padded to " << format_count(static_cast<double>(e.padded_vocab)) << "\n\n";
+  out << "  as trained " << format_billions(e.parameters_padded) << " (" << format_count(e.parameters_padded) << ") with ";
+  if (e.padded_vocab == plan.model.vocab) {
+    out << "the vocabulary unpadded (" << format_count(static_cast<double>(e.padded_vocab)) << ")\n\n";
+  } else {
+    out << "the vocabulary padded to " << format_count(static_cast<double>(e.padded_vocab)) << " (a multiple of "
+        << plan.training.vocab_divisible_by << " x TP " << plan.layout.tp << ")\n\n";
+  }
 
   const auto& peak = e.memory.peak;
   out << "Memory per GPU, most loaded: stage " << e.memory.most_loaded_stage << " of " << l.pp << "\n";

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "plansight/estimator/hf_config.h"
@@ -59,10 +60,39 @@ constexpr Mapping kMappings[] = {
     {"--mfu", "training", "mfu", Mapping::number},
     {"--reserve-gib", "training", "reserve_gib", Mapping::number},
     {"--fragmentation", "training", "fragmentation", Mapping::number},
+    {"--vocab-divisible-by", "training", "vocab_divisible_by", Mapping::integer},
 };
 
 bool looks_like_file(const std::string& text) {
   return text.find('/') != std::string::npos || (text.size() > 5 && text.substr(text.size() - 5) == ".json");
+}
+
+// The plan file's "model" with the model flags (--layers, --hidden, ...) on top. A preset (by
+// name or {"preset": ...}) takes them as overrides, which plan_from_json derives from; a whole
+// model (a --model config.json, a plan file's full model object) is resolved here with the same
+// rule (estimator/model_derivation.h), because its own fields, ffn_hidden among them, would
+// otherwise all count as explicitly given.
+Result<nlohmann::json> model_with_flags(const nlohmann::json& model, const nlohmann::json& flags) {
+  if (model.is_null()) {
+    nlohmann::json preset = {{"preset", est::default_plan().model.name}};
+    preset.update(flags);
+    return preset;
+  }
+  if (model.is_string() || (model.is_object() && model.contains("preset"))) {
+    nlohmann::json preset = model.is_string() ? nlohmann::json{{"preset", model}} : model;
+    preset.update(flags);
+    return preset;
+  }
+  if (!model.is_object()) return model;  // plan_from_json names the bad type
+  std::vector<Diagnostic> errors;
+  est::ModelSpec spec;
+  spec.name = "custom";
+  est::JsonReader whole(model, "model", errors);
+  est::read_model(whole, spec);
+  est::JsonReader overrides(flags, "model", errors);
+  est::read_model(overrides, spec);
+  if (!errors.empty()) return errors;
+  return est::to_json(spec);
 }
 
 }  // namespace
@@ -80,7 +110,25 @@ const std::vector<FlagSpec>& plan_flags() {
   return flags;
 }
 
+std::vector<FlagSpec> plan_command_flags(std::vector<FlagSpec> extra) {
+  std::vector<FlagSpec> flags = plan_flags();
+  flags.push_back({"--json", false, ""});
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
+bool has_plan_flags(const Args& args) {
+  for (const auto& f : plan_flags()) {
+    if (args.has(f.name)) return true;
+  }
+  return false;
+}
+
 Result<std::string> read_text_file(const std::string& path, const std::string& field) {
+  // An ifstream opens a directory and reads nothing, which would surface as "not valid JSON at
+  // byte 0".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return make_error(field, "\"" + path + "\" is a directory; give a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(field, "cannot read \"" + path + "\": no such readable file");
   std::ostringstream text;
@@ -91,6 +139,7 @@ Result<std::string> read_text_file(const std::string& path, const std::string& f
 Result<nlohmann::json> plan_overlay(const Args& args) {
   std::vector<Diagnostic> errors;
   nlohmann::json overlay = nlohmann::json::object();
+  nlohmann::json model_flags = nlohmann::json::object();
   if (auto path = args.value("--plan")) {
     auto text = read_text_file(*path, "--plan");
     if (!text) return text.errors();
@@ -101,10 +150,24 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
   }
 
   if (auto model = args.value("--model")) {
-    if (looks_like_file(*model) || std::filesystem::is_regular_file(*model)) {
-      auto text = read_text_file(*model, "--model");
+    std::error_code ec;
+    std::optional<std::filesystem::path> config;
+    if (std::filesystem::is_directory(*model, ec)) {
+      // A Hugging Face model folder (as downloaded or written by save_pretrained): its config.json.
+      config = std::filesystem::path(*model) / "config.json";
+      if (!std::filesystem::is_regular_file(*config, ec)) {
+        return make_error("--model", "\"" + *model + "\" is a directory without a config.json; valid: a preset name, a "
+                                     "config.json or a Hugging Face model folder");
+      }
+    } else if (looks_like_file(*model) || std::filesystem::is_regular_file(*model, ec)) {
+      config = *model;
+    }
+    if (config) {
+      auto text = read_text_file(config->string(), "--model");
       if (!text) return text.errors();
-      auto spec = est::model_from_hf_config(*text, std::filesystem::path(*model).parent_path().filename().string());
+      // The model takes its folder's name ("Llama-3.1-8B"), as the app's import does.
+      const auto folder = std::filesystem::absolute(*config, ec).lexically_normal().parent_path().filename();
+      auto spec = est::model_from_hf_config(*text, folder.string());
       if (!spec) return spec.errors();
       overlay["model"] = est::to_json(*spec);
     } else {
@@ -135,12 +198,16 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
       case Mapping::toggle_off: value = false; break;
     }
     const std::string section = m.section;
-    if (section == "model" && !overlay.contains("model")) {
-      overlay["model"] = {{"preset", est::default_plan().model.name}};
-    } else if (section == "model" && overlay["model"].is_string()) {
-      overlay["model"] = {{"preset", overlay["model"]}};
+    if (section == "model") {
+      model_flags[m.key] = value;
+    } else {
+      overlay[section][m.key] = value;
     }
-    overlay[section][m.key] = value;
+  }
+  if (!model_flags.empty()) {
+    auto model = model_with_flags(overlay.contains("model") ? overlay["model"] : nlohmann::json(), model_flags);
+    if (!model) return model.errors();
+    overlay["model"] = std::move(*model);
   }
   // --vpp N > 1 implies the interleaved schedule unless one is named.
   if (overlay.contains("layout") && overlay["layout"].contains("vpp") && overlay["layout"]["vpp"].is_number_integer() &&

@@ -66,8 +66,9 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
     break;
   }
   if (!found) {
-    return make_error("RUN", "run " + std::to_string(run_id) + " (" + run->name +
-                                 ") has no measured or imported timeline; compare it with a probe run or an imported trace");
+    return make_error("run " + std::to_string(run_id), "(" + run->name +
+                                                           ") has no measured or imported timeline; compare a probe run or an "
+                                                           "imported trace with the plan");
   }
   auto estimate = est::estimate(plan);  // validates and gives the padded vocabulary
   if (!estimate) return estimate.errors();

@@ -174,7 +174,7 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   if (json) {
     nlohmann::json loss = nlohmann::json::array();
     for (double l : summary.loss_per_step) loss.push_back(std::isfinite(l) ? nlohmann::json(l) : nlohmann::json());
-    out << nlohmann::json{{"run_id", run_id},
+    out << json_text(nlohmann::json{{"run_id", run_id},
                           {"db", db->path().string()},
                           {"device", device},
                           {"model", request_used["model"]},
@@ -186,8 +186,7 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
                           {"step_time_s", summary.step_time_s.value_or(0.0)},
                           {"loss", loss},
                           {"memory", summary.memory_bytes},
-                          {"stopped_early", stopped}}
-               .dump(2)
+                          {"stopped_early", stopped}})
         << "\n";
   } else {
     print_summary(out, run_id, device, request_used, summary, stopped);

@@ -7,11 +7,11 @@ namespace plansight::cli {
 namespace {
 
 Result<std::int64_t> parse_run_id(const std::vector<std::string>& positionals, std::size_t index) {
-  if (positionals.size() <= index) return make_error("RUN", "give a run id (see plansight runs)");
+  if (positionals.size() <= index) return make_error("run id", "missing; give a run id (see plansight runs)");
   const std::string& text = positionals[index];
   char* end = nullptr;
   const long long id = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || id <= 0) return make_error("RUN", "\"" + text + "\" is not a run id; valid: a positive whole number");
+  if (text.empty() || *end != '\0' || id <= 0) return make_error("run id", "\"" + text + "\" is not a run id; valid: a positive whole number (see plansight runs)");
   return static_cast<std::int64_t>(id);
 }
 
@@ -44,7 +44,7 @@ Result<LoadedRun> load_best_timeline(store::Store& store, std::int64_t run_id) {
     auto timeline = store.load_timeline(run_id, source);
     if (timeline) return LoadedRun{std::move(*run), std::move(*timeline)};
   }
-  return make_error("RUN", "run " + std::to_string(run_id) + " has no timeline");
+  return make_error("run " + std::to_string(run_id), "has no timeline");
 }
 
 Result<LoadedRun> load_run_timeline(store::Store& store, const std::vector<std::string>& positionals, std::size_t index) {
@@ -62,7 +62,7 @@ Result<LoadedRunTimelines> load_all_run_timelines(store::Store& store, const std
   for (auto source : {estimator::TimelineSource::predicted, estimator::TimelineSource::measured, estimator::TimelineSource::imported}) {
     if (auto timeline = store.load_timeline(*id, source)) out.timelines.push_back(std::move(*timeline));
   }
-  if (out.timelines.empty()) return make_error("RUN", "run " + std::to_string(*id) + " has no timeline");
+  if (out.timelines.empty()) return make_error("run " + std::to_string(*id), "has no timeline");
   return out;
 }
 

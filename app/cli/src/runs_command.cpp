@@ -33,7 +33,7 @@ Status list_runs(store::Store& db, bool json, std::ostream& out, std::ostream& e
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& r : *runs) list.push_back(record_json(r));
-    out << nlohmann::json{{"db", db.path().string()}, {"runs", list}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"db", db.path().string()}, {"runs", list}}) << "\n";
     return Status::ok;
   }
   if (runs->empty()) {
@@ -61,7 +61,7 @@ Status show_run(store::Store& db, std::int64_t id, bool json, std::ostream& out,
     if (run->plan) j["plan"] = *run->plan;
     j["timelines"] = nlohmann::json::array();
     for (const auto& t : *timelines) j["timelines"].push_back(timeline_info_json(t));
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
     return Status::ok;
   }
   out << "run " << run->id << ": " << run->name << "\n";
@@ -116,7 +116,7 @@ Status run_runs(const std::vector<std::string>& argv, std::ostream& out, std::os
   if (action == "list") return list_runs(*db, json, out, err);
   if (action == "show") return show_run(*db, *id, json, out, err);
   if (auto gone = db->delete_run(*id); !gone) return report_command_errors(gone.errors(), json, out, err);
-  if (json) out << nlohmann::json{{"deleted", *id}}.dump(2) << "\n";
+  if (json) out << json_text(nlohmann::json{{"deleted", *id}}) << "\n";
   else out << "deleted run " << *id << "\n";
   return Status::ok;
 }

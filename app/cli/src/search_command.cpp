@@ -1,8 +1,9 @@
-// `plansight search`: the best layouts of a model on a cluster for a global batch. Plan flags give
-// the base plan; layout flags (--tp, --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule,
-// --micro-batch, --sequence-parallel) fix that dimension instead of searching it; a --plan file's
-// layout is not a constraint. Exit 0 with layouts, 1 when none fits (the summary names why), 2 on
-// invalid input.
+// `plansight search`: the best layouts of a model on a cluster for a global batch. It takes the
+// same plan flags as estimate (plan_command_flags) and the same default plan; layout flags (--tp,
+// --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule, --micro-batch, --sequence-parallel)
+// fix that dimension instead of searching it; a --plan file's layout is not a constraint; a given
+// throughput (--mfu, --achieved-tflops) is noted as unused. Exit 0 with layouts, 1 when none fits
+// (the summary names why), 2 on invalid input.
 //
 // --json keys (stable contract, tests/integration/search_cli_test.cpp):
 //   request:    model, gpu, system, gpus, gpus_per_node, global_batch, seq_len, tokens, top
@@ -20,6 +21,7 @@
 //   LAYOUT:     {tp, pp, vpp, dp, cp, micro_batch, sequence_parallel, zero_stage, recompute, schedule}
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -33,22 +35,10 @@ namespace est = plansight::estimator;
 using nlohmann::json;
 
 Status report(const std::vector<Diagnostic>& errors, bool as_json, std::ostream& out, std::ostream& err) {
-  for (const auto& e : errors) err << e.to_string() << "\n";
-  if (as_json) {
-    json list = json::array();
-    for (const auto& e : errors) list.push_back(est::to_json(e));
-    out << json{{"errors", list}}.dump(2) << "\n";
-  }
-  return Status::invalid_input;
+  return report_command_errors(errors, as_json, out, err);
 }
 
-std::vector<FlagSpec> search_flags() {
-  std::vector<FlagSpec> flags = plan_flags();
-  flags.push_back({"--top", true, "K"});
-  flags.push_back({"--threads", true, "N"});
-  flags.push_back({"--json", false, ""});
-  return flags;
-}
+std::vector<FlagSpec> search_flags() { return plan_command_flags({{"--top", true, "K"}, {"--threads", true, "N"}}); }
 
 // Layout flags become fixed values of the search space; errors name the flag.
 Result<est::SearchOptions> search_options(const Args& args) {
@@ -105,20 +95,18 @@ Result<est::SearchOptions> search_options(const Args& args) {
     else
       o.threads = static_cast<unsigned>(*v);
   }
-  for (const char* flag : {"--achieved-tflops", "--mfu"}) {
-    if (args.has(flag))
-      errors.push_back(make_error(
-          flag, "the search ranks layouts by predicted time; a given throughput would rank them all alike; remove it"));
-  }
-  if (!args.has("--plan")) {
-    for (const char* flag : {"--model", "--gpus", "--global-batch"}) {
-      if (!args.has(flag)) errors.push_back(make_error(flag, "required (or give --plan FILE.json)"));
-    }
-    if (!args.has("--gpu") && !args.has("--system"))
-      errors.push_back(make_error("--gpu", "give --gpu NAME or --system NAME (or --plan)"));
-  }
   if (!errors.empty()) return errors;
   return o;
+}
+
+// The plan flags search takes but cannot use: a given throughput would rank every layout alike,
+// so the search predicts each layout's time instead (layout_search: plan_for_candidate).
+void note_unused_flags(const Args& args, std::ostream& err) {
+  for (const char* flag : {"--achieved-tflops", "--mfu"}) {
+    if (args.has(flag)) {
+      err << make_warning(flag, "not used: the search ranks layouts by their predicted time").to_string() << "\n";
+    }
+  }
 }
 
 json layout_json(const est::Candidate& c) {
@@ -257,12 +245,13 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   }
   auto options = search_options(*args);
   if (!options) return report(options.errors(), as_json, out, err);
+  note_unused_flags(*args, err);
   auto base = plan_from_args(*args);
   if (!base) return report(base.errors(), as_json, out, err);
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {
-    out << result_json(*base, *options, *result).dump(2) << "\n";
+    out << json_text(result_json(*base, *options, *result)) << "\n";
   } else {
     print_result(out, *base, *result);
   }

@@ -1,10 +1,13 @@
-// `plansight timeline`: the predicted timeline of one iteration of a plan, written as Plansight
-// timeline JSON (--out FILE.json) and/or drawn in the terminal (--ascii, one row per pipeline
-// rank: F forward, B backward, W weight gradient, R recompute, O optimizer, '.' idle).
+// `plansight timeline`: the predicted timeline of one iteration of a plan (the plan flags of
+// estimate), written as Plansight timeline JSON (--out FILE.json, or stdout with --json) and/or
+// drawn in the terminal (--ascii, one row per pipeline rank: F forward, B backward, W weight
+// gradient, R recompute, O optimizer, '.' idle). With --json, errors are {"errors": [...]} on
+// stdout as well, as for estimate.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "command_util.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
@@ -19,17 +22,17 @@ namespace plansight::cli {
 namespace est = plansight::estimator;
 
 Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  std::vector<FlagSpec> flags = plan_flags();
-  flags.push_back({"--out", true, "FILE.json"});
-  flags.push_back({"--ascii", false, ""});
-  flags.push_back({"--width", true, "COLUMNS"});
-  auto args = Args::parse(argv, flags);
-  auto fail = [&](const std::vector<Diagnostic>& errors) {
-    for (const auto& e : errors) err << e.to_string() << "\n";
-    return Status::invalid_input;
-  };
+  bool as_json = false;
+  for (const auto& a : argv) as_json |= a == "--json";
+  auto args = Args::parse(argv, plan_command_flags({{"--out", true, "FILE.json"},
+                                                    {"--ascii", false, ""},
+                                                    {"--width", true, "COLUMNS"}}));
+  auto fail = [&](const std::vector<Diagnostic>& errors) { return report_command_errors(errors, as_json, out, err); };
   if (!args) return fail(args.errors());
   if (!args->positionals().empty()) return fail({make_error(args->positionals().front(), "unexpected argument")});
+  if (as_json && args->has("--ascii")) {
+    return fail({make_error("--ascii", "draws text; with --json the timeline is written as JSON; give one of them")});
+  }
   long long width = 100;
   if (args->has("--width")) {
     auto w = args->integer("--width");
@@ -44,18 +47,24 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   auto predicted = est::predict_time(*plan, estimate->padded_vocab);
   if (!predicted) return fail(predicted.errors());
 
+  nlohmann::json timeline_json = est::to_json(predicted->timeline);
+  timeline_json["plan"] = est::to_json(*plan);
+  std::size_t spans = 0;
+  for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
   if (auto path = args->value("--out")) {
     std::ofstream file(*path, std::ios::binary | std::ios::trunc);
     if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
-    nlohmann::json j = est::to_json(predicted->timeline);
-    j["plan"] = est::to_json(*plan);
-    file << j.dump() << "\n";
+    file << json_text(timeline_json, -1) << "\n";
     if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
-    std::size_t spans = 0;
-    for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
-    out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
+    if (as_json) {
+      out << json_text(nlohmann::json{{"out", *path}, {"spans", spans}, {"tracks", predicted->timeline.tracks.size()}}) << "\n";
+    } else {
+      out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
+    }
+  } else if (as_json) {
+    out << json_text(timeline_json, -1) << "\n";
   }
-  if (args->has("--ascii") || !args->has("--out")) {
+  if (args->has("--ascii") || (!args->has("--out") && !as_json)) {
     out << est::render_ascii(predicted->timeline, static_cast<int>(width));
     const auto& b = predicted->breakdown;
     out << "iteration " << format_seconds(predicted->iteration_s) << ": compute " << format_seconds(b.compute_s)

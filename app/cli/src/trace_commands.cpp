@@ -60,6 +60,21 @@ nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifi
   return ranks;
 }
 
+// A probe run names its collectives after their process group ("tp.all_reduce",
+// "dp.reduce_scatter"), and its stored request holds the group sizes: with them, bus bandwidth
+// uses the real n of nccl-tests' factors instead of an unknown (0) group.
+void fill_probe_group_sizes(const store::RunRecord& run, std::vector<est::CollectiveCall>& calls) {
+  if (run.kind != store::RunKind::probe || !run.plan || !run.plan->is_object()) return;
+  const auto layout = run.plan->find("layout");
+  if (layout == run.plan->end() || !layout->is_object()) return;
+  for (auto& c : calls) {
+    const std::string group = c.name.substr(0, c.name.find('.'));
+    if (group == c.name || (group != "tp" && group != "dp" && group != "cp")) continue;
+    const auto size = layout->find(group);
+    if (size != layout->end() && size->is_number_integer()) c.group_size = size->get<std::int32_t>();
+  }
+}
+
 }  // namespace
 
 Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -85,9 +100,8 @@ Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::
   if (args->has("--json")) {
     nlohmann::json warnings = nlohmann::json::array();
     for (const auto& w : trace->warnings) warnings.push_back(w.to_string());
-    out << nlohmann::json{{"run_id", stored->run_id}, {"spans", spans}, {"ranks", stored->ranks}, {"collectives", trace->collectives.size()},
-                          {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}}
-               .dump(2)
+    out << json_text(nlohmann::json{{"run_id", stored->run_id}, {"spans", spans}, {"ranks", stored->ranks}, {"collectives", trace->collectives.size()},
+                          {"warnings", warnings}, {"breakdown", breakdown_json(trace->timeline, est::KernelClassifier())}})
         << "\n";
   } else {
     out << "imported run " << stored->run_id << ": " << trace->ranks.size() << " rank(s), " << format_count(static_cast<double>(spans))
@@ -121,9 +135,13 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   const auto alignment = est::compute_alignment(timeline, align, classifier);
   est::apply_alignment(timeline, alignment);
 
-  std::vector<est::CollectiveCall> calls;
-  if (loaded->run.plan && loaded->run.plan->contains("trace")) calls = collectives_from_json((*loaded->run.plan)["trace"].value("collectives", nlohmann::json::array()));
-  if (calls.empty()) calls = est::collectives_from_timeline(timeline, 0);
+  // An imported run keeps its collective calls (with group sizes the timeline lacks); any other
+  // run (a probe's measured timeline) has them only as spans.
+  std::vector<est::CollectiveCall> calls = stored_collectives(loaded->run);
+  if (calls.empty()) {
+    calls = est::collectives_from_timeline(timeline, 0);
+    fill_probe_group_sizes(loaded->run, calls);
+  }
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : est::summarize_collectives(calls)) {
     collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", c.group_size}, {"count", c.count},
@@ -140,10 +158,9 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   const nlohmann::json ranks = breakdown_json(timeline, classifier);
 
   if (args->has("--json")) {
-    out << nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
+    out << json_text(nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
                           {"ranks", ranks}, {"pipeline_bubbles", bubbles}, {"collectives", collectives},
-                          {"alignment", {{"mode", mode}, {"offsets", offsets}}}}
-               .dump(2)
+                          {"alignment", {{"mode", mode}, {"offsets", offsets}}}})
         << "\n";
     return Status::ok;
   }
@@ -215,8 +232,8 @@ Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::os
     nlohmann::json phases = nlohmann::json::array(), classes = nlohmann::json::array();
     for (const auto& r : d.by_phase) phases.push_back(row_json(r));
     for (const auto& r : d.by_kernel_class) classes.push_back(row_json(r));
-    out << nlohmann::json{{"a", a->run.id}, {"b", b->run.id}, {"makespan", row_json(d.makespan)}, {"phases", phases},
-                          {"kernel_classes", classes}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"a", a->run.id}, {"b", b->run.id}, {"makespan", row_json(d.makespan)}, {"phases", phases},
+                          {"kernel_classes", classes}}) << "\n";
     return Status::ok;
   }
   auto line = [&](const est::DiffRow& r) {

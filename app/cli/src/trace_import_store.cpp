@@ -28,6 +28,10 @@ std::vector<est::CollectiveCall> collectives_from_json(const nlohmann::json& lis
   if (!list.is_array()) return out;
   for (const auto& a : list) {
     if (!a.is_array() || a.size() != 9) continue;
+    const bool typed = a[0].is_number_integer() && a[1].is_string() && a[2].is_number_integer() &&
+                       a[3].is_number_integer() && a[4].is_number() && a[5].is_number_integer() && a[6].is_string() &&
+                       a[7].is_string() && a[8].is_string();
+    if (!typed) continue;
     est::CollectiveCall c;
     c.rank = a[0].get<std::int32_t>();
     const std::string kind = a[1].get<std::string>();
@@ -85,6 +89,14 @@ Result<StoredImport> store_imported_trace(store::Store& db, const interop::Impor
   if (auto s = tx->commit(); !s) return s.errors();
   out.run_id = *id;
   return out;
+}
+
+std::vector<est::CollectiveCall> stored_collectives(const store::RunRecord& run) {
+  if (run.kind != store::RunKind::import || !run.plan || !run.plan->is_object()) return {};
+  const auto trace = run.plan->find("trace");
+  if (trace == run.plan->end() || !trace->is_object()) return {};
+  const auto calls = trace->find("collectives");
+  return calls == trace->end() ? std::vector<est::CollectiveCall>{} : collectives_from_json(*calls);
 }
 
 }  // namespace plansight::cli

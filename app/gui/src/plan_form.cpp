@@ -150,6 +150,9 @@ void PlanForm::build() {
   addSpin(training, QStringLiteral("training.micro_batch"), tr("Micro-batch"), 0, kMaxInt);
   addSpin(training, QStringLiteral("training.global_batch"), tr("Global batch"), 0, kMaxInt);
   addSpin(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 0, kMaxInt);
+  // Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded to this x TP; 1 shows
+  // what an unpadded vocabulary (50257) costs against a padded one (50304).
+  addSpin(training, QStringLiteral("training.vocab_divisible_by"), tr("Pad vocabulary to (× TP)"), 0, 1 << 20);
   tokens_ = new QDoubleSpinBox(this);
   tokens_->setRange(0, 1e9);
   tokens_->setDecimals(1);

@@ -1,6 +1,8 @@
 // Plan <-> widgets of the Plan page, preset choices and config.json import (see plan_form.h).
 // Collect starts from the document's plan, so fields the form does not show (norms, biases,
-// bandwidths, reserve, ...) survive every edit.
+// bandwidths, reserve, ...) survive every edit. Model fields are edits of a base model through
+// estimator::derive_model, the rule plan files and CLI flags follow: typing a hidden size moves
+// the MLP width with it unless the MLP width was typed too.
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -11,6 +13,7 @@
 #include <algorithm>
 
 #include "plansight/estimator/hf_config.h"
+#include "plansight/estimator/model_derivation.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
@@ -42,7 +45,39 @@ int matching_model_row(const PresetModel* presets, const est::ModelSpec& m) {
   return same ? row : -1;
 }
 
+// The model spin boxes and the ModelSpec field each edits.
+struct ModelSpin {
+  const char* field;
+  std::int64_t est::ModelSpec::*member;
+};
+constexpr ModelSpin kModelSpins[] = {{"model.layers", &est::ModelSpec::layers},         {"model.hidden", &est::ModelSpec::hidden},
+                                     {"model.heads", &est::ModelSpec::heads},           {"model.kv_heads", &est::ModelSpec::kv_heads},
+                                     {"model.ffn_hidden", &est::ModelSpec::ffn_hidden}, {"model.vocab", &est::ModelSpec::vocab}};
+
 }  // namespace
+
+void PlanForm::showModel(const est::ModelSpec& model) {
+  const bool was_populating = populating_;
+  populating_ = true;
+  for (const auto& s : kModelSpins) {
+    auto* spin = qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(s.field)).editor);
+    if (spin->value() != clamp_int(model.*s.member)) spin->setValue(clamp_int(model.*s.member));
+  }
+  const int row = matching_model_row(model_presets_, model);
+  if (model_combo_->currentIndex() != row) model_combo_->setCurrentIndex(row);
+  const QString name = QString::fromStdString(model.name);
+  model_combo_->setPlaceholderText(name.startsWith(QStringLiteral("custom")) ? name : name + tr(" (custom)"));
+  shown_model_ = model;
+  populating_ = was_populating;
+}
+
+void PlanForm::noteExplicitModelEdits() {
+  const est::ModelSpec& current = document_->plan().model;
+  for (const auto& s : kModelSpins) {
+    const auto* spin = qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(s.field)).editor);
+    if (spin->value() != clamp_int(current.*s.member)) explicit_model_fields_.insert(QString::fromLatin1(s.field));
+  }
+}
 
 void PlanForm::populate() {
   populating_ = true;
@@ -54,14 +89,12 @@ void PlanForm::populate() {
     return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
   };
 
-  model_combo_->setCurrentIndex(matching_model_row(model_presets_, plan.model));
-  model_combo_->setPlaceholderText(QString::fromStdString(plan.model.name) + tr(" (custom)"));
-  spin("model.layers", plan.model.layers);
-  spin("model.hidden", plan.model.hidden);
-  spin("model.heads", plan.model.heads);
-  spin("model.kv_heads", plan.model.kv_heads);
-  spin("model.ffn_hidden", plan.model.ffn_hidden);
-  spin("model.vocab", plan.model.vocab);
+  // A model from outside the form (preset, file, import) is the new base of edits.
+  if (!est::same_structure(plan.model, shown_model_) || plan.model.name != shown_model_.name) {
+    model_base_ = plan.model;
+    explicit_model_fields_.clear();
+  }
+  showModel(plan.model);
 
   system_combo_->setCurrentIndex(system_presets_->rowOf(QString::fromStdString(plan.cluster.name)));
   system_combo_->setPlaceholderText(tr("custom"));
@@ -83,6 +116,7 @@ void PlanForm::populate() {
   spin("training.micro_batch", plan.training.micro_batch);
   spin("training.global_batch", plan.training.global_batch);
   spin("training.seq_len", plan.training.seq_len);
+  spin("training.vocab_divisible_by", plan.training.vocab_divisible_by);
   tokens_->setValue(plan.training.tokens / 1e9);
   set_combo_data(combo("training.precision"), static_cast<int>(plan.training.precision));
   set_combo_data(combo("training.optimizer"), static_cast<int>(plan.training.optimizer));
@@ -98,12 +132,14 @@ est::Plan PlanForm::collect() const {
     return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
   };
 
-  plan.model.layers = spin("model.layers");
-  plan.model.hidden = spin("model.hidden");
-  plan.model.heads = spin("model.heads");
-  plan.model.kv_heads = spin("model.kv_heads");
-  plan.model.ffn_hidden = spin("model.ffn_hidden");
-  plan.model.vocab = spin("model.vocab");
+  // The typed fields over the base; derived fields the user did not type follow them.
+  est::ModelSpec edited = model_base_;
+  for (const auto& s : kModelSpins) {
+    if (explicit_model_fields_.contains(QString::fromLatin1(s.field))) edited.*s.member = spin(s.field);
+  }
+  plan.model = est::derive_model(model_base_, edited,
+                                 {.kv_heads = explicit_model_fields_.contains(QStringLiteral("model.kv_heads")),
+                                  .ffn_hidden = explicit_model_fields_.contains(QStringLiteral("model.ffn_hidden"))});
   plan.cluster.gpus = spin("cluster.gpus");
   plan.cluster.price_per_gpu_hour = price_->value();
 
@@ -120,6 +156,7 @@ est::Plan PlanForm::collect() const {
   plan.training.micro_batch = spin("training.micro_batch");
   plan.training.global_batch = spin("training.global_batch");
   plan.training.seq_len = spin("training.seq_len");
+  plan.training.vocab_divisible_by = spin("training.vocab_divisible_by");
   plan.training.tokens = tokens_->value() * 1e9;
   const est::Precision precision = combo_enum(combo("training.precision"), plan.training.precision);
   if (precision != plan.training.precision) {
@@ -133,13 +170,9 @@ est::Plan PlanForm::collect() const {
 
 void PlanForm::onEdited() {
   if (populating_) return;
+  noteExplicitModelEdits();
   est::Plan plan = collect();
-  if (matching_model_row(model_presets_, plan.model) < 0 && model_combo_->currentIndex() >= 0) {
-    populating_ = true;
-    model_combo_->setCurrentIndex(-1);
-    model_combo_->setPlaceholderText(QString::fromStdString(plan.model.name) + tr(" (custom)"));
-    populating_ = false;
-  }
+  showModel(plan.model);  // derived fields (MLP width, KV heads) and the model's name follow
   document_->editPlan(plan);
 }
 

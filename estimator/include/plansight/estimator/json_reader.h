@@ -58,4 +58,9 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
 // Short rendering of a JSON value for messages: strings quoted, long values cut.
 std::string describe_json(const nlohmann::json& value);
 
+// Numbers in messages: the shortest text that reads back exactly ("0.99", "1e+308"), and a
+// valid range whose open ends (+-1e308) read "at least X" / "at most X".
+std::string describe_number(double value);
+std::string describe_range(double min, double max);
+
 }  // namespace plansight::estimator

@@ -37,6 +37,12 @@ struct TrainingSpec {
   // backward_prefetch, Megatron/DeepSpeed prefetch): one more unsharded layer in memory, gathers
   // hidden behind compute. false: each layer gathers when it starts (exposed, one layer held).
   bool zero3_prefetch = true;
+  // The vocabulary is padded to a multiple of this times TP, as Megatron-LM's
+  // --make-vocab-size-divisible-by (default 128; megatron/training/tokenizer
+  // _vocab_size_with_padding) does, so the embedding and LM head shard evenly and their GEMMs stay
+  // Tensor-Core aligned. 1 keeps the tokenizer's vocabulary (padded only to a multiple of TP,
+  // which vocabulary-parallel layers need): what frameworks without padding run.
+  std::int64_t vocab_divisible_by = 128;
 };
 
 }  // namespace plansight::estimator

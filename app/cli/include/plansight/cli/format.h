@@ -1,7 +1,10 @@
-// Human formatting with units: GiB (2^30 B), billions of parameters, FLOPs, durations.
+// Human formatting with units: GiB (2^30 B), billions of parameters, FLOPs, durations; and the
+// one way the CLI writes JSON.
 #pragma once
 
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace plansight::cli {
 
@@ -13,5 +16,10 @@ std::string format_seconds(double seconds);         // "850 ms", "12.3 s", "4.2 
 std::string format_fixed(double value, int decimals);
 std::string pad_left(const std::string& text, std::size_t width);
 std::string pad_right(const std::string& text, std::size_t width);
+
+// JSON text of `j` (indent -1: one line). Text from the command line or a file may hold bytes
+// that are not UTF-8 (a model name, a path); they are written as U+FFFD instead of making
+// nlohmann::json throw (type_error 316) and the command fail as an internal error.
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 }  // namespace plansight::cli

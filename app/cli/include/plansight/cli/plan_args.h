@@ -1,6 +1,6 @@
-// The plan flags shared by estimate, timeline, search and probe: --plan FILE, --model ...,
-// layout and training flags. They become a JSON overlay read by plan_from_json, so a plan file
-// and flags mean exactly the same thing.
+// The plan flags shared by every command that takes a plan (estimate, timeline, search,
+// compare RUN): --plan FILE, --model ..., layout and training flags, and --json. They become a
+// JSON overlay read by plan_from_json, so a plan file and flags mean exactly the same thing.
 #pragma once
 
 #include <vector>
@@ -13,6 +13,14 @@
 namespace plansight::cli {
 
 const std::vector<FlagSpec>& plan_flags();
+
+// The one flag table of the commands that take a plan: plan_flags(), --json, then the
+// command's own `extra` flags. Every such command parses with it, so none rejects a flag
+// another accepts.
+std::vector<FlagSpec> plan_command_flags(std::vector<FlagSpec> extra = {});
+
+// Whether any plan flag (beyond --json) was given.
+bool has_plan_flags(const Args& args);
 
 // The overlay the flags describe (with --plan's file as its base). Errors name the flag.
 Result<nlohmann::json> plan_overlay(const Args& args);

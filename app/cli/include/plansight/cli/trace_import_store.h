@@ -39,4 +39,8 @@ Result<StoredImport> store_imported_trace(store::Store& db, const interop::Impor
 nlohmann::json collectives_to_json(const std::vector<estimator::CollectiveCall>& calls);
 std::vector<estimator::CollectiveCall> collectives_from_json(const nlohmann::json& list);
 
+// The collective calls an imported run's plan JSON keeps ({"trace": {"collectives": [...]}});
+// empty for any other run. A probe run's plan is its request, where "trace" is a boolean.
+std::vector<estimator::CollectiveCall> stored_collectives(const store::RunRecord& run);
+
 }  // namespace plansight::cli

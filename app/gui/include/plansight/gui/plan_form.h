@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QHash>
+#include <QSet>
 #include <QString>
 #include <QWidget>
 
@@ -52,6 +53,10 @@ class PlanForm : public QWidget {
   void addField(QFormLayout* form, const QString& field, const QString& label, QWidget* editor);
   void populate();                  // plan -> widgets
   estimator::Plan collect() const;  // widgets -> plan (on top of the document's plan)
+  // Model spin boxes whose value differs from the document's model were typed by the user:
+  // they become explicit fields of the model (see collect()).
+  void noteExplicitModelEdits();
+  void showModel(const estimator::ModelSpec& model);  // derived spins and the preset name
   void onEdited();
   void onModelPreset(int row);
   void onSystemPreset(int row);
@@ -73,6 +78,11 @@ class PlanForm : public QWidget {
   QDoubleSpinBox* tokens_ = nullptr;
   QDoubleSpinBox* price_ = nullptr;
   QCheckBox* sequence_parallel_ = nullptr;
+  // The model edits start from (a preset, an opened plan's or an imported model) and the model
+  // fields the user typed since: the rest follow estimator::derive_model's rules, as in files.
+  estimator::ModelSpec model_base_;
+  QSet<QString> explicit_model_fields_;
+  estimator::ModelSpec shown_model_;  // the model the form shows now
 };
 
 }  // namespace plansight::gui
