@@ -7,8 +7,7 @@ namespace {
 
 Status unsupported(const Communicator& c, Element e) {
   return make_error("communicator." + c.name(),
-                    std::string("moves fp32 only; a ") + (e == Element::bf16 ? "bf16" : "fp16") +
-                        " transfer needs a GPU communicator");
+                    std::string("moves fp32 only; a ") + element_name(e) + " transfer needs a GPU communicator");
 }
 
 }  // namespace

@@ -5,9 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <mutex>
-#include <numeric>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,66 +13,19 @@
 #include "device_test_util.h"
 #include "plansight/runtime/cuda/device_communicator.h"
 #include "plansight/runtime/cuda/split_any.h"
+#include "virtual_ranks.h"
 
 namespace plansight::runtime::cuda {
 namespace {
 
-// One thread per rank, each with a stream and its world communicator; collects failures.
-class Ranks {
- public:
-  explicit Ranks(int n) : world_(n, 0) {}
-
-  void run(const std::function<void(int rank, Communicator& comm, cudaStream_t stream)>& body) {
-    std::vector<std::thread> threads;
-    for (int r = 0; r < world_.size(); ++r) {
-      threads.emplace_back([&, r] {
-        cudaStream_t stream = nullptr;
-        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail(r, "stream");
-        auto comm = world_.world(r, stream);
-        if (!comm) {
-          fail(r, comm.error_text());
-        } else {
-          body(r, **comm, stream);
-        }
-        cudaStreamSynchronize(stream);
-        cudaStreamDestroy(stream);
-      });
-    }
-    for (auto& t : threads) t.join();
-  }
-
-  void fail(int rank, const std::string& what) {
-    std::lock_guard lock(mutex_);
-    failures_.push_back("rank " + std::to_string(rank) + ": " + what);
-    world_.abort(what);
-  }
-  const std::vector<std::string>& failures() const { return failures_; }
-  DeviceWorld& world() { return world_; }
-
- private:
-  DeviceWorld world_;
-  std::mutex mutex_;
-  std::vector<std::string> failures_;
-};
+using device_test::download;
+using device_test::Ranks;
+using device_test::upload;
 
 std::vector<float> values_of(int rank, std::size_t n) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((rank + 1) * 1000 + static_cast<int>(i % 997));
   return v;
-}
-
-std::vector<float> download(const float* device, std::size_t n, cudaStream_t stream) {
-  std::vector<float> host(n);
-  cudaMemcpyAsync(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
-  cudaStreamSynchronize(stream);
-  return host;
-}
-
-float* upload(const std::vector<float>& host, cudaStream_t stream) {
-  float* device = nullptr;
-  if (cudaMalloc(&device, std::max<std::size_t>(host.size(), 1) * sizeof(float)) != cudaSuccess) return nullptr;
-  cudaMemcpyAsync(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream);
-  return device;
 }
 
 class DeviceCommunicatorTest : public ::testing::Test {

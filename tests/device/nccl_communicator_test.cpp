@@ -1,10 +1,13 @@
 // The NCCL communicator on real GPUs, one thread per GPU: all-reduce, reduce-scatter, all-gather,
 // broadcast, send/recv in call order, and ncclCommSplit sub-groups, checked exactly (small
-// integers). Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
+// integers), in fp32 and through the typed calls in bf16 and fp16. Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
 // test prints why and skips.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -129,6 +132,69 @@ TEST_F(NcclCommunicatorTest, SendRecvInCallOrderAndSplit) {
     if (!solo || !*solo) return fail(r, solo ? "null communicator" : solo.error_text());
     if ((*solo)->size() != 1 || (*solo)->rank() != 0 || (*solo)->name() != "solo") return fail(r, "split shape");
     cudaFree(data);
+  });
+}
+
+// Typed transfers of `zero`'s type: all-reduce, all-gather and a send from rank 0 to rank 1. The
+// values are small integers whose sums over up to 32 ranks (at most 256) are exact in bf16 (8
+// significant bits) and fp16, so NCCL's own summation order and precision cannot change them.
+template <class E>
+std::string typed_round(E zero, Element element, int r, Communicator& comm, cudaStream_t stream) {
+  const std::size_t count = 1001;  // odd
+  const int p = comm.size();
+  auto small = [count](int rank) {
+    std::vector<float> v(count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = static_cast<float>(1 + (static_cast<std::size_t>(rank) + i) % 8);
+    return device_test::narrow_all<E>(v);
+  };
+  auto same_bits = [](const std::vector<E>& a, const std::vector<E>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(E)) == 0;
+  };
+  auto to_device = [](const std::vector<E>& host) {
+    void* device = nullptr;
+    cudaMalloc(&device, host.size() * sizeof(E));
+    cudaMemcpy(device, host.data(), host.size() * sizeof(E), cudaMemcpyHostToDevice);
+    return device;
+  };
+  auto to_host = [stream](const void* device, std::size_t n) {
+    std::vector<E> host(n, E{});
+    cudaMemcpyAsync(host.data(), device, n * sizeof(E), cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+    return host;
+  };
+  const std::string type = element_name(element);
+  std::vector<float> sums(count, 0.0f);
+  std::vector<E> gathered;
+  for (int q = 0; q < p; ++q) {
+    const auto theirs = small(q);
+    gathered.insert(gathered.end(), theirs.begin(), theirs.end());
+    for (std::size_t i = 0; i < count; ++i) sums[i] += device_test::widen(theirs[i]);
+  }
+  void* data = to_device(small(r));
+  void* out = to_device(std::vector<E>(count * static_cast<std::size_t>(p), zero));
+  const std::string error = [&]() -> std::string {
+    if (auto s = comm.all_gather_typed(data, out, count, element); !s) return s.error_text();
+    if (!same_bits(to_host(out, count * static_cast<std::size_t>(p)), gathered)) return type + " all_gather";
+    if (auto s = comm.all_reduce_typed(data, count, element); !s) return s.error_text();
+    if (!same_bits(to_host(data, count), device_test::narrow_all<E>(sums))) return type + " all_reduce";
+    if (r == 0) {
+      if (auto s = comm.send_typed(out, count, element, 1, 0); !s) return s.error_text();
+      cudaStreamSynchronize(stream);
+    } else if (r == 1) {
+      if (auto s = comm.recv_typed(data, count, element, 0, 0); !s) return s.error_text();
+      if (!same_bits(to_host(data, count), small(0))) return type + " send/recv";  // rank 0's gathered block
+    }
+    return {};
+  }();
+  cudaFree(data);
+  cudaFree(out);
+  return error;
+}
+
+TEST_F(NcclCommunicatorTest, TypedTransfersInBf16AndFp16) {
+  run([&](int r, Communicator& comm, cudaStream_t stream) {
+    if (auto e = typed_round(__nv_bfloat16{}, Element::bf16, r, comm, stream); !e.empty()) return fail(r, e);
+    if (auto e = typed_round(__half{}, Element::f16, r, comm, stream); !e.empty()) return fail(r, e);
   });
 }
 

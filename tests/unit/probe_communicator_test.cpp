@@ -1,10 +1,16 @@
 // The in-process communicator against serial sums: ring collectives for sizes the group does not
 // divide (including fewer elements than ranks), sub-groups from split(), tagged point-to-point
-// matching, and abort() waking every waiter so that a run with a failing rank ends.
+// matching, abort() waking every waiter so that a run with a failing rank ends, and the typed
+// calls: fp32 through them equals the float calls, 16-bit elements are refused (CPU ranks move
+// fp32 only) with the communicator's name.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <functional>
+#include <mutex>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -158,6 +164,80 @@ TEST(Abort, WakesEveryWaiterWithTheReason) {
     EXPECT_FALSE(split(c, 0, r, "late"));
   });
   for (int r = 1; r < 4; ++r) EXPECT_NE(errors[r].find("rank 0 failed: out of memory"), std::string::npos) << r;
+}
+
+TEST(Typed, Fp32CallsEqualTheFloatCalls) {
+  // Values whose fp32 sums depend on the order of the additions, so equal bits mean the same order.
+  constexpr int kRanks = 3;
+  const std::size_t n = 1001;
+  InProcessWorld world(kRanks);
+  std::vector<std::vector<float>> plain(kRanks), typed(kRanks), gathered_plain(kRanks), gathered_typed(kRanks);
+  std::vector<float> received_plain, received_typed;
+  run_ranks(world, [&](int r, Communicator& c) {
+    std::vector<float> data(n);
+    for (std::size_t i = 0; i < n; ++i) data[i] = std::sin(static_cast<float>(i * 7 + static_cast<std::size_t>(r))) * 1e3f;
+    std::vector<float> a = data, b = data;
+    ASSERT_TRUE(c.all_reduce(a.data(), n));
+    ASSERT_TRUE(c.all_reduce_typed(b.data(), n, Element::f32));
+    plain[r] = a;
+    typed[r] = b;
+    std::vector<float> all_a(n * kRanks), all_b(n * kRanks);
+    ASSERT_TRUE(c.all_gather(data.data(), all_a.data(), n));
+    ASSERT_TRUE(c.all_gather_typed(data.data(), all_b.data(), n, Element::f32));
+    gathered_plain[r] = all_a;
+    gathered_typed[r] = all_b;
+    if (r == 0) {  // each kind of send, received by the other kind
+      ASSERT_TRUE(c.send_typed(data.data(), n, Element::f32, 1, 4));
+      ASSERT_TRUE(c.send(data.data(), n, 1, 4));
+    } else if (r == 1) {
+      received_plain.resize(n);
+      received_typed.resize(n);
+      ASSERT_TRUE(c.recv(received_plain.data(), n, 0, 4));
+      ASSERT_TRUE(c.recv_typed(received_typed.data(), n, Element::f32, 0, 4));
+    }
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(typed[r], plain[r]) << "all_reduce rank " << r;
+    EXPECT_EQ(gathered_typed[r], gathered_plain[r]) << "all_gather rank " << r;
+  }
+  ASSERT_EQ(received_plain.size(), n);
+  EXPECT_EQ(received_typed, received_plain);
+  EXPECT_EQ(received_plain, std::vector<float>(gathered_plain[1].begin(), gathered_plain[1].begin() + n));
+}
+
+TEST(Typed, SixteenBitElementsAreRefusedNamingTheCommunicator) {
+  // Refused before any rank waits for another: no call below needs its peer to take part.
+  InProcessWorld world(2);
+  std::vector<std::string> errors;
+  std::mutex mutex;
+  run_ranks(world, [&](int r, Communicator& c) {
+    auto tp = split(c, 0, r, "tp");
+    ASSERT_TRUE(tp && *tp);
+    std::uint16_t x[8] = {};
+    for (const Element e : {Element::bf16, Element::f16}) {
+      for (Communicator* comm : {&c, tp->get()}) {
+        const Status calls[] = {comm->all_reduce_typed(x, 4, e), comm->all_gather_typed(x, x + 4, 2, e),
+                                comm->send_typed(x, 4, e, 1 - r, 0), comm->recv_typed(x, 4, e, 1 - r, 0)};
+        for (const Status& s : calls) {
+          ASSERT_FALSE(s);
+          std::lock_guard lock(mutex);
+          errors.push_back(s.error_text());
+        }
+      }
+    }
+  });
+  ASSERT_EQ(errors.size(), 2u * 2u * 2u * 4u);
+  int world_named = 0, tp_named = 0, bf16 = 0, fp16 = 0;
+  for (const auto& e : errors) {
+    world_named += e.find("communicator.world: moves fp32 only") != std::string::npos;
+    tp_named += e.find("communicator.tp: moves fp32 only") != std::string::npos;
+    bf16 += e.find("a bf16 transfer needs a GPU communicator") != std::string::npos;
+    fp16 += e.find("a fp16 transfer needs a GPU communicator") != std::string::npos;
+  }
+  EXPECT_EQ(world_named, 16);
+  EXPECT_EQ(tp_named, 16);
+  EXPECT_EQ(bf16, 16);
+  EXPECT_EQ(fp16, 16);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // Collectives and point-to-point transfers of a virtual rank (device_communicator_impl.h).
 // Chunks of an all-reduce: chunk i of n elements over p ranks starts at n*i/p, so sizes differ by
-// at most one element (as the in-process ring).
+// at most one element (as the in-process ring). Buffers travel as bytes plus an element type:
+// copies move bytes, and only the reduction kernel needs the type.
 #include "device_communicator_impl.h"
 
+#include <cstddef>
 #include <string>
 
 #include "cuda_status.h"
@@ -13,6 +15,34 @@ namespace {
 
 std::size_t chunk_begin(std::size_t n, int i, int p) {
   return n * static_cast<std::size_t>(i) / static_cast<std::size_t>(p);
+}
+
+void* advance(void* ptr, std::size_t bytes) { return static_cast<std::byte*>(ptr) + bytes; }
+const void* advance(const void* ptr, std::size_t bytes) { return static_cast<const std::byte*>(ptr) + bytes; }
+
+// "100 floats" for fp32 (the wording of the float functions' errors), "7 bf16 elements" else.
+std::string counted(std::size_t count, Element element) {
+  if (element == Element::f32) return std::to_string(count) + " floats";
+  return std::to_string(count) + " " + element_name(element) + " elements";
+}
+
+template <class T>
+kernels::cuda::Status sum_as(void* dst, const std::vector<const void*>& srcs, std::size_t n, cudaStream_t stream) {
+  std::vector<const T*> typed(srcs.size());
+  for (std::size_t q = 0; q < srcs.size(); ++q) typed[q] = static_cast<const T*>(srcs[q]);
+  return sum_buffers(static_cast<T*>(dst), typed.data(), static_cast<int>(typed.size()), n, stream);
+}
+
+kernels::cuda::Status sum_elements(void* dst, const std::vector<const void*>& srcs, std::size_t n, Element element,
+                                   cudaStream_t stream) {
+  switch (element) {
+    case Element::f32: return sum_as<float>(dst, srcs, n, stream);
+    case Element::bf16: return sum_as<kernels::cuda::bfloat16>(dst, srcs, n, stream);
+    case Element::f16: return sum_as<kernels::cuda::float16>(dst, srcs, n, stream);
+  }
+  return kernels::cuda::Status(static_cast<int>(cudaErrorInvalidValue),
+                               "sum_buffers: element type " + std::to_string(static_cast<int>(element)) +
+                                   "; valid: fp32, bf16, fp16");
 }
 
 }  // namespace
@@ -42,7 +72,8 @@ DeviceCommunicator::~DeviceCommunicator() {
   }
 }
 
-Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const float* ptr, std::size_t count, int root) {
+Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const void* ptr, std::size_t count,
+                                                         Element element, int root) {
   if (world_->aborted.load(std::memory_order_acquire)) return world_->abort_status().errors();
   cudaEvent_t event = events_[rounds_++ % 2];
   const std::string where = std::string(op) + " \"" + name() + "\"";
@@ -50,13 +81,20 @@ Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const f
     world_->abort(s.error_text());
     return s.errors();
   }
-  auto slots = group_->phases.exchange(rank_, PhaseSlot{ptr, event, count, root});
+  auto slots = group_->phases.exchange(rank_, PhaseSlot{ptr, event, count, element, root});
   if (!slots) return slots.errors();
   for (int q = 0; q < size(); ++q) {
     const PhaseSlot& slot = (*slots)[static_cast<std::size_t>(q)];
+    if (slot.element != element) {
+      return make_error("communicator", where + ": rank " + std::to_string(q) + " passed " +
+                                            counted(slot.count, slot.element) + ", rank " + std::to_string(rank_) +
+                                            " passed " + counted(count, element) + "; the element types (" +
+                                            element_name(slot.element) + ", " + element_name(element) +
+                                            ") must agree");
+    }
     if (slot.count != count || slot.root != root) {
       return make_error("communicator", where + ": rank " + std::to_string(q) + " passed " +
-                                            std::to_string(slot.count) + " floats (root " + std::to_string(slot.root) +
+                                            counted(slot.count, element) + " (root " + std::to_string(slot.root) +
                                             "), rank " + std::to_string(rank_) + " passed " + std::to_string(count) +
                                             " (root " + std::to_string(root) + ")");
     }
@@ -74,62 +112,79 @@ Status DeviceCommunicator::fail(Status status) {
   return status;
 }
 
-Status DeviceCommunicator::copy(float* dst, const float* src, std::size_t count, const char* op) {
-  if (count == 0 || dst == src) return ok_status();
-  return cuda_check(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
+Status DeviceCommunicator::copy(void* dst, const void* src, std::size_t bytes, const char* op) {
+  if (bytes == 0 || dst == src) return ok_status();
+  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_),
                     std::string("cudaMemcpyAsync (") + op + " \"" + name() + "\")");
 }
 
 Status DeviceCommunicator::all_reduce(float* data, std::size_t count) {
+  return all_reduce_typed(data, count, Element::f32);
+}
+
+Status DeviceCommunicator::all_reduce_typed(void* data, std::size_t count, Element element) {
   const int p = size();
   if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
-  auto peers = phase("all_reduce", data, count);
+  auto peers = phase("all_reduce", data, count, element);
   if (!peers) return peers.errors();
+  const std::size_t width = element_bytes(element);
   // Reduce-scatter: this rank sums its chunk over every rank's buffer, in rank order.
   const std::size_t begin = chunk_begin(count, rank_, p), n = chunk_begin(count, rank_ + 1, p) - begin;
-  std::vector<const float*> sources(static_cast<std::size_t>(p));
-  for (int q = 0; q < p; ++q) sources[static_cast<std::size_t>(q)] = (*peers)[static_cast<std::size_t>(q)].ptr + begin;
-  if (auto s = kernel_check(sum_buffers(data + begin, sources.data(), p, n, stream_)); !s) return fail(s);
+  std::vector<const void*> sources(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) {
+    sources[static_cast<std::size_t>(q)] = advance((*peers)[static_cast<std::size_t>(q)].ptr, begin * width);
+  }
+  if (auto s = kernel_check(sum_elements(advance(data, begin * width), sources, n, element, stream_)); !s) {
+    return fail(s);
+  }
   // Every chunk is final once every rank passed this phase; gather the others' chunks.
-  if (auto done = phase("all_reduce", data, count); !done) return done.errors();
+  if (auto done = phase("all_reduce", data, count, element); !done) return done.errors();
   for (int q = 0; q < p; ++q) {
     if (q == rank_) continue;
     const std::size_t b = chunk_begin(count, q, p), len = chunk_begin(count, q + 1, p) - b;
-    if (auto s = copy(data + b, (*peers)[static_cast<std::size_t>(q)].ptr + b, len, "all_reduce"); !s) return fail(s);
+    const void* theirs = advance((*peers)[static_cast<std::size_t>(q)].ptr, b * width);
+    if (auto s = copy(advance(data, b * width), theirs, len * width, "all_reduce"); !s) return fail(s);
   }
   // Nobody may write its buffer before every other rank has copied from it.
-  if (auto done = phase("all_reduce", data, count); !done) return done.errors();
+  if (auto done = phase("all_reduce", data, count, element); !done) return done.errors();
   return ok_status();
 }
 
 Status DeviceCommunicator::reduce_scatter(const float* in, float* out, std::size_t count) {
   const int p = size();
   if (p == 1) {
-    if (auto s = copy(out, in, count, "reduce_scatter"); !s) return s;
+    if (auto s = copy(out, in, count * sizeof(float), "reduce_scatter"); !s) return s;
     return world_->aborted.load() ? world_->abort_status() : ok_status();
   }
-  auto peers = phase("reduce_scatter", in, count);
+  auto peers = phase("reduce_scatter", in, count, Element::f32);
   if (!peers) return peers.errors();
-  const std::size_t begin = static_cast<std::size_t>(rank_) * count;
-  std::vector<const float*> sources(static_cast<std::size_t>(p));
-  for (int q = 0; q < p; ++q) sources[static_cast<std::size_t>(q)] = (*peers)[static_cast<std::size_t>(q)].ptr + begin;
-  if (auto s = kernel_check(sum_buffers(out, sources.data(), p, count, stream_)); !s) return fail(s);
-  if (auto done = phase("reduce_scatter", in, count); !done) return done.errors();
+  const std::size_t begin_bytes = static_cast<std::size_t>(rank_) * count * sizeof(float);
+  std::vector<const void*> sources(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) {
+    sources[static_cast<std::size_t>(q)] = advance((*peers)[static_cast<std::size_t>(q)].ptr, begin_bytes);
+  }
+  if (auto s = kernel_check(sum_elements(out, sources, count, Element::f32, stream_)); !s) return fail(s);
+  if (auto done = phase("reduce_scatter", in, count, Element::f32); !done) return done.errors();
   return ok_status();
 }
 
 Status DeviceCommunicator::all_gather(const float* in, float* out, std::size_t count) {
+  return all_gather_typed(in, out, count, Element::f32);
+}
+
+Status DeviceCommunicator::all_gather_typed(const void* in, void* out, std::size_t count, Element element) {
   const int p = size();
-  if (auto s = copy(out + static_cast<std::size_t>(rank_) * count, in, count, "all_gather"); !s) return s;
+  const std::size_t bytes = count * element_bytes(element);
+  if (auto s = copy(advance(out, static_cast<std::size_t>(rank_) * bytes), in, bytes, "all_gather"); !s) return s;
   if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
-  auto peers = phase("all_gather", in, count);
+  auto peers = phase("all_gather", in, count, element);
   if (!peers) return peers.errors();
   for (int q = 0; q < p; ++q) {
     if (q == rank_) continue;
-    float* dst = out + static_cast<std::size_t>(q) * count;
-    if (auto s = copy(dst, (*peers)[static_cast<std::size_t>(q)].ptr, count, "all_gather"); !s) return fail(s);
+    void* dst = advance(out, static_cast<std::size_t>(q) * bytes);
+    if (auto s = copy(dst, (*peers)[static_cast<std::size_t>(q)].ptr, bytes, "all_gather"); !s) return fail(s);
   }
-  if (auto done = phase("all_gather", in, count); !done) return done.errors();
+  if (auto done = phase("all_gather", in, count, element); !done) return done.errors();
   return ok_status();
 }
 
@@ -140,16 +195,21 @@ Status DeviceCommunicator::broadcast(float* data, std::size_t count, int root) {
                                           "\"; valid: 0.." + std::to_string(p - 1));
   }
   if (p == 1) return world_->aborted.load() ? world_->abort_status() : ok_status();
-  auto peers = phase("broadcast", data, count, root);
+  auto peers = phase("broadcast", data, count, Element::f32, root);
   if (!peers) return peers.errors();
   if (rank_ != root) {
-    if (auto s = copy(data, (*peers)[static_cast<std::size_t>(root)].ptr, count, "broadcast"); !s) return fail(s);
+    const void* theirs = (*peers)[static_cast<std::size_t>(root)].ptr;
+    if (auto s = copy(data, theirs, count * sizeof(float), "broadcast"); !s) return fail(s);
   }
-  if (auto done = phase("broadcast", data, count, root); !done) return done.errors();
+  if (auto done = phase("broadcast", data, count, Element::f32, root); !done) return done.errors();
   return ok_status();
 }
 
 Status DeviceCommunicator::send(const float* data, std::size_t count, int peer, int tag) {
+  return send_typed(data, count, Element::f32, peer, tag);
+}
+
+Status DeviceCommunicator::send_typed(const void* data, std::size_t count, Element element, int peer, int tag) {
   if (peer < 0 || peer >= size() || peer == rank_) {
     return make_error("communicator", "send to peer " + std::to_string(peer) + " in group \"" + name() + "\" of " +
                                           std::to_string(size()) + " ranks; valid: 0.." + std::to_string(size() - 1) +
@@ -159,16 +219,15 @@ Status DeviceCommunicator::send(const float* data, std::size_t count, int peer, 
   if (world_->aborted.load(std::memory_order_acquire)) return world_->abort_status();
   DeviceMessage message;
   message.count = count;
+  message.element = element;
+  const std::size_t bytes = count * element_bytes(element);
   const std::string where = "send to " + std::to_string(peer) + " \"" + name() + "\"";
-  if (count > 0) {
-    void* staging = nullptr;
-    if (auto s = cuda_check(cudaMallocAsync(&staging, count * sizeof(float), stream_), "cudaMallocAsync (" + where + ")");
-        !s) {
+  if (bytes > 0) {
+    if (auto s = cuda_check(cudaMallocAsync(&message.staging, bytes, stream_), "cudaMallocAsync (" + where + ")"); !s) {
       return s;
     }
-    message.staging = static_cast<float*>(staging);
-    if (auto s = copy(message.staging, data, count, "send"); !s) {
-      cudaFreeAsync(staging, stream_);
+    if (auto s = copy(message.staging, data, bytes, "send"); !s) {
+      cudaFreeAsync(message.staging, stream_);
       return s;
     }
   }
@@ -188,6 +247,10 @@ Status DeviceCommunicator::send(const float* data, std::size_t count, int peer, 
 }
 
 Status DeviceCommunicator::recv(float* data, std::size_t count, int peer, int tag) {
+  return recv_typed(data, count, Element::f32, peer, tag);
+}
+
+Status DeviceCommunicator::recv_typed(void* data, std::size_t count, Element element, int peer, int tag) {
   if (peer < 0 || peer >= size() || peer == rank_) {
     return make_error("communicator", "recv from peer " + std::to_string(peer) + " in group \"" + name() + "\" of " +
                                           std::to_string(size()) + " ranks; valid: 0.." + std::to_string(size() - 1) +
@@ -198,19 +261,25 @@ Status DeviceCommunicator::recv(float* data, std::size_t count, int peer, int ta
   if (!message) return message.errors();
   const std::string where = "recv from " + std::to_string(peer) + " \"" + name() + "\"";
   Status status = ok_status();
-  if (message->count != count) {
-    status = make_error("communicator", where + ": receive of " + std::to_string(count) +
-                                            " floats matched a send of " + std::to_string(message->count) +
-                                            " (tag " + std::to_string(tag) + ")");
+  if (message->element != element) {
+    status = make_error("communicator", where + ": receive of " + counted(count, element) + " matched a send of " +
+                                            counted(message->count, message->element) + " (tag " +
+                                            std::to_string(tag) + "); the element types (" + element_name(element) +
+                                            ", " + element_name(message->element) + ") must agree");
+  } else if (message->count != count) {
+    status = make_error("communicator", where + ": receive of " + counted(count, element) + " matched a send of " +
+                                            std::to_string(message->count) + " (tag " + std::to_string(tag) + ")");
   }
   if (status) status = cuda_check(cudaStreamWaitEvent(stream_, message->ready, 0), "cudaStreamWaitEvent (" + where + ")");
-  if (status) status = copy(data, message->staging, count, "recv");
+  if (status) status = copy(data, message->staging, count * element_bytes(element), "recv");
   // The staging buffer is freed in this stream's order, after the copy (and after the sender's
-  // copy into it, through the event wait above).
+  // copy into it, through the event wait above). After a failure this stream may not have waited
+  // for the sender, so the host waits for the sender's copy before freeing.
   if (message->staging != nullptr) {
     if (status) {
       status = cuda_check(cudaFreeAsync(message->staging, stream_), "cudaFreeAsync (" + where + ")");
     } else {
+      cudaEventSynchronize(message->ready);
       cudaStreamSynchronize(stream_);
       cudaFree(message->staging);
     }

@@ -34,6 +34,13 @@ class DeviceCommunicator final : public Communicator {
   Status send(const float* data, std::size_t count, int peer, int tag = 0) override;
   Status recv(float* data, std::size_t count, int peer, int tag = 0) override;
 
+  // The float functions above are these with Element::f32 (reduce_scatter and broadcast move
+  // fp32 only). 16-bit all-reduces sum in fp32 in rank order and round once on store.
+  Status all_reduce_typed(void* data, std::size_t count, Element element) override;
+  Status all_gather_typed(const void* in, void* out, std::size_t count, Element element) override;
+  Status send_typed(const void* data, std::size_t count, Element element, int peer, int tag) override;
+  Status recv_typed(void* data, std::size_t count, Element element, int peer, int tag) override;
+
   cudaStream_t stream() const { return stream_; }
   const std::shared_ptr<DeviceWorld::Impl>& world() const { return world_; }
   const DeviceGroup& group() const { return *group_; }
@@ -46,9 +53,12 @@ class DeviceCommunicator final : public Communicator {
                      cudaStream_t stream);
   // Records this rank's event, meets the group, and makes this stream wait for every other
   // member's event: afterwards all members' work before the phase is ordered before this
-  // stream's next work. Returns the members' slots; checks that their counts (and roots) agree.
-  Result<std::vector<PhaseSlot>> phase(const char* op, const float* ptr, std::size_t count, int root = -1);
-  Status copy(float* dst, const float* src, std::size_t count, const char* op);
+  // stream's next work. Returns the members' slots; checks that their element types, counts
+  // (and roots) agree.
+  Result<std::vector<PhaseSlot>> phase(const char* op, const void* ptr, std::size_t count, Element element,
+                                       int root = -1);
+  // A device-to-device copy of `bytes` on this stream (nothing when empty or dst == src).
+  Status copy(void* dst, const void* src, std::size_t bytes, const char* op);
   // A failure inside a collective, after the group met: the others would wait for this rank at
   // the next phase, so the world is aborted with the failure as its reason.
   Status fail(Status status);

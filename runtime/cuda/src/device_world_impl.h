@@ -22,11 +22,12 @@
 namespace plansight::runtime::cuda {
 
 // What a member brings to one collective phase: its buffer, the event recorded on its stream
-// after the work the others must wait for, and its element count (checked to agree).
+// after the work the others must wait for, and its element count and type (checked to agree).
 struct PhaseSlot {
-  const float* ptr = nullptr;
+  const void* ptr = nullptr;
   cudaEvent_t event = nullptr;
   std::size_t count = 0;
+  Element element = Element::f32;
   int root = -1;
 };
 
@@ -46,11 +47,13 @@ struct DeviceGroup {
   Rendezvous<SplitSlot> splits;
 };
 
-// An eager message: the sender's copy of the data in a staging buffer (cudaMallocAsync on the
-// sender's stream), ready once `ready` has completed; the receiver frees both.
+// An eager message: the sender's copy of the data (`count` elements of `element`) in a staging
+// buffer (cudaMallocAsync on the sender's stream), ready once `ready` has completed; the receiver
+// frees both.
 struct DeviceMessage {
-  float* staging = nullptr;
+  void* staging = nullptr;
   std::size_t count = 0;
+  Element element = Element::f32;
   cudaEvent_t ready = nullptr;
 };
 

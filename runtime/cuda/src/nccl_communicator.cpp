@@ -27,6 +27,18 @@ Status nccl_check(ncclResult_t result, const std::string& call, ncclComm_t comm 
   return nccl_failure(result, call, comm);
 }
 
+// NCCL's type for a transfer's elements (ncclBfloat16 since NCCL 2.10). NCCL sums 16-bit
+// all-reduces in its own order and precision: equal on every rank, not necessarily equal to the
+// device communicator's fp32 sum rounded once.
+ncclDataType_t nccl_type(Element element) {
+  switch (element) {
+    case Element::f32: return ncclFloat32;
+    case Element::bf16: return ncclBfloat16;
+    case Element::f16: return ncclFloat16;
+  }
+  return ncclFloat32;
+}
+
 }  // namespace
 
 struct NcclWorld::Impl {
@@ -67,18 +79,14 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   const std::string& name() const override { return name_; }
 
-  Status all_reduce(float* data, std::size_t count) override {
-    if (auto s = healthy("ncclAllReduce"); !s) return s;
-    return nccl_check(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_), where("ncclAllReduce"), comm_);
-  }
+  Status all_reduce(float* data, std::size_t count) override { return all_reduce_typed(data, count, Element::f32); }
   Status reduce_scatter(const float* in, float* out, std::size_t count) override {
     if (auto s = healthy("ncclReduceScatter"); !s) return s;
     return nccl_check(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm_, stream_), where("ncclReduceScatter"),
                       comm_);
   }
   Status all_gather(const float* in, float* out, std::size_t count) override {
-    if (auto s = healthy("ncclAllGather"); !s) return s;
-    return nccl_check(ncclAllGather(in, out, count, ncclFloat, comm_, stream_), where("ncclAllGather"), comm_);
+    return all_gather_typed(in, out, count, Element::f32);
   }
   Status broadcast(float* data, std::size_t count, int root) override {
     if (root < 0 || root >= size_) {
@@ -89,14 +97,30 @@ class NcclCommunicator final : public Communicator {
     return nccl_check(ncclBroadcast(data, data, count, ncclFloat, root, comm_, stream_), where("ncclBroadcast"), comm_);
   }
   Status send(const float* data, std::size_t count, int peer, int tag) override {
-    if (auto s = check_peer(peer, tag, "send to"); !s) return s;
-    if (auto s = healthy("ncclSend"); !s) return s;
-    return nccl_check(ncclSend(data, count, ncclFloat, peer, comm_, stream_), where("ncclSend"), comm_);
+    return send_typed(data, count, Element::f32, peer, tag);
   }
   Status recv(float* data, std::size_t count, int peer, int tag) override {
+    return recv_typed(data, count, Element::f32, peer, tag);
+  }
+
+  Status all_reduce_typed(void* data, std::size_t count, Element element) override {
+    if (auto s = healthy("ncclAllReduce"); !s) return s;
+    return nccl_check(ncclAllReduce(data, data, count, nccl_type(element), ncclSum, comm_, stream_),
+                      where("ncclAllReduce"), comm_);
+  }
+  Status all_gather_typed(const void* in, void* out, std::size_t count, Element element) override {
+    if (auto s = healthy("ncclAllGather"); !s) return s;
+    return nccl_check(ncclAllGather(in, out, count, nccl_type(element), comm_, stream_), where("ncclAllGather"), comm_);
+  }
+  Status send_typed(const void* data, std::size_t count, Element element, int peer, int tag) override {
+    if (auto s = check_peer(peer, tag, "send to"); !s) return s;
+    if (auto s = healthy("ncclSend"); !s) return s;
+    return nccl_check(ncclSend(data, count, nccl_type(element), peer, comm_, stream_), where("ncclSend"), comm_);
+  }
+  Status recv_typed(void* data, std::size_t count, Element element, int peer, int tag) override {
     if (auto s = check_peer(peer, tag, "recv from"); !s) return s;
     if (auto s = healthy("ncclRecv"); !s) return s;
-    return nccl_check(ncclRecv(data, count, ncclFloat, peer, comm_, stream_), where("ncclRecv"), comm_);
+    return nccl_check(ncclRecv(data, count, nccl_type(element), peer, comm_, stream_), where("ncclRecv"), comm_);
   }
 
   ncclComm_t comm() const { return comm_; }

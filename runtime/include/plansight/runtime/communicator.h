@@ -25,6 +25,9 @@ inline Status ok_status() { return true; }
 // LM reduces activations in the compute type).
 enum class Element : std::uint8_t { f32, bf16, f16 };
 constexpr std::size_t element_bytes(Element e) { return e == Element::f32 ? 4 : 2; }
+constexpr const char* element_name(Element e) {
+  return e == Element::f32 ? "fp32" : e == Element::bf16 ? "bf16" : "fp16";
+}
 
 class Communicator {
  public:

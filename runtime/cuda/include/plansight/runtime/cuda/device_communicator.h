@@ -15,6 +15,10 @@
 // order, so sums are bit-identical on every rank) then an all-gather of the chunks: the device
 // equivalent of the ring algorithm's two halves (Patarasuk & Yuan 2009), with the GPU's memory
 // system instead of a ring of links. Groups hold at most 64 ranks.
+//
+// The typed all-reduce, all-gather, send and recv also move bf16 and fp16: transfers copy bytes
+// exactly, and a 16-bit all-reduce sums in fp32 in rank order and rounds once on store (round to
+// nearest even). Members must agree on the element type; a mismatch fails naming both types.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,8 @@
 // The runtime::Communicator interface on NCCL, for real multi-GPU runs: one thread per GPU in
 // one process (NcclWorld), each rank's operations enqueued on its stream. Collectives map one to
-// one (ncclAllReduce, ncclReduceScatter, ncclAllGather, ncclBroadcast on fp32 sums); sub-groups
-// come from ncclCommSplit. Two differences from the in-process communicator, both NCCL's:
+// one (ncclAllReduce, ncclReduceScatter, ncclAllGather, ncclBroadcast on fp32 sums; the typed
+// all-reduce, all-gather, send and recv also in ncclBfloat16 and ncclFloat16); sub-groups come
+// from ncclCommSplit. Two differences from the in-process communicator, both NCCL's:
 //   - point to point matches sends and receives between a pair in call order; the tag is not
 //     sent (ranks must post in the same order), and a send completes on its stream only when the
 //     receiver's recv runs, so two ranks that both send before they receive deadlock on the
