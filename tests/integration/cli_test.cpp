@@ -255,10 +255,12 @@ TEST(Cli, NumbersAreDecimal) {
     EXPECT_NE(r.err.find(flag + ": expected a"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("\"" + text + "\""), std::string::npos) << r.err;
   }
-  auto scientific = run_cli({"estimate", "--json", "--tokens", "3e11", "--gpus", "1.024e3", "--mfu", ".5"});
+  auto scientific = run_cli({"estimate", "--json", "--tokens", "3e11", "--gpus", "1.024e3", "--global-batch", "2.048e3",
+                             "--mfu", ".5"});
   ASSERT_EQ(scientific.status, Status::ok) << scientific.err;
   const auto j = nlohmann::json::parse(scientific.out);
   EXPECT_EQ(j["plan"]["cluster"]["gpus"], 1024);
+  EXPECT_EQ(j["plan"]["training"]["global_batch"], 2048);
   EXPECT_EQ(j["plan"]["training"]["tokens"].get<double>(), 3e11);
   EXPECT_EQ(j["plan"]["training"]["mfu"].get<double>(), 0.5);
 }

@@ -176,10 +176,10 @@ TEST_F(ComparePlanCli, ErrorsNameTheRunAndThePlan) {
   // compare printed the usage placeholder as a field: "error: RUN: give exactly one run id".
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"compare"}, {"compare", "x"}, {"compare", std::to_string(*id)}}) {
-    auto r = cli(args);
-    EXPECT_EQ(r.status, Status::invalid_input) << args.back();
-    EXPECT_EQ(r.err.find("RUN"), std::string::npos) << r.err;
-    EXPECT_TRUE(r.err.starts_with("error: run")) << r.err;
+    auto bad = cli(args);
+    EXPECT_EQ(bad.status, Status::invalid_input) << args.back();
+    EXPECT_EQ(bad.err.find("RUN"), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.err.starts_with("error: run")) << bad.err;
   }
   auto not_probe = cli({"compare", std::to_string(*id)});
   EXPECT_NE(not_probe.err.find("is not a finished probe run; to set it beside a plan's prediction: plansight compare " +
