@@ -147,6 +147,25 @@ TEST_F(ProbeCli, SixteenBitPrecisionOnTheCpuIsRefused) {
   EXPECT_EQ((*error)["errors"][0]["field"], "precision");
 }
 
+// --precision reaches the request: the probe refuses bf16 on the CPU naming the field, and an
+// fp32 run says its precision in the summary and the JSON.
+TEST_F(ProbeCli, PrecisionFlagReachesTheRequest) {
+  auto refused = cli({"probe", "--model", "tiny", "--steps", "1", "--device", "cpu", "--precision", "bf16"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("precision"), std::string::npos) << refused.stderr_text;
+
+  auto text = cli({"probe", "--model", "tiny", "--steps", "2", "--device", "cpu", "--precision", "fp32"});
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
+  EXPECT_NE(text.stdout_text.find("  precision     fp32\n"), std::string::npos) << text.stdout_text;
+  EXPECT_EQ(text.stdout_text.find("tensor cores"), std::string::npos) << "no tensor cores on the CPU";
+
+  auto json = cli({"probe", "--model", "tiny", "--steps", "2", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const auto j = nlohmann::json::parse(json.stdout_text);
+  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_TRUE(j["device_report"].is_object());
+}
+
 TEST_F(ProbeCli, ProbeStoreListCompareDelete) {
   const auto t0 = std::chrono::steady_clock::now();
   auto probe = cli({"probe", "--model", "small", "--tp", "2", "--pp", "2", "--schedule", "1f1b", "--steps", "10", "--json"});

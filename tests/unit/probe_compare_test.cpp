@@ -4,6 +4,7 @@
 // plan of exactly that configuration.
 #include <gtest/gtest.h>
 
+#include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_plan.h"
 #include "plansight/cli/step_phases.h"
 #include "plansight/estimator/comm_model.h"
@@ -131,6 +132,24 @@ TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {
 // A GPU run of virtual ranks: the plan computes in the request's precision with fp32 gradients
 // and master weights (the probe's mixed precision), holds the GPU's memory, and shares the one
 // GPU among its ranks, so TP 2 on one GPU is predicted slower than TP 2 on two.
+// A GPU run's device report (GPU, precision, tensor-core share) is kept with the run, and the
+// step's share is a metric; a CPU run has neither.
+TEST(ProbeSummary, KeepsTheDeviceReportAndTensorCoreShare) {
+  const nlohmann::json request = {{"global_batch", 8}, {"seq_len", 1024}, {"layout", {{"tp", 2}}}};
+  nlohmann::json result = {{"steps", {{{"step", 1}, {"loss", 10.9}, {"seconds", 0.05}}}}, {"step_time_s", 0.04}};
+  const auto cpu = summary_of(result, request);
+  EXPECT_TRUE(cpu.device.empty());
+  EXPECT_EQ(cpu.metrics.count("tensor_core_share"), 0u);
+  EXPECT_DOUBLE_EQ(cpu.metrics.at("tokens_per_s"), 8 * 1024 / 0.04);
+
+  result["device_report"] = {{"gpu", "NVIDIA H100 80GB HBM3"},
+                             {"precision", "bf16"},
+                             {"tensor_cores", {{"source", "kernel-name rules"}, {"step", {{"share", 0.625}}}}}};
+  const auto gpu = summary_of(result, request);
+  EXPECT_EQ(gpu.device, result["device_report"]);
+  EXPECT_DOUBLE_EQ(gpu.metrics.at("tensor_core_share"), 0.625);
+}
+
 TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
   const nlohmann::json request = {
       {"model", {{"name", "small"}, {"layers", 4}, {"hidden", 128}, {"heads", 4}, {"kv_heads", 4}, {"ffn_hidden", 512},

@@ -74,6 +74,8 @@ TEST_F(StoreRuns, SummaryRoundTripsIncludingNaNAndFillsMetrics) {
   summary.loss_per_step = {10.5, 9.25, std::nan(""), 8.0};
   summary.memory_bytes = {{"weights", 16'000'000'000}, {"activations", 3'221'225'472}};
   summary.metrics = {{"mfu", 0.41}, {"tokens_per_s", 12345.5}, {"diverged_at", std::nan("")}};
+  summary.device = {{"gpu", "NVIDIA H100 80GB HBM3"}, {"precision", "bf16"},
+                    {"tensor_cores", {{"source", "kernel-name rules"}, {"step", {{"share", 0.72}}}}}};
   ASSERT_TRUE(store_->update_summary(id, summary).ok());
   auto run = store_->get_run(id);
   ASSERT_TRUE(run.ok()) << run.error_text();
@@ -91,6 +93,23 @@ TEST_F(StoreRuns, SummaryRoundTripsIncludingNaNAndFillsMetrics) {
   ASSERT_TRUE(store_->update_summary(id, summary).ok());
   EXPECT_EQ(store_->metric_across_runs("mfu")->front().value, 0.5);
   EXPECT_TRUE(store_->metric_across_runs("tokens_per_s")->empty());
+}
+
+// The device report is kept whole; a summary without one (CPU runs, older rows) reads as empty,
+// and a damaged one names the field.
+TEST(RunSummaryJson, DeviceReportIsOptionalAndTyped) {
+  auto plain = summary_from_json({{"step_time_s", 0.5}});
+  ASSERT_TRUE(plain.ok()) << plain.error_text();
+  EXPECT_TRUE(plain->device.empty());
+  EXPECT_FALSE(to_json(*plain).contains("device"));
+  auto bad = summary_from_json({{"device", "H100"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().field, "summary.device");
+  RunSummary a, b;
+  a.device = {{"precision", "bf16"}};
+  EXPECT_FALSE(a == b);
+  b.device = a.device;
+  EXPECT_TRUE(a == b);
 }
 
 TEST_F(StoreRuns, ListIsNewestFirstAndFilters) {

@@ -54,6 +54,7 @@ const char* kUsage =
     "  probe          run real training steps of a small GPT in plansight-probe and store them:\n"
     "                 [--model tiny|small|gpt2-124m] [--tp --pp --vpp --dp --zero --recompute --schedule\n"
     "                 --micro-batch --global-batch --seq-len] [--steps N] [--device cpu|cuda|auto]\n"
+    "                 [--precision fp32|tf32|bf16|fp16 (GPU; bf16/fp16 keep fp32 master weights)]\n"
     "                 [--calibrate] [--db PATH] [--json]\n"
     "  runs           stored runs: runs [--json], runs show ID, runs delete ID  [--db PATH]\n"
     "  compare        predicted vs measured time per phase and memory of a probe run: compare ID [--json];\n"

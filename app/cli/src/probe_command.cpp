@@ -47,7 +47,8 @@ const std::vector<FlagSpec>& probe_flags() {
       {"--dp", true, "N"}, {"--zero", true, "0..3"}, {"--recompute", true, "none|selective|full"},
       {"--schedule", true, "gpipe|1f1b|interleaved"}, {"--sequence-parallel", false, ""},
       {"--micro-batch", true, "N"}, {"--global-batch", true, "N"}, {"--seq-len", true, "N"}, {"--steps", true, "N"},
-      {"--warmup-steps", true, "N"}, {"--device", true, "cpu|cuda|auto"}, {"--calibrate", false, ""},
+      {"--warmup-steps", true, "N"}, {"--device", true, "cpu|cuda|auto"},
+      {"--precision", true, "fp32|tf32|bf16|fp16"}, {"--calibrate", false, ""},
       {"--name", true, "TEXT"}, {"--db", true, "PATH"}, {"--json", false, ""}};
   return flags;
 }
@@ -80,6 +81,7 @@ Result<nlohmann::json> request_from_args(const Args& args) {
   integer("--steps", request, "steps");
   integer("--warmup-steps", request, "warmup_steps");
   if (auto v = args.value("--device")) request["device"] = *v;
+  if (auto v = args.value("--precision")) request["precision"] = *v;
   // Every stored run gets the profile of the machine it ran on, so `compare` predicts with this
   // machine's numbers; --calibrate asks for the full sweep instead of the quick one.
   request["calibrate"] = true;
@@ -99,6 +101,22 @@ std::string progress_bar(const ProbeProgress& p) {
   return bar;
 }
 
+// "tensor cores  71.8 % of kernel time (kernel-name rules); forward 80.1 %, backward 75.0 %, ..."
+// from a GPU run's device report; nothing for CPU runs.
+void print_tensor_cores(std::ostream& out, const nlohmann::json& device) {
+  const auto tc = device.value("tensor_cores", nlohmann::json::object());
+  if (!tc.contains("step")) return;
+  auto percent = [](const nlohmann::json& share) { return format_fixed(100.0 * share.value("share", 0.0), 1) + " %"; };
+  out << "  tensor cores  " << percent(tc["step"]) << " of kernel time (" << tc.value("source", std::string("?")) << ")";
+  std::string phases;
+  for (const auto& [phase, share] : tc.value("by_phase", nlohmann::json::object()).items()) {
+    if (phase == "none") continue;
+    phases += (phases.empty() ? "" : ", ") + phase + " " + percent(share);
+  }
+  if (!phases.empty()) out << "; " << phases;
+  out << "\n";
+}
+
 void print_summary(std::ostream& out, std::int64_t run_id, const std::string& device, const nlohmann::json& request,
                    const store::RunSummary& s, bool stopped) {
   const auto& l = request["layout"];
@@ -108,11 +126,13 @@ void print_summary(std::ostream& out, std::int64_t run_id, const std::string& de
       << l.value("recompute", std::string()) << "\n";
   out << "  batch         micro " << request.value("micro_batch", 1) << ", global " << request.value("global_batch", 1)
       << ", seq " << request.value("seq_len", 0) << "\n";
+  out << "  precision     " << request.value("precision", std::string("fp32")) << "\n";
   out << "  steps         " << s.loss_per_step.size() << "\n";
   if (s.step_time_s) out << "  step time     " << format_seconds(*s.step_time_s) << " (median)\n";
   if (!s.loss_per_step.empty()) {
     out << "  loss          " << format_fixed(s.loss_per_step.front(), 4) << " -> " << format_fixed(s.loss_per_step.back(), 4) << "\n";
   }
+  print_tensor_cores(out, s.device);
   out << "  memory (largest rank peak per category)\n";
   for (const auto& category : memory_categories()) {
     auto it = s.memory_bytes.find(category);
@@ -185,7 +205,9 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
                           {"steps", summary.loss_per_step.size()},
                           {"step_time_s", summary.step_time_s.value_or(0.0)},
                           {"loss", loss},
+                          {"precision", request_used.value("precision", std::string("fp32"))},
                           {"memory", summary.memory_bytes},
+                          {"device_report", summary.device},
                           {"stopped_early", stopped}})
         << "\n";
   } else {

@@ -103,6 +103,14 @@ store::RunSummary summary_of(const nlohmann::json& result, const nlohmann::json&
   s.metrics["steps"] = static_cast<double>(s.loss_per_step.size());
   s.metrics["stopped_early"] = result.value("stopped_early", false) ? 1.0 : 0.0;
   if (s.step_time_s && *s.step_time_s > 0) s.metrics["tokens_per_s"] = tokens / *s.step_time_s;
+  if (auto it = result.find("device_report"); it != result.end() && it->is_object()) {
+    s.device = *it;
+    // The step's tensor-core share is also a metric, so runs can be compared by it.
+    const auto step = it->value("tensor_cores", nlohmann::json::object()).value("step", nlohmann::json::object());
+    if (auto share = step.find("share"); share != step.end() && share->is_number()) {
+      s.metrics["tensor_core_share"] = share->get<double>();
+    }
+  }
   return s;
 }
 

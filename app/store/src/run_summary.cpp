@@ -38,7 +38,7 @@ bool RunSummary::operator==(const RunSummary& other) const {
   for (auto a = metrics.begin(), b = other.metrics.begin(); a != metrics.end(); ++a, ++b) {
     if (a->first != b->first || !same_double(a->second, b->second)) return false;
   }
-  return true;
+  return device == other.device;
 }
 
 nlohmann::json to_json(const RunSummary& summary) {
@@ -49,6 +49,7 @@ nlohmann::json to_json(const RunSummary& summary) {
   j["memory_bytes"] = summary.memory_bytes;
   auto& metrics = j["metrics"] = nlohmann::json::object();
   for (const auto& [name, v] : summary.metrics) metrics[name] = number_or_null(v);
+  if (!summary.device.empty()) j["device"] = summary.device;
   return j;
 }
 
@@ -104,6 +105,13 @@ Result<RunSummary> summary_from_json(const nlohmann::json& json) {
               make_error("summary.metrics." + name, "expected a number or null, got " + v.dump()));
       }
     }
+  }
+  if (auto it = json.find("device"); it != json.end()) {
+    if (it->is_object())
+      out.device = *it;
+    else
+      errors.push_back(make_error("summary.device", "expected the device's report as an object, got " +
+                                                        std::string(it->type_name())));
   }
   if (!errors.empty()) return errors;
   return out;

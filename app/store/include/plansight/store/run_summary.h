@@ -19,6 +19,9 @@ struct RunSummary {
   std::vector<double> loss_per_step;                 // index = step
   std::map<std::string, std::int64_t> memory_bytes;  // per category: "weights", "activations", ...
   std::map<std::string, double> metrics;             // e.g. "mfu", "tokens_per_s", "bubble_fraction"
+  // What the run's device reported (plansight-probe's device_report: GPU, precision, timeline
+  // source, tensor-core share); an empty object for CPU runs and imports.
+  nlohmann::json device = nlohmann::json::object();
 
   bool operator==(const RunSummary& other) const;  // NaN equals NaN here
 };

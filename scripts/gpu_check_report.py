@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""One-line figures for scripts/gpu-check's summary, read from plansight-probe's JSON lines and
+the CLI's output. Standard library only (the GPU machines' images have python3).
+
+  gpu_check_report.py describe RUN.jsonl           step time, tokens/s, loss, tensor cores, memory, timeline
+  gpu_check_report.py losses CPU.jsonl GPU.jsonl TOL  "equal ..." when every step's loss agrees within TOL (relative)
+  gpu_check_report.py cli COMMAND CLI.txt            the line of a CLI command's output worth a summary row
+"""
+import json
+import math
+import sys
+
+
+def events(path):
+    out = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            out.setdefault(e.get("event"), []).append(e)
+    return out
+
+
+def result_of(path):
+    ev = events(path)
+    if "result" not in ev:
+        errors = ev.get("error", [{}])[0].get("errors", [])
+        raise SystemExit("no result: " + "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors))
+    request = ev.get("started", [{}])[0].get("request", {})
+    return ev["result"][0], request
+
+
+def losses(result):
+    return [s.get("loss") for s in result.get("steps", [])]
+
+
+def describe(path):
+    result, request = result_of(path)
+    step = result.get("step_time_s") or 0.0
+    tokens = request.get("global_batch", 0) * request.get("seq_len", 0)
+    parts = [f"step {step * 1e3:.1f} ms"]
+    if step > 0 and tokens:
+        parts.append(f"{tokens / step:,.0f} tok/s")
+    ls = [x for x in losses(result) if x is not None]
+    if ls:
+        parts.append(f"loss {ls[0]:.3f}->{ls[-1]:.3f}")
+    report = result.get("device_report", {})
+    tc = report.get("tensor_cores")
+    if tc:
+        share = tc.get("step", {}).get("share", 0.0)
+        parts.append(f"tensor cores {share * 100:.0f}% of kernel time ({tc.get('source', '?')})")
+    peaks = [m.get("peak_total_bytes", 0) for m in result.get("memory", [])]
+    if peaks:
+        parts.append(f"peak {max(peaks) / 2**20:,.0f} MiB/rank")
+    timeline = result.get("timeline") or {}
+    spans = sum(len(t.get("spans", [])) for t in timeline.get("tracks", []))
+    phases = sorted({s[4] for t in timeline.get("tracks", []) for s in t.get("spans", []) if s[4] != "none"})
+    if spans:
+        parts.append(f"{spans} spans [{','.join(phases)}]")
+    elif request.get("trace", True):
+        parts.append("NO TIMELINE: " + str(report.get("timeline", "?")))
+    return ", ".join(parts)
+
+
+def compare_losses(cpu_path, gpu_path, tolerance):
+    cpu, _ = result_of(cpu_path)
+    gpu, _ = result_of(gpu_path)
+    a, b = losses(cpu), losses(gpu)
+    if len(a) != len(b) or not a:
+        return f"different step counts: cpu {len(a)}, gpu {len(b)}"
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x is None or y is None or not math.isfinite(x) or not math.isfinite(y):
+            return f"non-finite loss: cpu {a}, gpu {b}"
+        worst = max(worst, abs(x - y) / max(abs(x), 1e-12))
+    verdict = "equal" if worst <= tolerance else "DIFFERENT"
+    return f"{verdict}: {len(a)} steps, largest relative loss difference {worst:.1e} (tolerance {tolerance:g})"
+
+
+def cli_line(command, path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    section = text[text.rfind("$ plansight " + command):]
+    lines = [l.strip() for l in section.splitlines()[1:] if l.strip()]
+    keys = {"compare": ("step", "total", "iteration"), "analyze": ("bubble", "compute", "exposed"), "export": ("wrote", "spans")}
+    for line in lines:
+        if any(k in line.lower() for k in keys.get(command, ())):
+            return line[:100]
+    return (lines[0] if lines else "(no output)")[:100]
+
+
+def main(argv):
+    try:
+        return run(argv)
+    except SystemExit as e:  # result_of's "no result: ..." belongs in the summary row
+        print(e)
+        return 1
+
+
+def run(argv):
+    if len(argv) >= 3 and argv[1] == "describe":
+        print(describe(argv[2]))
+    elif len(argv) >= 5 and argv[1] == "losses":
+        print(compare_losses(argv[2], argv[3], float(argv[4])))
+    elif len(argv) >= 4 and argv[1] == "cli":
+        print(cli_line(argv[2], argv[3]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
