@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <QFile>
+#include <QLabel>
 #include <QComboBox>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -77,6 +78,7 @@ TEST(ProbeRequest, HasTheKeysPlansightProbeSends) {
   EXPECT_EQ(r["model"], "tiny");
   EXPECT_EQ(r["steps"], 7);
   EXPECT_EQ(r["device"], "auto");
+  EXPECT_EQ(r["precision"], "fp32");
   EXPECT_EQ(r["calibrate"], true);
   EXPECT_EQ(r["layout"], (nlohmann::json{{"tp", 2}, {"pp", 2}, {"vpp", 2}, {"dp", 1}, {"zero_stage", 1},
                                          {"recompute", "full"}, {"schedule", "interleaved"}}));
@@ -255,6 +257,52 @@ TEST(ProbePage, ACrashingChildBecomesAMessageAndAFailedRun) {
   page.startRun();
   ASSERT_TRUE(wait_finished(*page.runner()));
   EXPECT_TRUE(page.message().contains(QStringLiteral("exited with status 3 without a result"))) << page.message().toStdString();
+}
+
+// A GPU run (here a script speaking the protocol as plansight-probe --device cuda does): the
+// precision reaches the request, and the summary shows the precision and the tensor-core share,
+// with the per-phase shares in its tooltip; the device report is stored with the run.
+TEST(ProbePage, AGpuRunShowsItsPrecisionAndTensorCoreShare) {
+  Scratch scratch;
+  RunRepository runs(scratch.db);
+  ProbePage page(&runs);
+  const QString request_copy = scratch.dir.filePath(QStringLiteral("request.json"));
+  page.runner()->setProgram(scratch.script(
+      QStringLiteral("gpu-probe"),
+      "cat > '" + request_copy.toUtf8() + "'\n"
+      "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"request\":"
+      "{\"model\":\"tiny\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,"
+      "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":1,\"schedule\":\"1f1b\"}}}'\n"
+      "echo '{\"event\":\"result\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":0.002}],\"step_time_s\":0.002,"
+      "\"memory\":[],\"device_report\":{\"api\":\"cuda\",\"precision\":\"bf16\",\"tensor_cores\":{\"source\":"
+      "\"kernel-name rules\",\"step\":{\"seconds\":0.002,\"share\":0.718},\"by_phase\":{\"forward\":"
+      "{\"seconds\":0.0008,\"share\":0.801}}}},\"stopped_early\":false}'\n"
+      "echo '{\"event\":\"done\",\"exit_code\":0,\"stopped_early\":false}'\n"));
+  ProbeSettings s = tiny(1);
+  s.device = QStringLiteral("cuda");
+  s.precision = QStringLiteral("bf16");
+  page.setSettings(s);
+  EXPECT_EQ(page.settings().precision, QStringLiteral("bf16"));
+  page.startRun();
+  ASSERT_TRUE(wait_finished(*page.runner()));
+  ASSERT_EQ(page.runner()->outcome().kind, ProbeOutcome::Kind::complete) << page.message().toStdString();
+  QFile sent(request_copy);
+  ASSERT_TRUE(sent.open(QIODevice::ReadOnly));
+  EXPECT_EQ(nlohmann::json::parse(sent.readAll().toStdString())["precision"], "bf16");
+
+  auto* summary = page.findChild<QLabel*>(QStringLiteral("probeSummary"));
+  ASSERT_NE(summary, nullptr);
+  EXPECT_TRUE(summary->text().contains(QStringLiteral(" · bf16"))) << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains(QStringLiteral("tensor cores <b>71.8 %</b> of kernel time (kernel-name rules)")))
+      << summary->text().toStdString();
+  EXPECT_TRUE(summary->toolTip().contains(QStringLiteral("forward: 80.1 %"))) << summary->toolTip().toStdString();
+
+  auto db = store::Store::open(scratch.db.toStdString());
+  ASSERT_TRUE(db.ok());
+  auto run = db->get_run(page.runner()->outcome().run_id);
+  ASSERT_TRUE(run.ok() && run->summary);
+  EXPECT_EQ(run->summary->device["precision"], "bf16");
+  EXPECT_DOUBLE_EQ(run->summary->metrics.at("tensor_core_share"), 0.718);
 }
 
 TEST(ProbePage, AMissingProbeBecomesAMessage) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -164,6 +165,31 @@ TEST_F(ProbeCli, PrecisionFlagReachesTheRequest) {
   const auto j = nlohmann::json::parse(json.stdout_text);
   EXPECT_EQ(j["precision"], "fp32");
   EXPECT_TRUE(j["device_report"].is_object());
+}
+
+// A GPU run's summary, from a script speaking the protocol as plansight-probe --device cuda does:
+// the precision and the tensor-core share of the step and of each phase.
+TEST_F(ProbeCli, AGpuRunPrintsItsTensorCoreShare) {
+  const std::string script = db_ + ".probe.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\ncat > /dev/null\n"
+         "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"request\":"
+         "{\"model\":\"tiny\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,\"layout\":{\"tp\":1}}}'\n"
+         "echo '{\"event\":\"result\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":0.002}],\"step_time_s\":0.002,"
+         "\"memory\":[],\"device_report\":{\"precision\":\"bf16\",\"tensor_cores\":{\"source\":\"kernel-name rules\","
+         "\"step\":{\"share\":0.718},\"by_phase\":{\"forward\":{\"share\":0.801},\"backward\":{\"share\":0.75}}}}}'\n"
+         "echo '{\"event\":\"done\",\"exit_code\":0}'\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
+  auto text = cli({"probe"});
+  std::filesystem::remove(script);
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("  precision     bf16\n"), std::string::npos) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("  tensor cores  71.8 % of kernel time (kernel-name rules); backward 75.0 %, forward 80.1 %\n"),
+            std::string::npos)
+      << text.stdout_text;
 }
 
 TEST_F(ProbeCli, ProbeStoreListCompareDelete) {

@@ -109,7 +109,8 @@ void print_tensor_cores(std::ostream& out, const nlohmann::json& device) {
   auto percent = [](const nlohmann::json& share) { return format_fixed(100.0 * share.value("share", 0.0), 1) + " %"; };
   out << "  tensor cores  " << percent(tc["step"]) << " of kernel time (" << tc.value("source", std::string("?")) << ")";
   std::string phases;
-  for (const auto& [phase, share] : tc.value("by_phase", nlohmann::json::object()).items()) {
+  const auto by_phase = tc.value("by_phase", nlohmann::json::object());  // items() must not outlive it
+  for (const auto& [phase, share] : by_phase.items()) {
     if (phase == "none") continue;
     phases += (phases.empty() ? "" : ", ") + phase + " " + percent(share);
   }

@@ -38,6 +38,7 @@ nlohmann::json probe_request(const ProbeSettings& s) {
           {"layout", layout},
           {"steps", s.steps},
           {"device", s.device.toStdString()},
+          {"precision", s.precision.toStdString()},
           {"calibrate", s.calibration != ProbeSettings::Calibration::off}};
 }
 

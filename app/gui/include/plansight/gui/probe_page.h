@@ -68,6 +68,7 @@ class ProbePage : public QWidget {
   QComboBox* schedule_;
   QSpinBox* steps_count_;
   QComboBox* device_;
+  QComboBox* precision_;
   QComboBox* calibration_;
   QLineEdit* name_;
   QPushButton* start_;

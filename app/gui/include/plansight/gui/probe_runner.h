@@ -33,6 +33,7 @@ struct ProbeSettings {
   QString schedule = QStringLiteral("1f1b");   // gpipe | 1f1b | interleaved
   int steps = 10;
   QString device = QStringLiteral("cpu");  // cpu | cuda | auto
+  QString precision = QStringLiteral("fp32");  // fp32 | tf32 | bf16 | fp16 (the last three on a GPU)
   enum class Calibration { off, quick, full } calibration = Calibration::quick;
   QString name;  // empty: the CLI's default name ("probe tiny tp1 pp1 dp1 1f1b")
 };
