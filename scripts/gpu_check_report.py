@@ -49,6 +49,10 @@ def describe(path):
     ls = [x for x in losses(result) if x is not None]
     if ls:
         parts.append(f"loss {ls[0]:.3f}->{ls[-1]:.3f}")
+    scaled = [s for s in result.get("steps", []) if "loss_scale" in s]
+    if scaled:
+        skipped = sum(1 for s in scaled if s.get("skipped"))
+        parts.append(f"loss scale {scaled[-1]['loss_scale']:g}, {skipped} skipped")
     report = result.get("device_report", {})
     tc = report.get("tensor_cores")
     if tc:

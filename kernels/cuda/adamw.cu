@@ -51,7 +51,8 @@ __global__ void adamw_kernel(float* params, float* m, float* v, const float* gra
 
 template <class T>
 __global__ void adamw_master_kernel(float* master, T* params, float* m, float* v, const float* grads,
-                                    std::size_t n, Coefficients k) {
+                                    std::size_t n, Coefficients k, const float* skip_when_set) {
+  if (skip_when_set != nullptr && *skip_when_set != 0.0f) return;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     float mi = m[i], vi = v[i];
@@ -65,9 +66,10 @@ __global__ void adamw_master_kernel(float* master, T* params, float* m, float* v
 
 template <class T>
 Status master_update(float* master, T* params, float* m, float* v, const float* grads, std::size_t n,
-                     const AdamWSettings& settings, int step, float grad_multiplier, cudaStream_t stream) {
+                     const AdamWSettings& settings, int step, float grad_multiplier, cudaStream_t stream,
+                     const float* skip_when_set = nullptr) {
   adamw_master_kernel<T><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(
-      master, params, m, v, grads, n, coefficients_of(settings, step, grad_multiplier));
+      master, params, m, v, grads, n, coefficients_of(settings, step, grad_multiplier), skip_when_set);
   return detail::launch_status("adamw_master_kernel");
 }
 
@@ -91,6 +93,16 @@ Status adamw_update(float* master, bfloat16* params, float* m, float* v, const f
 Status adamw_update(float* master, float16* params, float* m, float* v, const float* grads, std::size_t n,
                     const AdamWSettings& settings, int step, float grad_multiplier, cudaStream_t s) {
   return master_update(master, params, m, v, grads, n, settings, step, grad_multiplier, s);
+}
+Status adamw_update(float* master, bfloat16* params, float* m, float* v, const float* grads, std::size_t n,
+                    const AdamWSettings& settings, int step, float grad_multiplier, const float* skip_when_set,
+                    cudaStream_t s) {
+  return master_update(master, params, m, v, grads, n, settings, step, grad_multiplier, s, skip_when_set);
+}
+Status adamw_update(float* master, float16* params, float* m, float* v, const float* grads, std::size_t n,
+                    const AdamWSettings& settings, int step, float grad_multiplier, const float* skip_when_set,
+                    cudaStream_t s) {
+  return master_update(master, params, m, v, grads, n, settings, step, grad_multiplier, s, skip_when_set);
 }
 
 }  // namespace plansight::kernels::cuda

@@ -20,8 +20,8 @@ __global__ void unscale_and_check_finite_kernel(float* grads, std::size_t n, flo
   if (bad) *found = 1;
 }
 
-template <class T>
-__global__ void check_finite_kernel(const T* values, std::size_t n, int* found) {
+template <class T, class Flag>
+__global__ void check_finite_kernel(const T* values, std::size_t n, Flag* found) {
   bool bad = false;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -32,7 +32,7 @@ __global__ void check_finite_kernel(const T* values, std::size_t n, int* found) 
 
 template <class T>
 Status check(const T* values, std::size_t n, int* found, cudaStream_t stream) {
-  check_finite_kernel<T><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(values, n, found);
+  check_finite_kernel<T, int><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(values, n, found);
   return detail::launch_status("check_finite_kernel");
 }
 
@@ -48,5 +48,10 @@ Status unscale_and_check_finite(float* grads, std::size_t n, float multiplier, i
 Status check_finite(const float* v, std::size_t n, int* found, cudaStream_t s) { return check(v, n, found, s); }
 Status check_finite(const bfloat16* v, std::size_t n, int* found, cudaStream_t s) { return check(v, n, found, s); }
 Status check_finite(const float16* v, std::size_t n, int* found, cudaStream_t s) { return check(v, n, found, s); }
+
+Status flag_nonfinite(const float* values, std::size_t n, float* found, cudaStream_t stream) {
+  check_finite_kernel<float, float><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(values, n, found);
+  return detail::launch_status("check_finite_kernel");
+}
 
 }  // namespace plansight::kernels::cuda

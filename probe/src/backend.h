@@ -156,9 +156,20 @@ class Backend {
 
   // AdamW on n fp32 master weights; when `compute_copy` is not null, writes the updated weights
   // rounded to the compute type there (mixed precision). grads are multiplied by
-  // `grad_multiplier` first (1 / loss scale).
+  // `grad_multiplier` first (1 / loss scale). With `skip_when_nonfinite`, nothing changes when
+  // the step's non-finite flag (below) is set.
   virtual void adamw(float* master, void* compute_copy, float* m, float* v, const float* grads, std::size_t n,
-                     const kernels::AdamWSettings& settings, int step, float grad_multiplier) = 0;
+                     const kernels::AdamWSettings& settings, int step, float grad_multiplier,
+                     bool skip_when_nonfinite = false) = 0;
+
+  // Dynamic loss scaling (fp16; Micikevicius et al. 2018, §3.2) with no host synchronisation
+  // before the update: flag_nonfinite() sets the step's flag when any of n fp32 values is inf or
+  // NaN; reduce_nonfinite() sums the flag over `world` on the compute queue, so that every rank
+  // skips or applies the step alike; take_loss() reads the flag together with the loss
+  // (nonfinite_at_take()) and clears both.
+  virtual void flag_nonfinite(const float* values, std::size_t n) = 0;
+  virtual runtime::Status reduce_nonfinite(runtime::Communicator& world) = 0;
+  virtual bool nonfinite_at_take() const = 0;
 
  protected:
   runtime::MemoryTracker memory_;

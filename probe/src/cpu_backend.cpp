@@ -173,16 +173,30 @@ class CpuBackend final : public Backend {
       for (int v = 0; v < Vl; ++v) row[v] *= scale;
     }
   }
-  double take_loss() override { return std::exchange(loss_, 0.0); }
+  double take_loss() override {
+    nonfinite_at_take_ = std::exchange(nonfinite_, 0.0f) != 0.0f;
+    return std::exchange(loss_, 0.0);
+  }
 
   void adamw(float* master, void* compute_copy, float* m, float* v, const float* grads, std::size_t n,
-             const kernels::AdamWSettings& settings, int step, float grad_multiplier) override {
+             const kernels::AdamWSettings& settings, int step, float grad_multiplier, bool skip_when_nonfinite) override {
     if (compute_copy || grad_multiplier != 1.0f) throw RankFailure("the CPU backend trains in fp32 only");
+    if (skip_when_nonfinite && nonfinite_ != 0.0f) return;
     kc::adamw_update(master, m, v, grads, n, settings, step);
   }
 
+  void flag_nonfinite(const float* values, std::size_t n) override {
+    for (std::size_t i = 0; i < n && nonfinite_ == 0.0f; ++i) {
+      if (!std::isfinite(values[i])) nonfinite_ = 1.0f;
+    }
+  }
+  runtime::Status reduce_nonfinite(runtime::Communicator& world) override { return world.all_reduce(&nonfinite_, 1); }
+  bool nonfinite_at_take() const override { return nonfinite_at_take_; }
+
  private:
   double loss_ = 0;
+  float nonfinite_ = 0;  // this step's flag: 1 on a rank that saw inf/NaN, the ranks' count after reduce
+  bool nonfinite_at_take_ = false;
 };
 
 }  // namespace

@@ -84,7 +84,9 @@ Buf ModelChunk::backward(ChunkActs& a, const void* dout, int mb, bool last_micro
   Buf grad(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
   if (last()) {
     // Mean over every token of the step: N per micro-batch, m micro-batches, dp replicas.
-    const float scale = 1.0f / (static_cast<float>(d.N()) * static_cast<float>(ctx_.cfg.micro_batches) * static_cast<float>(ctx_.cfg.dp));
+    // fp16 multiplies it by the loss scale (ctx_.loss_scale), which AdamW divides out again.
+    const float scale = ctx_.loss_scale / (static_cast<float>(d.N()) * static_cast<float>(ctx_.cfg.micro_batches) *
+                                           static_cast<float>(ctx_.cfg.dp));
     ParamUnit& w = head_weight();
     lnf_->acquire(est::Phase::backward, mb);
     w.acquire(est::Phase::backward, mb);

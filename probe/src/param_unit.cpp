@@ -136,10 +136,23 @@ void ParamUnit::zero_grads() {
   uses_done_ = 0;
 }
 
-void ParamUnit::optimizer_step(const kernels::AdamWSettings& settings, int step) {
+std::pair<float*, std::size_t> ParamUnit::update_grads() {
   const bool sharded = zero_ >= 1;
   const std::size_t n = sharded ? shard_size() : padded_;
   float* grads = zero_ >= 2 ? grad_shard_.f32() : full_grads_.f32() + (sharded ? shard_begin() : 0);
+  return {grads, n};
+}
+
+void ParamUnit::flag_nonfinite_grads() {
+  auto [grads, n] = update_grads();
+  auto span = ctx_.compute("check_finite", est::Phase::optimizer, stage_, -1);
+  ctx_.be.flag_nonfinite(grads, n);
+}
+
+void ParamUnit::optimizer_step(const kernels::AdamWSettings& settings, int step, float grad_multiplier,
+                               bool skip_when_nonfinite) {
+  const bool sharded = zero_ >= 1;
+  auto [grads, n] = update_grads();
   // The compute copy of the rank's part, which a mixed-precision update rounds into.
   void* compute_part = zero_ >= 3 ? shard_params_.data() : full_params_.at(sharded ? shard_begin() : 0);
   if (tied_ && ctx_.embedding) {
@@ -150,7 +163,8 @@ void ParamUnit::optimizer_step(const kernels::AdamWSettings& settings, int step)
   }
   {
     auto span = ctx_.compute("adamw", est::Phase::optimizer, stage_, -1);
-    ctx_.be.adamw(master_part(), mixed_ ? compute_part : nullptr, adam_m_.f32(), adam_v_.f32(), grads, n, settings, step, 1.0f);
+    ctx_.be.adamw(master_part(), mixed_ ? compute_part : nullptr, adam_m_.f32(), adam_v_.f32(), grads, n, settings, step,
+                  grad_multiplier, skip_when_nonfinite);
   }
   if (sharded && zero_ < 3 && ctx_.cfg.dp > 1) {
     const Elem e = ctx_.be.act();

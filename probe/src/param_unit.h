@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "param_init.h"
@@ -52,13 +53,20 @@ class ParamUnit {
   void zero_grads();  // at the start of a step
   // After GradSync::drain(): the tied-embedding all-reduce (Megatron's embedding group), AdamW
   // on this rank's shard, and at ZeRO-1/2 the all-gather of the updated weights.
-  void optimizer_step(const kernels::AdamWSettings& settings, int step);
+  // With dynamic loss scaling: grads are multiplied by `grad_multiplier` (1 / scale) and the
+  // update is skipped on the device when the step's non-finite flag is set.
+  void optimizer_step(const kernels::AdamWSettings& settings, int step, float grad_multiplier = 1.0f,
+                      bool skip_when_nonfinite = false);
+  // Sets the backend's non-finite flag when the gradients this rank updates hold inf or NaN.
+  void flag_nonfinite_grads();
 
   // Writes this rank's slice of every tensor into `out` (global shapes, by name; elements other
   // ranks hold are NaN). At ZeRO-3 every DP rank must call it (it all-gathers).
   void export_to(std::map<std::string, std::vector<float>>& out);
 
  private:
+  // The fp32 gradients of what this rank updates (its shard at ZeRO >= 1) and their count.
+  std::pair<float*, std::size_t> update_grads();
   std::size_t shard_size() const { return padded_ / static_cast<std::size_t>(ctx_.cfg.dp); }
   std::size_t shard_begin() const { return shard_size() * static_cast<std::size_t>(ctx_.at.dp); }
   void submit_reduction();

@@ -18,7 +18,14 @@ nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::js
 
 nlohmann::json to_json(const ProbeResult& r) {
   nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : r.steps) steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"seconds", s.seconds}});
+  for (const auto& s : r.steps) {
+    nlohmann::json step = {{"step", s.step}, {"loss", number_or_null(s.loss)}, {"seconds", s.seconds}};
+    if (s.loss_scale > 0) {
+      step["loss_scale"] = s.loss_scale;
+      step["skipped"] = s.skipped;
+    }
+    steps.push_back(std::move(step));
+  }
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& m : r.memory) {
     memory.push_back({{"rank", m.rank},

@@ -39,6 +39,8 @@ struct RankContext {
   const int rank;  // world rank
   const RankCoords at;
   runtime::Tracer* tracer;  // null: no spans
+  // Multiplies the loss gradient (fp16's dynamic loss scale; 1 otherwise), set before each step.
+  float loss_scale = 1.0f;
   const std::unique_ptr<Backend> backend_owner;
   Backend& be;
   runtime::MemoryTracker& memory;  // the backend's

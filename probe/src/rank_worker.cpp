@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "grad_sync.h"
+#include "plansight/runtime/cuda/loss_scaler.h"
 #include "model_chunk.h"
 #include "pipeline_executor.h"
 
@@ -31,6 +32,12 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
   adamw.learning_rate = static_cast<float>(cfg.request.learning_rate);
   adamw.weight_decay = static_cast<float>(cfg.request.weight_decay);
   adamw.eps = state.adam_eps;
+  // fp16 trains with dynamic loss scaling (Micikevicius et al. 2018, §3.2; PyTorch GradScaler's
+  // defaults). Every rank runs its own scaler on the same world-reduced flags, so all agree.
+  const bool scaled = cfg.request.precision == Precision::fp16;
+  runtime::cuda::LossScaler scaler(scaled ? runtime::cuda::LossScalerSettings{}
+                                          : runtime::cuda::LossScalerSettings::disabled());
+  int applied = 0;  // AdamW's step count: skipped steps do not count (as torch.optim with GradScaler)
 
   for (int step = 0; step < steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
@@ -39,14 +46,29 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     state.device->step_begins(ctx.rank, step, step + 1 == steps);
     ctx.memory.reset_peaks();
     for (ParamUnit* u : units) u->zero_grads();
+    const float scale = scaler.scale();
+    ctx.loss_scale = scale;
     run_schedule(ctx, chunks, data, step);
     ctx.grad_sync->drain();
     ctx.be.fence(Queue::grad, Queue::compute);  // on a GPU: the reductions ran before the update
     for (auto& staging : ctx.grad_staging) staging.reset();  // every reduce-scatter is done
-    for (ParamUnit* u : units) u->optimizer_step(adamw, step + 1);
+    if (scaled) {
+      // Any rank's inf/NaN skips the step everywhere; the update reads the flag on the device.
+      for (ParamUnit* u : units) u->flag_nonfinite_grads();
+      check(ctx.be.reduce_nonfinite(*ctx.world));
+    }
+    for (ParamUnit* u : units) u->optimizer_step(adamw, applied + 1, scaled ? 1.0f / scale : 1.0f, scaled);
 
-    // The step's one host synchronisation on a GPU: the loss, then [loss, stop] over the world.
+    // The step's one host synchronisation on a GPU: the loss (and the non-finite flag), then
+    // [loss, stop] over the world.
     const double loss = ctx.be.take_loss();
+    bool skipped = false;
+    if (scaled) {
+      auto action = scaler.update(ctx.be.nonfinite_at_take());
+      if (!action) throw RankFailure(action.error_text());
+      skipped = *action == runtime::cuda::StepAction::skip;
+    }
+    if (!skipped) ++applied;
     const bool reports_loss = ctx.last_stage() && ctx.at.tp == 0;
     float end[2] = {reports_loss ? static_cast<float>(loss) : 0.0f,
                     ctx.rank == 0 && state.stop && state.stop->load() ? 1.0f : 0.0f};
@@ -55,7 +77,9 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     if (ctx.rank == 0) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::lock_guard lock(state.mutex);
-      state.steps.push_back({step + 1, static_cast<double>(end[0]) / (cfg.micro_batches * cfg.dp), seconds});
+      // The loss was computed before scaling (the scale multiplies only its gradient).
+      state.steps.push_back({step + 1, static_cast<double>(end[0]) / (cfg.micro_batches * cfg.dp), seconds,
+                             scaled ? static_cast<double>(scale) : 0.0, skipped});
       state.stopped_early = stop;
       state.changed.notify_all();
     }

@@ -137,5 +137,45 @@ TEST(GpuTraining, Bf16TrainsWithATimelineAndTensorCoreShare) {
   EXPECT_EQ(report["precision"], "bf16");
 }
 
+// fp16 trains with dynamic loss scaling: every step reports its scale (2^16 first, PyTorch
+// GradScaler's init_scale), a step with inf/NaN gradients is skipped and halves the scale, the
+// loss stays finite and falls, and on this small model fp16 follows the fp32 run closely (the
+// loss is computed before scaling, so a skipped step still reports it).
+TEST(GpuTraining, Fp16TrainsWithDynamicLossScaling) {
+  PLANSIGHT_SKIP_WITHOUT_DEVICE();
+  cuda::register_cuda_probe_device();
+  ProbeRequest r = matrix_request();
+  r.steps = 8;
+  r.learning_rate = 3e-3;
+  r.device = Device::cuda;
+  r.layout.tp = 2;
+  r.layout.dp = 2;
+  r.layout.zero_stage = 1;
+  r.global_batch = 4;
+  r.precision = Precision::fp32;
+  auto reference = train(r, TrainOptions{});
+  ASSERT_TRUE(reference.ok()) << reference.error_text();
+  r.precision = Precision::fp16;
+  auto out = train(r, TrainOptions{});
+  ASSERT_TRUE(out.ok()) << out.error_text();
+  const auto& steps = out->result.steps;
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_EQ(steps.front().loss_scale, 65536.0);
+  int skipped = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(steps[i].loss)) << "step " << steps[i].step;
+    skipped += steps[i].skipped;
+    if (i > 0) {
+      const double expected = steps[i - 1].skipped ? steps[i - 1].loss_scale / 2 : steps[i - 1].loss_scale;
+      EXPECT_EQ(steps[i].loss_scale, expected) << "step " << steps[i].step;
+    }
+  }
+  EXPECT_LT(skipped, 4) << "a few overflowing steps at most";
+  EXPECT_LT(steps.back().loss, steps.front().loss);
+  const auto& fp32 = reference->result.steps;
+  EXPECT_NEAR(steps.front().loss, fp32.front().loss, 0.02 * fp32.front().loss) << "the same first forward, in fp16";
+  EXPECT_EQ(out->result.device_report["precision"], "fp16");
+}
+
 }  // namespace
 }  // namespace plansight::probe

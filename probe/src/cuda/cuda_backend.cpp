@@ -57,9 +57,10 @@ class CudaBackend final : public Backend {
     ok(cudaStreamCreateWithFlags(&streams_[1], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     for (cudaEvent_t& e : fences_) ok(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     ok(kcu::Blas::create(blas_, precision_.fp32_math));
-    ok(cudaMalloc(&scratch_, 16 * sizeof(float) + sizeof(double)), "cudaMalloc (step scratch)");
+    ok(cudaMalloc(&scratch_, 16 * sizeof(float) + sizeof(double) + sizeof(float)), "cudaMalloc (step scratch)");
     loss_ = reinterpret_cast<double*>(static_cast<char*>(scratch_) + 16 * sizeof(float));
-    ok(cudaMemsetAsync(loss_, 0, sizeof(double), compute()), "cudaMemsetAsync (loss)");
+    nonfinite_ = reinterpret_cast<float*>(loss_ + 1);
+    ok(cudaMemsetAsync(loss_, 0, sizeof(double) + sizeof(float), compute()), "cudaMemsetAsync (loss)");
     ok(cudaMallocHost(&pinned_, kSlots * kSlotBytes), "cudaMallocHost (upload staging)");
     for (cudaEvent_t& e : slot_done_) ok(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   }
@@ -270,26 +271,49 @@ class CudaBackend final : public Backend {
     ok(kcu::ce_backward(probs, targets, begin, N, Vl, scale, dtype(act()), compute()));
   }
   double take_loss() override {
-    double* pinned = reinterpret_cast<double*>(static_cast<char*>(pinned_) + kSlotBytes - sizeof(double));
+    // The loss and the non-finite flag sit side by side in the scratch: one copy, one wait.
+    char* pinned = static_cast<char*>(pinned_) + kSlotBytes - 2 * sizeof(double);
     ok(cudaEventSynchronize(slot_done_[0]), "cudaEventSynchronize");
-    ok(cudaMemcpyAsync(pinned, loss_, sizeof(double), cudaMemcpyDeviceToHost, compute()), "cudaMemcpyAsync (loss)");
-    ok(cudaMemsetAsync(loss_, 0, sizeof(double), compute()), "cudaMemsetAsync (loss)");
+    ok(cudaMemcpyAsync(pinned, loss_, sizeof(double) + sizeof(float), cudaMemcpyDeviceToHost, compute()),
+       "cudaMemcpyAsync (loss)");
+    ok(cudaMemsetAsync(loss_, 0, sizeof(double) + sizeof(float), compute()), "cudaMemsetAsync (loss)");
     ok(cudaStreamSynchronize(compute()), "cudaStreamSynchronize");
-    return *pinned;
+    double loss = 0;
+    float flag = 0;
+    std::memcpy(&loss, pinned, sizeof loss);
+    std::memcpy(&flag, pinned + sizeof(double), sizeof flag);
+    nonfinite_at_take_ = flag != 0.0f;
+    return loss;
   }
 
   void adamw(float* master, void* compute_copy, float* m, float* v, const float* grads, std::size_t n,
-             const kernels::AdamWSettings& settings, int step, float grad_multiplier) override {
-    if (!compute_copy) {
-      if (grad_multiplier != 1.0f) throw RankFailure("adamw: a gradient multiplier needs the mixed-precision update");
-      ok(kcu::adamw_update(master, m, v, grads, n, settings, step, compute()));
+             const kernels::AdamWSettings& settings, int step, float grad_multiplier, bool skip_when_nonfinite) override {
+    if (!compute_copy || act() == Elem::f32) {
+      if (grad_multiplier != 1.0f || skip_when_nonfinite) {
+        throw RankFailure("adamw: loss scaling needs a 16-bit compute copy (precision bf16 or fp16)");
+      }
+      if (!compute_copy) ok(kcu::adamw_update(master, m, v, grads, n, settings, step, compute()));
+      else ok(kcu::adamw_update(master, static_cast<float*>(compute_copy), m, v, grads, n, settings, step, 1.0f, compute()));
       return;
     }
-    typed([&](auto* t) {
-      using T = std::remove_pointer_t<decltype(t)>;
-      ok(kcu::adamw_update(master, static_cast<T*>(compute_copy), m, v, grads, n, settings, step, grad_multiplier, compute()));
-    });
+    const float* skip = skip_when_nonfinite ? nonfinite_ : nullptr;
+    if (act() == Elem::bf16) {
+      ok(kcu::adamw_update(master, static_cast<kcu::bfloat16*>(compute_copy), m, v, grads, n, settings, step,
+                           grad_multiplier, skip, compute()));
+    } else {
+      ok(kcu::adamw_update(master, static_cast<kcu::float16*>(compute_copy), m, v, grads, n, settings, step,
+                           grad_multiplier, skip, compute()));
+    }
   }
+
+  void flag_nonfinite(const float* values, std::size_t n) override {
+    ok(kcu::flag_nonfinite(values, n, nonfinite_, compute()));
+  }
+  runtime::Status reduce_nonfinite(runtime::Communicator& world) override {
+    // The world communicator of this rank runs on its compute stream (CudaDevice::world).
+    return world.all_reduce(nonfinite_, 1);
+  }
+  bool nonfinite_at_take() const override { return nonfinite_at_take_; }
 
  private:
   int device_;
@@ -299,6 +323,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<kcu::Blas> blas_;
   void* scratch_ = nullptr;  // 16 floats for all_reduce_host, then the fp64 loss accumulator
   double* loss_ = nullptr;
+  float* nonfinite_ = nullptr;  // the step's flag, right after the loss
+  bool nonfinite_at_take_ = false;
   void* pinned_ = nullptr;   // kSlots upload slots; slot 0 also stages all_reduce_host, the last one take_loss
   std::array<cudaEvent_t, kSlots> slot_done_{};
   std::size_t next_slot_ = 0;

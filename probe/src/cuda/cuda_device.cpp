@@ -189,11 +189,14 @@ Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request,
       precision.fp32_math = kernels::cuda::Fp32Math::tf32;
       break;
     case Precision::bf16:
-      if (props.major < 8) return make_error("precision", "value bf16: bf16 tensor cores need compute capability 8.0 or newer; valid on this GPU: fp32, fp16 is not run yet");
+      if (props.major < 8) return make_error("precision", "value bf16: bf16 tensor cores need compute capability 8.0 or newer; valid on this GPU: fp32, fp16");
       precision.act = Elem::bf16;
       break;
     case Precision::fp16:
-      return make_error("precision", "value fp16: fp16 training needs dynamic loss scaling, which the probe's step does not run yet; valid: fp32, tf32, bf16");
+      // fp16 tensor cores from Volta (7.0); the step runs with dynamic loss scaling (rank_worker).
+      if (props.major < 7) return make_error("precision", "value fp16: fp16 tensor cores need compute capability 7.0 or newer; valid on this GPU: fp32");
+      precision.act = Elem::f16;
+      break;
   }
   // The stream-ordered pool keeps freed memory for reuse instead of returning it to the driver
   // at each synchronisation (CUDA Programming Guide, "Stream Ordered Memory Allocator").

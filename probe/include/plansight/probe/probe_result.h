@@ -19,6 +19,10 @@ struct StepResult {
   std::int64_t step = 0;
   double loss = 0;     // mean cross-entropy over the global batch
   double seconds = 0;  // wall time of the whole step (all ranks)
+  // fp16's dynamic loss scaling: the scale the step's loss gradient was multiplied by, and
+  // whether its update was skipped (inf/NaN gradients). Scale 0: no loss scaling.
+  double loss_scale = 0;
+  bool skipped = false;
 };
 
 struct RankMemory {

@@ -26,4 +26,14 @@ Status adamw_update(float* master_params, bfloat16* params, float* m, float* v, 
 Status adamw_update(float* master_params, float16* params, float* m, float* v, const float* grads, std::size_t n,
                     const AdamWSettings& settings, int step, float grad_multiplier, cudaStream_t stream);
 
+// The mixed-precision step of a dynamically loss-scaled run: does nothing when *skip_when_set is
+// not 0 (the step's gradients held an inf or NaN; its flag is read on the device, so skipping
+// needs no host synchronisation). Moments, master and compute copy stay as they were.
+Status adamw_update(float* master_params, bfloat16* params, float* m, float* v, const float* grads, std::size_t n,
+                    const AdamWSettings& settings, int step, float grad_multiplier, const float* skip_when_set,
+                    cudaStream_t stream);
+Status adamw_update(float* master_params, float16* params, float* m, float* v, const float* grads, std::size_t n,
+                    const AdamWSettings& settings, int step, float grad_multiplier, const float* skip_when_set,
+                    cudaStream_t stream);
+
 }  // namespace plansight::kernels::cuda

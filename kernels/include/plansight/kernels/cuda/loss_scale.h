@@ -24,4 +24,8 @@ Status check_finite(const float* values, std::size_t n, int* found_nonfinite, cu
 Status check_finite(const bfloat16* values, std::size_t n, int* found_nonfinite, cudaStream_t stream);
 Status check_finite(const float16* values, std::size_t n, int* found_nonfinite, cudaStream_t stream);
 
+// *found_nonfinite = 1.0f when any of the n fp32 values is inf or NaN: the same check with a
+// float flag, which a communicator can sum over ranks so that every rank skips the step alike.
+Status flag_nonfinite(const float* values, std::size_t n, float* found_nonfinite, cudaStream_t stream);
+
 }  // namespace plansight::kernels::cuda
