@@ -43,6 +43,8 @@ const char* kUsage =
     "  gpus           list GPU presets\n"
     "  systems        list system presets\n"
     "  import-model   read a Hugging Face config.json into a model description\n"
+    "  examples       worked examples of lectures and papers, ours beside the published value:\n"
+    "                 examples [NAME] [--row N --write-plan FILE.json] [--json]\n"
     "  search         best layouts for a plan (the estimate options; layout options fix that dimension)\n"
     "                 [--top K] [--threads N] [--json]\n"
     "  timeline       the predicted timeline of a plan's iteration: --out FILE.json, --ascii [--width N], --json\n"
@@ -222,7 +224,8 @@ Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "probe") return run_probe_command(rest, out, err);
   if (command == "runs") return run_runs(rest, out, err);
   if (command == "compare") return run_compare(rest, out, err);
-  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model\n";
+  if (command == "examples") return run_examples(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model, examples\n";
   return Status::invalid_input;
 }
 

@@ -123,6 +123,11 @@ class CudaDevice final : public RunDevice {
     est::Timeline timeline = timeline_.build(records, "probe " + request_.model.name + ", last step (CUPTI)",
                                              est::KernelClassifier());
     tensor_cores_ = tensor_core_share(timeline);
+    // Counters (runtime/cuda/tensor_core_counters.h) replay their workload once per pass; a
+    // training step changes the weights it reads, so it is not replayed, and the names decide.
+    tensor_cores_->counters_note =
+        "hardware counters not read: the CUPTI range profiler replays its workload, and a training step cannot be "
+        "replayed unchanged; kernels are classified by their names";
     return Result<est::Timeline>(std::move(timeline));
 #else
     return std::nullopt;
