@@ -3,6 +3,7 @@
 #include "plansight/gui/main_window.h"
 
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -10,10 +11,12 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include "plansight/estimator/examples.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/compare_page.h"
+#include "plansight/gui/example_panel.h"
 #include "plansight/gui/memory_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
@@ -62,6 +65,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
   busy_ = new QLabel(this);
   statusBar()->addPermanentWidget(busy_);
+  example_panel_ = new ExamplePanel(this);
+  example_dock_ = new QDockWidget(tr("Example"), this);
+  example_dock_->setObjectName(QStringLiteral("exampleDock"));
+  example_dock_->setWidget(example_panel_);
+  addDockWidget(Qt::BottomDockWidgetArea, example_dock_);
+  example_dock_->hide();
   connect(plan_form_, &PlanForm::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(time_page_, &TimeCostPage::fieldActivated, this, &MainWindow::showField);
   connect(search_page_, &SearchPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -83,6 +92,9 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
                        ? tr("estimated")
                        : tr("%n error(s) in the plan", "", static_cast<int>(outcome->errors.size())));
     rememberPlan();
+    if (example_dock_->isVisible()) {
+      example_panel_->setCurrentPlan(document_->plan(), outcome && outcome->estimate ? &*outcome->estimate : nullptr);
+    }
   });
 
   buildMenus();
@@ -125,12 +137,46 @@ void MainWindow::buildMenus() {
     a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
   }
 
+  // Worked examples of lectures and papers: one submenu each, one action per row.
+  QMenu* examples = menuBar()->addMenu(tr("E&xamples"));
+  for (const auto& example : est::examples()) {
+    QMenu* sub = examples->addMenu(QString::fromStdString(example.title));
+    for (std::size_t r = 0; r < example.rows.size(); ++r) {
+      const QString name = QString::fromStdString(example.name);
+      QAction* a = sub->addAction(QString::fromStdString(example.rows[r].label), this, [this, name, r] {
+        if (const QString error = openExample(name, static_cast<int>(r)); !error.isEmpty()) {
+          QMessageBox::warning(this, tr("Example"), error);
+        }
+      });
+      a->setObjectName(QStringLiteral("example:%1:%2").arg(name).arg(r));
+    }
+  }
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Plansight"), this, [this] {
     QMessageBox::about(this, tr("About Plansight"),
                        tr("<b>Plansight</b> plans, predicts and checks parallel training of transformer models: "
                           "GPUs, layout, memory per GPU, time, cost and the predicted timeline."));
   });
+}
+
+QString MainWindow::openExample(const QString& name, int row) {
+  auto example = est::find_example(name.toStdString());
+  if (!example) return QString::fromStdString(example.error_text());
+  if (row < 0 || row >= static_cast<int>(example->rows.size())) {
+    return tr("row %1 of example %2 does not exist; valid: 0 to %3").arg(row).arg(name).arg(example->rows.size() - 1);
+  }
+  auto plan = est::example_plan(*example, static_cast<std::size_t>(row));
+  if (!plan) return QString::fromStdString(plan.error_text());
+  if (const QString error = example_panel_->setExample(*example, row); !error.isEmpty()) return error;
+  example_dock_->show();
+  plan_path_.clear();
+  document_->replacePlan(*plan);  // the panel's "your plan" follows from estimateReady
+  updateTitle();
+  statusBar()->showMessage(tr("Opened the example \"%1\": %2").arg(QString::fromStdString(example->title),
+                                                                     QString::fromStdString(example->rows[static_cast<std::size_t>(row)].label)),
+                           8000);
+  return {};
 }
 
 void MainWindow::restorePlan(bool restore) {

@@ -15,6 +15,7 @@
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
+#include "plansight/gui/memory_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/probe_page.h"
 #include "plansight/gui/probe_runner.h"
@@ -145,6 +146,13 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     wait_for(compare_page_, &ComparePage::comparisonReady, 60000);
   }
   if (QString error = shoot(QStringLiteral("10-compare")); !error.isEmpty()) return error;
+  // An example from the Examples menu, on the Memory page: ZeRO-1 for a 7.5B model on 64 GPUs,
+  // the panel with the paper's values below.
+  if (openExample(QStringLiteral("zero-stages-7.5b"), 1).isEmpty()) {
+    if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
+    tabs_->setCurrentWidget(memory_page_);
+    if (QString error = shoot(QStringLiteral("11-example")); !error.isEmpty()) return error;
+  }
   tabs_->setCurrentIndex(0);
   return {};
 }

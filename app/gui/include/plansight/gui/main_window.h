@@ -7,6 +7,7 @@
 #include <QString>
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QSettings;
 class QTabWidget;
@@ -14,6 +15,7 @@ class QTabWidget;
 namespace plansight::gui {
 
 class ComparePage;
+class ExamplePanel;
 class MemoryPage;
 class PlanDocument;
 class PlanForm;
@@ -48,6 +50,12 @@ class MainWindow : public QMainWindow {
   ComparePage* comparePage() const { return compare_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
+  ExamplePanel* examplePanel() const { return example_panel_; }
+  QDockWidget* exampleDock() const { return example_dock_; }
+
+  // Examples menu: opens row `row` (0-based) of the named example as the plan being edited and
+  // shows the example beside the pages; returns an error message, empty on success.
+  QString openExample(const QString& name, int row);
 
   // File operations; each returns an error message, empty on success.
   QString openPlan(const QString& path);
@@ -83,6 +91,8 @@ class MainWindow : public QMainWindow {
   ProbePage* probe_page_;
   ComparePage* compare_page_;
   QLabel* busy_;
+  QDockWidget* example_dock_;
+  ExamplePanel* example_panel_;
   QString plan_path_;
 };
 
