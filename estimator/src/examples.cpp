@@ -14,8 +14,6 @@ std::string_view embedded_file(std::string_view file_name);
 namespace plansight::estimator {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 struct Catalog {
   std::vector<Example> examples;
   std::vector<Diagnostic> errors;
@@ -67,7 +65,7 @@ Catalog load() {
         for (const auto& d : plan.errors()) errors.push_back(make_error(where + ".rows[" + std::to_string(r) + "]", d.to_string()));
       }
       bool known = false;
-      for (const auto& m : example_metrics()) known = known || m.name == e.rows[r].metric;
+      for (const auto& m : plan_metrics()) known = known || m.name == e.rows[r].metric;
       if (!known) errors.push_back(make_error(where + ".rows[" + std::to_string(r) + "].metric", "unknown metric \"" + e.rows[r].metric + "\""));
     }
     if (errors.empty()) c.examples.push_back(std::move(e));
@@ -79,12 +77,6 @@ Catalog load() {
 const Catalog& catalog() {
   static const Catalog instance = load();
   return instance;
-}
-
-double model_states(const MemoryBreakdown& m) { return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes; }
-
-const StageMemory& most_loaded(const Estimate& e) {
-  return e.memory.stages.at(static_cast<std::size_t>(e.memory.most_loaded_stage));
 }
 
 }  // namespace
@@ -107,41 +99,6 @@ Result<Plan> example_plan(const Example& example, std::size_t row) {
   return plan_from_json(plan);
 }
 
-const std::vector<MetricInfo>& example_metrics() {
-  static const std::vector<MetricInfo> metrics = {
-      {"model_states_gib_per_1e9_parameters", "GiB",
-       "weights + gradients + optimizer states of the most loaded GPU, per 1e9 of the parameters it holds"},
-      {"model_states_gb", "GB", "weights + gradients + optimizer states of the most loaded GPU, decimal GB"},
-      {"weights_gib", "GiB", "weights of the most loaded GPU"},
-      {"activations_gib", "GiB", "activations of the most loaded GPU at their peak"},
-      {"training_days", "days", "days to train the plan's tokens"},
-      {"bubble_fraction", "", "pipeline bubble time / ideal compute time (schedule_metrics.h)"},
-      {"achieved_tflops_per_gpu", "TFLOP/s", "model FLOPs per second per GPU"},
-  };
-  return metrics;
-}
-
-Result<double> example_metric(std::string_view metric, const Plan& plan, const Estimate& e) {
-  (void)plan;
-  if (metric == "model_states_gib_per_1e9_parameters") {
-    const StageMemory& s = most_loaded(e);
-    if (s.parameters <= 0) return make_error("metric", "the most loaded GPU holds no parameters");
-    return model_states(s.memory) / s.parameters * 1e9 / kGiB;
-  }
-  if (metric == "model_states_gb") return model_states(e.memory.peak) / 1e9;
-  if (metric == "weights_gib") return e.memory.peak.weights_bytes / kGiB;
-  if (metric == "activations_gib") return e.memory.peak.activations_bytes / kGiB;
-  if (metric == "training_days" || metric == "bubble_fraction" || metric == "achieved_tflops_per_gpu") {
-    if (!e.time.available) return make_error("metric", std::string(metric) + " needs a time estimate");
-    if (metric == "training_days") return e.time.training_days;
-    if (metric == "bubble_fraction") return e.time.bubble_fraction;
-    return e.time.achieved_tflops_per_gpu;
-  }
-  std::string valid;
-  for (const auto& m : example_metrics()) valid += (valid.empty() ? "" : ", ") + std::string(m.name);
-  return make_error("metric", "unknown metric \"" + std::string(metric) + "\"; valid: " + valid);
-}
-
 bool ExampleResult::within_tolerance() const { return std::abs(relative_error()) <= tolerance; }
 
 Result<std::vector<ExampleResult>> evaluate(const Example& example) {
@@ -152,10 +109,10 @@ Result<std::vector<ExampleResult>> evaluate(const Example& example) {
     if (!plan) return plan.errors();
     auto e = estimate(*plan);
     if (!e) return e.errors();
-    auto value = example_metric(row.metric, *plan, *e);
+    auto value = plan_metric(row.metric, *plan, *e);
     if (!value) return value.errors();
     std::string unit;
-    for (const auto& m : example_metrics()) if (m.name == row.metric) unit = std::string(m.unit);
+    for (const auto& m : plan_metrics()) if (m.name == row.metric) unit = std::string(m.unit);
     out.push_back({row.label, row.metric, unit, *value, row.published, row.tolerance});
   }
   return out;

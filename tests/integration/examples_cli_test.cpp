@@ -1,3 +1,4 @@
+// `plansight sweep`: the table, CSV and JSON of a sweep and its errors (below).
 // `plansight examples`: the table of every example with ours beside the published value (golden
 // lines), one example's source and explanation, --json, --write-plan giving a plan file that
 // `estimate --plan` reads back to the same numbers, and the errors of bad names and rows.
@@ -67,6 +68,41 @@ TEST(ExamplesCli, BadNamesAndRowsAreNamed) {
   auto unnamed = run_cli({"examples", "--write-plan", "x.json"});
   EXPECT_EQ(unnamed.status, Status::invalid_input);
   EXPECT_NE(unnamed.err.find("--write-plan: name the example"), std::string::npos) << unnamed.err;
+}
+
+TEST(SweepCli, TableCsvJsonAndErrors) {
+  const std::vector<std::string> plan = {"--gpus", "32", "--tp", "8", "--pp", "4"};
+  auto args = [&](std::vector<std::string> a) {
+    a.insert(a.end(), plan.begin(), plan.end());
+    return a;
+  };
+  auto table = run_cli(args({"sweep", "micro_batches=4..16*2", "--metric", "bubble_fraction,memory_gib"}));
+  ASSERT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_EQ(table.out.substr(0, table.out.find('\n')), " micro_batches     bubble_fraction  memory_gib (GiB)");
+  EXPECT_NE(table.out.find("\n             4              0.7591            142.51\n"), std::string::npos) << table.out;
+
+  auto csv = run_cli(args({"sweep", "pp=3..4", "--metric", "memory_gib", "--csv"}));
+  ASSERT_EQ(csv.status, Status::ok) << csv.err;
+  EXPECT_NE(csv.out.find("pp,memory_gib,error\n3,,\"cluster.gpus: value 32 is not a multiple of tp*pp*cp = 24"), std::string::npos)
+      << csv.out;
+
+  // DP 4 (128 GPUs / TP 8 / PP 4): ZeRO-3 shards the model states four ways (at DP 1 it saves nothing).
+  auto json = run_cli({"sweep", "zero=0,3", "--metric", "model_states_gb", "--json", "--gpus", "128", "--tp", "8", "--pp", "4"});
+  ASSERT_EQ(json.status, Status::ok) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["path"], "layout.zero_stage");
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_LT(j["points"][1]["model_states_gb"].get<double>(), j["points"][0]["model_states_gb"].get<double>());
+
+  auto no_metric = run_cli({"sweep", "pp=1..2"});
+  EXPECT_EQ(no_metric.status, Status::invalid_input);
+  EXPECT_NE(no_metric.err.find("--metric: give one or more metrics; valid: memory_gib"), std::string::npos) << no_metric.err;
+  auto bad_field = run_cli({"sweep", "speed=1..2", "--metric", "mfu"});
+  EXPECT_NE(bad_field.err.find("field: \"speed\" is not a numeric plan field"), std::string::npos) << bad_field.err;
+  auto bad_values = run_cli({"sweep", "pp=8..1", "--metric", "mfu"});
+  EXPECT_NE(bad_values.err.find("values: \"8..1\": the range must not run backwards"), std::string::npos) << bad_values.err;
+  auto no_field = run_cli({"sweep", "--metric", "mfu"});
+  EXPECT_NE(no_field.err.find("sweep: give one FIELD=VALUES"), std::string::npos) << no_field.err;
 }
 
 }  // namespace

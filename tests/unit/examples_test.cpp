@@ -89,9 +89,9 @@ TEST(Examples, UnknownNamesAndMetricsAreNamed) {
   auto plan = example_plan(*find_example("gpt3-175b-fp32-weights"), 0);
   ASSERT_TRUE(plan.ok());
   Estimate e;
-  auto metric = example_metric("speed", *plan, e);
+  auto metric = plan_metric("speed", *plan, e);
   ASSERT_FALSE(metric.ok());
-  EXPECT_NE(metric.error_text().find("unknown metric \"speed\"; valid: model_states_gib_per_1e9_parameters"), std::string::npos)
+  EXPECT_NE(metric.error_text().find("unknown metric \"speed\"; valid: memory_gib, model_states_gib_per_1e9_parameters"), std::string::npos)
       << metric.error_text();
 }
 

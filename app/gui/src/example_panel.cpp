@@ -118,14 +118,14 @@ void ExamplePanel::setCurrentPlan(const est::Plan& plan, const est::Estimate* es
     your_plan_->setText(tr("Your plan: not estimated (it has errors; see the Plan page)"));
     return;
   }
-  auto value = est::example_metric(row.metric, plan, *estimate);
+  auto value = est::plan_metric(row.metric, plan, *estimate);
   if (!value) {
     your_plan_->setText(tr("Your plan: %1").arg(QString::fromStdString(value.error_text())));
     return;
   }
   const double change = model_.rows().at(static_cast<std::size_t>(row_)).ours;
   QString unit;
-  for (const auto& m : est::example_metrics()) {
+  for (const auto& m : est::plan_metrics()) {
     if (m.name == row.metric) unit = QString::fromStdString(std::string(m.unit));
   }
   your_plan_->setText(tr("Your plan: <b>%1 %2</b> (row \"%3\": %4; published %5)")

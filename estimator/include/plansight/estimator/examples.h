@@ -13,13 +13,14 @@
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/estimate.h"
 #include "plansight/estimator/plan.h"
+#include "plansight/estimator/plan_metrics.h"
 
 namespace plansight::estimator {
 
 struct ExampleRow {
   std::string label;
   nlohmann::json plan = nlohmann::json::object();  // merge patch over the example's plan
-  std::string metric;                              // one of example_metrics()
+  std::string metric;                              // one of plan_metrics() (plan_metrics.h)
   double published = 0;
   double tolerance = 0;  // relative: |ours / published - 1| within it, for the reason the example states
 };
@@ -38,13 +39,6 @@ Result<Example> find_example(std::string_view name);
 
 // The plan of a row: default_plan() <- example.plan <- row.plan.
 Result<Plan> example_plan(const Example& example, std::size_t row);
-
-struct MetricInfo {
-  std::string_view name, unit, description;
-};
-const std::vector<MetricInfo>& example_metrics();
-// The metric of an estimate of `plan` (unknown names are an error naming the valid ones).
-Result<double> example_metric(std::string_view metric, const Plan& plan, const Estimate& estimate);
 
 struct ExampleResult {
   std::string label, metric, unit;
