@@ -24,6 +24,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
 #include "plansight/gui/search_page.h"
+#include "plansight/gui/sweep_page.h"
 #include "plansight/gui/time_cost_page.h"
 #include "plansight/gui/timeline_page.h"
 
@@ -51,6 +52,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   search_page_ = new SearchPage(document_, this);
   probe_page_ = new ProbePage(runs_, this);
   compare_page_ = new ComparePage(runs_, document_, this);
+  sweep_page_ = new SweepPage(document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -60,6 +62,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(search_page_, tr("&Search"));
   tabs_->addTab(probe_page_, tr("Pro&be"));
   tabs_->addTab(compare_page_, tr("&Compare"));
+  tabs_->addTab(sweep_page_, tr("S&weep"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 

@@ -16,6 +16,7 @@
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/memory_page.h"
+#include "plansight/gui/sweep_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/probe_page.h"
 #include "plansight/gui/probe_runner.h"
@@ -152,6 +153,12 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
     tabs_->setCurrentWidget(memory_page_);
     if (QString error = shoot(QStringLiteral("11-example")); !error.isEmpty()) return error;
+    // The Sweep page on that plan: ZeRO stages 0-3, model states and memory per GPU.
+    tabs_->setCurrentWidget(sweep_page_);
+    sweep_page_->setSweep(QStringLiteral("zero"), QStringLiteral("0..3"),
+                          {QStringLiteral("model_states_gb"), QStringLiteral("memory_gib")});
+    if (sweep_page_->startSweep()) wait_for(sweep_page_, &SweepPage::sweepFinished, 60000);
+    if (QString error = shoot(QStringLiteral("12-sweep")); !error.isEmpty()) return error;
   }
   tabs_->setCurrentIndex(0);
   return {};

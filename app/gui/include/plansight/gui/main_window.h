@@ -23,6 +23,7 @@ class ProbePage;
 class RunRepository;
 class RunsPage;
 class SearchPage;
+class SweepPage;
 class TimeCostPage;
 class TimelinePage;
 
@@ -48,6 +49,7 @@ class MainWindow : public QMainWindow {
   SearchPage* searchPage() const { return search_page_; }
   ProbePage* probePage() const { return probe_page_; }
   ComparePage* comparePage() const { return compare_page_; }
+  SweepPage* sweepPage() const { return sweep_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
   ExamplePanel* examplePanel() const { return example_panel_; }
@@ -90,6 +92,7 @@ class MainWindow : public QMainWindow {
   SearchPage* search_page_;
   ProbePage* probe_page_;
   ComparePage* compare_page_;
+  SweepPage* sweep_page_;
   QLabel* busy_;
   QDockWidget* example_dock_;
   ExamplePanel* example_panel_;
