@@ -70,6 +70,30 @@ TEST(ExamplesCli, BadNamesAndRowsAreNamed) {
   EXPECT_NE(unnamed.err.find("--write-plan: name the example"), std::string::npos) << unnamed.err;
 }
 
+// `plansight diff A.json B.json`: two plan files side by side.
+TEST(PlanDiffCli, TwoPlanFilesSideBySide) {
+  const std::string a = ::testing::TempDir() + "/diff_ddp.json", b = ::testing::TempDir() + "/diff_zero3.json";
+  ASSERT_EQ(run_cli({"examples", "zero-stages-7.5b", "--row", "1", "--write-plan", a}).status, Status::ok);
+  ASSERT_EQ(run_cli({"examples", "zero-stages-7.5b", "--row", "4", "--write-plan", b}).status, Status::ok);
+  auto text = run_cli({"diff", a, b});
+  ASSERT_EQ(text.status, Status::ok) << text.err;
+  for (const char* line : {"changed fields (A -> B)\n  layout.zero_stage                   0 -> 3\n",
+                           "\n  optimizer states (GiB)         83.46       1.304      -82.15    0.02x\n",
+                           "\n  pipeline bubble (s)                0           0           0        -\n"}) {
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "in\n" << text.out;
+  }
+  auto json = run_cli({"diff", a, b, "--json"});
+  ASSERT_EQ(json.status, Status::ok) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["changed_fields"].size(), 1u);
+  EXPECT_EQ(j["changed_fields"][0]["field"], "layout.zero_stage");
+  auto same = run_cli({"diff", a, a});
+  EXPECT_NE(same.out.find("the plans are the same"), std::string::npos);
+  auto missing = run_cli({"diff", a, ::testing::TempDir() + "/absent.json"});
+  EXPECT_EQ(missing.status, Status::invalid_input);
+  EXPECT_NE(missing.err.find("absent.json"), std::string::npos) << missing.err;
+}
+
 TEST(SweepCli, TableCsvJsonAndErrors) {
   const std::vector<std::string> plan = {"--gpus", "32", "--tp", "8", "--pp", "4"};
   auto args = [&](std::vector<std::string> a) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan_diff_command.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/run_lookup.h"
@@ -216,7 +217,10 @@ Status run_export(const std::vector<std::string>& argv, std::ostream& out, std::
 Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   auto args = Args::parse(argv, {{"--db", true, "PATH"}, {"--json", false, ""}});
   if (!args) return report_cli_errors(args.errors(), err);
-  if (args->positionals().size() != 2) return report_cli_errors({make_error("RUN_A RUN_B", "give two run ids")}, err);
+  if (looks_like_plan_files(args->positionals())) return run_plan_diff(args->positionals(), args->has("--json"), out, err);
+  if (args->positionals().size() != 2) {
+    return report_cli_errors({make_error("diff", "give two run ids, or two plan files (A.json B.json)")}, err);
+  }
   auto store = open_store(*args);
   if (!store) return report_cli_errors(store.errors(), err);
   auto a = load_run_timeline(*store, args->positionals(), 0);
