@@ -24,6 +24,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
 #include "plansight/gui/search_page.h"
+#include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/time_cost_page.h"
 #include "plansight/gui/timeline_page.h"
@@ -53,6 +54,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   probe_page_ = new ProbePage(runs_, this);
   compare_page_ = new ComparePage(runs_, document_, this);
   sweep_page_ = new SweepPage(document_, this);
+  plans_page_ = new PlansPage(document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -63,6 +65,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(probe_page_, tr("Pro&be"));
   tabs_->addTab(compare_page_, tr("&Compare"));
   tabs_->addTab(sweep_page_, tr("S&weep"));
+  tabs_->addTab(plans_page_, tr("Pl&ans"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 
@@ -137,7 +140,7 @@ void MainWindow::buildMenus() {
     QAction* a =
         view->addAction(tabs_->tabText(i).remove(QLatin1Char('&')).replace(QStringLiteral("&&"), QStringLiteral("&")),
                         this, [this, i] { tabs_->setCurrentIndex(i); });
-    a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    if (i < 9) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));  // Ctrl+1 .. Ctrl+9
   }
 
   // Worked examples of lectures and papers: one submenu each, one action per row.

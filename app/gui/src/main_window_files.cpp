@@ -16,6 +16,7 @@
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/memory_page.h"
+#include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/probe_page.h"
@@ -159,6 +160,14 @@ QString MainWindow::saveScreenshots(const QString& dir) {
                           {QStringLiteral("model_states_gb"), QStringLiteral("memory_gib")});
     if (sweep_page_->startSweep()) wait_for(sweep_page_, &SweepPage::sweepFinished, 60000);
     if (QString error = shoot(QStringLiteral("12-sweep")); !error.isEmpty()) return error;
+    // The Plans page: that plan pinned as A, the edited plan at ZeRO-3 with 4 micro-batches.
+    plans_page_->pinCurrentPlan();
+    est::Plan edited = document_->plan();
+    edited.layout.zero_stage = 3;
+    document_->editPlan(edited);
+    if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
+    tabs_->setCurrentWidget(plans_page_);
+    if (QString error = shoot(QStringLiteral("13-plans")); !error.isEmpty()) return error;
   }
   tabs_->setCurrentIndex(0);
   return {};

@@ -59,9 +59,9 @@ void TimelineWidget::setTimeline(std::shared_ptr<const TimelineIndex> index, std
   notes_ = std::move(track_notes);
   hover_track_ = hover_span_ = -1;
   if (index_ && (!user_zoomed_ || axis_.span_ns() <= 1)) {
-    axis_ = fit_axis(index_->begin_ns(), index_->end_ns(), plotWidth());
+    axis_ = fit_axis(extentBegin(), extentEnd(), plotWidth());
   } else if (index_) {
-    axis_ = axis_.resized(plotWidth()).clamped(index_->begin_ns(), index_->end_ns());
+    axis_ = axis_.resized(plotWidth()).clamped(extentBegin(), extentEnd());
   }
   updateScrollBar();
   viewport()->update();
@@ -79,7 +79,7 @@ void TimelineWidget::setReveal(const std::vector<std::size_t>* reveal, std::int6
 
 void TimelineWidget::setAxis(const TimeAxis& axis) {
   axis_ = axis.resized(plotWidth());
-  if (index_) axis_ = axis_.clamped(index_->begin_ns(), index_->end_ns());
+  if (index_) axis_ = axis_.clamped(extentBegin(), extentEnd());
   user_zoomed_ = true;
   viewport()->update();
   emit axisChanged();
@@ -89,9 +89,22 @@ void TimelineWidget::zoomBy(double factor, double anchor_plot_x) { setAxis(axis_
 void TimelineWidget::zoomIn() { zoomBy(1.5, plotWidth() / 2); }
 void TimelineWidget::zoomOut() { zoomBy(1 / 1.5, plotWidth() / 2); }
 
+void TimelineWidget::setExtent(std::int64_t begin_ns, std::int64_t end_ns) {
+  extent_begin_ns_ = begin_ns;
+  extent_end_ns_ = end_ns;
+}
+
+std::int64_t TimelineWidget::extentBegin() const {
+  return extent_end_ns_ > extent_begin_ns_ ? extent_begin_ns_ : index_ ? index_->begin_ns() : 0;
+}
+
+std::int64_t TimelineWidget::extentEnd() const {
+  return extent_end_ns_ > extent_begin_ns_ ? extent_end_ns_ : index_ ? index_->end_ns() : 1;
+}
+
 void TimelineWidget::fitAll() {
   if (!index_) return;
-  axis_ = fit_axis(index_->begin_ns(), index_->end_ns(), plotWidth());
+  axis_ = fit_axis(extentBegin(), extentEnd(), plotWidth());
   user_zoomed_ = false;
   viewport()->update();
   emit axisChanged();
@@ -131,7 +144,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
 void TimelineWidget::resizeEvent(QResizeEvent* event) {
   QAbstractScrollArea::resizeEvent(event);
   if (index_ && !user_zoomed_) {
-    axis_ = fit_axis(index_->begin_ns(), index_->end_ns(), plotWidth());
+    axis_ = fit_axis(extentBegin(), extentEnd(), plotWidth());
   } else {
     axis_ = axis_.resized(plotWidth());
   }

@@ -24,6 +24,7 @@ class RunRepository;
 class RunsPage;
 class SearchPage;
 class SweepPage;
+class PlansPage;
 class TimeCostPage;
 class TimelinePage;
 
@@ -50,6 +51,7 @@ class MainWindow : public QMainWindow {
   ProbePage* probePage() const { return probe_page_; }
   ComparePage* comparePage() const { return compare_page_; }
   SweepPage* sweepPage() const { return sweep_page_; }
+  PlansPage* plansPage() const { return plans_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
   ExamplePanel* examplePanel() const { return example_panel_; }
@@ -93,6 +95,7 @@ class MainWindow : public QMainWindow {
   ProbePage* probe_page_;
   ComparePage* compare_page_;
   SweepPage* sweep_page_;
+  PlansPage* plans_page_;
   QLabel* busy_;
   QDockWidget* example_dock_;
   ExamplePanel* example_panel_;

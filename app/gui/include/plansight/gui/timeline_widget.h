@@ -34,7 +34,12 @@ class TimelineWidget : public QAbstractScrollArea {
                  std::ptrdiff_t span);
 
   const TimeAxis& axis() const { return axis_; }
-  void setAxis(const TimeAxis& axis);  // clamped to the data
+  void setAxis(const TimeAxis& axis);  // clamped to the extent
+  // The time range the view may show: the data's by default; a longer one lets two views of
+  // timelines of different lengths share one axis (the Plans page). end <= begin: the data's.
+  void setExtent(std::int64_t begin_ns, std::int64_t end_ns);
+  std::int64_t extentBegin() const;
+  std::int64_t extentEnd() const;
   void zoomBy(double factor, double anchor_plot_x);
   void zoomIn();
   void zoomOut();
@@ -70,6 +75,7 @@ class TimelineWidget : public QAbstractScrollArea {
   std::vector<QString> notes_;
   mutable TimelineRenderer renderer_;
   TimeAxis axis_;
+  std::int64_t extent_begin_ns_ = 0, extent_end_ns_ = 0;  // end <= begin: the data's
   bool user_zoomed_ = false;
   const std::vector<std::size_t>* reveal_ = nullptr;
   std::int64_t reveal_until_ns_ = std::numeric_limits<std::int64_t>::max();
