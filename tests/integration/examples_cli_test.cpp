@@ -94,6 +94,28 @@ TEST(PlanDiffCli, TwoPlanFilesSideBySide) {
   EXPECT_NE(missing.err.find("absent.json"), std::string::npos) << missing.err;
 }
 
+// `plansight placement`: the groups' links and the first nodes' GPUs.
+TEST(PlacementCli, MapAndLinks) {
+  auto r = run_cli({"placement", "--gpus", "32", "--tp", "4", "--pp", "2", "--global-batch", "64", "--nodes", "2"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  for (const char* line : {"placement tp-cp-dp-pp (innermost first) on 32 GPUs, 4 nodes of 8\n",
+                           "  TP     4 ranks, stride 1     inside a node, 300 GB/s\n",
+                           "  CP     1 rank,  stride 4     no communication\n",
+                           "  DP     4 ranks, stride 4     across nodes, 50 GB/s\n",  // 2 members per node: 2 NICs (span_link)
+                           "node 1: gpu0 t0 d2 p0 | gpu1 t1 d2 p0 | gpu2 t2 d2 p0 | gpu3 t3 d2 p0 | gpu4 t0 d3 p0 |",
+                           "... 2 more nodes (--nodes N shows more, --json lists every rank)\n"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "in\n" << r.out;
+  }
+  auto j = run_cli({"placement", "--gpus", "16", "--tp", "2", "--pp", "2", "--global-batch", "64", "--json"});
+  ASSERT_EQ(j.status, Status::ok) << j.err;
+  const auto json = nlohmann::json::parse(j.out);
+  ASSERT_EQ(json["ranks"].size(), 16u);
+  EXPECT_EQ(json["ranks"][13]["pp"], 1);
+  EXPECT_EQ(json["ranks"][13]["tp"], 1);
+  auto bad = run_cli({"placement", "--tp", "3"});
+  EXPECT_EQ(bad.status, Status::invalid_input);
+}
+
 TEST(SweepCli, TableCsvJsonAndErrors) {
   const std::vector<std::string> plan = {"--gpus", "32", "--tp", "8", "--pp", "4"};
   auto args = [&](std::vector<std::string> a) {

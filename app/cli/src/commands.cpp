@@ -45,6 +45,8 @@ const char* kUsage =
     "  import-model   read a Hugging Face config.json into a model description\n"
     "  examples       worked examples of lectures and papers, ours beside the published value:\n"
     "                 examples [NAME] [--row N --write-plan FILE.json] [--json]\n"
+    "  placement      which GPU of which node holds which TP/CP/DP/PP rank, and each group's link\n"
+    "                 [--nodes N] [--json] and the estimate options\n"
     "  sweep          one plan field over a range: sweep FIELD=A..B|A..B*F|a,b,c --metric M[,M2] [--csv|--json]\n"
     "                 and the estimate options (FIELD: tp, pp, vpp, dp, cp, zero, gpus, micro_batch,\n"
     "                 global_batch, micro_batches, seq_len, tokens or a plan-file path)\n"
@@ -67,7 +69,7 @@ const char* kUsage =
     "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json\n"
     "                 and/or the estimate options [--json]\n"
     "\n"
-    "plan options of estimate, search, timeline, sweep and compare (all optional; the default plan is\n"
+    "plan options of estimate, search, timeline, sweep, placement and compare (all optional; the default plan is\n"
     "GPT-3 175B on 1024 A100-80GB):\n"
     "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
     "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
@@ -230,7 +232,8 @@ Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "compare") return run_compare(rest, out, err);
   if (command == "examples") return run_examples(rest, out, err);
   if (command == "sweep") return run_sweep(rest, out, err);
-  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model, examples, sweep\n";
+  if (command == "placement") return run_placement(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model, examples, sweep, placement\n";
   return Status::invalid_input;
 }
 

@@ -27,6 +27,7 @@ Status run_probe_command(const std::vector<std::string>& args, std::ostream& out
 Status run_runs(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_search(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+Status run_placement(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_examples(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
