@@ -24,6 +24,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
 #include "plansight/gui/search_page.h"
+#include "plansight/gui/placement_page.h"
 #include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/time_cost_page.h"
@@ -55,6 +56,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   compare_page_ = new ComparePage(runs_, document_, this);
   sweep_page_ = new SweepPage(document_, this);
   plans_page_ = new PlansPage(document_, this);
+  placement_page_ = new PlacementPage(document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -66,6 +68,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(compare_page_, tr("&Compare"));
   tabs_->addTab(sweep_page_, tr("S&weep"));
   tabs_->addTab(plans_page_, tr("Pl&ans"));
+  tabs_->addTab(placement_page_, tr("Placeme&nt"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 

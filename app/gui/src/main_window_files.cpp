@@ -2,6 +2,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QEventLoop>
 #include <QFile>
 #include <QFileDialog>
@@ -12,10 +13,12 @@
 #include <QTimer>
 
 #include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/memory_page.h"
+#include "plansight/gui/placement_page.h"
 #include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/plan_document.h"
@@ -169,6 +172,18 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     tabs_->setCurrentWidget(plans_page_);
     if (QString error = shoot(QStringLiteral("13-plans")); !error.isEmpty()) return error;
   }
+  // The Placement page for TP 4 x PP 2 x DP 4 on 32 GPUs, rank 13 hovered (its groups outlined).
+  est::Plan placed = est::default_plan();
+  placed.cluster.gpus = 32;
+  placed.layout.tp = 4;
+  placed.layout.pp = 2;
+  placed.training.global_batch = 64;
+  document_->replacePlan(placed);
+  if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
+  example_dock_->hide();
+  tabs_->setCurrentWidget(placement_page_);
+  placement_page_->map()->setHovered(13);
+  if (QString error = shoot(QStringLiteral("14-placement")); !error.isEmpty()) return error;
   tabs_->setCurrentIndex(0);
   return {};
 }

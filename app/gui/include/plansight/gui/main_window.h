@@ -25,6 +25,7 @@ class RunsPage;
 class SearchPage;
 class SweepPage;
 class PlansPage;
+class PlacementPage;
 class TimeCostPage;
 class TimelinePage;
 
@@ -52,6 +53,7 @@ class MainWindow : public QMainWindow {
   ComparePage* comparePage() const { return compare_page_; }
   SweepPage* sweepPage() const { return sweep_page_; }
   PlansPage* plansPage() const { return plans_page_; }
+  PlacementPage* placementPage() const { return placement_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
   ExamplePanel* examplePanel() const { return example_panel_; }
@@ -96,6 +98,7 @@ class MainWindow : public QMainWindow {
   ComparePage* compare_page_;
   SweepPage* sweep_page_;
   PlansPage* plans_page_;
+  PlacementPage* placement_page_;
   QLabel* busy_;
   QDockWidget* example_dock_;
   ExamplePanel* example_panel_;
