@@ -2,6 +2,7 @@
 // main_window_files.cpp.
 #include "plansight/gui/main_window.h"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QLabel>
@@ -36,6 +37,10 @@ namespace est = plansight::estimator;
 
 namespace {
 constexpr const char* kLastPlanKey = "plan/last";
+constexpr const char* kPresentationKey = "view/presentation";
+// A projector at the back of a lecture hall: text half as large again reads from the back rows
+// and still fits the pages at 1280 x 800.
+constexpr qreal kPresentationScale = 1.5;
 }
 
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
@@ -107,12 +112,20 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   });
 
   buildMenus();
+  if (settings_->value(QString::fromLatin1(kPresentationKey), false).toBool()) setPresentationMode(true);
   resize(1280, 860);
   restorePlan(options.restore_last_plan);
   updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // The application font is global: another window (a test's next one) starts at normal size.
+  if (presentation_) {
+    QFont font = QApplication::font();
+    font.setPointSizeF(base_point_size_);
+    QApplication::setFont(font);
+  }
+}
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -145,6 +158,13 @@ void MainWindow::buildMenus() {
                         this, [this, i] { tabs_->setCurrentIndex(i); });
     if (i < 9) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));  // Ctrl+1 .. Ctrl+9
   }
+  view->addSeparator();
+  QAction* presentation = view->addAction(tr("&Presentation mode (large text)"));
+  presentation->setObjectName(QStringLiteral("presentationMode"));
+  presentation->setCheckable(true);
+  presentation->setShortcut(QKeySequence(Qt::Key_F11));
+  presentation->setChecked(presentation_);
+  connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
 
   // Worked examples of lectures and papers: one submenu each, one action per row.
   QMenu* examples = menuBar()->addMenu(tr("E&xamples"));
@@ -186,6 +206,16 @@ QString MainWindow::openExample(const QString& name, int row) {
                                                                      QString::fromStdString(example->rows[static_cast<std::size_t>(row)].label)),
                            8000);
   return {};
+}
+
+void MainWindow::setPresentationMode(bool on) {
+  if (base_point_size_ <= 0) base_point_size_ = QApplication::font().pointSizeF();
+  presentation_ = on;
+  QFont font = QApplication::font();
+  font.setPointSizeF(on ? base_point_size_ * kPresentationScale : base_point_size_);
+  QApplication::setFont(font);  // every widget, the charts' and the timeline's text included
+  settings_->setValue(QString::fromLatin1(kPresentationKey), on);
+  if (auto* a = findChild<QAction*>(QStringLiteral("presentationMode")); a && a->isChecked() != on) a->setChecked(on);
 }
 
 void MainWindow::restorePlan(bool restore) {

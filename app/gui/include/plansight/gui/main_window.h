@@ -59,6 +59,10 @@ class MainWindow : public QMainWindow {
   ExamplePanel* examplePanel() const { return example_panel_; }
   QDockWidget* exampleDock() const { return example_dock_; }
 
+  // Presentation mode (View menu): fonts 1.5x for a projector, remembered in the settings.
+  void setPresentationMode(bool on);
+  bool presentationMode() const { return presentation_; }
+
   // Examples menu: opens row `row` (0-based) of the named example as the plan being edited and
   // shows the example beside the pages; returns an error message, empty on success.
   QString openExample(const QString& name, int row);
@@ -103,6 +107,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* example_dock_;
   ExamplePanel* example_panel_;
   QString plan_path_;
+  bool presentation_ = false;
+  qreal base_point_size_ = 0;  // the application font's size outside presentation mode
 };
 
 }  // namespace plansight::gui
