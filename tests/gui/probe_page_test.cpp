@@ -27,6 +27,7 @@
 #include "plansight/gui/run_list_model.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
+#include "plansight/gui/sweep_chart.h"
 #include "plansight/gui/timeline_widget.h"
 #include "plansight/store/store.h"
 
@@ -296,6 +297,11 @@ TEST(ProbePage, AGpuRunShowsItsPrecisionAndTensorCoreShare) {
   EXPECT_TRUE(summary->text().contains(QStringLiteral("tensor cores <b>71.8 %</b> of kernel time (kernel-name rules)")))
       << summary->text().toStdString();
   EXPECT_TRUE(summary->toolTip().contains(QStringLiteral("forward: 80.1 %"))) << summary->toolTip().toStdString();
+  // The loss and step-time curves hold the measured steps.
+  auto* curves = page.findChild<SweepChart*>(QStringLiteral("probeCurves"));
+  ASSERT_NE(curves, nullptr);
+  ASSERT_EQ(curves->result().points.size(), 1u);
+  EXPECT_EQ(curves->result().points[0].metrics, (std::vector<double>{5.5, 2.0}));
 
   auto db = store::Store::open(scratch.db.toStdString());
   ASSERT_TRUE(db.ok());

@@ -50,6 +50,10 @@ TEST(SweepChartLayout, LogAxisEqualStepsPerDoublingAndErrorMarks) {
   EXPECT_EQ(panel.y_min, 0.0);
   EXPECT_NEAR(panel.y_max, 0.75 * 1.08, 1e-12) << "the largest value plus 8 % headroom";
   EXPECT_NEAR(panel.points[0].y(), panel.plot.bottom() - 0.75 / panel.y_max * panel.plot.height(), 1e-9);
+  // Not zero-based (the Probe page's loss): the axis spans the values with an 8 % margin.
+  const auto tight = layout_sweep_chart(r, QRectF(0, 0, 600, 300), false);
+  EXPECT_NEAR(tight.panels[0].y_min, 3.0 / 64 - 0.08 * (0.75 - 3.0 / 64), 1e-12);
+  EXPECT_NEAR(tight.panels[0].y_max, 0.75 + 0.08 * (0.75 - 3.0 / 64), 1e-12);
   SweepChart chart;
   chart.resize(600, 300);
   chart.setResult(r);

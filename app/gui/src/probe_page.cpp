@@ -21,6 +21,7 @@
 #include "plansight/gui/probe_memory_model.h"
 #include "plansight/gui/probe_step_model.h"
 #include "plansight/gui/run_repository.h"
+#include "plansight/gui/sweep_chart.h"
 #include "plansight/gui/theme.h"
 #include "plansight/gui/timeline_widget.h"
 #include "page_widgets.h"
@@ -108,6 +109,11 @@ ProbePage::ProbePage(RunRepository* runs, QWidget* parent)
   tl->setContentsMargins(0, 0, 0, 0);
   tl->addWidget(titled_widget(tr("Loss and time per step"), make_result_table(steps_, QStringLiteral("probeSteps"), tables), tables), 1);
   tl->addWidget(titled_widget(tr("Memory per category"), make_result_table(memory_, QStringLiteral("probeMemory"), tables), tables), 1);
+  curves_ = new SweepChart(tables);
+  curves_->setObjectName(QStringLiteral("probeCurves"));
+  curves_->setMinimumHeight(160);
+  curves_->setZeroBased(false);  // a loss falling from 5.56 to 5.51 must show
+  tl->addWidget(titled_widget(tr("Loss and step time, live"), curves_, tables), 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(titled_widget(tr("Measured step"), view_, split));
   split->addWidget(tables);
@@ -239,6 +245,7 @@ void ProbePage::startRun() {
   runner_->setDatabasePath(runs_->databasePath());
   if (!runner_->start(s)) return;
   steps_->setSteps({});
+  curves_->setResult({});
   memory_->setMemory({});
   view_->setTimeline(nullptr, {});
   summary_->clear();
@@ -286,6 +293,18 @@ void ProbePage::onStateChanged() {
 }
 
 void ProbePage::onProgress(qint64 step, qint64 steps, double loss, double elapsed_s, double eta_s) {
+  // The live curves: the step time is the time between two progress events (the finished run
+  // replaces it by each step's measured time).
+  estimator::SweepResult curves = curves_->result();
+  if (curves.metrics.empty() || step <= 1) {
+    curves = {{"step", "step"}, {"loss", "step time (ms)"}, {}};
+    last_elapsed_s_ = 0;
+  }
+  estimator::SweepPoint point{static_cast<double>(step), {loss, (elapsed_s - last_elapsed_s_) * 1e3}, ""};
+  if (!std::isfinite(loss)) point = {static_cast<double>(step), {}, "the loss diverged"};
+  curves.points.push_back(std::move(point));
+  last_elapsed_s_ = elapsed_s;
+  curves_->setResult(curves);
   bar_->setRange(0, static_cast<int>(steps));
   bar_->setValue(static_cast<int>(step));
   QString text = tr("Step %1 of %2").arg(step).arg(steps);
@@ -302,6 +321,12 @@ void ProbePage::onFinished() {
                      : o.kind == ProbeOutcome::Kind::stopped ? tr("Stopped: partial result")
                                                              : tr("No result"));
   steps_->setSteps(o.steps);
+  estimator::SweepResult curves{{"step", "step"}, {"loss", "step time (ms)"}, {}};
+  for (const ProbeStep& st : o.steps) {
+    if (std::isfinite(st.loss)) curves.points.push_back({static_cast<double>(st.step), {st.loss, st.seconds * 1e3}, ""});
+    else curves.points.push_back({static_cast<double>(st.step), {}, "the loss diverged"});
+  }
+  curves_->setResult(curves);
   memory_->setMemory(o.summary ? o.summary->memory_bytes : std::map<std::string, std::int64_t>{});
   view_->setTimeline(o.timeline, {});
   if (o.timeline) view_->fitAll();

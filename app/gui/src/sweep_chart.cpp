@@ -45,7 +45,7 @@ QString metric_title(const std::string& metric) {
 
 }  // namespace
 
-SweepChartLayout layout_sweep_chart(const est::SweepResult& result, const QRectF& area) {
+SweepChartLayout layout_sweep_chart(const est::SweepResult& result, const QRectF& area, bool zero_based) {
   SweepChartLayout out;
   if (result.points.empty() || result.metrics.empty()) return out;
   double lo = result.points.front().value, hi = lo;
@@ -71,12 +71,19 @@ SweepChartLayout layout_sweep_chart(const est::SweepResult& result, const QRectF
     for (const auto& p : result.points) {
       if (!p.error.empty()) continue;
       const double v = p.metrics[m];
-      panel.y_min = any ? std::min(panel.y_min, v) : std::min(0.0, v);
-      panel.y_max = any ? std::max(panel.y_max, v) : std::max(0.0, v);
+      const double low = zero_based ? std::min(0.0, v) : v, high = zero_based ? std::max(0.0, v) : v;
+      panel.y_min = any ? std::min(panel.y_min, low) : low;
+      panel.y_max = any ? std::max(panel.y_max, high) : high;
       any = true;
     }
-    if (panel.y_max <= panel.y_min) panel.y_max = panel.y_min + 1;
-    panel.y_max += 0.08 * (panel.y_max - panel.y_min);  // headroom for the top label
+    if (panel.y_max <= panel.y_min) {
+      const double pad = std::max(std::abs(panel.y_max) * 0.05, 1e-12);
+      panel.y_min -= zero_based ? 0 : pad;
+      panel.y_max += pad;
+    }
+    const double span = panel.y_max - panel.y_min;
+    panel.y_max += 0.08 * span;                // headroom for the top label
+    if (!zero_based) panel.y_min -= 0.08 * span;
     auto x_of = [&](double value) {
       const double x = out.log_x ? std::log2(value) : value;
       return panel.plot.left() + (x - out.x_min) / (out.x_max - out.x_min) * panel.plot.width();
@@ -96,7 +103,7 @@ SweepChartLayout layout_sweep_chart(const est::SweepResult& result, const QRectF
 }
 
 void paint_sweep_chart(QPainter& painter, const est::SweepResult& result, const QRectF& area, const QPalette& palette,
-                       const QFont& font, const QString& title) {
+                       const QFont& font, const QString& title, bool zero_based) {
   painter.save();
   painter.setRenderHint(QPainter::Antialiasing);
   painter.fillRect(area, palette.color(QPalette::Base));
@@ -117,7 +124,7 @@ void paint_sweep_chart(QPainter& painter, const est::SweepResult& result, const 
     painter.restore();
     return;
   }
-  const SweepChartLayout layout = layout_sweep_chart(result, body);
+  const SweepChartLayout layout = layout_sweep_chart(result, body, zero_based);
   const QColor grid = palette.color(QPalette::Mid), text = palette.color(QPalette::Text);
   for (std::size_t m = 0; m < layout.panels.size(); ++m) {
     const SweepPanelLayout& panel = layout.panels[m];
@@ -174,6 +181,11 @@ SweepChart::SweepChart(QWidget* parent) : QWidget(parent) {
   setMinimumHeight(220);
 }
 
+void SweepChart::setZeroBased(bool zero_based) {
+  zero_based_ = zero_based;
+  update();
+}
+
 void SweepChart::setResult(const est::SweepResult& result) {
   result_ = result;
   update();
@@ -208,7 +220,7 @@ QString SweepChart::toolTipAt(const QPointF& pos) const {
 
 void SweepChart::paintEvent(QPaintEvent*) {
   QPainter painter(this);
-  paint_sweep_chart(painter, result_, rect(), palette(), font());
+  paint_sweep_chart(painter, result_, rect(), palette(), font(), {}, zero_based_);
 }
 
 bool SweepChart::event(QEvent* event) {

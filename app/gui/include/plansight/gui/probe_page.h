@@ -22,6 +22,7 @@ namespace plansight::gui {
 class ProbeMemoryModel;
 class ProbeStepModel;
 class RunRepository;
+class SweepChart;
 class TimelineWidget;
 
 class ProbePage : public QWidget {
@@ -78,6 +79,8 @@ class ProbePage : public QWidget {
   QLabel* progress_;
   QLabel* message_;
   QLabel* summary_;
+  SweepChart* curves_;  // loss and step time per step, live
+  double last_elapsed_s_ = 0;
   TimelineWidget* view_;
   QWidget* form_;
 };

@@ -33,10 +33,12 @@ struct SweepChartLayout {
   std::vector<SweepPanelLayout> panels;  // one per metric
 };
 
-SweepChartLayout layout_sweep_chart(const estimator::SweepResult& result, const QRectF& area);
+// `zero_based`: the y axis starts at 0 (amounts: memory, time, cost); otherwise it spans the
+// values with a margin (a training loss, whose changes are small beside its size).
+SweepChartLayout layout_sweep_chart(const estimator::SweepResult& result, const QRectF& area, bool zero_based = true);
 // `title` is drawn above the panels (the plan the sweep ran on, when exported).
 void paint_sweep_chart(QPainter& painter, const estimator::SweepResult& result, const QRectF& area,
-                       const QPalette& palette, const QFont& font, const QString& title = {});
+                       const QPalette& palette, const QFont& font, const QString& title = {}, bool zero_based = true);
 
 class SweepChart : public QWidget {
   Q_OBJECT
@@ -44,8 +46,9 @@ class SweepChart : public QWidget {
  public:
   explicit SweepChart(QWidget* parent = nullptr);
   void setResult(const estimator::SweepResult& result);
+  void setZeroBased(bool zero_based);
   const estimator::SweepResult& result() const { return result_; }
-  SweepChartLayout currentLayout() const { return layout_sweep_chart(result_, rect()); }
+  SweepChartLayout currentLayout() const { return layout_sweep_chart(result_, rect(), zero_based_); }
   QString toolTipAt(const QPointF& pos) const;  // the nearest point's value and metric
   QSize sizeHint() const override { return {640, 420}; }
 
@@ -55,6 +58,7 @@ class SweepChart : public QWidget {
 
  private:
   estimator::SweepResult result_;
+  bool zero_based_ = true;
 };
 
 }  // namespace plansight::gui
