@@ -21,6 +21,7 @@
 #include "plansight/gui/chunked_search.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/search_constraints_form.h"
 #include "plansight/gui/search_result_model.h"
 
 namespace plansight::gui {
@@ -51,6 +52,8 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   busy_ = new QProgressBar(this);
   busy_->setObjectName(QStringLiteral("searchProgress"));
   busy_->setMaximumWidth(160);
+  constraints_ = new SearchConstraintsForm(this);
+  constraints_->setObjectName(QStringLiteral("searchConstraints"));
   elapsed_label_ = new QLabel(this);
   status_ = new QLabel(tr("Searches every layout of the current plan's model, cluster and batch."), this);
   status_->setWordWrap(true);
@@ -72,6 +75,7 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
+  layout->addWidget(constraints_);
   layout->addLayout(bar);
   layout->addWidget(status_);
   layout->addWidget(split, 1);
@@ -92,15 +96,22 @@ SearchPage::~SearchPage() {
 }
 
 void SearchPage::startSearch() {
+  auto constraints = constraints_->options();
+  if (!constraints) {
+    // Nothing starts: the previous result stays, and the status names the bad field.
+    status_->setText(tr("The search could not run: %1").arg(QString::fromStdString(constraints.error_text())));
+    return;
+  }
   if (stop_) stop_->store(true);  // a search still running is not wanted any more
   const std::uint64_t generation = ++generation_;
-  const est::Plan plan = document_->plan();
+  est::Plan plan = document_->plan();
+  if (const auto attention = constraints_->attention()) plan.training.attention = *attention;
+  searched_attention_ = plan.training.attention;
   stop_ = std::make_shared<std::atomic<bool>>(false);
   chunks_done_ = chunks_total_ = 0;
   busy_->setRange(0, 0);  // until the first chunk says how many there are
   QPointer<SearchPage> self(this);
-  pool_.start([self, generation, plan, stop = stop_] {
-    est::SearchOptions options;
+  pool_.start([self, generation, plan, options = *constraints, stop = stop_]() mutable {
     options.threads = 0;  // all cores
     // The destructor waits for this job, so `self` is alive here; a queued call is dropped if
     // the page is gone by the time the event loop runs it.
@@ -187,7 +198,10 @@ bool SearchPage::applySelected(int proxy_row) {
   const est::RankedLayout* layout = model_->layoutAt(source.row());
   if (!layout) return false;
   // The current plan with the row's layout, so edits made since the search are kept.
-  document_->replacePlan(est::apply_candidate(document_->plan(), layout->candidate));
+  // The attention searched comes along: a CP layout found with flash attention needs it.
+  est::Plan plan = est::apply_candidate(document_->plan(), layout->candidate);
+  plan.training.attention = searched_attention_;
+  document_->replacePlan(plan);
   const QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
   status_->setText(text);
   emit statusMessage(text);
