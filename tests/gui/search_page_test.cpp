@@ -150,6 +150,23 @@ TEST(SearchPage, ShowsTheTopNWithinTheConstraints) {
   EXPECT_EQ(document.plan().layout.cp, 2);
 }
 
+TEST(SearchPage, ApplySaysWhatElseItChanged) {
+  est::Plan plan = small_plan();
+  plan.training.mfu = 0.4;  // a given throughput: the applied layout's time is predicted instead
+  PlanDocument document;
+  document.replacePlan(plan);
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  QSignalSpy messages(&page, &SearchPage::statusMessage);
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_TRUE(page.applySelected(0));
+  ASSERT_EQ(messages.count(), 1);
+  const QString text = messages.last().at(0).toString();
+  EXPECT_TRUE(text.contains(QStringLiteral("also changed: training.mfu 0.4 dropped"))) << text.toStdString();
+  EXPECT_EQ(document.plan().training.mfu, 0.0);
+}
+
 TEST(SearchPage, ABadConstraintNamesItsFieldAndStartsNothing) {
   PlanDocument document;
   document.replacePlan(small_plan());

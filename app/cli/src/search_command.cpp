@@ -247,8 +247,10 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   note_unused_flags(*args, err);
   std::vector<std::string> constraint_flags;
   for (const auto& c : kConstraintFlags) constraint_flags.emplace_back(c.flag);
-  auto base = plan_from_args(args->without(constraint_flags));
+  std::vector<Diagnostic> adjustments;
+  auto base = plan_from_args(args->without(constraint_flags), &adjustments);
   if (!base) return report(base.errors(), as_json, out, err);
+  print_adjustments(adjustments, err);
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {

@@ -199,10 +199,26 @@ bool SearchPage::applySelected(int proxy_row) {
   if (!layout) return false;
   // The current plan with the row's layout, so edits made since the search are kept.
   // The attention searched comes along: a CP layout found with flash attention needs it.
-  est::Plan plan = est::apply_candidate(document_->plan(), layout->candidate);
+  const est::Plan before = document_->plan();
+  est::Plan plan = est::apply_candidate(before, layout->candidate);
   plan.training.attention = searched_attention_;
   document_->replacePlan(plan);
-  const QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
+  QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
+  // What else Apply changes, said rather than done silently (apply_candidate's rules).
+  QStringList changed;
+  if (before.training.achieved_tflops > 0) {
+    changed << tr("training.achieved_tflops %1 dropped (the layout's time is predicted)").arg(before.training.achieved_tflops);
+  }
+  if (before.training.mfu > 0) changed << tr("training.mfu %1 dropped (the layout's time is predicted)").arg(before.training.mfu);
+  if (before.training.attention != plan.training.attention) {
+    changed << tr("training.attention set to %1 (searched with it)")
+                   .arg(QString::fromLatin1(est::to_string(plan.training.attention).data()));
+  }
+  if (before.layout.placement != plan.layout.placement) {
+    changed << tr("layout.placement set to %1").arg(QString::fromStdString(est::to_string(plan.layout.placement)));
+  }
+  if (!before.layout.stage_layers.empty()) changed << tr("layout.stage_layers cleared (uniform stages)");
+  if (!changed.isEmpty()) text += tr("; also changed: %1").arg(changed.join(QStringLiteral("; ")));
   status_->setText(text);
   emit statusMessage(text);
   return true;
