@@ -25,6 +25,9 @@ template <class T>
 bool allowed(const std::vector<T>& list, T value) {
   return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
 }
+bool allowed(const std::vector<std::int64_t>& list, const SearchBound& bound, std::int64_t value) {
+  return bound.contains(value) && allowed(list, value);
+}
 
 // Ascending; O(sqrt n), so clusters of millions of GPUs enumerate quickly.
 std::vector<std::int64_t> divisors(std::int64_t n) {
@@ -72,6 +75,7 @@ struct Setup {
   std::vector<ScheduleChoice> one_stage, stages;  // pp == 1, pp > 1
   std::vector<bool> sp_single{false}, sp_multi;   // tp == 1, tp > 1
   std::size_t keep = 1;
+  bool framework_rules = true;
 };
 
 Setup make_setup(const Plan& base, const SearchOptions& o) {
@@ -79,27 +83,34 @@ Setup make_setup(const Plan& base, const SearchOptions& o) {
   const auto& model = base.model;
   Setup setup;
   for (std::int64_t tp : divisors(base.cluster.gpus)) {
-    if (!allowed(s.tp, tp)) continue;
+    if (!allowed(s.tp, s.tp_bound, tp)) continue;
     for (std::int64_t cp : divisors(base.cluster.gpus / tp)) {
-      if (!allowed(s.cp, cp)) continue;
+      if (!allowed(s.cp, s.cp_bound, cp)) continue;
       const std::size_t pair = setup.pairs.size();
       setup.pairs.emplace_back(tp, cp);
       std::optional<RejectReason> reject;
       if (model.heads % tp != 0 || model.kv_heads % tp != 0) reject = RejectReason::tp_heads;
       else if (model.ffn_hidden % tp != 0) reject = RejectReason::tp_ffn;
       else if (cp > 1 && base.training.seq_len % (2 * cp) != 0) reject = RejectReason::cp_sequence;
+      else if (cp > 1 && s.framework_rules && base.training.attention != AttentionKernel::flash) {
+        reject = RejectReason::cp_attention;
+      }
       setup.pair_reject.push_back(reject);
       for (std::int64_t pp : divisors(base.cluster.gpus / (tp * cp))) {
         const std::int64_t dp = base.cluster.gpus / (tp * cp * pp);
-        if (allowed(s.pp, pp) && allowed(s.dp, dp)) setup.units.push_back({tp, cp, pp, dp, pair});
+        if (allowed(s.pp, s.pp_bound, pp) && allowed(s.dp, s.dp_bound, dp)) setup.units.push_back({tp, cp, pp, dp, pair});
       }
     }
   }
   if (!s.micro_batch.empty()) {
-    setup.micro_batches = s.micro_batch;
+    for (std::int64_t b : s.micro_batch) if (s.micro_batch_bound.contains(b)) setup.micro_batches.push_back(b);
   } else {
-    for (std::int64_t b = 1; b <= s.max_micro_batch && b <= base.training.global_batch; b *= 2) {
-      setup.micro_batches.push_back(b);
+    // Powers of two; a bound's lower end is tried too (a bound of 3..8 tries 3, 4 and 8).
+    const std::int64_t hi = std::min({s.max_micro_batch, base.training.global_batch, s.micro_batch_bound.max});
+    const std::int64_t lo = std::max<std::int64_t>(1, s.micro_batch_bound.min);
+    if (lo <= hi && (lo & (lo - 1)) != 0) setup.micro_batches.push_back(lo);
+    for (std::int64_t b = 1; b <= hi; b *= 2) {
+      if (b >= lo) setup.micro_batches.push_back(b);
     }
   }
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
@@ -108,19 +119,20 @@ Setup make_setup(const Plan& base, const SearchOptions& o) {
   for (std::int64_t z = 0; z <= 3; ++z) if (allowed(s.zero_stage, z)) setup.zeros.push_back(z);
   // One stage: the schedules coincide, so 1F1B (plain gradient accumulation) stands for them.
   for (PipelineSchedule k : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe, PipelineSchedule::zb_h1}) {
-    if (allowed(s.schedule, k) && allowed(s.vpp, std::int64_t{1})) {
+    if (allowed(s.schedule, k) && allowed(s.vpp, s.vpp_bound, std::int64_t{1})) {
       if (setup.one_stage.empty()) setup.one_stage.push_back({k, 1});
       setup.stages.push_back({k, 1});
     }
   }
   if (allowed(s.schedule, PipelineSchedule::interleaved)) {
     for (std::int64_t v : s.vpp.empty() ? divisors(model.layers) : s.vpp) {
-      if (v >= 2) setup.stages.push_back({PipelineSchedule::interleaved, v});
+      if (v >= 2 && s.vpp_bound.contains(v)) setup.stages.push_back({PipelineSchedule::interleaved, v});
     }
   }
   if (s.sequence_parallel) setup.sp_multi = {*s.sequence_parallel};
   else setup.sp_multi = {false, true};
   setup.keep = std::max<std::size_t>(1, o.top * std::max<std::size_t>(o.simulate, 1));
+  setup.framework_rules = s.framework_rules;
   return setup;
 }
 
@@ -236,6 +248,10 @@ void run_unit(const SearchContext& ctx, const Setup& s, const std::vector<KeyTab
           for (std::size_t zi = 0; zi < nz; ++zi) {
             c.zero_stage = s.zeros[zi];
             const std::uint64_t ordinal = ordinal0 + (pi * nrc + ri) * nz + zi;
+            if (s.framework_rules && unit.pp > 1 && c.zero_stage >= 2) {
+              w.reject(RejectReason::zero_pipeline, 1, ordinal, c);
+              continue;
+            }
             ++w.evaluated;
             const LeanMemory mem = lean_memory(ctx, key, c);
             if (mem.total_bytes > capacity) {

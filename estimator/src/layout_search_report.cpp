@@ -36,6 +36,8 @@ std::string_view to_string(RejectReason reason) {
     case RejectReason::layer_split: return "pp*vpp does not divide layers";
     case RejectReason::global_batch: return "global batch not divisible";
     case RejectReason::interleaved_micro_batches: return "interleaved needs micro-batches divisible by pp";
+    case RejectReason::cp_attention: return "context parallelism needs flash attention";
+    case RejectReason::zero_pipeline: return "ZeRO-2/3 with pipeline parallelism";
     case RejectReason::memory: return "does not fit in memory";
   }
   return "unknown";
@@ -88,6 +90,13 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
     case RejectReason::interleaved_micro_batches:
       return str(base.training.global_batch / (c.micro_batch * c.dp)) + " micro-batches per pipeline, not divisible by pp " +
              str(c.pp);
+    case RejectReason::cp_attention:
+      return "cp " + str(c.cp) + " with " + std::string(to_string(base.training.attention)) +
+             " attention: context parallelism runs on flash attention kernels (framework rules; attention flash "
+             "or rules off to search it)";
+    case RejectReason::zero_pipeline:
+      return "zero " + str(c.zero_stage) + " with pp " + str(c.pp) +
+             ": DeepSpeed and Megatron-LM do not combine ZeRO-2/3 with pipeline parallelism (framework rules)";
     case RejectReason::memory: {
       const Plan plan = apply_candidate(base, c);
       const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp, plan.training.vocab_divisible_by));

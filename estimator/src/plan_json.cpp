@@ -1,7 +1,8 @@
 // Plan files: {"model": NAME | {...}, "cluster": {"system": NAME, "gpu": NAME | {...}, ...},
 // "layout": {...}, "training": {...}}. A plan is an overlay on the default plan. When it
-// replaces the model or sets the GPU count, the layout starts from plain data parallelism
-// (tp = pp = 1) and takes only the layout fields given, rather than the default's TP8 x PP8.
+// replaces the model, or sets a GPU count the layout does not divide, the layout starts from
+// plain data parallelism (tp = pp = 1) and takes only the layout fields given, rather than the
+// default's TP8 x PP8; a GPU count the layout divides keeps it. Every such change is reported.
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
 
@@ -85,9 +86,23 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
   read_cluster(*in, plan.cluster);
 }
 
+// The layout fields reset (or the throughput dropped) on the user's behalf, one note each:
+// those that changed and that the plan did not give itself.
+void note_changes(const nlohmann::json& before, const nlohmann::json& after, const nlohmann::json* given,
+                  const std::string& section, const std::string& why, std::vector<Diagnostic>& out) {
+  for (const auto& [key, old_value] : before.items()) {
+    if (key == "dp") continue;  // derived from the GPU count either way
+    if (!after.contains(key) || after[key] == old_value) continue;
+    if (given && given->is_object() && given->contains(key)) continue;
+    out.push_back(make_warning(section + "." + key, "set to " + after[key].dump() + " (was " + old_value.dump() +
+                                                        "): " + why + "; give " + section + "." + key +
+                                                        " to choose it"));
+  }
+}
+
 }  // namespace
 
-Result<Plan> plan_from_json(const nlohmann::json& json) {
+Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>* adjustments) {
   std::vector<Diagnostic> errors;
   if (!json.is_object()) return make_error("plan", "expected a JSON object, got " + describe_json(json));
   Plan plan = default_plan();
@@ -101,10 +116,24 @@ Result<Plan> plan_from_json(const nlohmann::json& json) {
   const bool gpus_changed = cluster && cluster->is_object() && cluster->contains("gpus");
   read_cluster_entry(root, plan, errors);
   const bool model_replaced = base_model != default_model;
-  if (model_replaced || gpus_changed) plan.layout = LayoutSpec{};
+  const LayoutSpec& l = plan.layout;
+  const std::int64_t model_parallel = l.tp * l.pp * l.cp;
+  // A new GPU count keeps the layout when it still divides it (only DP follows); the default's
+  // TP 8 x PP 8 belongs to GPT-3 175B, so a replaced model starts from plain data parallelism.
+  const bool gpus_break_layout = gpus_changed && (plan.cluster.gpus < 1 || plan.cluster.gpus % model_parallel != 0);
+  const nlohmann::json layout_before = to_json(plan.layout);
+  if (model_replaced || gpus_break_layout) plan.layout = LayoutSpec{};
   if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);
   const auto* layout = root.get("layout");
   if (!layout || !layout->is_object() || !layout->contains("dp")) plan.layout.dp = 0;  // derive DP
+  if (adjustments && (model_replaced || gpus_break_layout)) {
+    const std::string why = model_replaced
+                                ? "the model was replaced, so the layout starts from plain data parallelism"
+                                : "cluster.gpus " + std::to_string(plan.cluster.gpus) +
+                                      " is not a multiple of the layout's tp*pp*cp = " + std::to_string(model_parallel) +
+                                      ", so the layout starts from plain data parallelism";
+    note_changes(layout_before, to_json(plan.layout), layout, "layout", why, *adjustments);
+  }
   // The default plan's 140 TFLOP/s is a measurement of GPT-3-like models on A100s; it does not
   // carry over to another model or GPU.
   if (model_replaced || plan.cluster.gpu.name != default_gpu) {
@@ -118,10 +147,10 @@ Result<Plan> plan_from_json(const nlohmann::json& json) {
   return plan;
 }
 
-Result<Plan> parse_plan(std::string_view text) {
+Result<Plan> parse_plan(std::string_view text, std::vector<Diagnostic>* adjustments) {
   auto json = parse_json_text(text, "plan");
   if (!json) return json.errors();
-  return plan_from_json(*json);
+  return plan_from_json(*json, adjustments);
 }
 
 nlohmann::json to_json(const Plan& plan) {

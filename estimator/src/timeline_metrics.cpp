@@ -6,6 +6,7 @@
 #include <map>
 
 #include "plansight/estimator/hta_metrics.h"
+#include "plansight/estimator/kernel_rules.h"
 
 namespace plansight::estimator {
 namespace {
@@ -123,8 +124,24 @@ std::vector<Interval> idle_gaps(const Timeline& timeline, std::int32_t rank, std
   return gaps_of(merged, merged.front().begin_ns, merged.back().end_ns, min_gap_ns);
 }
 
+bool is_pipelined(const Timeline& timeline) {
+  for (const auto& track : timeline.tracks) {
+    for (const auto& span : track.spans) {
+      if (span.stage >= 1 || span.kind == SpanKind::send || span.kind == SpanKind::recv) return true;
+      if (span.name_id >= 0 && (span.kind == SpanKind::collective || span.kind == SpanKind::kernel)) {
+        const CollectiveKind k = collective_kind_from_name(timeline.names[static_cast<std::size_t>(span.name_id)]);
+        if (k == CollectiveKind::send || k == CollectiveKind::recv || k == CollectiveKind::send_recv) return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const BubbleOptions& options,
                                           const KernelClassifier& classifier) {
+  // Idle ranks of a data-parallel run are not pipeline stages (issue 17: a pure DP trace got an
+  // 18 ms "bubble" per rank).
+  if (options.pipeline_ranks.empty() && !is_pipelined(timeline)) return {};
   const auto classes = classify_names(timeline, classifier);
   std::vector<std::int32_t> ranks = options.pipeline_ranks;
   if (ranks.empty()) {
@@ -134,11 +151,13 @@ std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const Bubble
   }
   // Annotated mode only when every stage has tagged pipeline work; a half-tagged pipeline would
   // compare tagged and untagged busy sets.
-  std::map<std::int32_t, std::vector<Interval>> tagged, compute;
+  std::map<std::int32_t, std::vector<Interval>> tagged, compute, device;
   for (const auto& track : timeline.tracks) {
     for (const auto& span : track.spans) {
-      if (!is_device_work(track, span) || !is_compute(span_class(span, classes))) continue;
+      if (!is_device_work(track, span)) continue;
       const Interval iv{span.start_ns, span.end_ns()};
+      device[track.rank].push_back(iv);
+      if (!is_compute(span_class(span, classes))) continue;
       compute[track.rank].push_back(iv);
       if (is_pipeline_phase(span.phase)) tagged[track.rank].push_back(iv);
     }
@@ -148,13 +167,12 @@ std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const Bubble
     return it != tagged.end() && !it->second.empty();
   });
   auto& source = annotated ? tagged : compute;
-  std::map<std::int32_t, std::vector<Interval>> busy;
   std::int64_t begin = std::numeric_limits<std::int64_t>::max(), end = std::numeric_limits<std::int64_t>::min();
   for (std::int32_t r : ranks) {
-    busy[r] = merge_intervals(source[r]);
-    if (!busy[r].empty()) {
-      begin = std::min(begin, busy[r].front().begin_ns);
-      end = std::max(end, busy[r].back().end_ns);
+    const auto merged = merge_intervals(source[r]);
+    if (!merged.empty()) {
+      begin = std::min(begin, merged.front().begin_ns);
+      end = std::max(end, merged.back().end_ns);
     }
   }
   std::vector<StageBubble> out;
@@ -163,14 +181,21 @@ std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const Bubble
     row.stage = static_cast<std::int32_t>(s);
     row.rank = ranks[s];
     row.from_annotations = annotated;
-    if (end > begin) {
-      const auto& merged = busy[ranks[s]];
-      row.window_ns = end - begin;
-      row.busy_ns = total_length(clip(merged, begin, end));
-      const auto gaps = gaps_of(merged, begin, end, options.min_gap_ns);
-      row.bubble_ns = total_length(gaps);
-      row.gaps = static_cast<std::int32_t>(gaps.size());
-      row.fraction = double(row.bubble_ns) / double(row.window_ns);
+    // Gaps in all of the rank's device work (communication is not bubble: a stage inside a
+    // transfer is moving data, and HTA's trace_filter example counted 1.02 s of bubble against
+    // 675 ms idle that way), inside the pipeline's window clipped to the rank's own device
+    // window, so that a stage's bubble never exceeds the idle time of its row of the breakdown.
+    const auto busy = merge_intervals(device[ranks[s]]);
+    if (end > begin && !busy.empty()) {
+      const std::int64_t b = std::max(begin, busy.front().begin_ns), e = std::min(end, busy.back().end_ns);
+      if (e > b) {
+        row.window_ns = e - b;
+        row.busy_ns = total_length(clip(merge_intervals(source[ranks[s]]), b, e));
+        const auto gaps = gaps_of(busy, b, e, options.min_gap_ns);
+        row.bubble_ns = total_length(gaps);
+        row.gaps = static_cast<std::int32_t>(gaps.size());
+        row.fraction = double(row.bubble_ns) / double(row.window_ns);
+      }
     }
     out.push_back(row);
   }

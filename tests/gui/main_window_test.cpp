@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -109,6 +111,25 @@ TEST(MainWindow, RestoresTheLastPlanOnTheNextStart) {
   EXPECT_EQ(second.find<QSpinBox>("layout.pp")->value(), 4);
   Window fresh(false, settings);
   EXPECT_EQ(fresh.window->document()->plan().layout.pp, 8);
+}
+
+// Issue 17: fields a plan file did not give but opening it changed (a replaced model starts
+// from plain data parallelism) are said in the status bar, never changed unseen.
+TEST(MainWindow, OpeningAPlanSaysWhatItChangedForTheUser) {
+  Window w;
+  const QString path = w.dir.filePath(QStringLiteral("llama.json"));
+  QFile file(path);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write(R"({"model": "llama-2-7b", "cluster": {"gpus": 64}, "layout": {"pp": 2}})");
+  file.close();
+  ASSERT_TRUE(w.window->openPlan(path).isEmpty());
+  const QString message = w.window->statusBar()->currentMessage();
+  EXPECT_TRUE(message.contains(QStringLiteral("changed for you: ")) &&
+              message.contains(QStringLiteral("layout.tp: set to 1 (was 8): the model was replaced")) &&
+              message.contains(QStringLiteral("layout.recompute: set to \"none\" (was \"full\")")))
+      << message.toStdString();
+  EXPECT_FALSE(message.contains(QStringLiteral("layout.pp:"))) << "the file gave pp";
+  EXPECT_EQ(w.window->document()->plan().layout.pp, 2);
 }
 
 TEST(MainWindow, SavesOpensAndExports) {

@@ -11,12 +11,17 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QProgressBar>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QSpinBox>
 #include <QTableView>
 
 #include "gui_test_support.h"
 #include "plansight/gui/chunked_search.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/search_constraints_form.h"
 #include "plansight/gui/search_page.h"
 #include "plansight/gui/search_result_model.h"
 
@@ -101,6 +106,83 @@ TEST(SearchPage, SearchesSortsAndAppliesTheSelectedLayout) {
   ASSERT_TRUE(document.estimate() && document.estimate()->estimate) << "the applied layout is re-estimated";
   EXPECT_EQ(document.estimate()->plan.layout.tp, tp);
   EXPECT_EQ(warnings.count(), 0);
+}
+
+// Issue 17: the page shows as many layouts as asked for, within the constraints typed, and
+// never one the plan page would then warn about (CP without flash attention, ZeRO-2/3 with PP).
+TEST(SearchPage, ShowsTheTopNWithinTheConstraints) {
+  PlanDocument document;
+  document.replacePlan(est::default_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  SearchConstraintsForm* form = page.constraints();
+  ASSERT_TRUE(form);
+  form->topBox()->setValue(12);
+  form->field("tp")->setText(QStringLiteral("2..8"));
+  form->field("zero_stage")->setText(QStringLiteral("0,1,2"));
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_EQ(page.model()->rowCount(), 12) << page.statusText().toStdString();
+  for (int r = 0; r < 12; ++r) {
+    const est::RankedLayout* l = page.model()->layoutAt(r);
+    ASSERT_TRUE(l);
+    EXPECT_GE(l->candidate.tp, 2);
+    EXPECT_LE(l->candidate.tp, 8);
+    EXPECT_EQ(l->candidate.cp, 1) << "standard attention";
+    EXPECT_TRUE(l->candidate.pp == 1 || l->candidate.zero_stage < 2) << est::describe(l->candidate);
+  }
+  ASSERT_TRUE(page.applySelected(0));
+  ASSERT_TRUE(test::wait_idle(document));
+  for (const auto& d : est::validate(document.plan())) {
+    EXPECT_NE(d.field, "layout.cp");
+    EXPECT_NE(d.field, "layout.zero_stage") << d.message;
+  }
+
+  // Flash attention chosen on the page lets CP in, and Apply takes the attention along.
+  form->field("cp")->setText(QStringLiteral("2"));
+  form->attentionBox()->setCurrentIndex(2);
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_GT(page.model()->rowCount(), 0) << page.statusText().toStdString();
+  EXPECT_EQ(page.model()->layoutAt(0)->candidate.cp, 2);
+  ASSERT_TRUE(page.applySelected(0));
+  EXPECT_EQ(document.plan().training.attention, est::AttentionKernel::flash);
+  EXPECT_EQ(document.plan().layout.cp, 2);
+}
+
+TEST(SearchPage, ApplySaysWhatElseItChanged) {
+  est::Plan plan = small_plan();
+  plan.training.mfu = 0.4;  // a given throughput: the applied layout's time is predicted instead
+  PlanDocument document;
+  document.replacePlan(plan);
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  QSignalSpy messages(&page, &SearchPage::statusMessage);
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_TRUE(page.applySelected(0));
+  ASSERT_EQ(messages.count(), 1);
+  const QString text = messages.last().at(0).toString();
+  EXPECT_TRUE(text.contains(QStringLiteral("also changed: training.mfu 0.4 dropped"))) << text.toStdString();
+  EXPECT_EQ(document.plan().training.mfu, 0.0);
+}
+
+TEST(SearchPage, ABadConstraintNamesItsFieldAndStartsNothing) {
+  PlanDocument document;
+  document.replacePlan(small_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  page.constraints()->field("pp")->setText(QStringLiteral("two"));
+  page.startSearch();
+  EXPECT_FALSE(page.isRunning());
+  EXPECT_TRUE(page.statusText().contains(QStringLiteral("PP: \"two\" is not a whole number"))) << page.statusText().toStdString();
+  page.constraints()->frameworkRules()->setChecked(false);
+  page.constraints()->field("pp")->setText(QStringLiteral("2"));
+  page.constraints()->field("zero_stage")->setText(QStringLiteral("3"));
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_GT(page.model()->rowCount(), 0) << "rules off: ZeRO-3 with PP 2 is searched";
+  EXPECT_EQ(page.model()->layoutAt(0)->candidate.zero_stage, 3);
 }
 
 // Everything search_layouts() returns except timings, as text, so a mismatch prints readably.

@@ -105,6 +105,63 @@ TEST(SearchCli, LayoutFlagsFixTheirDimension) {
   }
 }
 
+// Issue 17: the default plan's #1 layout (tp 2, pp 8, cp 4, zero 2, standard attention) drew
+// the plan's own warnings; with framework rules on, estimate of any ranked layout warns about
+// neither, and --no-framework-rules brings it back.
+TEST(SearchCli, RankedLayoutsPassTheFrameworkRulesEstimateChecks) {
+  auto r = run_cli({"search", "--top", "5", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["request"]["framework_rules"], true);
+  EXPECT_EQ(j["request"]["attention"], "standard");
+  ASSERT_EQ(j["layouts"].size(), 5u);
+  for (const auto& l : j["layouts"]) {
+    const auto& c = l["layout"];
+    std::vector<std::string> args = {"estimate", "--json", "--tp", std::to_string(c["tp"].get<int>()), "--pp",
+                                     std::to_string(c["pp"].get<int>()), "--vpp", std::to_string(c["vpp"].get<int>()),
+                                     "--cp", std::to_string(c["cp"].get<int>()), "--zero",
+                                     std::to_string(c["zero_stage"].get<int>()), "--micro-batch",
+                                     std::to_string(c["micro_batch"].get<int>()), "--recompute",
+                                     c["recompute"].get<std::string>(), "--schedule", c["schedule"].get<std::string>()};
+    if (c["sequence_parallel"].get<bool>()) args.push_back("--sequence-parallel");
+    auto e = run_cli(args);
+    ASSERT_EQ(e.status, Status::ok) << e.err;
+    for (const auto& w : nlohmann::json::parse(e.out)["warnings"]) {
+      const std::string text = w.dump();
+      EXPECT_EQ(text.find("layout.cp"), std::string::npos) << text;
+      EXPECT_EQ(text.find("layout.zero_stage"), std::string::npos) << text;
+    }
+  }
+  auto off = run_cli({"search", "--top", "1", "--no-framework-rules", "--json"});
+  ASSERT_EQ(off.status, Status::ok) << off.err;
+  const auto best = nlohmann::json::parse(off.out)["layouts"][0]["layout"];
+  EXPECT_GT(best["cp"].get<int>(), 1);
+  EXPECT_GE(best["zero_stage"].get<int>(), 2);
+}
+
+TEST(SearchCli, LayoutFlagsTakeListsAndRanges) {
+  auto r = run_cli({"search", "--model", "gpt3-1.3b", "--gpu", "h100-sxm", "--gpus", "16", "--global-batch", "128",
+                    "--tp", "2..4", "--pp", "1,2", "--zero", "..1", "--top", "12", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["request"]["constraints"], "tp 2..4, pp 1,2, zero_stage 0,1");
+  ASSERT_EQ(j["layouts"].size(), 12u);
+  for (const auto& l : j["layouts"]) {
+    EXPECT_GE(l["layout"]["tp"].get<int>(), 2);
+    EXPECT_LE(l["layout"]["tp"].get<int>(), 4);
+    EXPECT_LE(l["layout"]["pp"].get<int>(), 2);
+    EXPECT_LE(l["layout"]["zero_stage"].get<int>(), 1);
+  }
+  auto text = run_cli({"search", "--model", "gpt3-1.3b", "--gpus", "16", "--global-batch", "128", "--tp", "2..4"});
+  EXPECT_NE(text.out.find("standard attention; constraints: tp 2..4; framework rules on"), std::string::npos)
+      << text.out;
+  auto bad = run_cli({"search", "--tp", "2..x"});
+  EXPECT_EQ(bad.status, Status::invalid_input);
+  EXPECT_NE(bad.err.find("--tp: \"2..x\" is not a range; valid: any, a whole number (8), a list (2,4,8) or a range"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(SearchCli, ImpossibleRequestExitsOneAndNamesTheReason) {
   auto r = run_cli(
       {"search", "--model", "gpt3-175b", "--system", "t4-pcie-node", "--gpus", "8", "--global-batch", "64", "--json"});

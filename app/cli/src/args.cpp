@@ -110,4 +110,10 @@ Result<double> Args::number(const std::string& flag) const {
   return v;
 }
 
+Args Args::without(const std::vector<std::string>& flags) const {
+  Args out = *this;
+  for (const auto& f : flags) out.values_.erase(f);
+  return out;
+}
+
 }  // namespace plansight::cli

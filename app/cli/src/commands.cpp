@@ -100,12 +100,16 @@ Status run_estimate(const std::vector<std::string>& argv, std::ostream& out, std
   if (!args->positionals().empty()) {
     return report_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);
   }
-  auto plan = plan_from_args(*args);
+  std::vector<Diagnostic> adjustments;
+  auto plan = plan_from_args(*args, &adjustments);
   if (!plan) return report_errors(plan.errors(), json, out, err);
+  print_adjustments(adjustments, err);
   auto estimate = est::estimate(*plan);
   if (!estimate) return report_errors(estimate.errors(), json, out, err);
   if (json) {
     nlohmann::json j = est::to_json(*estimate);
+    j["adjustments"] = nlohmann::json::array();
+    for (const auto& a : adjustments) j["adjustments"].push_back({{"field", a.field}, {"message", a.message}});
     j["plan"] = est::to_json(*plan);
     out << json_text(j) << "\n";
   } else {

@@ -80,8 +80,10 @@ nlohmann::json to_json(const PlanRunComparison& c) {
 
 Status run_compare_with_plan(std::int64_t run_id, const Args& args, std::ostream& out, std::ostream& err) {
   const bool json = args.has("--json");
-  auto plan = plan_from_args(args);
+  std::vector<Diagnostic> adjustments;
+  auto plan = plan_from_args(args, &adjustments);
   if (!plan) return report_command_errors(plan.errors(), json, out, err);
+  print_adjustments(adjustments, err);
   auto db = open_run_store(args);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto comparison = compare_run_with_plan(*db, run_id, *plan);

@@ -136,7 +136,7 @@ Result<std::string> read_text_file(const std::string& path, const std::string& f
   return text.str();
 }
 
-Result<nlohmann::json> plan_overlay(const Args& args) {
+Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* adjustments) {
   std::vector<Diagnostic> errors;
   nlohmann::json overlay = nlohmann::json::object();
   nlohmann::json model_flags = nlohmann::json::object();
@@ -213,15 +213,24 @@ Result<nlohmann::json> plan_overlay(const Args& args) {
   if (overlay.contains("layout") && overlay["layout"].contains("vpp") && overlay["layout"]["vpp"].is_number_integer() &&
       overlay["layout"]["vpp"].get<long long>() > 1 && !overlay["layout"].contains("schedule")) {
     overlay["layout"]["schedule"] = "interleaved";
+    if (adjustments) {
+      adjustments->push_back(make_warning("layout.schedule", "set to \"interleaved\": vpp " +
+                                                                 overlay["layout"]["vpp"].dump() +
+                                                                 " runs only interleaved; give --schedule to choose"));
+    }
   }
   if (!errors.empty()) return errors;
   return overlay;
 }
 
-Result<est::Plan> plan_from_args(const Args& args) {
-  auto overlay = plan_overlay(args);
+Result<est::Plan> plan_from_args(const Args& args, std::vector<Diagnostic>* adjustments) {
+  auto overlay = plan_overlay(args, adjustments);
   if (!overlay) return overlay.errors();
-  return est::plan_from_json(*overlay);
+  return est::plan_from_json(*overlay, adjustments);
+}
+
+void print_adjustments(const std::vector<Diagnostic>& adjustments, std::ostream& err) {
+  for (const auto& a : adjustments) err << "note: " << a.field << ": " << a.message << "\n";
 }
 
 }  // namespace plansight::cli

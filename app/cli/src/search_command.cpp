@@ -1,12 +1,15 @@
 // `plansight search`: the best layouts of a model on a cluster for a global batch. It takes the
 // same plan flags as estimate (plan_command_flags) and the same default plan; layout flags (--tp,
 // --pp, --vpp, --dp, --cp, --zero, --recompute, --schedule, --micro-batch, --sequence-parallel)
-// fix that dimension instead of searching it; a --plan file's layout is not a constraint; a given
+// constrain that dimension instead of searching it all ("8", "2,4,8", "2..8", "..8"); framework
+// rules (CP needs flash attention, no ZeRO-2/3 with PP) hold unless --no-framework-rules; the
+// plan's --attention is the attention searched; a --plan file's layout is not a constraint; a given
 // throughput (--mfu, --achieved-tflops) is noted as unused. Exit 0 with layouts, 1 when none fits
 // (the summary names why), 2 on invalid input.
 //
 // --json keys (stable contract, tests/integration/search_cli_test.cpp):
-//   request:    model, gpu, system, gpus, gpus_per_node, global_batch, seq_len, tokens, top
+//   request:    model, gpu, system, gpus, gpus_per_node, global_batch, seq_len, tokens, top, attention,
+//               constraints (describe_constraints() text), framework_rules
 //   search:     enumerated, evaluated, fitting, threads, closed_form_seconds, seconds,
 //               layouts_per_s (enumerated / closed_form_seconds), simulated
 //   rejections: [{reason, count, first: LAYOUT, detail, closest: LAYOUT|null, closest_bytes|null}]
@@ -27,6 +30,7 @@
 #include "plansight/cli/plan_args.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/layout_search.h"
+#include "plansight/estimator/search_constraints.h"
 
 namespace plansight::cli {
 namespace {
@@ -38,47 +42,37 @@ Status report(const std::vector<Diagnostic>& errors, bool as_json, std::ostream&
   return report_command_errors(errors, as_json, out, err);
 }
 
-std::vector<FlagSpec> search_flags() { return plan_command_flags({{"--top", true, "K"}, {"--threads", true, "N"}}); }
+// Search-only flags, and the layout flags, which search reads as constraints ("8", "2,4,8",
+// "2..8"; estimator/search_constraints.h) rather than as the plan's single values.
+struct ConstraintFlag {
+  const char* flag;
+  const char* dimension;
+};
+constexpr ConstraintFlag kConstraintFlags[] = {
+    {"--tp", "tp"},         {"--pp", "pp"},
+    {"--vpp", "vpp"},       {"--dp", "dp"},
+    {"--cp", "cp"},         {"--zero", "zero_stage"},
+    {"--micro-batch", "micro_batch"}, {"--recompute", "recompute"},
+    {"--schedule", "schedule"}, {"--sequence-parallel", "sequence_parallel"},
+};
 
-// Layout flags become fixed values of the search space; errors name the flag.
+std::vector<FlagSpec> search_flags() {
+  return plan_command_flags(
+      {{"--top", true, "K"}, {"--threads", true, "N"}, {"--no-framework-rules", false, ""}});
+}
+
+// Layout flags become constraints of the search space; errors name the flag.
 Result<est::SearchOptions> search_options(const Args& args) {
   std::vector<Diagnostic> errors;
   est::SearchOptions o;
-  auto integer = [&](const char* flag, std::vector<std::int64_t>& into, long long lo, long long hi) {
-    if (!args.has(flag)) return;
-    auto v = args.integer(flag);
-    if (!v) {
-      errors.insert(errors.end(), v.errors().begin(), v.errors().end());
-    } else if (*v < lo || *v > hi) {
-      errors.push_back(make_error(flag, "value " + std::to_string(*v) + " is invalid; valid: " + std::to_string(lo) +
-                                            " to " + std::to_string(hi)));
-    } else {
-      into = {*v};
-    }
-  };
-  constexpr long long kMaxDegree = 1 << 20;  // validate()'s bound on parallel degrees
-  integer("--tp", o.space.tp, 1, kMaxDegree);
-  integer("--pp", o.space.pp, 1, kMaxDegree);
-  integer("--vpp", o.space.vpp, 1, kMaxDegree);
-  integer("--dp", o.space.dp, 1, kMaxDegree);
-  integer("--cp", o.space.cp, 1, kMaxDegree);
-  integer("--zero", o.space.zero_stage, 0, 3);
-  integer("--micro-batch", o.space.micro_batch, 1, 1 << 30);
-  if (auto text = args.value("--recompute")) {
-    if (auto r = est::parse_enum<est::Recompute>(*text))
-      o.space.recompute = {*r};
-    else
-      errors.push_back(
-          make_error("--recompute", "\"" + *text + "\"; valid: " + est::valid_spellings<est::Recompute>()));
+  for (const auto& c : kConstraintFlags) {
+    if (!args.has(c.flag)) continue;
+    // --sequence-parallel is a switch for estimate; here it fixes sequence parallelism on.
+    const std::string text = std::string(c.flag) == "--sequence-parallel" ? "on" : *args.value(c.flag);
+    auto e = est::set_search_constraint(o.space, c.dimension, text, c.flag);
+    errors.insert(errors.end(), e.begin(), e.end());
   }
-  if (auto text = args.value("--schedule")) {
-    if (auto s = est::parse_enum<est::PipelineSchedule>(*text))
-      o.space.schedule = {*s};
-    else
-      errors.push_back(
-          make_error("--schedule", "\"" + *text + "\"; valid: " + est::valid_spellings<est::PipelineSchedule>()));
-  }
-  if (args.has("--sequence-parallel")) o.space.sequence_parallel = true;
+  o.space.framework_rules = !args.has("--no-framework-rules");
   for (const char* flag : {"--top", "--threads"}) {
     if (!args.has(flag)) continue;
     auto v = args.integer(flag);
@@ -133,7 +127,10 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
                   {"global_batch", t.global_batch},
                   {"seq_len", t.seq_len},
                   {"tokens", t.tokens},
-                  {"top", o.top}};
+                  {"top", o.top},
+                  {"attention", est::to_string(t.attention)},
+                  {"constraints", est::describe_constraints(o.space)},
+                  {"framework_rules", o.space.framework_rules}};
   j["search"] = {
       {"enumerated", r.enumerated},
       {"evaluated", r.evaluated},
@@ -194,11 +191,13 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
 
 std::string gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
 
-void print_result(std::ostream& out, const est::Plan& base, const est::SearchResult& r) {
+void print_result(std::ostream& out, const est::Plan& base, const est::SearchOptions& o, const est::SearchResult& r) {
   const auto& t = base.training;
   out << "Search: " << base.model.name << " on " << base.cluster.gpus << " x " << base.cluster.gpu.name;
   if (!base.cluster.name.empty() && base.cluster.name != "custom") out << " (" << base.cluster.name << ")";
   out << ", global batch " << t.global_batch << " x " << t.seq_len << " tokens\n";
+  out << "  " << est::to_string(t.attention) << " attention; constraints: " << est::describe_constraints(o.space)
+      << "; framework rules " << (o.space.framework_rules ? "on (--no-framework-rules to lift them)" : "off") << "\n";
   out << "  " << format_count(static_cast<double>(r.enumerated)) << " layouts in "
       << format_seconds(r.closed_form_seconds) << " on " << r.threads << " threads ("
       << format_count(r.closed_form_seconds > 0 ? static_cast<double>(r.enumerated) / r.closed_form_seconds : 0)
@@ -246,14 +245,18 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   auto options = search_options(*args);
   if (!options) return report(options.errors(), as_json, out, err);
   note_unused_flags(*args, err);
-  auto base = plan_from_args(*args);
+  std::vector<std::string> constraint_flags;
+  for (const auto& c : kConstraintFlags) constraint_flags.emplace_back(c.flag);
+  std::vector<Diagnostic> adjustments;
+  auto base = plan_from_args(args->without(constraint_flags), &adjustments);
   if (!base) return report(base.errors(), as_json, out, err);
+  print_adjustments(adjustments, err);
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {
     out << json_text(result_json(*base, *options, *result)) << "\n";
   } else {
-    print_result(out, *base, *result);
+    print_result(out, *base, *options, *result);
   }
   if (result->layouts.empty()) {
     if (as_json) err << est::rejection_summary(*result);

@@ -40,8 +40,10 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
     if (*w < 10 || *w > 1000) return fail({make_error("--width", "value " + std::to_string(*w) + " is invalid; valid: 10 to 1000")});
     width = *w;
   }
-  auto plan = plan_from_args(*args);
+  std::vector<Diagnostic> adjustments;
+  auto plan = plan_from_args(*args, &adjustments);
   if (!plan) return fail(plan.errors());
+  print_adjustments(adjustments, err);
   auto estimate = est::estimate(*plan);  // validates and gives the padded vocabulary
   if (!estimate) return fail(estimate.errors());
   auto predicted = est::predict_time(*plan, estimate->padded_vocab);

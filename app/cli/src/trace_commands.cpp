@@ -145,10 +145,14 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : est::summarize_collectives(calls)) {
-    collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", c.group_size}, {"count", c.count},
-                           {"bytes", c.bytes}, {"seconds", to_s(c.duration_ns)},
-                           {"algbw_gb_per_s", c.algbw_bytes_per_s / 1e9}, {"busbw_gb_per_s", c.busbw_bytes_per_s / 1e9}});
+    // A call without its group size has no bus bandwidth (nccl-tests' factor needs n): null, not 0.
+    const bool known = c.group_size > 0;
+    collectives.push_back({{"kind", est::to_string(c.kind)}, {"group_size", known ? nlohmann::json(c.group_size) : nlohmann::json()},
+                           {"count", c.count}, {"bytes", c.bytes}, {"seconds", to_s(c.duration_ns)},
+                           {"algbw_gb_per_s", c.algbw_bytes_per_s / 1e9},
+                           {"busbw_gb_per_s", known ? nlohmann::json(c.busbw_bytes_per_s / 1e9) : nlohmann::json()}});
   }
+  const bool pipelined = est::is_pipelined(timeline);
   nlohmann::json bubbles = nlohmann::json::array();
   for (const auto& b : est::pipeline_bubbles(timeline, {}, classifier)) {
     bubbles.push_back({{"stage", b.stage}, {"rank", b.rank}, {"bubble_s", to_s(b.bubble_ns)}, {"gaps", b.gaps},
@@ -160,7 +164,7 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
 
   if (args->has("--json")) {
     out << json_text(nlohmann::json{{"run_id", loaded->run.id}, {"source", est::to_string(timeline.source)}, {"rules_version", rules.version},
-                          {"ranks", ranks}, {"pipeline_bubbles", bubbles}, {"collectives", collectives},
+                          {"ranks", ranks}, {"pipelined", pipelined}, {"pipeline_bubbles", bubbles}, {"collectives", collectives},
                           {"alignment", {{"mode", mode}, {"offsets", offsets}}}})
         << "\n";
     return Status::ok;
@@ -174,7 +178,9 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
         << col(r["compute_s"]) << col(r["tensor_core_s"]) << col(r["communication_s"]) << col(r["exposed_communication_s"])
         << pct(r["overlap"]) << pct(r.contains("hta") ? r["hta"].value("overlap", nlohmann::json()) : nlohmann::json()) << "\n";
   }
-  if (!bubbles.empty()) {
+  if (!pipelined) {
+    out << "\npipeline bubbles: none, no pipeline parallelism in this run (no stage tags or point-to-point transfers)\n";
+  } else if (!bubbles.empty()) {
     out << "\npipeline bubbles (" << (bubbles[0]["from_annotations"].get<bool>() ? "from stage annotations" : "inferred from idle gaps") << ")\n";
     for (const auto& b : bubbles) {
       out << "  stage " << b["stage"].get<int>() << " (rank " << b["rank"].get<int>() << "): " << format_seconds(b["bubble_s"].get<double>())
@@ -184,9 +190,13 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   if (!collectives.empty()) {
     out << "\ncollectives (nccl-tests bus bandwidth)\n";
     for (const auto& c : collectives) {
-      out << "  " << pad_right(c["kind"].get<std::string>(), 16) << " n=" << pad_right(std::to_string(c["group_size"].get<int>()), 4)
+      const bool known = c["group_size"].is_number();
+      out << "  " << pad_right(c["kind"].get<std::string>(), 16) << " n="
+          << pad_right(known ? std::to_string(c["group_size"].get<int>()) : "?", 4)
           << pad_left(std::to_string(c["count"].get<long long>()), 6) << " calls  " << pad_left(format_seconds(c["seconds"].get<double>()), 10)
-          << "  busbw " << format_fixed(c["busbw_gb_per_s"].get<double>(), 1) << " GB/s\n";
+          << "  busbw "
+          << (known ? format_fixed(c["busbw_gb_per_s"].get<double>(), 1) + " GB/s" : "unknown (group size not in the trace)")
+          << "\n";
     }
   }
   for (const auto& w : alignment.warnings) out << "  " << w.to_string() << "\n";

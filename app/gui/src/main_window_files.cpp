@@ -39,11 +39,18 @@ QString MainWindow::openPlan(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) return tr("Cannot read %1: %2").arg(path, file.errorString());
   const QByteArray text = file.readAll();
-  auto plan = est::parse_plan(std::string_view(text.constData(), static_cast<std::size_t>(text.size())));
+  std::vector<Diagnostic> adjustments;
+  auto plan = est::parse_plan(std::string_view(text.constData(), static_cast<std::size_t>(text.size())), &adjustments);
   if (!plan) return tr("%1 is not a valid plan:\n%2").arg(path, QString::fromStdString(plan.error_text()));
   plan_path_ = path;
   document_->replacePlan(*plan);
   updateTitle();
+  // Fields the file did not give but the reader changed (a replaced model's layout): said, and
+  // kept in the status bar until the next message, so nothing changes unseen.
+  QStringList notes;
+  for (const auto& a : adjustments) notes << QString::fromStdString(a.field + ": " + a.message);
+  statusBar()->showMessage(notes.isEmpty() ? tr("Opened %1").arg(path)
+                                           : tr("Opened %1; changed for you: %2").arg(path, notes.join(QStringLiteral("; "))));
   return {};
 }
 

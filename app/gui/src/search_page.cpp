@@ -21,6 +21,7 @@
 #include "plansight/gui/chunked_search.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/search_constraints_form.h"
 #include "plansight/gui/search_result_model.h"
 
 namespace plansight::gui {
@@ -51,6 +52,8 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   busy_ = new QProgressBar(this);
   busy_->setObjectName(QStringLiteral("searchProgress"));
   busy_->setMaximumWidth(160);
+  constraints_ = new SearchConstraintsForm(this);
+  constraints_->setObjectName(QStringLiteral("searchConstraints"));
   elapsed_label_ = new QLabel(this);
   status_ = new QLabel(tr("Searches every layout of the current plan's model, cluster and batch."), this);
   status_->setWordWrap(true);
@@ -72,6 +75,7 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
+  layout->addWidget(constraints_);
   layout->addLayout(bar);
   layout->addWidget(status_);
   layout->addWidget(split, 1);
@@ -92,15 +96,22 @@ SearchPage::~SearchPage() {
 }
 
 void SearchPage::startSearch() {
+  auto constraints = constraints_->options();
+  if (!constraints) {
+    // Nothing starts: the previous result stays, and the status names the bad field.
+    status_->setText(tr("The search could not run: %1").arg(QString::fromStdString(constraints.error_text())));
+    return;
+  }
   if (stop_) stop_->store(true);  // a search still running is not wanted any more
   const std::uint64_t generation = ++generation_;
-  const est::Plan plan = document_->plan();
+  est::Plan plan = document_->plan();
+  if (const auto attention = constraints_->attention()) plan.training.attention = *attention;
+  searched_attention_ = plan.training.attention;
   stop_ = std::make_shared<std::atomic<bool>>(false);
   chunks_done_ = chunks_total_ = 0;
   busy_->setRange(0, 0);  // until the first chunk says how many there are
   QPointer<SearchPage> self(this);
-  pool_.start([self, generation, plan, stop = stop_] {
-    est::SearchOptions options;
+  pool_.start([self, generation, plan, options = *constraints, stop = stop_]() mutable {
     options.threads = 0;  // all cores
     // The destructor waits for this job, so `self` is alive here; a queued call is dropped if
     // the page is gone by the time the event loop runs it.
@@ -187,8 +198,27 @@ bool SearchPage::applySelected(int proxy_row) {
   const est::RankedLayout* layout = model_->layoutAt(source.row());
   if (!layout) return false;
   // The current plan with the row's layout, so edits made since the search are kept.
-  document_->replacePlan(est::apply_candidate(document_->plan(), layout->candidate));
-  const QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
+  // The attention searched comes along: a CP layout found with flash attention needs it.
+  const est::Plan before = document_->plan();
+  est::Plan plan = est::apply_candidate(before, layout->candidate);
+  plan.training.attention = searched_attention_;
+  document_->replacePlan(plan);
+  QString text = tr("Applied %1 to the plan").arg(QString::fromStdString(est::describe(layout->candidate)));
+  // What else Apply changes, said rather than done silently (apply_candidate's rules).
+  QStringList changed;
+  if (before.training.achieved_tflops > 0) {
+    changed << tr("training.achieved_tflops %1 dropped (the layout's time is predicted)").arg(before.training.achieved_tflops);
+  }
+  if (before.training.mfu > 0) changed << tr("training.mfu %1 dropped (the layout's time is predicted)").arg(before.training.mfu);
+  if (before.training.attention != plan.training.attention) {
+    changed << tr("training.attention set to %1 (searched with it)")
+                   .arg(QString::fromLatin1(est::to_string(plan.training.attention).data()));
+  }
+  if (before.layout.placement != plan.layout.placement) {
+    changed << tr("layout.placement set to %1").arg(QString::fromStdString(est::to_string(plan.layout.placement)));
+  }
+  if (!before.layout.stage_layers.empty()) changed << tr("layout.stage_layers cleared (uniform stages)");
+  if (!changed.isEmpty()) text += tr("; also changed: %1").arg(changed.join(QStringLiteral("; ")));
   status_->setText(text);
   emit statusMessage(text);
   return true;

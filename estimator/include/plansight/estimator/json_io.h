@@ -30,8 +30,11 @@ void read_cluster(JsonReader& in, ClusterSpec& out);
 void read_layout(JsonReader& in, LayoutSpec& out);
 void read_training(JsonReader& in, TrainingSpec& out);
 
-// A plan from JSON; fields not given keep default_plan()'s values.
-Result<Plan> plan_from_json(const nlohmann::json& json);
-Result<Plan> parse_plan(std::string_view text);
+// A plan from JSON; fields not given keep default_plan()'s values. Fields the reader changes on
+// the user's behalf (a replaced model starts the layout from plain data parallelism; a GPU
+// count the layout does not divide does too) are appended to `adjustments` as warnings naming the field, the new and
+// the old value and why, so that every face can show them.
+Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>* adjustments = nullptr);
+Result<Plan> parse_plan(std::string_view text, std::vector<Diagnostic>* adjustments = nullptr);
 
 }  // namespace plansight::estimator

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,12 +23,25 @@ namespace plansight::estimator {
 // model.layers (interleaved only); micro-batch: powers of two up to max_micro_batch and the
 // global batch; zero 0-3; all recomputations and schedules. With pp = 1 only 1f1b is tried
 // (the schedules coincide), and sequence parallelism only with tp > 1 (it does nothing at tp 1).
+// Bounds narrow a dimension further (inclusive); a value must pass both its list and its bound.
+struct SearchBound {
+  std::int64_t min = 0;
+  std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  bool contains(std::int64_t v) const { return v >= min && v <= max; }
+};
+
 struct SearchSpace {
   std::vector<std::int64_t> tp, cp, pp, dp, vpp, micro_batch, zero_stage;
+  SearchBound tp_bound, cp_bound, pp_bound, dp_bound, vpp_bound, micro_batch_bound;
   std::vector<Recompute> recompute;
   std::vector<PipelineSchedule> schedule;
   std::optional<bool> sequence_parallel;
   std::int64_t max_micro_batch = 64;
+  // The rules validate() warns about (plan.cpp): context parallelism runs on flash attention
+  // kernels only, and ZeRO-2/3 is not combined with pipeline parallelism by DeepSpeed or
+  // Megatron-LM. On, such layouts are rejected so the search never ranks what the plan page
+  // would flag; off, they are costed as the model describes them (e.g. for FSDP2 + PP).
+  bool framework_rules = true;
 };
 
 struct SearchOptions {
@@ -55,12 +69,14 @@ enum class RejectReason : std::uint8_t {
   tp_heads,                   // tp does not divide heads or kv_heads
   tp_ffn,                     // tp does not divide ffn_hidden
   cp_sequence,                // seq_len not divisible by 2 * cp
+  cp_attention,               // framework rule: cp > 1 needs flash attention
   layer_split,                // pp * vpp does not divide layers
   global_batch,               // global batch not divisible by micro_batch * dp
   interleaved_micro_batches,  // interleaved: micro-batches per pipeline not divisible by pp
+  zero_pipeline,              // framework rule: ZeRO-2/3 with pp > 1
   memory,                     // the most loaded GPU needs more than its memory
 };
-inline constexpr std::size_t kRejectReasonCount = 7;
+inline constexpr std::size_t kRejectReasonCount = 9;
 std::string_view to_string(RejectReason reason);  // "tp does not divide heads", ...
 
 struct Rejection {

@@ -56,9 +56,10 @@ struct BubbleOptions {
 struct StageBubble {
   std::int32_t stage = 0;      // position in the pipeline
   std::int32_t rank = 0;
-  std::int64_t window_ns = 0;  // common window of all stages: first compute start to last compute end
-  std::int64_t busy_ns = 0;    // merged compute of this stage inside the window
-  std::int64_t bubble_ns = 0;  // idle gaps >= min_gap_ns inside the window
+  std::int64_t window_ns = 0;  // the pipeline's window (first to last pipeline compute of any stage)
+                               // clipped to this rank's own device work
+  std::int64_t busy_ns = 0;    // merged pipeline compute of this stage inside the window
+  std::int64_t bubble_ns = 0;  // gaps >= min_gap_ns in all of the rank's device work inside the window
   std::int32_t gaps = 0;       // how many such gaps
   double fraction = 0;         // bubble_ns / window_ns
   // True when the compute set came from forward/backward/weight-grad/recompute phase tags
@@ -66,10 +67,16 @@ struct StageBubble {
   bool from_annotations = false;
 };
 
-// Pipeline bubble per stage. With phase tags (see timeline_annotations.h) the busy set of a stage
-// is its tagged pipeline work, so the optimizer step and untagged work stay out of the window;
-// without, it is all compute-class device work and the bubble is inferred from idle gaps.
-// The bubble fraction is the idle share of the common window, the measured counterpart of the
+// Whether a timeline shows pipeline parallelism: spans tagged with a stage above 0, or
+// point-to-point transfers (send/recv spans, NCCL SendRecv/Send/Recv kernels).
+bool is_pipelined(const Timeline& timeline);
+
+// Pipeline bubble per stage; none (empty) for a timeline that is not pipelined unless
+// options.pipeline_ranks names the stages. With phase tags (see timeline_annotations.h) the
+// window is that of the tagged pipeline work, so the optimizer step stays out; without, it is
+// that of all compute-class device work. A bubble is idle time: gaps in all of the rank's device
+// work, communication included, so it never exceeds the rank's idle time in rank_breakdown().
+// The bubble fraction is the idle share of the window, the measured counterpart of the
 // (p-1)/m bubble of GPipe/1F1B (Narayanan et al. 2021, §2.2).
 std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const BubbleOptions& options = {},
                                           const KernelClassifier& classifier = KernelClassifier());

@@ -27,6 +27,9 @@ class Args {
   // Parses the flag's value; errors name the flag and the text.
   Result<long long> integer(const std::string& flag) const;
   Result<double> number(const std::string& flag) const;
+  // The same arguments less `flags`: a command that reads some flags its own way (search's
+  // "--tp 2..8") hands the rest to the shared plan parser.
+  Args without(const std::vector<std::string>& flags) const;
 
  private:
   std::map<std::string, std::string> values_;

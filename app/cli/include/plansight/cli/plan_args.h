@@ -3,6 +3,7 @@
 // JSON overlay read by plan_from_json, so a plan file and flags mean exactly the same thing.
 #pragma once
 
+#include <ostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,11 +23,16 @@ std::vector<FlagSpec> plan_command_flags(std::vector<FlagSpec> extra = {});
 // Whether any plan flag (beyond --json) was given.
 bool has_plan_flags(const Args& args);
 
-// The overlay the flags describe (with --plan's file as its base). Errors name the flag.
-Result<nlohmann::json> plan_overlay(const Args& args);
+// The overlay the flags describe (with --plan's file as its base). Errors name the flag. Fields
+// it sets on the user's behalf (--vpp 2 implies the interleaved schedule) go to `adjustments`.
+Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* adjustments = nullptr);
 
-// plan_overlay, then plan_from_json.
-Result<estimator::Plan> plan_from_args(const Args& args);
+// plan_overlay, then plan_from_json; both report their adjustments (estimator/json_io.h).
+Result<estimator::Plan> plan_from_args(const Args& args, std::vector<Diagnostic>* adjustments = nullptr);
+
+// Every field changed on the user's behalf, one "note: FIELD: ..." line each on `err`, so that
+// no flag silently changes another field.
+void print_adjustments(const std::vector<Diagnostic>& adjustments, std::ostream& err);
 
 // Reads a whole file; the error names `field` and the path.
 Result<std::string> read_text_file(const std::string& path, const std::string& field);

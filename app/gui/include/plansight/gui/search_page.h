@@ -1,7 +1,8 @@
 // The Search page: the layout search of the current plan on a worker thread, one tensor-parallel
 // degree at a time (ChunkedSearch: the same result as one search_layouts() call), with progress
-// per chunk and elapsed time, Cancel that stops the worker at the next chunk, the ranked layouts
-// in a sortable table, the rejection summary, and "Apply to plan", which gives the Plan page the
+// per chunk and elapsed time, constraints (SearchConstraintsForm: fixed or bounded layout
+// fields, framework rules, attention, how many layouts to show), Cancel that stops the worker at
+// the next chunk, the ranked layouts in a sortable table, the rejection summary, and "Apply to plan", which gives the Plan page the
 // selected row's layout.
 #pragma once
 
@@ -25,6 +26,7 @@ class QTimer;
 namespace plansight::gui {
 
 class PlanDocument;
+class SearchConstraintsForm;
 class SearchResultModel;
 
 class SearchPage : public QWidget {
@@ -45,6 +47,7 @@ class SearchPage : public QWidget {
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QTableView* table() const { return table_; }
   QString summaryText() const;
+  SearchConstraintsForm* constraints() const { return constraints_; }
 
  signals:
   void searchFinished();  // a (not cancelled) search delivered its result or its errors
@@ -68,6 +71,8 @@ class SearchPage : public QWidget {
   QLabel* elapsed_label_;
   QLabel* status_;
   QPlainTextEdit* summary_;
+  SearchConstraintsForm* constraints_;
+  estimator::AttentionKernel searched_attention_ = estimator::AttentionKernel::flash;
   QTimer* ticker_;
   QElapsedTimer elapsed_;
   std::uint64_t generation_ = 0;  // the search whose result is wanted; bumped by Cancel
