@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/json_reader.h"
+#include "moe_validation.h"
 
 namespace plansight::estimator {
 namespace {
@@ -244,6 +245,7 @@ std::vector<Diagnostic> validate(const Plan& plan) {
   std::vector<Diagnostic> out;
   Rules rules(out);
   validate_model(plan.model, rules);
+  validate_moe_model(plan.model, out);
   validate_cluster(plan, rules);
   validate_layout(plan, rules);
   validate_training(plan, rules);

@@ -16,7 +16,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }  // namespace
 
 nlohmann::json to_json(const ModelSpec& m) {
-  return {{"name", m.name},
+  nlohmann::json out = {{"name", m.name},
           {"source", m.source},
           {"layers", m.layers},
           {"hidden", m.hidden},
@@ -36,12 +36,20 @@ nlohmann::json to_json(const ModelSpec& m) {
           {"attention_out_bias", m.attention_out_bias},
           {"mlp_bias", m.mlp_bias},
           {"dropout", m.dropout}};
+  // Fields of newer architectures appear only on models that use them (dense JSON unchanged).
+  if (m.qk_norm) out["qk_norm"] = true;
+  if (m.attention_sinks) out["attention_sinks"] = true;
+  if (m.moe.enabled()) out["moe"] = to_json(m.moe);
+  if (m.mla.enabled()) out["mla"] = to_json(m.mla);
+  if (m.mtp_modules > 0) out["mtp_modules"] = m.mtp_modules;
+  return out;
 }
 
 void read_model(JsonReader& in, ModelSpec& m) {
   in.reject_unknown({"preset", "name", "description", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
                      "ffn_hidden", "vocab", "max_seq_len", "gated_mlp", "tied_embeddings", "norm", "norm_bias",
-                     "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout"});
+                     "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout",
+                     "qk_norm", "attention_sinks", "moe", "mla", "mtp_modules"});
   const ModelSpec base = m;
   in.read("name", m.name);
   in.read("source", m.source);
@@ -63,6 +71,11 @@ void read_model(JsonReader& in, ModelSpec& m) {
   in.read("attention_out_bias", m.attention_out_bias);
   in.read("mlp_bias", m.mlp_bias);
   in.read("dropout", m.dropout);
+  in.read("qk_norm", m.qk_norm);
+  in.read("attention_sinks", m.attention_sinks);
+  in.read("mtp_modules", m.mtp_modules);
+  if (auto moe = in.child("moe")) read_moe(*moe, m.moe);
+  if (auto mla = in.child("mla")) read_mla(*mla, m.mla);
   // Fields not given that derive from given ones follow them (ffn_hidden with hidden, ...),
   // and an edited model is named after its base: one rule for files, flags and the GUI.
   m = derive_model(base, m,
