@@ -3,6 +3,7 @@
 // (experts / top_k, the largest max/mean possible), MLA dimensions positive once MLA is on.
 #include "moe_validation.h"
 
+#include <numeric>
 #include <string>
 
 #include "plansight/estimator/json_reader.h"
@@ -77,7 +78,65 @@ void validate_mla(const ModelSpec& m, std::vector<Diagnostic>& out) {
   range(out, "model.mla.v_head_dim", a.v_head_dim, 1, kMaxSize);
 }
 
+std::string divisors(std::int64_t n, std::int64_t limit) {
+  std::string out;
+  for (std::int64_t d = 1; d <= n && d <= limit; ++d) {
+    if (n % d == 0) out += (out.empty() ? "" : ", ") + str(d);
+  }
+  return out;
+}
+
 }  // namespace
+
+// Megatron-Core's rules (megatron/training/arguments.py and parallel_state.py):
+//  - num_experts % expert_model_parallel_size == 0;
+//  - the ranks of one pipeline stage (tp*cp*dp) are regrouped as etp x ep x expert-dp, so
+//    ep*etp divides tp*cp*dp;
+//  - expert FFN columns are split over etp (moe_ffn_hidden_size % etp == 0);
+//  - "When using MoE and tensor parallelism, sequence parallelism must be used".
+void validate_expert_layout(const Plan& p, std::vector<Diagnostic>& out) {
+  const LayoutSpec& l = p.layout;
+  const MoeSpec& e = p.model.moe;
+  if (l.ep < 1 || l.ep > (1 << 20)) {
+    range(out, "layout.ep", l.ep, 1, 1 << 20);
+    return;
+  }
+  if (l.etp < 0 || l.etp > (1 << 20)) {
+    out.push_back(make_error("layout.etp", "value " + str(l.etp) + " is invalid; valid: 0 (= tp) or a whole number from 1 to " +
+                                               str(1 << 20)));
+    return;
+  }
+  if (!e.enabled()) {
+    if (l.ep != 1) out.push_back(make_error("layout.ep", "value " + str(l.ep) + " needs a model with routed experts (model.moe.experts is 0); valid: 1"));
+    if (l.etp > 1) out.push_back(make_error("layout.etp", "value " + str(l.etp) + " needs a model with routed experts (model.moe.experts is 0); valid: 0 or 1"));
+    return;
+  }
+  if (e.experts < 1) return;  // reported by validate_moe_model
+  if (e.experts % l.ep != 0) {
+    out.push_back(make_error("layout.ep", "value " + str(l.ep) + " must divide model.moe.experts (" + str(e.experts) +
+                                              "); valid: " + divisors(e.experts, 1 << 20)));
+  }
+  const std::int64_t etp = l.expert_tp();
+  if (e.expert_ffn_hidden > 0 && e.expert_ffn_hidden % etp != 0) {
+    out.push_back(make_error("layout.etp", "value " + str(etp) + " must divide model.moe.expert_ffn_hidden (" +
+                                               str(e.expert_ffn_hidden) + ")"));
+  }
+  if (e.shared_experts > 0 && e.effective_shared_ffn_hidden() % l.tp != 0) {
+    out.push_back(make_error("layout.tp", "value " + str(l.tp) + " must divide model.moe.shared_expert_ffn_hidden (" +
+                                              str(e.effective_shared_ffn_hidden()) + "): shared experts are split over tp"));
+  }
+  const std::int64_t stage_ranks = l.tp * l.cp * p.dp();
+  if (p.cluster.gpus >= 1 && stage_ranks % (l.ep * etp) != 0) {
+    out.push_back(make_error("layout.ep", "ep*etp = " + str(l.ep * etp) + " must divide tp*cp*dp = " + str(stage_ranks) +
+                                              " (the ranks of one pipeline stage, regrouped for the experts); valid ep with etp " +
+                                              str(etp) + ": " + divisors(std::gcd(stage_ranks % etp == 0 ? stage_ranks / etp : 1, e.experts), 1 << 20)));
+  }
+  if (l.tp > 1 && !l.sequence_parallel) {
+    out.push_back(make_error("layout.sequence_parallel", "false with tp = " + str(l.tp) +
+                                                             " on an MoE model; valid: true (Megatron-Core requires sequence "
+                                                             "parallelism with MoE and tensor parallelism)"));
+  }
+}
 
 void validate_moe_model(const ModelSpec& m, std::vector<Diagnostic>& out) {
   validate_moe(m, out);

@@ -160,7 +160,7 @@ void read_cluster(JsonReader& in, ClusterSpec& c) {
 }
 
 nlohmann::json to_json(const LayoutSpec& l) {
-  return {{"tp", l.tp},
+  nlohmann::json out = {{"tp", l.tp},
           {"pp", l.pp},
           {"vpp", l.vpp},
           {"dp", l.dp},
@@ -172,12 +172,18 @@ nlohmann::json to_json(const LayoutSpec& l) {
           {"dp_overlap", l.dp_overlap},
           {"placement", to_string(l.placement)},
           {"stage_layers", l.stage_layers}};
+  // Expert parallelism only when used, so dense plans keep their JSON.
+  if (l.ep != 1) out["ep"] = l.ep;
+  if (l.etp != 0) out["etp"] = l.etp;
+  return out;
 }
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "placement", "stage_layers"});
+                     "dp_overlap", "placement", "stage_layers", "ep", "etp"});
   in.read("tp", l.tp);
+  in.read("ep", l.ep);
+  in.read("etp", l.etp);
   in.read("pp", l.pp);
   in.read("vpp", l.vpp);
   in.read("dp", l.dp);
