@@ -36,6 +36,7 @@ std::string_view to_string(RejectReason reason) {
     case RejectReason::layer_split: return "pp*vpp does not divide layers";
     case RejectReason::global_batch: return "global batch not divisible";
     case RejectReason::interleaved_micro_batches: return "interleaved needs micro-batches divisible by pp";
+    case RejectReason::expert_layout: return "expert layout does not divide";
     case RejectReason::memory: return "does not fit in memory";
   }
   return "unknown";
@@ -54,6 +55,8 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   plan.layout.zero_stage = c.zero_stage;
   plan.layout.recompute = c.recompute;
   plan.layout.schedule = c.schedule;
+  plan.layout.ep = c.ep;
+  plan.layout.etp = c.etp;
   plan.layout.dp_overlap = dp_overlap;
   plan.training.micro_batch = c.micro_batch;
   // The search ranks by predicted time; a given throughput would make every layout alike.
@@ -65,7 +68,9 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
 std::string describe(const Candidate& c) {
   std::string out = "tp " + str(c.tp) + ", pp " + str(c.pp);
   if (c.vpp > 1) out += " (vpp " + str(c.vpp) + ")";
-  out += ", dp " + str(c.dp) + ", cp " + str(c.cp) + ", micro-batch " + str(c.micro_batch);
+  out += ", dp " + str(c.dp) + ", cp " + str(c.cp);
+  if (c.ep > 1 || c.etp > 0) out += ", ep " + str(c.ep) + ", etp " + str(c.etp > 0 ? c.etp : c.tp);
+  out += ", micro-batch " + str(c.micro_batch);
   if (c.sequence_parallel) out += ", sequence parallel";
   out += ", zero " + str(c.zero_stage) + ", recompute " + std::string(to_string(c.recompute)) + ", " +
          std::string(to_string(c.schedule));
@@ -88,6 +93,9 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
     case RejectReason::interleaved_micro_batches:
       return str(base.training.global_batch / (c.micro_batch * c.dp)) + " micro-batches per pipeline, not divisible by pp " +
              str(c.pp);
+    case RejectReason::expert_layout:
+      return "ep " + str(c.ep) + " x etp " + str(c.etp > 0 ? c.etp : c.tp) + " against " + str(m.moe.experts) +
+             " experts of width " + str(m.moe.expert_ffn_hidden) + " and tp*cp*dp = " + str(c.tp * c.cp * c.dp);
     case RejectReason::memory: {
       const Plan plan = apply_candidate(base, c);
       const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp, plan.training.vocab_divisible_by));

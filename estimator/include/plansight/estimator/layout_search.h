@@ -24,6 +24,9 @@ namespace plansight::estimator {
 // (the schedules coincide), and sequence parallelism only with tp > 1 (it does nothing at tp 1).
 struct SearchSpace {
   std::vector<std::int64_t> tp, cp, pp, dp, vpp, micro_batch, zero_stage;
+  // MoE models only (layout_search_moe.cpp): ep defaults to every divisor of the experts that
+  // fits the stage's ranks, etp to {1, tp} (Megatron-Core's two common choices).
+  std::vector<std::int64_t> ep, etp;
   std::vector<Recompute> recompute;
   std::vector<PipelineSchedule> schedule;
   std::optional<bool> sequence_parallel;
@@ -43,6 +46,7 @@ struct Candidate {
   Recompute recompute = Recompute::none;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool sequence_parallel = false;
+  std::int64_t ep = 1, etp = 0;  // expert parallelism (MoE models); etp 0 = tp
 };
 
 // The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, and
@@ -58,9 +62,10 @@ enum class RejectReason : std::uint8_t {
   layer_split,                // pp * vpp does not divide layers
   global_batch,               // global batch not divisible by micro_batch * dp
   interleaved_micro_batches,  // interleaved: micro-batches per pipeline not divisible by pp
+  expert_layout,              // MoE: ep does not divide the experts, or ep*etp the stage's ranks, or etp the expert width
   memory,                     // the most loaded GPU needs more than its memory
 };
-inline constexpr std::size_t kRejectReasonCount = 7;
+inline constexpr std::size_t kRejectReasonCount = 8;
 std::string_view to_string(RejectReason reason);  // "tp does not divide heads", ...
 
 struct Rejection {
