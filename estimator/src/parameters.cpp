@@ -149,6 +149,8 @@ ParameterCounts count_parameters(const ModelSpec& m, std::int64_t vocab) {
   for (std::int64_t k = 0; k < m.mtp_modules; ++k) {
     const bool moe_layer = m.is_moe_layer(m.layers + k);
     c.mtp += c.mtp_extra.total() + (moe_layer ? c.moe_layer.total() + c.routed_experts : c.layer.total());
+    c.mtp_active += c.mtp_extra.total() +
+                    (moe_layer ? c.moe_layer.total() + static_cast<double>(m.moe.top_k) * c.routed_expert : c.layer.total());
   }
   c.total = dense + moe + experts + shared + c.mtp;
   c.active = dense + moe + active_experts + shared;

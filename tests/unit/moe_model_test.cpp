@@ -38,6 +38,8 @@ TEST(MoeParameters, DeepSeekV3MatchesTheModelCard) {
   EXPECT_DOUBLE_EQ(c.active, 37'552'297'472.0);
   EXPECT_DOUBLE_EQ(c.active_without_input_embedding(), 36'625'618'432.0);
   EXPECT_DOUBLE_EQ(c.mtp, 11'610'068'224.0);
+  // A token uses 8 of the MTP layer's 256 experts: 102,781,952 + 232,997,120 + 8 x 44,040,192.
+  EXPECT_DOUBLE_EQ(c.mtp_active, 688'100'608.0);
   EXPECT_DOUBLE_EQ(c.total, 671'026'419'200.0 + 11'610'068'224.0);
   EXPECT_NEAR(c.main_model() / 1e9, 671, 0.5);                       // card: 671B
   EXPECT_NEAR(c.active_without_input_embedding() / 1e9, 36.6, 0.05);  // README_WEIGHTS.md: 36.6B

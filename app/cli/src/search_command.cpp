@@ -62,6 +62,8 @@ Result<est::SearchOptions> search_options(const Args& args) {
   integer("--vpp", o.space.vpp, 1, kMaxDegree);
   integer("--dp", o.space.dp, 1, kMaxDegree);
   integer("--cp", o.space.cp, 1, kMaxDegree);
+  integer("--ep", o.space.ep, 1, kMaxDegree);
+  integer("--etp", o.space.etp, 1, kMaxDegree);
   integer("--zero", o.space.zero_stage, 0, 3);
   integer("--micro-batch", o.space.micro_batch, 1, 1 << 30);
   if (auto text = args.value("--recompute")) {
@@ -110,7 +112,7 @@ void note_unused_flags(const Args& args, std::ostream& err) {
 }
 
 json layout_json(const est::Candidate& c) {
-  return {{"tp", c.tp},
+  json out = {{"tp", c.tp},
           {"pp", c.pp},
           {"vpp", c.vpp},
           {"dp", c.dp},
@@ -120,6 +122,11 @@ json layout_json(const est::Candidate& c) {
           {"zero_stage", c.zero_stage},
           {"recompute", est::to_string(c.recompute)},
           {"schedule", est::to_string(c.schedule)}};
+  if (c.ep > 1 || c.etp > 0) {  // MoE layouts only, as in the plan JSON
+    out["ep"] = c.ep;
+    out["etp"] = c.etp > 0 ? c.etp : c.tp;
+  }
+  return out;
 }
 
 json result_json(const est::Plan& base, const est::SearchOptions& o, const est::SearchResult& r) {

@@ -28,6 +28,7 @@ struct ParameterCounts {
   // projection (sharded), and its final norm (replicated).
   LayerParameters mtp_extra;
   double mtp = 0;              // all MTP modules with their layers (embedding and head shared)
+  double mtp_active = 0;       // of which a token uses (top_k routed experts of an MoE MTP layer)
   double word_embedding = 0;   // vocab * hidden
   double position_embedding = 0;
   double final_norm = 0;
