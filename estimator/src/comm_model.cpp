@@ -11,8 +11,7 @@ double bus_factor(Collective op, std::int64_t ranks) {
   switch (op) {
     case Collective::all_reduce: return 2 * (n - 1) / n;
     case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::all_to_all: return (n - 1) / n;  // nccl-tests alltoall: busbw = algbw (n - 1) / n
+    case Collective::reduce_scatter: return (n - 1) / n;
     case Collective::broadcast:
     case Collective::send_recv: return 1;
   }
@@ -30,8 +29,7 @@ double collective_seconds(Collective op, double bytes, std::int64_t ranks, const
       if (link.crosses_nodes) steps = std::min(steps, 2 * std::ceil(std::log2(n)));
       break;
     case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::all_to_all: steps = n - 1; break;  // NCCL's all-to-all: n - 1 pairwise send/recv
+    case Collective::reduce_scatter: steps = n - 1; break;
     case Collective::broadcast: steps = std::ceil(std::log2(std::max(n, 2.0))); break;
     case Collective::send_recv: steps = 1; break;
   }

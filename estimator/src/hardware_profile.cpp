@@ -13,7 +13,6 @@ const char* collective_name(Collective op) {
     case Collective::reduce_scatter: return "reduce_scatter";
     case Collective::broadcast: return "broadcast";
     case Collective::send_recv: return "send_recv";
-    case Collective::all_to_all: return "all_to_all";
   }
   return "?";
 }
@@ -91,13 +90,13 @@ Result<HardwareProfile> hardware_profile_from_json(const nlohmann::json& json) {
         c.read("op", op);
         bool known = false;
         for (Collective k : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                             Collective::broadcast, Collective::send_recv, Collective::all_to_all}) {
+                             Collective::broadcast, Collective::send_recv}) {
           if (op == collective_name(k)) {
             s.op = k;
             known = true;
           }
         }
-        if (!known) c.error("op", "unknown collective \"" + op + "\"; valid: all_reduce|all_gather|reduce_scatter|broadcast|send_recv|all_to_all");
+        if (!known) c.error("op", "unknown collective \"" + op + "\"; valid: all_reduce|all_gather|reduce_scatter|broadcast|send_recv");
         c.read("ranks", s.ranks, 1);
         c.read("bytes", s.bytes, 0.0);
         c.read("seconds", s.seconds, 0.0);

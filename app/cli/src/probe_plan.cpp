@@ -21,8 +21,7 @@ double ring_steps(est::Collective op, double n) {
   switch (op) {
     case est::Collective::all_reduce: return 2 * (n - 1);
     case est::Collective::all_gather:
-    case est::Collective::reduce_scatter:
-    case est::Collective::all_to_all: return n - 1;
+    case est::Collective::reduce_scatter: return n - 1;
     case est::Collective::broadcast: return std::ceil(std::log2(std::max(n, 2.0)));
     case est::Collective::send_recv: return 1;
   }

@@ -11,7 +11,7 @@
 
 namespace plansight::estimator {
 
-enum class Collective : std::uint8_t { all_reduce, all_gather, reduce_scatter, broadcast, send_recv, all_to_all };
+enum class Collective : std::uint8_t { all_reduce, all_gather, reduce_scatter, broadcast, send_recv };
 
 // nccl-tests' bus-bandwidth factor: bus bytes moved per GPU per byte of buffer.
 double bus_factor(Collective op, std::int64_t ranks);
