@@ -76,6 +76,23 @@ TEST(MoeTime, AllToAllCrossesTheNetworkWhenTheEpGroupSpansNodes) {
   EXPECT_DOUBLE_EQ(a->time.breakdown.compute_s, b->time.breakdown.compute_s);
 }
 
+TEST(MoeTime, AnExposedAllToAllAcrossNodesIsFlagged) {
+  Plan p = mixtral_on("dgx-h100", 32, 8);
+  p.cluster.gpus_per_node = 2;  // the 8 EP ranks on 4 nodes: 6/8 of every dispatch on the NIC,
+  p.cluster.inter_node_bandwidth_bytes_per_s = 12.5e9;  // a 100 Gb/s NIC per GPU
+  const auto e = estimate(p);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  ASSERT_GT(e->time.breakdown.ep_comm_s, 0.25 * e->time.iteration_s);
+  std::string message;
+  for (const auto& w : e->warnings) {
+    if (w.field == "layout.ep") message = w.message;
+  }
+  EXPECT_NE(message.find("spans nodes of 2 GPUs"), std::string::npos) << message;
+  const auto inside = estimate(mixtral_on("dgx-h100", 32, 8));
+  ASSERT_TRUE(inside.ok());
+  for (const auto& w : inside->warnings) EXPECT_NE(w.field, "layout.ep") << w.message;
+}
+
 TEST(MoeTime, NoExpertParallelismMeansNoAllToAll) {
   const auto e = estimate(mixtral_on("dgx-h100", 32, 1));
   ASSERT_TRUE(e.ok()) << e.error_text();
