@@ -68,7 +68,7 @@ std::optional<RejectReason> integer_check(const Plan& base, const Candidate& c) 
   if (m.heads % c.tp != 0 || m.kv_heads % c.tp != 0) return RejectReason::tp_heads;
   if (m.ffn_hidden % c.tp != 0) return RejectReason::tp_ffn;
   if (c.cp > 1 && base.training.seq_len % (2 * c.cp) != 0) return RejectReason::cp_sequence;
-  if (m.layers % (c.pp * c.vpp) != 0) return RejectReason::layer_split;
+  if (m.layers < c.pp * c.vpp) return RejectReason::layer_split;  // uneven splits: apply_candidate
   if (base.training.global_batch % (c.micro_batch * c.dp) != 0) return RejectReason::global_batch;
   const std::int64_t micro_batches = base.training.global_batch / (c.micro_batch * c.dp);
   if (c.schedule == PipelineSchedule::interleaved && micro_batches % c.pp != 0) {

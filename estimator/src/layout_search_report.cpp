@@ -58,6 +58,13 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   plan.layout.ep = c.ep;
   plan.layout.etp = c.etp;
   plan.layout.dp_overlap = dp_overlap;
+  const std::int64_t chunks = c.pp * c.vpp;
+  if (base.model.moe.enabled() && chunks > 0 && base.model.layers % chunks != 0 && base.model.layers >= chunks) {
+    // MoE models (DeepSeek-V3's 61 layers) rarely divide evenly: the earliest chunks take one
+    // layer more, as Megatron's --decoder-first/last-pipeline-num-layers let users set.
+    plan.layout.stage_layers.assign(static_cast<std::size_t>(chunks), base.model.layers / chunks);
+    for (std::int64_t i = 0; i < base.model.layers % chunks; ++i) ++plan.layout.stage_layers[static_cast<std::size_t>(i)];
+  }
   plan.training.micro_batch = c.micro_batch;
   // The search ranks by predicted time; a given throughput would make every layout alike.
   plan.training.achieved_tflops = 0;
@@ -86,6 +93,9 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
     case RejectReason::cp_sequence:
       return "seq_len " + str(base.training.seq_len) + " is not divisible by 2*cp = " + str(2 * c.cp);
     case RejectReason::layer_split:
+      if (m.moe.enabled()) {  // MoE searches split unevenly (apply_candidate); only too few layers reject
+        return "pp*vpp = " + str(c.pp * c.vpp) + " exceeds layers (" + str(m.layers) + ")";
+      }
       return "pp*vpp = " + str(c.pp * c.vpp) + " does not divide layers (" + str(m.layers) + ")";
     case RejectReason::global_batch:
       return "global batch " + str(base.training.global_batch) + " is not divisible by micro_batch*dp = " +

@@ -166,6 +166,36 @@ TEST(MoeSearch, EnumeratesExpertParallelismAndRanksValidLayouts) {
   }());
 }
 
+// DeepSeek-V3's 61 layers divide by no pipeline size but 61: the search splits them unevenly
+// (the earliest stages one layer more) instead of rejecting every pipeline.
+TEST(MoeSearch, DeepSeekV3GetsUnevenPipelineStages) {
+  Plan base = default_plan();
+  base.model = *find_model("deepseek-v3");
+  base.cluster = find_system("dgx-h100")->cluster;
+  base.cluster.gpus = 256;
+  base.layout = LayoutSpec{};
+  base.training.seq_len = 4096;
+  base.training.global_batch = 512;
+  base.training.attention = AttentionKernel::flash;
+  base.training.precision = Precision::bf16;
+  base.training.achieved_tflops = 0;
+  base.training.mfu = 0;
+  SearchOptions options;
+  options.space.micro_batch = {1};
+  options.space.pp = {16};
+  options.space.tp = {1};
+  options.space.recompute = {Recompute::full};
+  options.top = 2;
+  const auto r = search_layouts(base, options);
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  ASSERT_FALSE(r->layouts.empty()) << rejection_summary(*r);
+  const Plan& best = r->layouts.front().plan;
+  EXPECT_EQ(best.layout.stage_layers,
+            (std::vector<std::int64_t>{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3}));
+  EXPECT_FALSE(has_errors(validate(best)));
+  EXPECT_GT(best.layout.ep, 1);
+}
+
 TEST(MoeSearch, FixedEpIsRespected) {
   Plan base = mixtral_on("dgx-h100", 16, 1);
   base.layout = LayoutSpec{};

@@ -229,7 +229,9 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchRes
     out << "    time per iteration: compute " << format_seconds(b.compute_s) << ", tp " << format_seconds(b.tp_comm_s)
         << ", cp " << format_seconds(b.cp_comm_s) << ", pp " << format_seconds(b.pp_comm_s) << ", dp "
         << format_seconds(b.dp_comm_s) << ", bubble " << format_seconds(b.bubble_s) << ", optimizer "
-        << format_seconds(b.optimizer_s) << "\n";
+        << format_seconds(b.optimizer_s);
+    if (b.ep_comm_s > 0) out << ", expert all-to-all " << format_seconds(b.ep_comm_s);
+    out << "\n";
     if (t.tokens > 0) {
       out << "    " << format_billions(t.tokens) << " tokens: " << format_fixed(e.time.training_days, 1) << " days, "
           << format_count(e.time.gpu_hours) << " GPU-hours";
