@@ -95,6 +95,18 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
                                                 " of the iteration: lower tp or use sequence parallelism"));
   }
 
+  if (t.predicted && t.iteration_s > 0 && t.breakdown.ep_comm_s > 0.25 * t.iteration_s) {
+    // The all-to-all crosses NICs once the EP group (ep ranks, etp apart) spans nodes
+    // (moe_layer_costs.cpp); inside a node it runs at NVLink speed.
+    const bool spans_nodes = l.ep * l.expert_tp() > plan.cluster.gpus_per_node;
+    out.push_back(make_warning("layout.ep", "the expert all-to-all is " + percent(t.breakdown.ep_comm_s / t.iteration_s) +
+                                                " of the iteration" +
+                                                (spans_nodes ? ": ep*etp = " + std::to_string(l.ep * l.expert_tp()) +
+                                                                   " spans nodes of " + std::to_string(plan.cluster.gpus_per_node) +
+                                                                   " GPUs; an EP group inside a node uses NVLink"
+                                                             : ": a smaller ep keeps more tokens on their own GPU")));
+  }
+
   // Micro-batch: the MLP's first GEMM should run near the device's large-GEMM rate.
   const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /

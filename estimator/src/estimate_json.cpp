@@ -50,6 +50,7 @@ nlohmann::json to_json(const Estimate& e) {
     time["breakdown"] = {{"compute_s", b.compute_s}, {"tp_comm_s", b.tp_comm_s}, {"cp_comm_s", b.cp_comm_s},
                          {"pp_comm_s", b.pp_comm_s}, {"dp_comm_s", b.dp_comm_s}, {"bubble_s", b.bubble_s},
                          {"optimizer_s", b.optimizer_s}};
+    if (b.ep_comm_s > 0) time["breakdown"]["ep_comm_s"] = b.ep_comm_s;  // MoE plans only
   } else {
     time["bubble_fraction"] = nullptr;
     time["breakdown"] = nullptr;
@@ -58,7 +59,7 @@ nlohmann::json to_json(const Estimate& e) {
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : e.warnings) warnings.push_back(to_json(w));
 
-  return {{"parameters", e.parameters},
+  nlohmann::json out = {{"parameters", e.parameters},
           {"parameters_padded", e.parameters_padded},
           {"padded_vocab", e.padded_vocab},
           {"dp", e.dp},
@@ -67,6 +68,8 @@ nlohmann::json to_json(const Estimate& e) {
           {"flops", {{"model_per_iteration", e.flops.model_per_iteration}, {"hardware_per_iteration", e.flops.hardware_per_iteration}}},
           {"time", std::move(time)},
           {"warnings", std::move(warnings)}};
+  if (e.active_parameters != e.parameters) out["active_parameters"] = e.active_parameters;  // MoE models
+  return out;
 }
 
 }  // namespace plansight::estimator

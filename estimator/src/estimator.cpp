@@ -43,7 +43,9 @@ Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
   e.dp = plan.dp();
   e.micro_batches = plan.micro_batches();
   e.padded_vocab = padded_vocab(plan.model.vocab, plan.layout.tp, plan.training.vocab_divisible_by);
-  e.parameters = count_parameters(plan.model, plan.model.vocab).total;
+  const ParameterCounts counts = count_parameters(plan.model, plan.model.vocab);
+  e.parameters = counts.total;
+  e.active_parameters = counts.active + counts.mtp_active;  // MTP modules run for every token
   e.parameters_padded = count_parameters(plan.model, e.padded_vocab).total;
   e.memory = estimate_memory(plan, e.padded_vocab);
   e.flops = iteration_flops(plan, e.padded_vocab);

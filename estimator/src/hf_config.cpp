@@ -1,5 +1,5 @@
 // Import a ModelSpec from a Hugging Face transformers config.json (Llama, Mistral, Qwen2, GPT-2,
-// GPT-NeoX, Falcon). One reader per family applies that family's defaults from transformers'
+// GPT-NeoX, Falcon here; the MoE families in hf_config_moe.cpp). One reader per family applies that family's defaults from transformers'
 // configuration_<family>.py, so an absent optional key means what it means to transformers; the
 // structural sizes are required, because a silent default (LlamaConfig's hidden_size 4096) would
 // describe a different model. Every access goes through JsonReader, which records, never throws.
@@ -15,15 +15,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hf_config_keys.h"
+#include "hf_config_moe.h"
 #include "plansight/estimator/json_reader.h"
 
 namespace plansight::estimator {
 namespace {
 
-// Sizes and counts above this are rejected, so that a product of two of them fits in int64.
-constexpr std::int64_t kMaxSize = std::int64_t{1} << 30;
+using namespace hf;
 
-enum class Family { llama, mistral, qwen2, gpt2, gpt_neox, falcon };
+enum class Family {
+  llama, mistral, qwen2, gpt2, gpt_neox, falcon,
+  mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text
+};
 
 struct FamilyName {
   Family family;
@@ -31,13 +35,21 @@ struct FamilyName {
   std::array<std::string_view, 2> architectures;  // class names in config.json's "architectures"
 };
 
-constexpr std::array<FamilyName, 6> kFamilies = {{
+constexpr std::array<FamilyName, 14> kFamilies = {{
     {Family::llama, "llama", {"LlamaForCausalLM", "LlamaModel"}},
     {Family::mistral, "mistral", {"MistralForCausalLM", "MistralModel"}},
     {Family::qwen2, "qwen2", {"Qwen2ForCausalLM", "Qwen2Model"}},
     {Family::gpt2, "gpt2", {"GPT2LMHeadModel", "GPT2Model"}},
     {Family::gpt_neox, "gpt_neox", {"GPTNeoXForCausalLM", "GPTNeoXModel"}},
     {Family::falcon, "falcon", {"FalconForCausalLM", "FalconModel"}},
+    {Family::mixtral, "mixtral", {"MixtralForCausalLM", "MixtralModel"}},
+    {Family::qwen2_moe, "qwen2_moe", {"Qwen2MoeForCausalLM", "Qwen2MoeModel"}},
+    {Family::qwen3_moe, "qwen3_moe", {"Qwen3MoeForCausalLM", "Qwen3MoeModel"}},
+    {Family::deepseek_v2, "deepseek_v2", {"DeepseekV2ForCausalLM", "DeepseekV2Model"}},
+    {Family::deepseek_v3, "deepseek_v3", {"DeepseekV3ForCausalLM", "DeepseekV3Model"}},
+    {Family::gpt_oss, "gpt_oss", {"GptOssForCausalLM", "GptOssModel"}},
+    {Family::llama4, "llama4", {"Llama4ForConditionalGeneration", "Llama4ForConditionalGeneration"}},
+    {Family::llama4_text, "llama4_text", {"Llama4TextModel", "Llama4ForCausalLM"}},
 }};
 
 std::string supported_model_types() {
@@ -92,77 +104,6 @@ std::optional<Family> detect_family(JsonReader& r, std::string& source) {
   r.error("architectures", "no supported class in " + describe_json(*archs) + " and no model_type; valid: " +
                                supported_architectures() + " (or model_type " + supported_model_types() + ")");
   return std::nullopt;
-}
-
-// A required size or count: "missing" when absent, JsonReader's message when mistyped.
-void read_required(JsonReader& r, std::string_view key, std::int64_t& out) {
-  if (!r.has(key)) {
-    r.error(key, "missing; expected a whole number from 1 to " + std::to_string(kMaxSize));
-    return;
-  }
-  r.read(key, out, 1, kMaxSize);
-}
-
-void read_optional(JsonReader& r, std::string_view key, std::int64_t& out) { r.read(key, out, 1, kMaxSize); }
-
-bool read_flag(JsonReader& r, std::string_view key, bool fallback) {
-  bool value = fallback;
-  r.read(key, value);
-  return value;
-}
-
-// True when any of the dropout probabilities (each defaulting as given) is above zero.
-bool any_dropout(JsonReader& r, std::initializer_list<std::pair<std::string_view, double>> keys) {
-  bool any = false;
-  for (const auto& [key, fallback] : keys) {
-    double p = fallback;
-    r.read(key, p, 0.0, 1.0);
-    any = any || p > 0.0;
-  }
-  return any;
-}
-
-// `key` when present, else `legacy` when that is present (older Falcon configs spell n_layer).
-std::string_view pick(const JsonReader& r, std::string_view key, std::string_view legacy) {
-  return !r.has(key) && r.has(legacy) ? legacy : key;
-}
-
-std::string divisors_of(std::int64_t n) {
-  std::vector<std::int64_t> small, large;
-  for (std::int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    small.push_back(d);
-    if (d != n / d) large.insert(large.begin(), n / d);
-  }
-  small.insert(small.end(), large.begin(), large.end());
-  std::string out;
-  for (std::size_t i = 0; i < small.size() && i < 16; ++i) out += (i ? ", " : "") + std::to_string(small[i]);
-  if (small.size() > 16) out += ", ...";
-  return out;
-}
-
-// Names of the keys that hold the checked sizes, per family (GPT-2 says n_embd/n_head).
-struct ShapeKeys {
-  std::string_view hidden;
-  std::string_view heads;
-  std::string_view kv_heads;  // empty: the family has no such key
-  bool head_dim_key = false;  // the family accepts an explicit head_dim
-};
-
-// Cross-key consistency; sizes already reported as bad (still 0) are skipped.
-void check_shape(JsonReader& r, const ModelSpec& m, const ShapeKeys& keys) {
-  if (m.hidden <= 0 || m.heads <= 0) return;
-  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
-    r.error(keys.heads, "value " + std::to_string(m.heads) + " does not divide " + std::string(keys.hidden) + " " +
-                            std::to_string(m.hidden) + "; valid: a divisor of " + std::to_string(m.hidden) + " (" +
-                            divisors_of(m.hidden) + ")" + (keys.head_dim_key ? ", or give head_dim" : ""));
-  }
-  if (!keys.kv_heads.empty() && m.kv_heads > 0 && m.heads % m.kv_heads != 0) {
-    const std::string note = r.has(keys.kv_heads) ? "" : " (transformers' default; the key is absent)";
-    r.error(keys.kv_heads, "value " + std::to_string(m.kv_heads) + note + " does not divide " +
-                               std::string(keys.heads) + " " + std::to_string(m.heads) + "; valid: " +
-                               divisors_of(m.heads));
-  }
 }
 
 // Llama, Mistral, Qwen2: RMSNorm, RoPE, SwiGLU (gate/up/down), GQA.
@@ -318,6 +259,22 @@ Result<ModelSpec> model_from_hf_config(std::string_view json_text, std::string_v
     case Family::gpt2: read_gpt2(r, m); break;
     case Family::gpt_neox: read_gpt_neox(r, m); break;
     case Family::falcon: read_falcon(r, m); break;
+    case Family::mixtral: read_mixtral(r, m); break;
+    case Family::qwen2_moe:
+    case Family::qwen3_moe: read_qwen_moe(r, config, *family == Family::qwen3_moe, m); break;
+    case Family::deepseek_v2:
+    case Family::deepseek_v3: read_deepseek(r, config, *family == Family::deepseek_v3, m); break;
+    case Family::gpt_oss: read_gpt_oss(r, m); break;
+    case Family::llama4_text: read_llama4_text(r, m); break;
+    case Family::llama4:
+      // Llama4ForConditionalGeneration: the language model's keys are under text_config (the
+      // vision encoder is not costed).
+      if (auto text = r.child("text_config")) {
+        read_llama4_text(*text, m);
+      } else if (!r.has("text_config")) {
+        r.error("text_config", "missing; a llama4 config keeps the language model's sizes in text_config");
+      }
+      break;
   }
   if (has_errors(errors)) return errors;
   return m;

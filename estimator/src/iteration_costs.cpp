@@ -3,7 +3,9 @@
 // reductions (all-reduce, or reduce-scatter under ZeRO) and ZeRO-3 gathers; optimizer steps.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
+#include "moe_memory.h"
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
@@ -18,7 +20,7 @@ void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0) {
 OpCost to_op(const PhaseCost& c) {
   OpCost op;
   add_segment(op, Lane::compute, c.compute_s, c.flops);
-  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s + c.dp_comm_s);
+  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s + c.dp_comm_s + c.ep_comm_s);
   return op;
 }
 
@@ -63,11 +65,34 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
                       (l.tp > 1 && !l.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, l.tp, links.tp) : 0.0);
   }
 
+  // MoE models: MoE layers cost moe_layer_cost(); routed experts (split over ep x etp) reduce
+  // their gradients over the expert-data-parallel group; MTP modules run on the last chunk.
+  const bool moe = plan.model.moe.enabled();
+  const PassCost moe_layer = moe ? moe_layer_cost(plan, device, links) : PassCost{};
+  const std::vector<std::int64_t> moe_layers = chunk_moe_layers(plan, layers);
+  const double experts_per_layer =
+      counts.routed_experts / static_cast<double>(std::max<std::int64_t>(l.ep * l.expert_tp(), 1));
+  const std::int64_t expert_shards = plan.expert_dp();
+  std::vector<double> rank_expert_params(static_cast<std::size_t>(p), 0.0);
+
   std::vector<double> rank_params(static_cast<std::size_t>(p), 0.0);
   for (std::int64_t g = 0; g < chunks_total; ++g) {
     const double n = static_cast<double>(layers[static_cast<std::size_t>(g)]);
     PhaseCost f = layer.forward * n, bi = layer.backward_input * n, bw = layer.backward_weight * n, r = layer.recompute * n;
     double params = n * counts.layer.per_tp_rank(l.tp);
+    double expert_params = 0;
+    if (const double nm = static_cast<double>(moe_layers[static_cast<std::size_t>(g)]); nm > 0) {
+      f = layer.forward * (n - nm);
+      f += moe_layer.forward * nm;
+      bi = layer.backward_input * (n - nm);
+      bi += moe_layer.backward_input * nm;
+      bw = layer.backward_weight * (n - nm);
+      bw += moe_layer.backward_weight * nm;
+      r = layer.recompute * (n - nm);
+      r += moe_layer.recompute * nm;
+      params = (n - nm) * counts.layer.per_tp_rank(l.tp) + nm * counts.moe_layer.per_tp_rank(l.tp);
+      expert_params = nm * experts_per_layer;
+    }
     if (g == 0) {
       f += embedding.forward;
       bi += embedding.backward_input;
@@ -80,8 +105,25 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       bw += head.backward_weight;
       params += counts.final_norm +
                 (plan.model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
+      // MTP module k: its layer and a second pass through the shared head (the 2h -> h
+      // projection, under 1% of a layer, is left out).
+      for (std::int64_t k = 0; k < plan.model.mtp_modules; ++k) {
+        const bool moe_mtp = plan.model.is_moe_layer(plan.model.layers + k);
+        const PassCost& extra = moe_mtp ? moe_layer : layer;
+        for (auto [phase, of, of_head] : {std::tuple{&f, &extra.forward, &head.forward},
+                                          std::tuple{&bi, &extra.backward_input, &head.backward_input},
+                                          std::tuple{&bw, &extra.backward_weight, &head.backward_weight}}) {
+          *phase += *of;
+          *phase += *of_head;
+        }
+        r += extra.recompute;
+        params += counts.mtp_extra.per_tp_rank(l.tp) +
+                  (moe_mtp ? counts.moe_layer.per_tp_rank(l.tp) : counts.layer.per_tp_rank(l.tp));
+        expert_params += moe_mtp ? experts_per_layer : 0.0;
+      }
     }
     rank_params[static_cast<std::size_t>(g % p)] += params;
+    rank_expert_params[static_cast<std::size_t>(g % p)] += expert_params;
     const double grad_bytes = params * per_param.gradients;
     if (l.zero_stage >= 3) {
       const auto units = layers[static_cast<std::size_t>(g)];
@@ -104,6 +146,12 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     if (l.zero_stage == 1 || l.zero_stage == 2) {
       c.dp_reduce_seconds = collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
     }
+    if (expert_params > 0) {
+      // Expert gradients: all-reduce (ZeRO 0) or reduce-scatter (distributed optimizer) over
+      // the expert-data-parallel group.
+      const Collective op = l.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+      c.dp_reduce_seconds += collective_seconds(op, expert_params * per_param.gradients, expert_shards, links.edp);
+    }
     out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
     out.chunk_forward.push_back(f);
     out.chunk_backward_input.push_back(bi);
@@ -121,6 +169,16 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     // all-gather the updated weights.
     if (l.zero_stage == 1 || l.zero_stage == 2) {
       gather = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+    }
+    const double experts = rank_expert_params[static_cast<std::size_t>(r)];
+    if (experts > 0) {
+      const double expert_shard = l.zero_stage >= 1 ? experts / static_cast<double>(expert_shards) : experts;
+      if (l.zero_stage == 1 || l.zero_stage == 2) {
+        gather += collective_seconds(Collective::all_gather, experts * per_param.weights, expert_shards, links.edp);
+      }
+      out.optimizer_seconds.push_back(device.optimizer_seconds((shard + expert_shard) * step_bytes) + gather);
+      out.optimizer_dp_seconds.push_back(gather);
+      continue;
     }
     out.optimizer_seconds.push_back(device.optimizer_seconds(shard * step_bytes) + gather);
     out.optimizer_dp_seconds.push_back(gather);

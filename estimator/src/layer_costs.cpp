@@ -42,6 +42,13 @@ Dims dims_of(const Plan& plan) {
   d.sp = l.sequence_parallel && l.tp > 1;
   d.flash = plan.training.attention == AttentionKernel::flash;
   d.causal = true;  // decoder-only models
+  if (m.mla.enabled()) {
+    // MLA: queries/keys of qk_head_dim, values of v_head_dim; the core's QK^T and AV cost
+    // 2 s^2 heads (qk + v), i.e. 4 s^2 heads d with d their mean.
+    d.q = static_cast<double>(m.heads * m.mla.v_head_dim);
+    d.k = static_cast<double>(m.heads * m.mla.qk_head_dim());
+    d.d = static_cast<double>(m.mla.qk_head_dim() + m.mla.v_head_dim) / 2;
+  }
   return d;
 }
 
@@ -115,10 +122,27 @@ PassCost attention_core(const Dims& d, const DeviceModel& dev) {
   return c;
 }
 
+// MLA's projections (DeepSeek-V2 Sec. 2.1.2; Megatron-Core MultiLatentAttention): the down
+// projections run on every TP rank ("duplicated"), the up projections and the output
+// projection are split over TP like QKV and the attention output.
+void add_mla_gemms(PassCost& c, const DeviceModel& dev, const Dims& d, const MlaSpec& a) {
+  const double ql = static_cast<double>(a.q_lora_rank), kvl = static_cast<double>(a.kv_lora_rank);
+  const double qk = static_cast<double>(a.qk_head_dim()), v = static_cast<double>(a.v_head_dim);
+  if (a.q_lora_rank > 0) {
+    add_gemm(c, dev, d.T, ql, d.h);                      // q_a_proj
+    add_gemm(c, dev, d.T, d.heads * qk / d.t, ql);       // q_b_proj
+  } else {
+    add_gemm(c, dev, d.T, d.heads * qk / d.t, d.h);      // q_proj
+  }
+  add_gemm(c, dev, d.T, kvl + static_cast<double>(a.qk_rope_head_dim), d.h);                // kv_a_proj_with_mqa
+  add_gemm(c, dev, d.T, d.heads * (static_cast<double>(a.qk_nope_head_dim) + v) / d.t, kvl);  // kv_b_proj
+  add_gemm(c, dev, d.T, d.h, d.heads * v / d.t);                                            // o_proj
+}
+
 }  // namespace
 
 PhaseCost operator*(const PhaseCost& c, double k) {
-  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k};
+  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k, c.ep_comm_s * k};
 }
 
 double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link) {
@@ -158,14 +182,25 @@ CommLinks plan_links(const Plan& plan, const DeviceEfficiency& eff) {
     }
   }
   links.pp = group_link(plan.cluster, plan.layout, dp, Group::pp, eff.nvlink_fraction, eff.network_fraction);
+  if (plan.model.moe.enabled()) {
+    // Megatron-Core's expert rank order inside a stage is etp-ep-edp (parallel_state.py,
+    // RankGenerator with order "tp-ep-dp-pp" for experts).
+    const std::int64_t etp = plan.layout.expert_tp();
+    links.etp = span_link(plan.cluster, 1, etp, eff.nvlink_fraction, eff.network_fraction);
+    links.edp = span_link(plan.cluster, etp * plan.layout.ep, plan.expert_dp(), eff.nvlink_fraction, eff.network_fraction);
+  }
   return links;
 }
 
 PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& links) {
   const Dims d = dims_of(plan);
   PassCost c;
-  add_gemm(c, dev, d.T, (d.q + 2 * d.k) / d.t, d.h);  // QKV
-  add_gemm(c, dev, d.T, d.h, d.q / d.t);              // attention output
+  if (plan.model.mla.enabled()) {
+    add_mla_gemms(c, dev, d, plan.model.mla);
+  } else {
+    add_gemm(c, dev, d.T, (d.q + 2 * d.k) / d.t, d.h);  // QKV
+    add_gemm(c, dev, d.T, d.h, d.q / d.t);              // attention output
+  }
   add_gemm(c, dev, d.T, d.gate * d.f / d.t, d.h);     // MLP up (and gate)
   add_gemm(c, dev, d.T, d.h, d.f / d.t);              // MLP down
   const PassCost core = attention_core(d, dev);

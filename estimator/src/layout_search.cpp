@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "layout_search_lean.h"
+#include "layout_search_moe.h"
 #include "plansight/estimator/estimator.h"
 
 namespace plansight::estimator {
@@ -302,6 +303,7 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
                                                        ": the search ranks layouts of ranks with a device each; valid: 0. "
                                                        "Estimate shared-processor layouts one by one");
   }
+  if (base.model.moe.enabled()) return search_moe_layouts(base, options);
   const Setup setup = make_setup(base, options);
   if (setup.units.empty() || setup.micro_batches.empty() || setup.recomputes.empty() || setup.zeros.empty() ||
       (setup.one_stage.empty() && setup.stages.empty()) || options.top == 0) {

@@ -35,13 +35,14 @@ struct ChunkKind {
 
 // Per-rank sums of rank_sums() in time_model.cpp.
 struct Sums {
-  double compute = 0, tp = 0, cp = 0, dp_phase = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0;
+  double compute = 0, tp = 0, cp = 0, dp_phase = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0, ep = 0;
   void add(const ChunkKind& k, double times) {
     for (const PhaseCost* ph : {&k.forward, &k.backward_input, &k.backward_weight, &k.recompute}) {
       compute += times * ph->compute_s;
       tp += times * ph->tp_comm_s;
       cp += times * ph->cp_comm_s;
       dp_phase += times * ph->dp_comm_s;
+      ep += times * ph->ep_comm_s;
     }
     forward += times * k.forward.total_s();
     backward += times * (k.backward_input.total_s() + k.recompute.total_s());
@@ -329,10 +330,11 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     b.compute_s = m * r0.compute;
     b.tp_comm_s = m * r0.tp;
     b.cp_comm_s = m * r0.cp;
+    b.ep_comm_s = m * r0.ep;
     b.pp_comm_s = ramp;
     b.dp_comm_s = dp_exposed + gather0 + m * r0.dp_phase;
     b.optimizer_s = optimizer - gather0;
-    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase));
+    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s));
   }
   return iteration;
 }

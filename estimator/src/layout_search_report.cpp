@@ -38,6 +38,7 @@ std::string_view to_string(RejectReason reason) {
     case RejectReason::interleaved_micro_batches: return "interleaved needs micro-batches divisible by pp";
     case RejectReason::cp_attention: return "context parallelism needs flash attention";
     case RejectReason::zero_pipeline: return "ZeRO-2/3 with pipeline parallelism";
+    case RejectReason::expert_layout: return "expert layout does not divide";
     case RejectReason::memory: return "does not fit in memory";
   }
   return "unknown";
@@ -56,7 +57,16 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   plan.layout.zero_stage = c.zero_stage;
   plan.layout.recompute = c.recompute;
   plan.layout.schedule = c.schedule;
+  plan.layout.ep = c.ep;
+  plan.layout.etp = c.etp;
   plan.layout.dp_overlap = dp_overlap;
+  const std::int64_t chunks = c.pp * c.vpp;
+  if (base.model.moe.enabled() && chunks > 0 && base.model.layers % chunks != 0 && base.model.layers >= chunks) {
+    // MoE models (DeepSeek-V3's 61 layers) rarely divide evenly: the earliest chunks take one
+    // layer more, as Megatron's --decoder-first/last-pipeline-num-layers let users set.
+    plan.layout.stage_layers.assign(static_cast<std::size_t>(chunks), base.model.layers / chunks);
+    for (std::int64_t i = 0; i < base.model.layers % chunks; ++i) ++plan.layout.stage_layers[static_cast<std::size_t>(i)];
+  }
   plan.training.micro_batch = c.micro_batch;
   // The search ranks by predicted time; a given throughput would make every layout alike.
   plan.training.achieved_tflops = 0;
@@ -67,7 +77,9 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
 std::string describe(const Candidate& c) {
   std::string out = "tp " + str(c.tp) + ", pp " + str(c.pp);
   if (c.vpp > 1) out += " (vpp " + str(c.vpp) + ")";
-  out += ", dp " + str(c.dp) + ", cp " + str(c.cp) + ", micro-batch " + str(c.micro_batch);
+  out += ", dp " + str(c.dp) + ", cp " + str(c.cp);
+  if (c.ep > 1 || c.etp > 0) out += ", ep " + str(c.ep) + ", etp " + str(c.etp > 0 ? c.etp : c.tp);
+  out += ", micro-batch " + str(c.micro_batch);
   if (c.sequence_parallel) out += ", sequence parallel";
   out += ", zero " + str(c.zero_stage) + ", recompute " + std::string(to_string(c.recompute)) + ", " +
          std::string(to_string(c.schedule));
@@ -83,6 +95,9 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
     case RejectReason::cp_sequence:
       return "seq_len " + str(base.training.seq_len) + " is not divisible by 2*cp = " + str(2 * c.cp);
     case RejectReason::layer_split:
+      if (m.moe.enabled()) {  // MoE searches split unevenly (apply_candidate); only too few layers reject
+        return "pp*vpp = " + str(c.pp * c.vpp) + " exceeds layers (" + str(m.layers) + ")";
+      }
       return "pp*vpp = " + str(c.pp * c.vpp) + " does not divide layers (" + str(m.layers) + ")";
     case RejectReason::global_batch:
       return "global batch " + str(base.training.global_batch) + " is not divisible by micro_batch*dp = " +
@@ -97,6 +112,9 @@ std::string search_detail::rejection_detail(const Plan& base, RejectReason reaso
     case RejectReason::zero_pipeline:
       return "zero " + str(c.zero_stage) + " with pp " + str(c.pp) +
              ": DeepSpeed and Megatron-LM do not combine ZeRO-2/3 with pipeline parallelism (framework rules)";
+    case RejectReason::expert_layout:
+      return "ep " + str(c.ep) + " x etp " + str(c.etp > 0 ? c.etp : c.tp) + " against " + str(m.moe.experts) +
+             " experts of width " + str(m.moe.expert_ffn_hidden) + " and tp*cp*dp = " + str(c.tp * c.cp * c.dp);
     case RejectReason::memory: {
       const Plan plan = apply_candidate(base, c);
       const MemoryEstimate mem = estimate_memory(plan, padded_vocab(m.vocab, c.tp, plan.training.vocab_divisible_by));

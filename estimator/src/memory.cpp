@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "moe_memory.h"
 #include "plansight/estimator/parameters.h"
 
 namespace plansight::estimator {
@@ -182,10 +183,27 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
   const double layer_params = counts.layer.per_tp_rank(l.tp);
   const StateBytesPerParameter per_param = state_bytes_per_parameter(tr);
   const std::vector<std::int64_t> chunks = chunk_layers(plan);
-  const double act_per_layer = layer_activation_bytes(plan, l.recompute);
+  // MoE/MLA/MTP models cost each layer by its kind (moe_memory.cpp); dense models keep the
+  // single per-layer term, so their numbers are exactly what they were.
+  const bool kinds = needs_layer_kinds(model);
+  const double act_per_layer = kinds ? layer_activation_bytes_by_kind(plan, l.recompute, false)
+                                     : layer_activation_bytes(plan, l.recompute);
+  const double act_per_moe_layer = kinds ? layer_activation_bytes_by_kind(plan, l.recompute, true) : 0.0;
   // Working set while one layer is recomputed during its backward.
-  const double full_layer_activation = layer_activation_bytes(plan, Recompute::none);
-  const double backward_working = backward_working_bytes(plan);
+  const double full_layer_activation =
+      kinds ? std::max(layer_activation_bytes_by_kind(plan, Recompute::none, false),
+                       model.moe.enabled() ? layer_activation_bytes_by_kind(plan, Recompute::none, true) : 0.0)
+            : layer_activation_bytes(plan, Recompute::none);
+  // An MoE layer's expert FFN gradients take the place of the dense MLP's in the working set.
+  const double backward_working =
+      kinds ? std::max(backward_working_bytes(plan), moe_backward_working_bytes(plan)) : backward_working_bytes(plan);
+  // Routed experts: split over ep x etp, their states over the expert-data-parallel group
+  // (Megatron-Core's distributed optimizer shards expert and dense states separately).
+  const std::vector<std::int64_t> moe_chunks = chunk_moe_layers(plan, chunks);
+  const double moe_layer_params = counts.moe_layer.per_tp_rank(l.tp);
+  const double experts_per_gpu_per_layer =
+      counts.routed_experts / static_cast<double>(std::max<std::int64_t>(l.ep * l.expert_tp(), 1));
+  const std::int64_t expert_shards = plan.expert_dp();
 
   MemoryEstimate out;
   out.capacity_bytes = static_cast<double>(plan.cluster.gpu.memory_bytes);
@@ -194,20 +212,43 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
     StageMemory stage;
     stage.stage = r;
     for (std::int64_t c = 0; c < l.vpp; ++c) stage.layers += chunks[static_cast<std::size_t>(c * l.pp + r)];
-    double params = static_cast<double>(stage.layers) * layer_params;
+    std::int64_t moe_layers = 0;
+    for (std::int64_t c = 0; c < l.vpp; ++c) moe_layers += moe_chunks[static_cast<std::size_t>(c * l.pp + r)];
+    double params = static_cast<double>(stage.layers - moe_layers) * layer_params +
+                    static_cast<double>(moe_layers) * moe_layer_params;
+    double expert_params = static_cast<double>(moe_layers) * experts_per_gpu_per_layer;
     if (r == 0) params += counts.word_embedding / t + counts.position_embedding;
     if (r == l.pp - 1) {
       params += counts.final_norm;
       // Megatron keeps a copy of tied word embeddings on the last stage when PP > 1.
       params += model.tied_embeddings ? (l.pp > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
+      // Megatron-Core places the MTP modules on the last pipeline stage.
+      for (std::int64_t k = 0; k < model.mtp_modules; ++k) {
+        const bool moe = model.is_moe_layer(model.layers + k);
+        params += counts.mtp_extra.per_tp_rank(l.tp) + (moe ? moe_layer_params : layer_params);
+        expert_params += moe ? experts_per_gpu_per_layer : 0.0;
+      }
     }
-    stage.parameters = params;
+    stage.parameters = params + expert_params;
 
     MemoryBreakdown mem = model_state_bytes(params, per_param, l.zero_stage, shards);
+    if (expert_params > 0) {
+      const MemoryBreakdown experts = model_state_bytes(expert_params, per_param, l.zero_stage, expert_shards);
+      mem.weights_bytes += experts.weights_bytes;
+      mem.gradients_bytes += experts.gradients_bytes;
+      mem.optimizer_bytes += experts.optimizer_bytes;
+    }
 
     const double layer_equivalents = in_flight_layer_equivalents(plan, r, chunks);
     stage.in_flight_micro_batches = stage.layers > 0 ? layer_equivalents / static_cast<double>(stage.layers) : 0;
-    mem.activations_bytes = act_per_layer * layer_equivalents;
+    if (moe_layers == 0) {
+      mem.activations_bytes = act_per_layer * layer_equivalents;
+    } else {
+      const double moe_equivalents = in_flight_layer_equivalents(plan, r, moe_chunks);
+      mem.activations_bytes =
+          act_per_layer * (layer_equivalents - moe_equivalents) + act_per_moe_layer * moe_equivalents;
+      mem.buffers_bytes += expert_all_to_all_buffer_bytes(plan);
+    }
     if (l.recompute == Recompute::full && stage.layers > 0) mem.activations_bytes += full_layer_activation;
     if (r == 0 && model.dropout) {
       // Embedding dropout mask, one byte per element, for each stored micro-batch of chunk 0.
@@ -221,6 +262,12 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       const double v = static_cast<double>(vocab_padded);
       const double head_per_micro_batch = tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
       mem.activations_bytes += waiting * head_per_micro_batch;
+      // Each MTP module (DeepSeek-V3 Sec. 2.2) stores its two norm inputs and the 2h-wide
+      // projection input (4eh), its layer's activations and a second head's logits.
+      for (std::int64_t k = 0; k < model.mtp_modules; ++k) {
+        const double layer = model.is_moe_layer(model.layers + k) ? act_per_moe_layer : act_per_layer;
+        mem.activations_bytes += waiting * (tokens * 4 * e * h / (sp ? t : 1.0) + layer + head_per_micro_batch);
+      }
       // The head's own backward needs the logits' gradient and the gradient into the final norm;
       // the layers' backward comes after the head of that micro-batch is freed.
       const double head_working = tokens * e * (v / t + 2 * h / (sp ? t : 1.0));

@@ -54,7 +54,8 @@ bool same_structure(const ModelSpec& a, const ModelSpec& b) {
          a.max_seq_len == b.max_seq_len && a.gated_mlp == b.gated_mlp && a.tied_embeddings == b.tied_embeddings &&
          a.norm == b.norm && a.norm_bias == b.norm_bias && a.norms_per_layer == b.norms_per_layer &&
          a.position == b.position && a.qkv_bias == b.qkv_bias && a.attention_out_bias == b.attention_out_bias &&
-         a.mlp_bias == b.mlp_bias && a.dropout == b.dropout;
+         a.mlp_bias == b.mlp_bias && a.dropout == b.dropout && a.qk_norm == b.qk_norm &&
+         a.attention_sinks == b.attention_sinks && a.moe == b.moe && a.mla == b.mla && a.mtp_modules == b.mtp_modules;
 }
 
 ModelSpec derive_model(const ModelSpec& base, const ModelSpec& edited, const ExplicitModelFields& given) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/json_reader.h"
+#include "moe_validation.h"
 
 namespace plansight::estimator {
 namespace {
@@ -235,6 +236,12 @@ std::int64_t Plan::dp() const {
   return model_parallel > 0 ? std::max<std::int64_t>(cluster.gpus / model_parallel, 1) : 1;
 }
 
+std::int64_t Plan::expert_dp() const {
+  const std::int64_t expert_group = layout.ep * layout.expert_tp();
+  const std::int64_t stage_ranks = layout.tp * layout.cp * dp();
+  return expert_group > 0 ? std::max<std::int64_t>(stage_ranks / expert_group, 1) : 1;
+}
+
 std::int64_t Plan::micro_batches() const {
   const std::int64_t per_step = training.micro_batch * dp();
   return per_step > 0 ? std::max<std::int64_t>(training.global_batch / per_step, 1) : 1;
@@ -244,6 +251,8 @@ std::vector<Diagnostic> validate(const Plan& plan) {
   std::vector<Diagnostic> out;
   Rules rules(out);
   validate_model(plan.model, rules);
+  validate_moe_model(plan.model, out);
+  if (layout_counts_in_range(plan.layout)) validate_expert_layout(plan, out);
   validate_cluster(plan, rules);
   validate_layout(plan, rules);
   validate_training(plan, rules);

@@ -16,7 +16,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }  // namespace
 
 nlohmann::json to_json(const ModelSpec& m) {
-  return {{"name", m.name},
+  nlohmann::json out = {{"name", m.name},
           {"source", m.source},
           {"layers", m.layers},
           {"hidden", m.hidden},
@@ -36,12 +36,20 @@ nlohmann::json to_json(const ModelSpec& m) {
           {"attention_out_bias", m.attention_out_bias},
           {"mlp_bias", m.mlp_bias},
           {"dropout", m.dropout}};
+  // Fields of newer architectures appear only on models that use them (dense JSON unchanged).
+  if (m.qk_norm) out["qk_norm"] = true;
+  if (m.attention_sinks) out["attention_sinks"] = true;
+  if (m.moe.enabled()) out["moe"] = to_json(m.moe);
+  if (m.mla.enabled()) out["mla"] = to_json(m.mla);
+  if (m.mtp_modules > 0) out["mtp_modules"] = m.mtp_modules;
+  return out;
 }
 
 void read_model(JsonReader& in, ModelSpec& m) {
   in.reject_unknown({"preset", "name", "description", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
                      "ffn_hidden", "vocab", "max_seq_len", "gated_mlp", "tied_embeddings", "norm", "norm_bias",
-                     "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout"});
+                     "norms_per_layer", "position", "qkv_bias", "attention_out_bias", "mlp_bias", "dropout",
+                     "qk_norm", "attention_sinks", "moe", "mla", "mtp_modules"});
   const ModelSpec base = m;
   in.read("name", m.name);
   in.read("source", m.source);
@@ -63,6 +71,11 @@ void read_model(JsonReader& in, ModelSpec& m) {
   in.read("attention_out_bias", m.attention_out_bias);
   in.read("mlp_bias", m.mlp_bias);
   in.read("dropout", m.dropout);
+  in.read("qk_norm", m.qk_norm);
+  in.read("attention_sinks", m.attention_sinks);
+  in.read("mtp_modules", m.mtp_modules);
+  if (auto moe = in.child("moe")) read_moe(*moe, m.moe);
+  if (auto mla = in.child("mla")) read_mla(*mla, m.mla);
   // Fields not given that derive from given ones follow them (ffn_hidden with hidden, ...),
   // and an edited model is named after its base: one rule for files, flags and the GUI.
   m = derive_model(base, m,
@@ -147,7 +160,7 @@ void read_cluster(JsonReader& in, ClusterSpec& c) {
 }
 
 nlohmann::json to_json(const LayoutSpec& l) {
-  return {{"tp", l.tp},
+  nlohmann::json out = {{"tp", l.tp},
           {"pp", l.pp},
           {"vpp", l.vpp},
           {"dp", l.dp},
@@ -159,12 +172,18 @@ nlohmann::json to_json(const LayoutSpec& l) {
           {"dp_overlap", l.dp_overlap},
           {"placement", to_string(l.placement)},
           {"stage_layers", l.stage_layers}};
+  // Expert parallelism only when used, so dense plans keep their JSON.
+  if (l.ep != 1) out["ep"] = l.ep;
+  if (l.etp != 0) out["etp"] = l.etp;
+  return out;
 }
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "placement", "stage_layers"});
+                     "dp_overlap", "placement", "stage_layers", "ep", "etp"});
   in.read("tp", l.tp);
+  in.read("ep", l.ep);
+  in.read("etp", l.etp);
   in.read("pp", l.pp);
   in.read("vpp", l.vpp);
   in.read("dp", l.dp);

@@ -6,6 +6,7 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/breakdown_model.h"
+#include "plansight/gui/theme.h"
 #include "plansight/gui/diagnostic_model.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/memory_model.h"
@@ -88,6 +89,35 @@ TEST(BreakdownModel, PassesTheModelTesterAndAddsUpToTheIteration) {
   model.setTime(given);
   EXPECT_EQ(model.rowCount(), 0);
   model.clear();
+  EXPECT_EQ(warnings.count(), 0);
+}
+
+TEST(BreakdownModel, AnMoePlanShowsItsExpertAllToAll) {
+  ModelTesterWarnings warnings;
+  BreakdownModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+  est::Plan plan = est::default_plan();
+  plan.model = *est::find_model("mixtral-8x7b");
+  plan.cluster = est::find_system("dgx-h100")->cluster;
+  plan.cluster.gpus = 64;
+  plan.layout = est::LayoutSpec{};
+  plan.layout.pp = 4;
+  plan.layout.ep = 8;
+  plan.training.global_batch = 256;
+  plan.training.achieved_tflops = 0;
+  auto e = est::estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  model.setTime(e->time);
+  const int row = static_cast<int>(TimePart::ep_comm);
+  EXPECT_EQ(model.index(row, BreakdownModel::PartColumn).data().toString(), QStringLiteral("expert all-to-all"));
+  EXPECT_DOUBLE_EQ(model.index(row, BreakdownModel::TimeColumn).data(BreakdownModel::ValueRole).toDouble(),
+                   e->time.breakdown.ep_comm_s);
+  EXPECT_GT(e->time.breakdown.ep_comm_s, 0);
+  double seconds = 0;
+  for (int r = 0; r < model.rowCount(); ++r) {
+    seconds += model.index(r, BreakdownModel::TimeColumn).data(BreakdownModel::ValueRole).toDouble();
+  }
+  EXPECT_NEAR(seconds, e->time.breakdown.total_s(), 1e-9);
   EXPECT_EQ(warnings.count(), 0);
 }
 

@@ -210,6 +210,49 @@ TEST(MainWindow, ImportsAHuggingFaceConfig) {
   EXPECT_FALSE(w.window->planForm()->importHfConfig(QStringLiteral(PLANSIGHT_TEST_DATA_DIR "/hf/missing/config.json")));
 }
 
+TEST(MainWindow, MoeFieldsEditTheModelAndExpertParallelism) {
+  Window w;
+  est::Plan plan = est::default_plan();
+  plan.model = *est::find_model("mixtral-8x7b");
+  plan.cluster.gpus = 64;
+  plan.layout = est::LayoutSpec{};
+  plan.layout.pp = 4;
+  plan.layout.zero_stage = 1;
+  plan.training.global_batch = 256;
+  plan.training.seq_len = 4096;
+  plan.training.achieved_tflops = 0;
+  w.window->document()->replacePlan(plan);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.find<QSpinBox>("model.moe.experts")->value(), 8);
+  EXPECT_EQ(w.find<QSpinBox>("model.moe.top_k")->value(), 2);
+  EXPECT_EQ(w.find<QSpinBox>("layout.etp")->specialValueText(), QStringLiteral("= TP"));
+
+  w.type("layout.ep", 8);
+  w.type("layout.etp", 1);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  plan.layout.ep = 8;
+  plan.layout.etp = 1;
+  EXPECT_EQ(w.window->document()->plan().layout.ep, 8);
+  auto e = est::estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  EXPECT_EQ(w.find<QLabel>("memoryTotal")->text(), format_gib(e->memory.peak.total_bytes()));
+  EXPECT_TRUE(w.find<QLabel>("modelSummary")->text().contains(format_billions(e->active_parameters)))
+      << w.find<QLabel>("modelSummary")->text().toStdString();
+
+  // Top-3 routing is another model: named as a custom one, more active parameters.
+  w.type("model.moe.top_k", 3);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().model.moe.top_k, 3);
+  EXPECT_EQ(w.window->document()->plan().model.name, "custom (based on mixtral-8x7b)");
+  EXPECT_EQ(w.window->document()->plan().model.moe.experts, 8) << "the other expert fields stay";
+
+  // An EP that does not divide the experts is marked on the EP box with the validator's words.
+  w.type("layout.ep", 3);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_TRUE(w.window->planForm()->messageFor(QStringLiteral("layout.ep")).contains(QStringLiteral("must divide model.moe.experts (8)")))
+      << w.window->planForm()->messageFor(QStringLiteral("layout.ep")).toStdString();
+}
+
 TEST(MainWindow, TimelineStepsThroughTheSchedule) {
   Window w;
   TimelinePage* page = w.window->timelinePage();

@@ -199,7 +199,14 @@ const std::map<std::string, std::string>& sample_values() {
       {"--global-batch", "256"}, {"--tokens", "1e9"}, {"--precision", "bf16"}, {"--grad-precision", "fp32"},
       {"--master-precision", "fp32"}, {"--optimizer", "adam"}, {"--attention", "flash"},
       {"--achieved-tflops", "150"}, {"--mfu", "0.4"}, {"--reserve-gib", "2"}, {"--fragmentation", "0.1"},
-      {"--vocab-divisible-by", "64"}};
+      {"--vocab-divisible-by", "64"},
+      // MoE/MLA fields with the values a dense model has (one alone would half-write an MoE
+      // model, which validate() rejects); tests/integration/moe_cli_test.cpp uses real ones.
+      {"--experts", "0"}, {"--top-k", "0"}, {"--expert-ffn-hidden", "0"}, {"--shared-experts", "0"},
+      {"--shared-expert-ffn-hidden", "0"}, {"--first-dense-layers", "0"}, {"--moe-layer-interval", "1"},
+      {"--capacity-factor", "0"}, {"--load-imbalance", "1"}, {"--q-lora-rank", "0"}, {"--kv-lora-rank", "0"},
+      {"--qk-nope-head-dim", "0"}, {"--qk-rope-head-dim", "0"}, {"--v-head-dim", "0"}, {"--mtp-modules", "1"},
+      {"--ep", "1"}, {"--etp", "1"}};
   return values;
 }
 

@@ -23,7 +23,9 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   out << "\n";
   out << "  layout     TP " << l.tp << " x PP " << l.pp;
   if (l.vpp > 1) out << " (v " << l.vpp << ")";
-  out << " x DP " << e.dp << " x CP " << l.cp << ", ZeRO " << l.zero_stage << (l.sequence_parallel ? ", sequence parallel" : "")
+  out << " x DP " << e.dp << " x CP " << l.cp;
+  if (plan.model.moe.enabled()) out << ", EP " << l.ep << " x ETP " << l.expert_tp() << " (expert-DP " << plan.expert_dp() << ")";
+  out << ", ZeRO " << l.zero_stage << (l.sequence_parallel ? ", sequence parallel" : "")
       << ", recompute " << est::to_string(l.recompute) << ", schedule " << est::to_string(l.schedule) << "\n";
   out << "  batch      " << t.global_batch << " sequences of " << t.seq_len << " tokens; " << e.micro_batches
       << " micro-batches of " << t.micro_batch << " per pipeline\n";
@@ -32,6 +34,10 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       << ", " << est::to_string(t.attention) << " attention\n\n";
 
   out << "Parameters   " << format_billions(e.parameters) << " (" << format_count(e.parameters) << ")\n";
+  if (e.active_parameters != e.parameters) {
+    out << "  active     " << format_billions(e.active_parameters) << " per token (" << plan.model.moe.top_k << " of "
+        << plan.model.moe.experts << " routed experts)\n";
+  }
   out << "  as trained " << format_billions(e.parameters_padded) << " (" << format_count(e.parameters_padded) << ") with ";
   if (e.padded_vocab == plan.model.vocab) {
     out << "the vocabulary unpadded (" << format_count(static_cast<double>(e.padded_vocab)) << ")\n\n";
@@ -83,6 +89,7 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       part("exposed CP comm.", b.cp_comm_s);
       part("exposed PP comm.", b.pp_comm_s);
       part("exposed DP comm.", b.dp_comm_s);
+      part("expert all-to-all", b.ep_comm_s);
       part("pipeline bubble", b.bubble_s);
       part("optimizer", b.optimizer_s);
       if (l.pp > 1) out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12) << " of compute\n";

@@ -32,6 +32,21 @@ constexpr Mapping kMappings[] = {
     {"--kv-heads", "model", "kv_heads", Mapping::integer},
     {"--ffn-hidden", "model", "ffn_hidden", Mapping::integer},
     {"--vocab", "model", "vocab", Mapping::integer},
+    {"--experts", "model.moe", "experts", Mapping::integer},
+    {"--top-k", "model.moe", "top_k", Mapping::integer},
+    {"--expert-ffn-hidden", "model.moe", "expert_ffn_hidden", Mapping::integer},
+    {"--shared-experts", "model.moe", "shared_experts", Mapping::integer},
+    {"--shared-expert-ffn-hidden", "model.moe", "shared_expert_ffn_hidden", Mapping::integer},
+    {"--first-dense-layers", "model.moe", "first_dense_layers", Mapping::integer},
+    {"--moe-layer-interval", "model.moe", "layer_interval", Mapping::integer},
+    {"--capacity-factor", "model.moe", "capacity_factor", Mapping::number},
+    {"--load-imbalance", "model.moe", "load_imbalance", Mapping::number},
+    {"--q-lora-rank", "model.mla", "q_lora_rank", Mapping::integer},
+    {"--kv-lora-rank", "model.mla", "kv_lora_rank", Mapping::integer},
+    {"--qk-nope-head-dim", "model.mla", "qk_nope_head_dim", Mapping::integer},
+    {"--qk-rope-head-dim", "model.mla", "qk_rope_head_dim", Mapping::integer},
+    {"--v-head-dim", "model.mla", "v_head_dim", Mapping::integer},
+    {"--mtp-modules", "model", "mtp_modules", Mapping::integer},
     {"--gpus", "cluster", "gpus", Mapping::integer},
     {"--gpus-per-node", "cluster", "gpus_per_node", Mapping::integer},
     {"--price-per-gpu-hour", "cluster", "price_per_gpu_hour", Mapping::number},
@@ -40,6 +55,8 @@ constexpr Mapping kMappings[] = {
     {"--vpp", "layout", "vpp", Mapping::integer},
     {"--dp", "layout", "dp", Mapping::integer},
     {"--cp", "layout", "cp", Mapping::integer},
+    {"--ep", "layout", "ep", Mapping::integer},
+    {"--etp", "layout", "etp", Mapping::integer},
     {"--zero", "layout", "zero_stage", Mapping::integer},
     {"--sequence-parallel", "layout", "sequence_parallel", Mapping::toggle},
     {"--recompute", "layout", "recompute", Mapping::text},
@@ -75,12 +92,12 @@ bool looks_like_file(const std::string& text) {
 Result<nlohmann::json> model_with_flags(const nlohmann::json& model, const nlohmann::json& flags) {
   if (model.is_null()) {
     nlohmann::json preset = {{"preset", est::default_plan().model.name}};
-    preset.update(flags);
+    preset.merge_patch(flags);  // deep: --top-k keeps the other "moe" fields
     return preset;
   }
   if (model.is_string() || (model.is_object() && model.contains("preset"))) {
     nlohmann::json preset = model.is_string() ? nlohmann::json{{"preset", model}} : model;
-    preset.update(flags);
+    preset.merge_patch(flags);
     return preset;
   }
   if (!model.is_object()) return model;  // plan_from_json names the bad type
@@ -200,6 +217,8 @@ Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* a
     const std::string section = m.section;
     if (section == "model") {
       model_flags[m.key] = value;
+    } else if (section.rfind("model.", 0) == 0) {
+      model_flags[section.substr(6)][m.key] = value;  // "model.moe" -> {"moe": {key: value}}
     } else {
       overlay[section][m.key] = value;
     }

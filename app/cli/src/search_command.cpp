@@ -72,6 +72,19 @@ Result<est::SearchOptions> search_options(const Args& args) {
     auto e = est::set_search_constraint(o.space, c.dimension, text, c.flag);
     errors.insert(errors.end(), e.begin(), e.end());
   }
+  // MoE: --ep/--etp fix the expert parallel sizes (single values).
+  for (const auto& [flag, into] : {std::pair<const char*, std::vector<std::int64_t>*>{"--ep", &o.space.ep},
+                                   std::pair<const char*, std::vector<std::int64_t>*>{"--etp", &o.space.etp}}) {
+    if (!args.has(flag)) continue;
+    auto v = args.integer(flag);
+    if (!v) {
+      errors.insert(errors.end(), v.errors().begin(), v.errors().end());
+    } else if (*v < 1 || *v > (1 << 20)) {
+      errors.push_back(make_error(flag, "value " + std::to_string(*v) + " is invalid; valid: 1 to 1048576"));
+    } else {
+      *into = {*v};
+    }
+  }
   o.space.framework_rules = !args.has("--no-framework-rules");
   for (const char* flag : {"--top", "--threads"}) {
     if (!args.has(flag)) continue;
@@ -104,7 +117,7 @@ void note_unused_flags(const Args& args, std::ostream& err) {
 }
 
 json layout_json(const est::Candidate& c) {
-  return {{"tp", c.tp},
+  json out = {{"tp", c.tp},
           {"pp", c.pp},
           {"vpp", c.vpp},
           {"dp", c.dp},
@@ -114,6 +127,11 @@ json layout_json(const est::Candidate& c) {
           {"zero_stage", c.zero_stage},
           {"recompute", est::to_string(c.recompute)},
           {"schedule", est::to_string(c.schedule)}};
+  if (c.ep > 1 || c.etp > 0) {  // MoE layouts only, as in the plan JSON
+    out["ep"] = c.ep;
+    out["etp"] = c.etp > 0 ? c.etp : c.tp;
+  }
+  return out;
 }
 
 json result_json(const est::Plan& base, const est::SearchOptions& o, const est::SearchResult& r) {
@@ -221,7 +239,9 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
     out << "    time per iteration: compute " << format_seconds(b.compute_s) << ", tp " << format_seconds(b.tp_comm_s)
         << ", cp " << format_seconds(b.cp_comm_s) << ", pp " << format_seconds(b.pp_comm_s) << ", dp "
         << format_seconds(b.dp_comm_s) << ", bubble " << format_seconds(b.bubble_s) << ", optimizer "
-        << format_seconds(b.optimizer_s) << "\n";
+        << format_seconds(b.optimizer_s);
+    if (b.ep_comm_s > 0) out << ", expert all-to-all " << format_seconds(b.ep_comm_s);
+    out << "\n";
     if (t.tokens > 0) {
       out << "    " << format_billions(t.tokens) << " tokens: " << format_fixed(e.time.training_days, 1) << " days, "
           << format_count(e.time.gpu_hours) << " GPU-hours";

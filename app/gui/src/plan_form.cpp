@@ -97,6 +97,29 @@ void PlanForm::build() {
   addSpin(model, QStringLiteral("model.kv_heads"), tr("KV heads"), 0, kMaxInt);
   addSpin(model, QStringLiteral("model.ffn_hidden"), tr("FFN hidden"), 0, kMaxInt);
   addSpin(model, QStringLiteral("model.vocab"), tr("Vocabulary"), 0, kMaxInt);
+  // Mixture of experts, multi-head latent attention and MTP (0 experts: a dense model).
+  addSpin(model, QStringLiteral("model.moe.experts"), tr("Routed experts"), 0, 1 << 20)->setSpecialValueText(tr("none (dense)"));
+  addSpin(model, QStringLiteral("model.moe.top_k"), tr("Experts per token (top-k)"), 0, 1 << 20);
+  addSpin(model, QStringLiteral("model.moe.expert_ffn_hidden"), tr("Expert FFN hidden"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.moe.shared_experts"), tr("Shared experts"), 0, 1 << 10);
+  addSpin(model, QStringLiteral("model.moe.first_dense_layers"), tr("First dense layers"), 0, 1 << 20);
+  addSpin(model, QStringLiteral("model.moe.layer_interval"), tr("MoE every n-th layer"), 0, 1 << 20);
+  load_imbalance_ = new QDoubleSpinBox(this);
+  load_imbalance_->setRange(0, 1e6);
+  load_imbalance_->setDecimals(2);
+  load_imbalance_->setSingleStep(0.05);
+  addField(model, QStringLiteral("model.moe.load_imbalance"), tr("Load imbalance (max/mean)"), load_imbalance_);
+  connect(load_imbalance_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
+  capacity_factor_ = new QDoubleSpinBox(this);
+  capacity_factor_->setRange(0, 1e6);
+  capacity_factor_->setDecimals(2);
+  capacity_factor_->setSingleStep(0.25);
+  capacity_factor_->setSpecialValueText(tr("dropless"));
+  addField(model, QStringLiteral("model.moe.capacity_factor"), tr("Capacity factor"), capacity_factor_);
+  connect(capacity_factor_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
+  addSpin(model, QStringLiteral("model.mla.kv_lora_rank"), tr("MLA KV rank"), 0, kMaxInt)->setSpecialValueText(tr("none (no MLA)"));
+  addSpin(model, QStringLiteral("model.mla.q_lora_rank"), tr("MLA query rank"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.mtp_modules"), tr("MTP modules"), 0, 16);
   auto* import = new QPushButton(tr("Import config.json…"), this);
   import->setObjectName(QStringLiteral("importConfig"));
   connect(import, &QPushButton::clicked, this, [this] {
@@ -134,6 +157,9 @@ void PlanForm::build() {
   QSpinBox* dp = addSpin(layout, QStringLiteral("layout.dp"), tr("Data parallel (DP)"), 0, 1 << 20);
   dp->setSpecialValueText(tr("auto"));
   addSpin(layout, QStringLiteral("layout.cp"), tr("Context parallel (CP)"), 0, 1 << 20);
+  addSpin(layout, QStringLiteral("layout.ep"), tr("Expert parallel (EP)"), 0, 1 << 20);
+  addSpin(layout, QStringLiteral("layout.etp"), tr("Expert tensor parallel (ETP)"), 0, 1 << 20)
+      ->setSpecialValueText(tr("= TP"));
   QComboBox* zero = addCombo(layout, QStringLiteral("layout.zero_stage"), tr("ZeRO stage"));
   for (int s = 0; s <= 3; ++s) zero->addItem(s == 0 ? tr("0 (none)") : QString::number(s), s);
   sequence_parallel_ = new QCheckBox(tr("sequence parallel"), this);
@@ -221,7 +247,10 @@ void PlanForm::showDiagnostics() {
   std::vector<Diagnostic> all = outcome->errors;
   if (outcome->estimate) {
     all.insert(all.end(), outcome->estimate->warnings.begin(), outcome->estimate->warnings.end());
-    model_summary_->setText(tr("%1 parameters").arg(format_billions(outcome->estimate->parameters)));
+    const auto& e = *outcome->estimate;
+    model_summary_->setText(e.active_parameters != e.parameters
+                                ? tr("%1 parameters, %2 active").arg(format_billions(e.parameters), format_billions(e.active_parameters))
+                                : tr("%1 parameters").arg(format_billions(e.parameters)));
   } else {
     model_summary_->setText(tr("(plan has errors)"));
   }

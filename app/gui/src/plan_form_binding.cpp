@@ -41,7 +41,8 @@ int matching_model_row(const PresetModel* presets, const est::ModelSpec& m) {
   if (row < 0) return -1;
   const auto& p = est::model_presets()[static_cast<std::size_t>(row)];
   const bool same = p.layers == m.layers && p.hidden == m.hidden && p.heads == m.heads && p.kv_heads == m.kv_heads &&
-                    p.ffn_hidden == m.ffn_hidden && p.vocab == m.vocab;
+                    p.ffn_hidden == m.ffn_hidden && p.vocab == m.vocab && p.moe == m.moe && p.mla == m.mla &&
+                    p.mtp_modules == m.mtp_modules;
   return same ? row : -1;
 }
 
@@ -54,6 +55,23 @@ constexpr ModelSpin kModelSpins[] = {{"model.layers", &est::ModelSpec::layers}, 
                                      {"model.heads", &est::ModelSpec::heads},           {"model.kv_heads", &est::ModelSpec::kv_heads},
                                      {"model.ffn_hidden", &est::ModelSpec::ffn_hidden}, {"model.vocab", &est::ModelSpec::vocab}};
 
+// MoE / MLA / MTP spin boxes: plain fields of the model (nothing derives from or into them).
+struct NestedSpin {
+  const char* field;
+  std::int64_t* (*member)(est::ModelSpec&);
+};
+constexpr NestedSpin kNestedSpins[] = {
+    {"model.moe.experts", [](est::ModelSpec& m) { return &m.moe.experts; }},
+    {"model.moe.top_k", [](est::ModelSpec& m) { return &m.moe.top_k; }},
+    {"model.moe.expert_ffn_hidden", [](est::ModelSpec& m) { return &m.moe.expert_ffn_hidden; }},
+    {"model.moe.shared_experts", [](est::ModelSpec& m) { return &m.moe.shared_experts; }},
+    {"model.moe.first_dense_layers", [](est::ModelSpec& m) { return &m.moe.first_dense_layers; }},
+    {"model.moe.layer_interval", [](est::ModelSpec& m) { return &m.moe.layer_interval; }},
+    {"model.mla.kv_lora_rank", [](est::ModelSpec& m) { return &m.mla.kv_lora_rank; }},
+    {"model.mla.q_lora_rank", [](est::ModelSpec& m) { return &m.mla.q_lora_rank; }},
+    {"model.mtp_modules", [](est::ModelSpec& m) { return &m.mtp_modules; }},
+};
+
 }  // namespace
 
 void PlanForm::showModel(const est::ModelSpec& model) {
@@ -63,6 +81,13 @@ void PlanForm::showModel(const est::ModelSpec& model) {
     auto* spin = qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(s.field)).editor);
     if (spin->value() != clamp_int(model.*s.member)) spin->setValue(clamp_int(model.*s.member));
   }
+  est::ModelSpec shown = model;
+  for (const auto& s : kNestedSpins) {
+    auto* spin = qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(s.field)).editor);
+    if (spin->value() != clamp_int(*s.member(shown))) spin->setValue(clamp_int(*s.member(shown)));
+  }
+  if (load_imbalance_->value() != model.moe.load_imbalance) load_imbalance_->setValue(model.moe.load_imbalance);
+  if (capacity_factor_->value() != model.moe.capacity_factor) capacity_factor_->setValue(model.moe.capacity_factor);
   const int row = matching_model_row(model_presets_, model);
   if (model_combo_->currentIndex() != row) model_combo_->setCurrentIndex(row);
   const QString name = QString::fromStdString(model.name);
@@ -108,6 +133,8 @@ void PlanForm::populate() {
   spin("layout.vpp", plan.layout.vpp);
   spin("layout.dp", plan.layout.dp);
   spin("layout.cp", plan.layout.cp);
+  spin("layout.ep", plan.layout.ep);
+  spin("layout.etp", plan.layout.etp);
   set_combo_data(combo("layout.zero_stage"), static_cast<int>(plan.layout.zero_stage));
   sequence_parallel_->setChecked(plan.layout.sequence_parallel);
   set_combo_data(combo("layout.recompute"), static_cast<int>(plan.layout.recompute));
@@ -137,6 +164,9 @@ est::Plan PlanForm::collect() const {
   for (const auto& s : kModelSpins) {
     if (explicit_model_fields_.contains(QString::fromLatin1(s.field))) edited.*s.member = spin(s.field);
   }
+  for (const auto& s : kNestedSpins) *s.member(edited) = spin(s.field);
+  edited.moe.load_imbalance = load_imbalance_->value();
+  edited.moe.capacity_factor = capacity_factor_->value();
   plan.model = est::derive_model(model_base_, edited,
                                  {.kv_heads = explicit_model_fields_.contains(QStringLiteral("model.kv_heads")),
                                   .ffn_hidden = explicit_model_fields_.contains(QStringLiteral("model.ffn_hidden"))});
@@ -148,6 +178,8 @@ est::Plan PlanForm::collect() const {
   plan.layout.vpp = spin("layout.vpp");
   plan.layout.dp = spin("layout.dp");
   plan.layout.cp = spin("layout.cp");
+  plan.layout.ep = spin("layout.ep");
+  plan.layout.etp = spin("layout.etp");
   plan.layout.zero_stage = combo("layout.zero_stage")->currentData().toInt();
   plan.layout.sequence_parallel = sequence_parallel_->isChecked();
   plan.layout.recompute = combo_enum(combo("layout.recompute"), plan.layout.recompute);

@@ -49,13 +49,14 @@ double memory_part_bytes(const est::MemoryBreakdown& m, MemoryPart part) {
 
 QString time_part_name(TimePart part) {
   static const std::array<const char*, kTimePartCount> names = {
-      "compute", "exposed TP", "exposed CP", "exposed PP", "exposed DP", "pipeline bubble", "optimizer"};
+      "compute", "exposed TP", "exposed CP", "exposed PP", "exposed DP", "pipeline bubble", "optimizer",
+      "expert all-to-all"};
   return QString::fromLatin1(names[static_cast<std::size_t>(part)]);
 }
 
 QColor time_part_colour(TimePart part) {
   static const std::array<QRgb, kTimePartCount> colours = {0x4C78A8, 0x54A24B, 0x88D27A, 0x72B7B2,
-                                                           0xEECA3B, 0xE45756, 0x9D755D};
+                                                           0xEECA3B, 0xE45756, 0x9D755D, 0xB279A2};
   return QColor(colours[static_cast<std::size_t>(part)]);
 }
 
@@ -75,6 +76,8 @@ double time_part_seconds(const est::TimeBreakdown& b, TimePart part) {
       return b.bubble_s;
     case TimePart::optimizer:
       return b.optimizer_s;
+    case TimePart::ep_comm:
+      return b.ep_comm_s;
   }
   return 0;
 }

@@ -53,7 +53,10 @@ struct TimeBreakdown {
   double dp_comm_s = 0;
   double bubble_s = 0;
   double optimizer_s = 0;
-  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s; }
+  double ep_comm_s = 0;  // expert-parallel all-to-all (MoE models)
+  double total_s() const {
+    return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s + ep_comm_s;
+  }
 };
 
 struct TimeEstimate {
@@ -74,6 +77,7 @@ struct TimeEstimate {
 struct Estimate {
   double parameters = 0;         // the model's own count, unpadded
   double parameters_padded = 0;  // as trained, vocabulary padded as Megatron does
+  double active_parameters = 0;  // per token (MoE: top_k routed experts); == parameters for dense models
   std::int64_t padded_vocab = 0;
   std::int64_t dp = 1;
   std::int64_t micro_batches = 1;

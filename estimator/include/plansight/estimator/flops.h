@@ -15,6 +15,11 @@ struct ForwardFlopsPerToken {
   double layer_dense = 0;      // QKV, attention output, MLP GEMMs of one layer
   double layer_attention = 0;  // QK^T and attention-times-V of one layer
   double lm_head = 0;          // logits GEMM
+  // MoE models: one MoE layer's GEMMs for a token (attention, router, shared experts and the
+  // top_k routed experts it visits: the active parameters), and one MTP module's beyond its
+  // layer and head (the 2h -> h projection).
+  double moe_layer_dense = 0;
+  double mtp_projection = 0;
 };
 
 ForwardFlopsPerToken forward_flops_per_token(const ModelSpec& model, std::int64_t seq_len,

@@ -1,5 +1,6 @@
 // Import a ModelSpec from a Hugging Face transformers config.json (Llama, Mistral, Qwen2,
-// GPT-2, GPT-NeoX, Falcon key sets).
+// GPT-2, GPT-NeoX, Falcon key sets; Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3, gpt-oss and
+// Llama 4 for mixtures of experts).
 #pragma once
 
 #include <string_view>

@@ -14,6 +14,8 @@
 namespace plansight::estimator {
 
 nlohmann::json to_json(const ModelSpec& model);
+nlohmann::json to_json(const MoeSpec& moe);
+nlohmann::json to_json(const MlaSpec& mla);
 nlohmann::json to_json(const GpuSpec& gpu);
 nlohmann::json to_json(const ClusterSpec& cluster);
 nlohmann::json to_json(const LayoutSpec& layout);
@@ -25,6 +27,8 @@ nlohmann::json to_json(const Diagnostic& diagnostic);
 
 // Each fills `out` (which holds the defaults) from the reader's object.
 void read_model(JsonReader& in, ModelSpec& out);
+void read_moe(JsonReader& in, MoeSpec& out);
+void read_mla(JsonReader& in, MlaSpec& out);
 void read_gpu(JsonReader& in, GpuSpec& out);
 void read_cluster(JsonReader& in, ClusterSpec& out);
 void read_layout(JsonReader& in, LayoutSpec& out);

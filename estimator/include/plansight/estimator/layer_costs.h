@@ -16,13 +16,15 @@ struct PhaseCost {
   double cp_comm_s = 0;  // context-parallel exchanges not hidden behind attention
   double dp_comm_s = 0;  // ZeRO-3 parameter gathers / gradient reduce-scatters not hidden behind compute
   double flops = 0;      // hardware FLOPs of the compute
-  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s; }
+  double ep_comm_s = 0;  // expert all-to-all dispatch/combine (and ETP gathers) on the critical path
+  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
     tp_comm_s += o.tp_comm_s;
     cp_comm_s += o.cp_comm_s;
     dp_comm_s += o.dp_comm_s;
     flops += o.flops;
+    ep_comm_s += o.ep_comm_s;
     return *this;
   }
 };
@@ -37,6 +39,10 @@ struct PassCost {
 
 struct CommLinks {
   Link tp, cp, dp, pp;
+  // MoE models: the expert-tensor group and the expert-data-parallel group (Megatron-Core orders
+  // expert ranks etp-ep-edp inside a stage); the all-to-all over ep is costed link by link in
+  // moe_layer_costs.cpp.
+  Link etp, edp;
 };
 CommLinks plan_links(const Plan& plan, const DeviceEfficiency& efficiency);
 
@@ -52,6 +58,10 @@ void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, cons
 double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link);
 
 PassCost layer_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links);
+// One MoE layer (moe_layer_costs.cpp): attention and shared experts as layer_cost, plus the
+// router, the routed experts' grouped GEMMs on the busiest GPU, permutation and the
+// all-to-all dispatch and combine over the expert-parallel group.
+PassCost moe_layer_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links);
 PassCost embedding_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links);
 PassCost lm_head_cost(const Plan& plan, const DeviceModel& device, const CommLinks& links, std::int64_t vocab);
 

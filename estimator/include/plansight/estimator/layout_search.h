@@ -33,6 +33,9 @@ struct SearchBound {
 struct SearchSpace {
   std::vector<std::int64_t> tp, cp, pp, dp, vpp, micro_batch, zero_stage;
   SearchBound tp_bound, cp_bound, pp_bound, dp_bound, vpp_bound, micro_batch_bound;
+  // MoE models only (layout_search_moe.cpp): ep defaults to every divisor of the experts that
+  // fits the stage's ranks, etp to {1, tp} (Megatron-Core's two common choices).
+  std::vector<std::int64_t> ep, etp;
   std::vector<Recompute> recompute;
   std::vector<PipelineSchedule> schedule;
   std::optional<bool> sequence_parallel;
@@ -57,10 +60,12 @@ struct Candidate {
   Recompute recompute = Recompute::none;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool sequence_parallel = false;
+  std::int64_t ep = 1, etp = 0;  // expert parallelism (MoE models); etp 0 = tp
 };
 
 // The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, and
-// no given throughput, so estimate() predicts the time).
+// no given throughput, so estimate() predicts the time). MoE models whose layers pp * vpp does
+// not divide get the earliest chunks one layer more (layout.stage_layers).
 Plan apply_candidate(const Plan& base, const Candidate& candidate);
 std::string describe(const Candidate& candidate);  // "TP 8 PP 4 (v 2) DP 16 CP 1 mb 1 ..."
 
@@ -74,9 +79,10 @@ enum class RejectReason : std::uint8_t {
   global_batch,               // global batch not divisible by micro_batch * dp
   interleaved_micro_batches,  // interleaved: micro-batches per pipeline not divisible by pp
   zero_pipeline,              // framework rule: ZeRO-2/3 with pp > 1
+  expert_layout,              // MoE: ep does not divide the experts, or ep*etp the stage's ranks, or etp the expert width
   memory,                     // the most loaded GPU needs more than its memory
 };
-inline constexpr std::size_t kRejectReasonCount = 9;
+inline constexpr std::size_t kRejectReasonCount = 10;
 std::string_view to_string(RejectReason reason);  // "tp does not divide heads", ...
 
 struct Rejection {

@@ -26,6 +26,11 @@ struct LayoutSpec {
   std::int64_t vpp = 1;   // virtual pipeline stages (model chunks) per pipeline rank
   std::int64_t dp = 0;    // 0: derived as gpus / (tp * pp * cp)
   std::int64_t cp = 1;    // context parallel: sequence split over cp ranks
+  // Expert parallelism as Megatron-Core folds it (--expert-model-parallel-size,
+  // --expert-tensor-parallel-size): inside one pipeline stage the tp*cp*dp ranks are regrouped
+  // as etp x ep x expert-dp for the routed experts; dense parts keep tp/cp/dp.
+  std::int64_t ep = 1;
+  std::int64_t etp = 0;   // 0: tp (Megatron-Core's default)
   bool sequence_parallel = false;
   std::int64_t zero_stage = 0;  // 0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)
   Recompute recompute = Recompute::none;
@@ -37,6 +42,8 @@ struct LayoutSpec {
   // Optional explicit layers per model chunk, pp * vpp entries in pipeline order
   // (chunk c of rank r is entry c * pp + r). Empty: uniform split.
   std::vector<std::int64_t> stage_layers;
+
+  std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 }  // namespace plansight::estimator

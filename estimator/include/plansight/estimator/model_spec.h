@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/enums.h"
+#include "plansight/estimator/moe_spec.h"
 
 namespace plansight::estimator {
 
@@ -32,10 +33,29 @@ struct ModelSpec {
   bool attention_out_bias = true;
   bool mlp_bias = true;
   bool dropout = true;           // dropout after attention softmax and on residual branches
+  bool qk_norm = false;          // Qwen3: RMSNorm over head_dim on queries and keys
+  bool attention_sinks = false;  // gpt-oss: one learned sink logit per head
+
+  MoeSpec moe;                   // experts == 0: every layer is dense
+  MlaSpec mla;                   // kv_lora_rank == 0: standard (GQA) attention
+  // Multi-token prediction modules (DeepSeek-V3 Sec. 2.2): each adds two norms, a 2h -> h
+  // projection, one transformer layer and a final norm, sharing the embedding and LM head.
+  std::int64_t mtp_modules = 0;
 
   std::int64_t effective_head_dim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
   std::int64_t q_width() const { return heads * effective_head_dim(); }
   std::int64_t kv_width() const { return kv_heads * effective_head_dim(); }
+  // Whether layer i (from 0; i >= layers are MTP layers) has routed experts (MoeSpec's rule).
+  bool is_moe_layer(std::int64_t i) const {
+    if (!moe.enabled() || i < moe.first_dense_layers || moe.layer_interval < 1) return false;
+    return (i - moe.first_dense_layers + 1) % moe.layer_interval == 0;
+  }
+  // MoE layers among layers [first, first + count).
+  std::int64_t moe_layers_in(std::int64_t first, std::int64_t count) const {
+    std::int64_t n = 0;
+    for (std::int64_t i = first; i < first + count; ++i) n += is_moe_layer(i) ? 1 : 0;
+    return n;
+  }
 };
 
 }  // namespace plansight::estimator

@@ -19,6 +19,9 @@ struct Plan {
 
   std::int64_t dp() const;            // layout.dp, or gpus / (tp * pp * cp)
   std::int64_t micro_batches() const; // per pipeline per iteration: global / (micro * dp)
+  // Ranks sharing one routed expert's shard (Megatron-Core's expert-data-parallel group):
+  // tp*cp*dp / (ep * etp); the distributed optimizer shards expert states over them.
+  std::int64_t expert_dp() const;
 };
 
 // Errors (the plan cannot be estimated) and warnings (it can, but something deserves a look),

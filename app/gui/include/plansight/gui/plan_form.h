@@ -78,6 +78,8 @@ class PlanForm : public QWidget {
   QDoubleSpinBox* tokens_ = nullptr;
   QDoubleSpinBox* price_ = nullptr;
   QCheckBox* sequence_parallel_ = nullptr;
+  QDoubleSpinBox* load_imbalance_ = nullptr;   // model.moe.load_imbalance
+  QDoubleSpinBox* capacity_factor_ = nullptr;  // model.moe.capacity_factor (0: dropless)
   // The model edits start from (a preset, an opened plan's or an imported model) and the model
   // fields the user typed since: the rest follow estimator::derive_model's rules, as in files.
   estimator::ModelSpec model_base_;

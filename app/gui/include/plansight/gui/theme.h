@@ -57,8 +57,9 @@ QString memory_part_name(MemoryPart part);
 QColor memory_part_colour(MemoryPart part);
 double memory_part_bytes(const estimator::MemoryBreakdown& memory, MemoryPart part);
 
-enum class TimePart : std::uint8_t { compute, tp_comm, cp_comm, pp_comm, dp_comm, bubble, optimizer };
-inline constexpr std::size_t kTimePartCount = 7;
+// ep_comm: the expert all-to-all of MoE models (zero for dense ones).
+enum class TimePart : std::uint8_t { compute, tp_comm, cp_comm, pp_comm, dp_comm, bubble, optimizer, ep_comm };
+inline constexpr std::size_t kTimePartCount = 8;
 
 QString time_part_name(TimePart part);
 QColor time_part_colour(TimePart part);
