@@ -12,6 +12,14 @@ namespace {
 
 bool changed(std::int64_t a, std::int64_t b) { return a != b; }
 
+// The experts' structure: the capacity factor and the assumed imbalance describe how tokens are
+// routed in training, not the model, so changing them keeps the model's name.
+bool same_experts(MoeSpec a, MoeSpec b) {
+  a.capacity_factor = b.capacity_factor = 0;
+  a.load_imbalance = b.load_imbalance = 1;
+  return a == b;
+}
+
 // base.ffn_hidden * hidden / base.hidden, nearest integer; the edited value when the scaled one
 // cannot be formed (validate() then names the bad hidden size).
 std::int64_t scaled_ffn(const ModelSpec& base, std::int64_t hidden, std::int64_t edited_ffn) {
@@ -36,6 +44,13 @@ std::string changes(const ModelSpec& base, const ModelSpec& m) {
   add("ffn_hidden", base.ffn_hidden, m.ffn_hidden);
   add("vocab", base.vocab, m.vocab);
   add("max_seq_len", base.max_seq_len, m.max_seq_len);
+  add("experts", base.moe.experts, m.moe.experts);
+  add("top_k", base.moe.top_k, m.moe.top_k);
+  add("expert_ffn_hidden", base.moe.expert_ffn_hidden, m.moe.expert_ffn_hidden);
+  add("shared_experts", base.moe.shared_experts, m.moe.shared_experts);
+  add("first_dense_layers", base.moe.first_dense_layers, m.moe.first_dense_layers);
+  add("kv_lora_rank", base.mla.kv_lora_rank, m.mla.kv_lora_rank);
+  add("mtp_modules", base.mtp_modules, m.mtp_modules);
   if (out.empty()) out = "other structure fields changed";
   return out;
 }
@@ -55,7 +70,7 @@ bool same_structure(const ModelSpec& a, const ModelSpec& b) {
          a.norm == b.norm && a.norm_bias == b.norm_bias && a.norms_per_layer == b.norms_per_layer &&
          a.position == b.position && a.qkv_bias == b.qkv_bias && a.attention_out_bias == b.attention_out_bias &&
          a.mlp_bias == b.mlp_bias && a.dropout == b.dropout && a.qk_norm == b.qk_norm &&
-         a.attention_sinks == b.attention_sinks && a.moe == b.moe && a.mla == b.mla && a.mtp_modules == b.mtp_modules;
+         a.attention_sinks == b.attention_sinks && same_experts(a.moe, b.moe) && a.mla == b.mla && a.mtp_modules == b.mtp_modules;
 }
 
 ModelSpec derive_model(const ModelSpec& base, const ModelSpec& edited, const ExplicitModelFields& given) {

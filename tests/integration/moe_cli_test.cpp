@@ -49,6 +49,11 @@ TEST(MoeCli, ModelFlagsSetExpertFieldsAndKeepTheOthers) {
   EXPECT_EQ(j["plan"]["model"]["moe"]["experts"], 8) << "a partial --top-k keeps the preset's experts";
   EXPECT_EQ(j["plan"]["model"]["moe"]["load_imbalance"], 1.5);
   EXPECT_EQ(j["plan"]["model"]["name"], "custom (based on mixtral-8x7b)");
+  EXPECT_EQ(j["plan"]["model"]["source"], "mixtral-8x7b with top_k 1");
+  // The imbalance and capacity are routing assumptions, not structure: the preset keeps its name.
+  auto a = run_cli(with(with({"estimate", "--json"}, kMixtral), {"--load-imbalance", "1.25", "--capacity-factor", "1.1"}));
+  ASSERT_EQ(a.status, Status::ok) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["plan"]["model"]["name"], "mixtral-8x7b");
   // A dense preset made MoE by flags.
   auto d = run_cli({"estimate", "--json", "--model", "llama-2-7b", "--gpus", "8", "--experts", "8", "--top-k", "2",
                     "--expert-ffn-hidden", "11008", "--ep", "8", "--global-batch", "64", "--mfu", "0.4"});

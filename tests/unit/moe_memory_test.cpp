@@ -47,7 +47,10 @@ TEST(MoeMemory, ExpertStatesAreShardedOverTheExpertDataParallelGroup) {
   ASSERT_TRUE(e.ok()) << e.error_text();
   // Stage 1 holds 4 MoE layers. Dense part 4 x 232,997,120 = 931,988,480 parameters (tp 1),
   // routed experts 4 x 256/64 x 44,040,192 = 704,643,072. bf16 weights, fp32 gradients, fp32
-  // master + Adam (12 B) sharded by ZeRO-1 over dp 128 (dense) and expert-dp 2 (experts).
+  // master + Adam (12 B) sharded by ZeRO-1 over dp 128 (dense) and expert-dp 2 (experts): the
+  // byte model Megatron Bridge documents for its memory estimator, "6 + 12 / shard_size bytes
+  // per parameter when the distributed optimizer is enabled", shard_size dp*cp for dense
+  // parameters (docs.nvidia.com/nemo/megatron-bridge, Training > Theoretical Memory Estimator).
   const double dense = 931'988'480, experts = 704'643'072;
   const MemoryBreakdown& m = e->memory.stages[1].memory;
   EXPECT_DOUBLE_EQ(e->memory.stages[1].parameters, dense + experts);

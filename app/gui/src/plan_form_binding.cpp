@@ -40,8 +40,12 @@ int matching_model_row(const PresetModel* presets, const est::ModelSpec& m) {
   const int row = presets->rowOf(QString::fromStdString(m.name));
   if (row < 0) return -1;
   const auto& p = est::model_presets()[static_cast<std::size_t>(row)];
+  // The routing assumptions (imbalance, capacity) are not structure: the preset still shows.
+  est::MoeSpec routed = m.moe;
+  routed.load_imbalance = p.moe.load_imbalance;
+  routed.capacity_factor = p.moe.capacity_factor;
   const bool same = p.layers == m.layers && p.hidden == m.hidden && p.heads == m.heads && p.kv_heads == m.kv_heads &&
-                    p.ffn_hidden == m.ffn_hidden && p.vocab == m.vocab && p.moe == m.moe && p.mla == m.mla &&
+                    p.ffn_hidden == m.ffn_hidden && p.vocab == m.vocab && p.moe == routed && p.mla == m.mla &&
                     p.mtp_modules == m.mtp_modules;
   return same ? row : -1;
 }
