@@ -26,6 +26,8 @@ constexpr Alias kAliases[] = {
     {"vpp", "layout.vpp"},
     {"dp", "layout.dp"},
     {"cp", "layout.cp"},
+    {"ep", "layout.ep"},
+    {"etp", "layout.etp"},
     {"zero", "layout.zero_stage"},
     {"gpus", "cluster.gpus"},
     {"gpus_per_node", "cluster.gpus_per_node"},

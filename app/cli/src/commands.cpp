@@ -48,7 +48,7 @@ const char* kUsage =
     "  placement      which GPU of which node holds which TP/CP/DP/PP rank, and each group's link\n"
     "                 [--nodes N] [--json] and the estimate options\n"
     "  sweep          one plan field over a range: sweep FIELD=A..B|A..B*F|a,b,c --metric M[,M2] [--csv|--json]\n"
-    "                 and the estimate options (FIELD: tp, pp, vpp, dp, cp, zero, gpus, micro_batch,\n"
+    "                 and the estimate options (FIELD: tp, pp, vpp, dp, cp, ep, etp, zero, gpus, micro_batch,\n"
     "                 global_batch, micro_batches, seq_len, tokens or a plan-file path)\n"
     "  search         best layouts for a plan (the estimate options; layout options fix that dimension)\n"
     "                 [--top K] [--threads N] [--json]\n"

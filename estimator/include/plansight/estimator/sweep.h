@@ -15,7 +15,7 @@
 
 namespace plansight::estimator {
 
-// A field by its short name (tp, pp, vpp, dp, cp, zero, gpus, micro_batch, global_batch,
+// A field by its short name (tp, pp, vpp, dp, cp, ep, etp, zero, gpus, micro_batch, global_batch,
 // micro_batches, seq_len, tokens) or its plan-file path ("layout.pp", "training.seq_len").
 // micro_batches is the number of micro-batches per pipeline: it sets training.global_batch to
 // value x micro_batch x dp of the plan.
