@@ -31,7 +31,7 @@ TEST(ExamplesCli, TableShowsOursBesideThePublishedValue) {
 }
 
 TEST(ExamplesCli, OneExampleWithItsSourceAndJson) {
-  auto one = run_cli({"examples", "activation-recomputation-175b"});
+  auto one = run_cli({"examples", "selective-recomputation-530b"});
   ASSERT_EQ(one.status, Status::ok) << one.err;
   EXPECT_NE(one.out.find("source: Korthikanti et al. 2022"), std::string::npos) << one.out;
   auto json = run_cli({"examples", "pipeline-bubble", "--json"});
