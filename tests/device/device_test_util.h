@@ -1,7 +1,8 @@
 // Shared by the device tests: why no device is usable (for the skip message), a device buffer
 // filled from a host vector, seeded random data, conversions to and from the 16-bit types
-// (cuda_bf16.h / cuda_fp16.h host conversions, round to nearest even), and the comparison
-// |gpu - cpu| <= rtol (|cpu| + max|cpu|) (the scale term absorbs cancellation near zero).
+// (cuda_bf16.h / cuda_fp16.h host conversions, round to nearest even), and two comparisons:
+// |gpu - cpu| <= rtol (|cpu| + max|cpu|) for results with cancellation (the scale term absorbs
+// it near zero), and |gpu - cpu| <= atol + rtol |cpu| per element for those without.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "plansight/kernels/cuda/status.h"
@@ -149,6 +151,44 @@ constexpr float storage_rtol() {
   } else {
     return 2e-3f;
   }
+}
+
+// Unit roundoff of E, the largest relative error of one round-to-nearest store: 2^-24 for fp32,
+// 2^-8 for bf16 (8 significant bits), 2^-11 for fp16 (11) (IEEE 754-2008 binary16; bfloat16).
+template <class E>
+constexpr float unit_roundoff() {
+  if constexpr (sizeof(E) == 4) {
+    return 0x1p-24f;
+  } else if constexpr (std::is_same_v<E, __nv_bfloat16>) {
+    return 0x1p-8f;
+  } else {
+    return 0x1p-11f;
+  }
+}
+
+// Absolute error of one store in E below its normal range: half the subnormal spacing. Only
+// fp16's matters (2^-24 / 2: probabilities under 6.1e-5 are subnormal); bf16 shares fp32's range.
+template <class E>
+constexpr float subnormal_atol() {
+  return std::is_same_v<E, __half> ? 0x1p-25f : 0.0f;
+}
+
+// Every element on its own: |gpu - cpu| <= atol + rtol |cpu|. For values without cancellation
+// (probabilities), where a small element must be as right, relatively, as the largest:
+// expect_close's scale term (the vector's maximum) would let a 1e-4 probability in a row whose
+// largest is 0.05 be wrong by 200% at bf16's tolerance.
+inline void expect_close_each(const char* what, const std::vector<float>& gpu, const std::vector<float>& cpu, float rtol,
+                              float atol) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  int mismatches = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    const float limit = atol + rtol * std::fabs(cpu[i]);
+    if (!(std::fabs(gpu[i] - cpu[i]) <= limit) && ++mismatches <= 5) {
+      ADD_FAILURE() << what << "[" << i << "]: gpu " << gpu[i] << " cpu " << cpu[i] << " (limit " << limit << ", "
+                    << (cpu[i] != 0 ? std::fabs(gpu[i] / cpu[i] - 1) : 0.0f) << " relative)";
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << what << ": " << mismatches << " of " << cpu.size() << " differ";
 }
 
 // A test fixture base: skips without a device, else makes a stream.

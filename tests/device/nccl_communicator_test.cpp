@@ -1,12 +1,14 @@
-// The NCCL communicator on real GPUs, one thread per GPU: all-reduce, reduce-scatter, all-gather,
-// broadcast, send/recv in call order, and ncclCommSplit sub-groups, checked exactly (small
-// integers), in fp32 and through the typed calls in bf16 and fp16. Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
+// The NCCL communicator on real GPUs, one thread per GPU: all-reduce, reduce-scatter, all-gather
+// and broadcast in fp32, send/recv in call order, ncclCommSplit sub-groups, and all-gather,
+// all-reduce and send/recv through the typed calls in bf16 and fp16, all checked exactly (small
+// integers). Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
 // test prints why and skips.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -105,6 +107,19 @@ TEST_F(NcclCommunicatorTest, CollectivesMatchSerialSums) {
       for (int q = 0; q < p; ++q) expected += values_of(q, count * static_cast<std::size_t>(p))[static_cast<std::size_t>(r) * count + i];
       if (got[i] != expected) return fail(r, "reduce_scatter element " + std::to_string(i));
     }
+    // All-gather: block q of every rank's output is rank q's input, exactly.
+    float* mine = upload(values_of(r, count));
+    float* gathered = upload(std::vector<float>(count * static_cast<std::size_t>(p), 0.0f));
+    if (auto s = comm.all_gather(mine, gathered, count); !s) return fail(r, s.error_text());
+    got = download(gathered, count * static_cast<std::size_t>(p), stream);
+    for (int q = 0; q < p; ++q) {
+      const auto theirs = values_of(q, count);
+      if (!std::equal(theirs.begin(), theirs.end(), got.begin() + static_cast<std::ptrdiff_t>(count) * q)) {
+        return fail(r, "all_gather block " + std::to_string(q));
+      }
+    }
+    cudaFree(mine);
+    cudaFree(gathered);
     if (auto s = comm.broadcast(blocks, count, 1); !s) return fail(r, s.error_text());
     if (download(blocks, count, stream) != std::vector<float>(values_of(1, count * static_cast<std::size_t>(p)).begin(),
                                                                values_of(1, count * static_cast<std::size_t>(p)).begin() +

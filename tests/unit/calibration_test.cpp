@@ -1,12 +1,18 @@
-// Calibration sanity on whatever machine runs the tests: measured figures are positive and
-// finite, large GEMMs are not much slower per FLOP than small ones (BLAS gets more efficient
-// with size, never 3x less), collectives report the sizes nccl-tests would, and the shapes are
-// the model's. No timed assertions beyond these loose physical bounds.
+// The CPU calibration's accounting, which does not depend on how fast this machine is: GEMM
+// shapes are the model's per TP rank, a sample's FLOPs are 2mnk of its shape, collective sizes
+// follow nccl-tests' S, the profile's figures come from its samples as calibration.h documents,
+// and the profile survives the JSON round trip exactly. How fast the GEMMs, copies and collectives
+// run is a figure to read: bench/bench_calibration.cpp (bench/results/calibration-cpu.txt). The
+// only bounds on measured figures are physical limits of any CPU core, derived where they stand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <thread>
+#include <set>
+#include <tuple>
 
+#include "plansight/estimator/comm_model.h"
+#include "plansight/kernels/blas_threads.h"
 #include "plansight/probe/calibration.h"
 
 namespace plansight::probe {
@@ -19,6 +25,13 @@ ProbeRequest request(const char* model, std::int64_t tp, std::int64_t pp) {
   EXPECT_TRUE(r.ok()) << r.error_text();
   return *r;
 }
+
+// No CPU core does more than 64 fp32 FLOPs per cycle (two FMA pipes of 16 lanes, AVX-512; Arm
+// Neoverse V2 has four of 4 lanes, 32) and none is clocked above 6 GHz: 384 GFLOP/s per thread.
+constexpr double kMaxFlopsPerCoreSecond = 64 * 6e9;
+// Nor does one move more than five 64-byte loads and stores per cycle (Golden Cove: 3 loads + 2
+// stores; Zen 4 fewer) at 6 GHz: 1.92e12 bytes per second read + written.
+constexpr double kMaxCopyBytesPerCoreSecond = 5 * 64 * 6e9;
 
 TEST(Calibration, GemmShapesAreTheModelsPerTpRank) {
   const auto shapes = calibration_gemm_shapes(request("small", 2, 1), CalibrationLevel::quick);
@@ -36,7 +49,7 @@ TEST(Calibration, GemmShapesAreTheModelsPerTpRank) {
   EXPECT_TRUE(has(128, 128, 256)) << "fc2";
   EXPECT_TRUE(has(128, 192, 128) && has(128, 128, 192)) << "qkv and its input-gradient GEMM";
   EXPECT_TRUE(has(64, 128, 128)) << "proj's weight-gradient GEMM (in, out, tokens)";
-  EXPECT_TRUE(has(256, 256, 256)) << "a square";
+  EXPECT_TRUE(has(64, 64, 64) && has(256, 256, 256)) << "the quick level's squares";
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     for (std::size_t j = i + 1; j < shapes.size(); ++j) {
       EXPECT_FALSE(shapes[i].m == shapes[j].m && shapes[i].n == shapes[j].n && shapes[i].k == shapes[j].k) << "no duplicates";
@@ -44,63 +57,49 @@ TEST(Calibration, GemmShapesAreTheModelsPerTpRank) {
   }
 }
 
-TEST(Calibration, GemmThroughputIsPositiveAndLargerIsNotMuchSlowerPerFlop) {
-  // The fastest of three medians each: a machine busy with other work preempts the longer
-  // 512^3 calls more often, and one preempted median must not fail the comparison.
-  auto fastest = [](const GemmShape& shape) {
-    auto best = measure_gemm(shape, CalibrationLevel::quick);
-    for (int i = 0; i < 2; ++i) {
-      const auto again = measure_gemm(shape, CalibrationLevel::quick);
-      if (again.seconds < best.seconds) best = again;
-    }
-    return best;
-  };
-  const auto small = fastest({"square", 64, 64, 64});
-  const auto large = fastest({"square", 512, 512, 512});
-  ASSERT_GT(small.seconds, 0);
-  ASSERT_GT(large.seconds, 0);
-  EXPECT_EQ(large.precision, est::Precision::fp32);
-  const double small_gflops = small.flops() / small.seconds / 1e9, large_gflops = large.flops() / large.seconds / 1e9;
-  EXPECT_GT(small_gflops, 0);
-  EXPECT_GT(large_gflops, 0);
-  EXPECT_LT(large_gflops, 1e5) << "no CPU core does 100 TFLOP/s fp32";
-  EXPECT_GT(large_gflops, small_gflops / 3) << "per FLOP a 512^3 GEMM must not be 3x slower than a 64^3 one";
-}
-
-TEST(Calibration, ConcurrentCopiesEachGetAShare) {
-  const auto alone = measure_gemm({"square", 256, 256, 256}, CalibrationLevel::quick, 1);
-  const auto shared = measure_gemm({"square", 256, 256, 256}, CalibrationLevel::quick, 4);
-  ASSERT_GT(shared.seconds, 0);
-  // Ranks are threads sharing the cores: with more copies than cores, each call takes longer.
-  if (std::thread::hardware_concurrency() > 0 && std::thread::hardware_concurrency() <= 2) {
-    EXPECT_GT(shared.seconds, alone.seconds * 1.3) << "4 copies on <= 2 cores";
+// A sample is the shape it was asked for, in fp32, one GEMM (batch 1), FLOPs exactly 2mnk, alone
+// and with concurrent copies; its seconds are finite and no faster than a core can compute.
+TEST(Calibration, GemmSampleIsItsShapeWithTwoMnkFlops) {
+  kernels::cpu::set_blas_threads(1);
+  for (int copies : {1, 3}) {
+    const auto s = measure_gemm({"odd", 48, 40, 24}, CalibrationLevel::quick, copies);
+    EXPECT_EQ(std::make_tuple(s.m, s.n, s.k, s.batch), std::make_tuple(48, 40, 24, 1)) << copies;
+    EXPECT_EQ(s.precision, est::Precision::fp32);
+    EXPECT_EQ(s.flops(), 2.0 * 48 * 40 * 24);
+    ASSERT_TRUE(std::isfinite(s.seconds)) << copies;
+    EXPECT_GE(s.seconds, s.flops() / kMaxFlopsPerCoreSecond) << copies << " copies: faster than any CPU core";
   }
 }
 
-TEST(Calibration, BandwidthAndOverheadArePlausible) {
+TEST(Calibration, CopyBandwidthAndOverheadAreWithinWhatACoreCanDo) {
   const double bandwidth = measure_copy_bandwidth(CalibrationLevel::quick);
-  EXPECT_GT(bandwidth, 1e8) << "even a slow machine copies 100 MB/s";
-  EXPECT_LT(bandwidth, 1e13);
+  EXPECT_GT(bandwidth, 0);
+  EXPECT_LE(bandwidth, kMaxCopyBytesPerCoreSecond) << "one thread copying faster than any core can load and store";
   const double overhead = measure_kernel_overhead(CalibrationLevel::quick);
   EXPECT_GT(overhead, 0);
-  EXPECT_LT(overhead, 1e-3);
+  EXPECT_TRUE(std::isfinite(overhead));
 }
 
-TEST(Calibration, CollectivesCoverEveryOpGroupAndSize) {
+// nccl-tests' S (doc/PERFORMANCE.md): all-reduce the buffer, all-gather the gathered output,
+// reduce-scatter the scattered input, send/recv the message. With 3 ranks a 4096-byte request
+// gathers 341 floats per rank (1024 / 3, rounded down), S = 341 x 3 x 4 = 4092 bytes.
+TEST(Calibration, CollectiveSamplesAreNcclTestsSizesForEveryOpAndGroup) {
   auto samples = measure_collectives({2, 3}, {4096, 65536}, CalibrationLevel::quick);
   ASSERT_TRUE(samples.ok()) << samples.error_text();
-  // Per size: 3 collectives for each group, plus send/recv for the pair.
-  ASSERT_EQ(samples->size(), 2u * (4 + 3));
-  for (const auto& s : *samples) {
-    EXPECT_GT(s.seconds, 0);
-    EXPECT_TRUE(std::isfinite(s.seconds));
-    EXPECT_GT(s.bytes, 0);
-    if (s.op == est::Collective::send_recv) {
-      EXPECT_EQ(s.ranks, 2);
-    }
-    if (s.op == est::Collective::all_gather) {  // nccl-tests' S of a gather is the whole output
-      EXPECT_EQ(std::fmod(s.bytes / 4, static_cast<double>(s.ranks)), 0.0);
-    }
+  using C = est::Collective;
+  const std::vector<std::tuple<C, std::int64_t, double>> expected = {
+      {C::all_reduce, 2, 4096},  {C::all_gather, 2, 4096},  {C::reduce_scatter, 2, 4096},  {C::send_recv, 2, 4096},
+      {C::all_reduce, 2, 65536}, {C::all_gather, 2, 65536}, {C::reduce_scatter, 2, 65536}, {C::send_recv, 2, 65536},
+      {C::all_reduce, 3, 4096},  {C::all_gather, 3, 4092},  {C::reduce_scatter, 3, 4092},
+      {C::all_reduce, 3, 65536}, {C::all_gather, 3, 65532}, {C::reduce_scatter, 3, 65532},
+  };
+  ASSERT_EQ(samples->size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& s = (*samples)[i];
+    EXPECT_EQ(std::make_tuple(s.op, s.ranks, s.bytes), expected[i]) << i;
+    EXPECT_FALSE(s.crosses_nodes) << i;
+    EXPECT_GT(s.seconds, 0) << i;
+    EXPECT_TRUE(std::isfinite(s.seconds)) << i;
   }
 }
 
@@ -112,20 +111,49 @@ TEST(Calibration, StopFlagCancels) {
   EXPECT_FALSE(profile.ok());
 }
 
-TEST(Calibration, ProfileOfATinyRun) {
-  auto profile = calibrate(request("tiny", 2, 1), {CalibrationLevel::quick, nullptr});
+// calibrate() as calibration.h documents it: the request's GEMM shapes in order, peak_flops the
+// best GEMM throughput measured, groups {2, tp, dp, pp, world} and the quick sizes {4 KiB, 1 MiB}
+// plus one micro-batch's fp32 activation (tiny: 1 x 64 tokens x 64 hidden x 4 B = 16384 B), one
+// attention sample at the run's per-rank shape, and a JSON round trip that changes nothing.
+TEST(Calibration, ProfileOfATinyRunIsDerivedFromItsSamples) {
+  const auto r = request("tiny", 2, 1);
+  auto profile = calibrate(r, {CalibrationLevel::quick, nullptr});
   ASSERT_TRUE(profile.ok()) << profile.error_text();
-  EXPECT_FALSE(profile->empty());
-  EXPECT_GT(profile->peak_flops, 0);
-  EXPECT_GT(profile->memory_bandwidth_bytes_per_s, 0);
-  EXPECT_GE(profile->kernel_overhead_s, 0);
-  EXPECT_FALSE(profile->gemms.empty());
-  EXPECT_FALSE(profile->collectives.empty());
-  EXPECT_EQ(profile->device.rfind("cpu: ", 0), 0u) << profile->device;
-  // JSON round trip through the estimator's reader, as the app reads it.
+  EXPECT_EQ(profile->device, cpu_device_name());
+
+  const auto shapes = calibration_gemm_shapes(r, CalibrationLevel::quick);
+  ASSERT_EQ(profile->gemms.size(), shapes.size());
+  double best = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto& g = profile->gemms[i];
+    EXPECT_EQ(std::make_tuple(g.m, g.n, g.k), std::make_tuple(shapes[i].m, shapes[i].n, shapes[i].k)) << shapes[i].name;
+    best = std::max(best, g.flops() / g.seconds);
+  }
+  EXPECT_EQ(profile->peak_flops, best);
+
+  std::set<std::tuple<est::Collective, std::int64_t, double>> got;
+  for (const auto& c : profile->collectives) got.insert({c.op, c.ranks, c.bytes});
+  std::set<std::tuple<est::Collective, std::int64_t, double>> want;
+  for (double bytes : {4096.0, 16384.0, 1048576.0}) {  // 2 ranks: every block divides evenly
+    for (auto op : {est::Collective::all_reduce, est::Collective::all_gather, est::Collective::reduce_scatter,
+                    est::Collective::send_recv}) {
+      want.insert({op, 2, bytes});
+    }
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(profile->collectives.size(), want.size());
+
+  ASSERT_EQ(profile->attention.size(), 1u);
+  EXPECT_EQ(profile->attention[0].batch_heads, r.micro_batch * 2) << "4 heads over TP 2";
+  EXPECT_EQ(profile->attention[0].seq, r.seq_len);
+  EXPECT_EQ(profile->attention[0].head_dim, 16) << "hidden 64 / 4 heads";
+
   auto back = est::hardware_profile_from_json(est::to_json(*profile));
   ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(est::to_json(*back), est::to_json(*profile));
+  EXPECT_EQ(back->peak_flops, profile->peak_flops);
   EXPECT_EQ(back->gemms.size(), profile->gemms.size());
+  EXPECT_EQ(back->elementwise_bytes_per_s, profile->elementwise_bytes_per_s);
 }
 
 TEST(Calibration, FusedAttentionAndOptimizerAtTheRunsShape) {
@@ -134,15 +162,12 @@ TEST(Calibration, FusedAttentionAndOptimizerAtTheRunsShape) {
   EXPECT_EQ(a.batch_heads, r.micro_batch * 2);
   EXPECT_EQ(a.seq, r.seq_len);
   EXPECT_EQ(a.head_dim, 32);
+  EXPECT_EQ(a.work(), static_cast<double>(r.micro_batch * 2) * static_cast<double>(r.seq_len * r.seq_len) * 32);
   EXPECT_GT(a.forward_s, 0);
   EXPECT_GT(a.backward_s, 0);
   const double rate = measure_optimizer(r, CalibrationLevel::quick, 1);
-  EXPECT_GT(rate, 1e6);
-  EXPECT_TRUE(std::isfinite(rate));
-  auto profile = calibrate(r, {CalibrationLevel::quick, nullptr});
-  ASSERT_TRUE(profile.ok()) << profile.error_text();
-  EXPECT_EQ(profile->attention.size(), 1u);
-  EXPECT_GT(profile->optimizer_bytes_per_s, 0);
+  EXPECT_GT(rate, 0);
+  EXPECT_LE(rate, kMaxCopyBytesPerCoreSecond) << "AdamW reads and writes its bytes no faster than a copy can";
 }
 
 TEST(Calibration, ElementwiseRatesArePositiveForEveryCalibratedKind) {

@@ -1,8 +1,10 @@
-// The time model against published end-to-end throughput, without a given TFLOP/s:
-// Narayanan et al. 2021 Table 1 (achieved TFLOP/s per GPU, all ten rows, within 10%) and
-// Korthikanti et al. 2022 (530B on 2240 A100: 42.1% MFU with full recomputation, the single
-// calibration point of the A100 in-step slowdown; 54.2% with selective recomputation and
-// sequence parallelism, predicted).
+// The time model against published end-to-end throughput, without a given TFLOP/s, on points
+// that did not set any of its constants: Narayanan et al. 2021 Table 1 (achieved TFLOP/s per
+// GPU, all ten rows, within 10%) and Korthikanti et al. 2022 (abstract: 530B on 2240 A100 with
+// selective recomputation and sequence parallelism, 54.2% MFU, "29% faster" than with full
+// recomputation). The one calibration point, the same 530B run at 42.1% MFU with full
+// recomputation (estimator/src/device_model.cpp sets the A100 in-step slowdown from it), is
+// kept apart as Korthikanti2022Calibration: it shows the calibration holds, it validates nothing.
 #include <gtest/gtest.h>
 
 #include "plansight/estimator/estimator.h"
@@ -65,18 +67,40 @@ TEST(NarayananTable1, PredictedThroughputWithinTenPercentOnEveryRow) {
   }
 }
 
-TEST(Korthikanti2022, FiveHundredThirtyBillionMfu) {
+// 530B (TP 8, PP 35, 3 chunks per stage, micro-batch 1) on 2240 A100, batch 2240: the run of
+// Korthikanti et al. 2022's abstract.
+Plan korthikanti_530b(Recompute recompute, bool sequence_parallel) {
   Plan p = selene_plan("narayanan-529.6b", 2240, 8, 35, 3, 1, 2240);
   p.layout.dp_overlap = false;
-  auto full = estimate(p);
+  p.layout.recompute = recompute;
+  p.layout.sequence_parallel = sequence_parallel;
+  return p;
+}
+
+// Not validation: device_model.cpp chose the A100's in-step slowdown (1.15) so that this run
+// comes out at the abstract's 42.1% MFU. Fails when a change to the model moves it off its own
+// calibration point (then the slowdown must be re-derived).
+TEST(Korthikanti2022Calibration, FullRecomputationRunReproducesTheCalibrationPoint) {
+  auto full = estimate(korthikanti_530b(Recompute::full, false));
   ASSERT_TRUE(full.ok()) << full.error_text();
-  EXPECT_NEAR(full->time.mfu, 0.421, 0.005) << "the calibration point of the A100 in-step slowdown";
-  p.layout.recompute = Recompute::selective;
-  p.layout.sequence_parallel = true;
-  auto selective = estimate(p);
-  ASSERT_TRUE(selective.ok());
-  EXPECT_LT(std::abs(selective->time.mfu / 0.542 - 1), 0.10) << selective->time.mfu;
-  EXPECT_GT(selective->time.mfu, full->time.mfu + 0.08) << "selective + SP is ~29% faster in the paper";
+  EXPECT_NEAR(full->time.mfu, 0.421, 0.0015) << "42.1% printed; 1.15 gives 42.2%";
+}
+
+// Validation: nothing in the model was fitted to the selective + sequence-parallel run.
+TEST(Korthikanti2022, SelectiveRecomputationWithSequenceParallelMfu) {
+  auto selective = estimate(korthikanti_530b(Recompute::selective, true));
+  ASSERT_TRUE(selective.ok()) << selective.error_text();
+  EXPECT_LT(std::abs(selective->time.mfu / 0.542 - 1), 0.10) << "abstract: 54.2%, predicted " << selective->time.mfu;
+}
+
+// Validation of the speed-up (abstract: 54.2% is "29% faster" than 42.1%, 54.2 / 42.1 = 1.287):
+// the ratio of the two predictions, within 10% of the printed 29% gain's 1.29.
+TEST(Korthikanti2022, SelectiveRecomputationSpeedUpOverFullRecomputation) {
+  auto full = estimate(korthikanti_530b(Recompute::full, false));
+  auto selective = estimate(korthikanti_530b(Recompute::selective, true));
+  ASSERT_TRUE(full.ok() && selective.ok());
+  const double speed_up = full->time.iteration_s / selective->time.iteration_s;
+  EXPECT_LT(std::abs(speed_up / 1.29 - 1), 0.10) << "predicted speed-up " << speed_up;
 }
 
 }  // namespace
