@@ -221,7 +221,7 @@ void PlanForm::showDiagnostics() {
   std::vector<Diagnostic> all = outcome->errors;
   if (outcome->estimate) {
     all.insert(all.end(), outcome->estimate->warnings.begin(), outcome->estimate->warnings.end());
-    model_summary_->setText(tr("%1 parameters").arg(format_billions(outcome->estimate->parameters)));
+    model_summary_->setText(tr("%1 parameters").arg(format_large_count(outcome->estimate->parameters)));
   } else {
     model_summary_->setText(tr("(plan has errors)"));
   }
