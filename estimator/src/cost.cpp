@@ -21,6 +21,7 @@ void complete_time_estimate(const Plan& plan, const FlopsEstimate& flops, TimeEs
     time.training_days = seconds / 86400.0;
     time.gpu_hours = seconds / 3600.0 * gpus;
     time.cost = time.gpu_hours * plan.cluster.price_per_gpu_hour;
+    time.currency = plan.cluster.currency;
   }
 }
 

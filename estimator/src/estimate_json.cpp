@@ -43,6 +43,7 @@ nlohmann::json to_json(const Estimate& e) {
   time["training_days"] = value(t.training_days);
   time["gpu_hours"] = value(t.gpu_hours);
   time["cost"] = value(t.cost);
+  time["currency"] = t.available && !t.currency.empty() ? nlohmann::json(t.currency) : nlohmann::json(nullptr);
   time["source"] = !t.available ? nlohmann::json(nullptr) : nlohmann::json(t.predicted ? "predicted" : "given throughput");
   if (t.predicted) {
     const auto& b = t.breakdown;

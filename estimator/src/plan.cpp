@@ -76,6 +76,9 @@ void validate_cluster(const Plan& p, Rules& r) {
   r.at_least("cluster.gpus_per_node", c.gpus_per_node, 1, 1 << 16);
   if (c.gpu.memory_bytes <= 0) r.error("cluster.gpu.memory_gib", "the GPU's memory must be positive");
   if (c.price_per_gpu_hour < 0) r.error("cluster.price_per_gpu_hour", "value must be >= 0");
+  if (c.currency.empty() || c.currency.size() > 8 || c.currency.find_first_of(" \t\n") != std::string::npos) {
+    r.error("cluster.currency", "value \"" + c.currency + "\" is invalid; valid: a currency code of 1 to 8 characters, e.g. USD or EUR");
+  }
   if (c.gpu.peak_flops(p.training.precision) <= 0) {
     std::string valid;
     for (Precision q : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {

@@ -47,7 +47,7 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
   auto in = root.child("cluster");
   if (!in) return;
   in->reject_unknown({"system", "source", "gpu", "gpus", "gpus_per_node", "intra_node_gb_per_s", "inter_node_gb_per_s",
-                      "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour",
+                      "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour", "currency",
                       "shared_processors"});
   const std::int64_t gpus = plan.cluster.gpus;
   const auto* system = in->get("system");

@@ -136,6 +136,7 @@ nlohmann::json to_json(const ClusterSpec& c) {
           {"intra_node_latency_us", c.intra_node_latency_s * 1e6},
           {"inter_node_latency_us", c.inter_node_latency_s * 1e6},
           {"price_per_gpu_hour", c.price_per_gpu_hour},
+          {"currency", c.currency},
           {"shared_processors", c.shared_processors}};
 }
 
@@ -156,6 +157,7 @@ void read_cluster(JsonReader& in, ClusterSpec& c) {
   scaled("intra_node_latency_us", c.intra_node_latency_s, 1, 1e6, 1e9);
   scaled("inter_node_latency_us", c.inter_node_latency_s, 1, 1e6, 1e9);
   in.read("price_per_gpu_hour", c.price_per_gpu_hour, 0.0, 1e9);
+  in.read("currency", c.currency);
   in.read("shared_processors", c.shared_processors, std::int64_t{0}, std::int64_t{1} << 20);
 }
 

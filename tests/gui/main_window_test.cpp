@@ -8,6 +8,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -236,7 +238,7 @@ TEST(MainWindow, MoeFieldsEditTheModelAndExpertParallelism) {
   auto e = est::estimate(plan);
   ASSERT_TRUE(e.ok()) << e.error_text();
   EXPECT_EQ(w.find<QLabel>("memoryTotal")->text(), format_gib(e->memory.peak.total_bytes()));
-  EXPECT_TRUE(w.find<QLabel>("modelSummary")->text().contains(format_billions(e->active_parameters)))
+  EXPECT_TRUE(w.find<QLabel>("modelSummary")->text().contains(format_large_count(e->active_parameters)))
       << w.find<QLabel>("modelSummary")->text().toStdString();
 
   // Top-3 routing is another model: named as a custom one, more active parameters.
@@ -251,6 +253,30 @@ TEST(MainWindow, MoeFieldsEditTheModelAndExpertParallelism) {
   ASSERT_TRUE(test::wait_idle(*w.window->document()));
   EXPECT_TRUE(w.window->planForm()->messageFor(QStringLiteral("layout.ep")).contains(QStringLiteral("must divide model.moe.experts (8)")))
       << w.window->planForm()->messageFor(QStringLiteral("layout.ep")).toStdString();
+}
+
+// The View menu lists each page by its tab's name: "Time & cost", never "Time  cost" (the menu
+// once stripped every '&', the escaped one included).
+TEST(MainWindow, ViewMenuNamesEachPageAsItsTab) {
+  Window w;
+  QMenu* view = nullptr;
+  for (QAction* a : w.window->menuBar()->actions()) {
+    if (a->menu() && a->text() == QStringLiteral("&View")) view = a->menu();
+  }
+  ASSERT_NE(view, nullptr);
+  // What a menu shows: a single '&' marks the mnemonic and is not drawn, "&&" draws one '&'.
+  auto shown = [](QString text) {
+    QString out;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+      if (text[i] == QLatin1Char('&') && i + 1 < text.size()) ++i;
+      out += text[i];
+    }
+    return out;
+  };
+  QStringList names;
+  for (QAction* a : view->actions()) names << shown(a->text());
+  EXPECT_TRUE(names.contains(QStringLiteral("Time & cost"))) << names.join(QStringLiteral(" | ")).toStdString();
+  for (const QString& n : names) EXPECT_FALSE(n.contains(QStringLiteral("  "))) << n.toStdString();
 }
 
 TEST(MainWindow, TimelineStepsThroughTheSchedule) {

@@ -193,7 +193,7 @@ const std::map<std::string, std::string>& sample_values() {
   static const std::map<std::string, std::string> values = {
       {"--model", "gpt3-1.3b"}, {"--layers", "24"}, {"--hidden", "2048"}, {"--heads", "16"}, {"--kv-heads", "16"},
       {"--ffn-hidden", "8192"}, {"--vocab", "50304"}, {"--seq-len", "2048"}, {"--gpu", "h100-sxm"},
-      {"--system", "dgx-h100"}, {"--gpus", "16"}, {"--gpus-per-node", "8"}, {"--price-per-gpu-hour", "2"},
+      {"--system", "dgx-h100"}, {"--gpus", "16"}, {"--gpus-per-node", "8"}, {"--price-per-gpu-hour", "2"}, {"--currency", "EUR"},
       {"--tp", "2"}, {"--pp", "2"}, {"--vpp", "2"}, {"--dp", "4"}, {"--cp", "1"}, {"--zero", "1"},
       {"--recompute", "selective"}, {"--schedule", "1f1b"}, {"--placement", "tp-cp-dp-pp"}, {"--micro-batch", "2"},
       {"--global-batch", "256"}, {"--tokens", "1e9"}, {"--precision", "bf16"}, {"--grad-precision", "fp32"},

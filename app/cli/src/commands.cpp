@@ -140,15 +140,35 @@ Status run_import_model(const std::vector<std::string>& argv, std::ostream& out,
     out << json_text(nlohmann::json{{"model", est::to_json(*model)}, {"parameters", params}}) << "\n";
   } else {
     out << json_text(est::to_json(*model)) << "\n";
-    out << "parameters: " << format_count(params) << " (" << format_billions(params) << ")\n";
+    out << "parameters: " << format_count(params) << " (" << format_large_count(params) << ")\n";
   }
   return Status::ok;
 }
 
+// `models` and `gpus` print tables that fit an 80-column terminal; each preset's source (a
+// paragraph) is behind `models show NAME`, `gpus show NAME` or --json.
 Status run_list_models(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   const bool json = wants_json(argv);
   auto args = Args::parse(argv, with_json({}));
   if (!args) return report_errors(args.errors(), json, out, err);
+  const auto& words = args->positionals();
+  if (!words.empty()) {
+    if (words[0] != "show" || words.size() != 2) {
+      return report_errors({make_error(words[0], "unexpected argument; valid: models [show NAME] [--json]")}, json, out, err);
+    }
+    auto m = est::find_model(words[1]);
+    if (!m) return report_errors(m.errors(), json, out, err);
+    auto j = est::to_json(*m);
+    j["parameters"] = est::count_parameters(*m).total;
+    if (json) {
+      out << json_text(j) << "\n";
+    } else {
+      out << m->name << ": " << format_large_count(est::count_parameters(*m).total) << " parameters, " << m->layers
+          << " layers, hidden " << m->hidden << ", " << m->heads << " heads (" << m->kv_heads << " KV), MLP "
+          << m->ffn_hidden << ", vocabulary " << m->vocab << "\nsource: " << m->source << "\n";
+    }
+    return Status::ok;
+  }
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& m : est::model_presets()) {
@@ -159,36 +179,75 @@ Status run_list_models(const std::vector<std::string>& argv, std::ostream& out, 
     out << json_text(list) << "\n";
     return Status::ok;
   }
-  out << pad_right("name", 18) << pad_left("params", 12) << pad_left("layers", 8) << pad_left("hidden", 8)
-      << pad_left("heads", 7) << pad_left("kv", 5) << pad_left("ffn", 8) << pad_left("vocab", 8) << "  source\n";
+  out << pad_right("name", 22) << pad_left("params", 10) << pad_left("layers", 8) << pad_left("hidden", 8)
+      << pad_left("heads", 7) << pad_left("kv", 5) << pad_left("ffn", 8) << pad_left("vocab", 8) << "\n";
   for (const auto& m : est::model_presets()) {
-    out << pad_right(m.name, 18) << pad_left(format_billions(est::count_parameters(m).total), 12)
+    out << pad_right(m.name, 22) << pad_left(format_large_count(est::count_parameters(m).total), 10)
         << pad_left(std::to_string(m.layers), 8) << pad_left(std::to_string(m.hidden), 8)
         << pad_left(std::to_string(m.heads), 7) << pad_left(std::to_string(m.kv_heads), 5)
-        << pad_left(std::to_string(m.ffn_hidden), 8) << pad_left(std::to_string(m.vocab), 8) << "  " << m.source << "\n";
+        << pad_left(std::to_string(m.ffn_hidden), 8) << pad_left(std::to_string(m.vocab), 8) << "\n";
   }
+  out << "sources: plansight models show NAME, or --json\n";
   return Status::ok;
 }
+
+namespace {
+
+// A peak in TFLOP/s, or "—" where the GPU has no such precision (a 0 in the preset).
+std::string tflops_cell(double flops, std::size_t width) {
+  if (flops <= 0) return std::string(width - 1, ' ') + "\u2014";  // one column wide on a terminal
+  return pad_left(format_fixed(flops / 1e12, flops >= 1e15 ? 0 : 1), width);
+}
+
+}  // namespace
 
 Status run_list_gpus(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   const bool json = wants_json(argv);
   auto args = Args::parse(argv, with_json({}));
   if (!args) return report_errors(args.errors(), json, out, err);
+  const auto& words = args->positionals();
+  if (!words.empty()) {
+    if (words[0] != "show" || words.size() != 2) {
+      return report_errors({make_error(words[0], "unexpected argument; valid: gpus [show NAME] [--json]")}, json, out, err);
+    }
+    auto g = est::find_gpu(words[1]);
+    if (!g) return report_errors(g.errors(), json, out, err);
+    if (json) {
+      out << json_text(est::to_json(*g)) << "\n";
+    } else {
+      out << g->name << ": " << format_gib(static_cast<double>(g->memory_bytes)) << ", HBM "
+          << format_fixed(g->hbm_bandwidth_bytes_per_s / 1e9, 0) << " GB/s\n";
+      const std::pair<const char*, double> peaks[] = {{"fp32", g->peak_fp32_flops}, {"tf32", g->peak_tf32_flops},
+                                                      {"fp16", g->peak_fp16_flops}, {"bf16", g->peak_bf16_flops},
+                                                      {"fp8", g->peak_fp8_flops}};
+      for (const auto& [name, flops] : peaks) {
+        out << "  " << pad_right(name, 6)
+            << (flops > 0 ? format_fixed(flops / 1e12, 1) + " TFLOP/s" : std::string("not supported")) << "\n";
+      }
+      out << "source: " << g->source << "\n";
+    }
+    return Status::ok;
+  }
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& g : est::gpu_presets()) list.push_back(est::to_json(g));
     out << json_text(list) << "\n";
     return Status::ok;
   }
-  out << pad_right("name", 16) << pad_left("memory", 11) << pad_left("HBM GB/s", 10) << pad_left("bf16 TF", 9)
-      << pad_left("fp8 TF", 8) << pad_left("tf32 TF", 9) << pad_left("NVLink GB/s", 13) << "\n";
+  out << pad_right("name", 18) << pad_left("GiB", 5) << pad_left("HBM GB/s", 10) << pad_left("fp32", 7)
+      << pad_left("tf32", 7) << pad_left("fp16", 7) << pad_left("bf16", 7) << pad_left("fp8", 7) << pad_left("NVLink GB/s", 12)
+      << "\n";
+  out << pad_right("", 33) << "peak TFLOP/s\n";
   for (const auto& g : est::gpu_presets()) {
-    out << pad_right(g.name, 16) << pad_left(format_gib(static_cast<double>(g.memory_bytes)), 11)
-        << pad_left(format_fixed(g.hbm_bandwidth_bytes_per_s / 1e9, 0), 10)
-        << pad_left(format_fixed(g.peak_bf16_flops / 1e12, 1), 9) << pad_left(format_fixed(g.peak_fp8_flops / 1e12, 1), 8)
-        << pad_left(format_fixed(g.peak_tf32_flops / 1e12, 1), 9)
-        << pad_left(format_fixed(g.nvlink_bandwidth_bytes_per_s / 1e9, 0), 13) << "\n";
+    out << pad_right(g.name, 18) << pad_left(format_fixed(static_cast<double>(g.memory_bytes) / (1 << 30), 0), 5)
+        << pad_left(format_fixed(g.hbm_bandwidth_bytes_per_s / 1e9, 0), 10) << tflops_cell(g.peak_fp32_flops, 7)
+        << tflops_cell(g.peak_tf32_flops, 7) << tflops_cell(g.peak_fp16_flops, 7) << tflops_cell(g.peak_bf16_flops, 7)
+        << tflops_cell(g.peak_fp8_flops, 7)
+        << (g.nvlink_bandwidth_bytes_per_s > 0 ? pad_left(format_fixed(g.nvlink_bandwidth_bytes_per_s / 1e9, 0), 12)
+                                                : std::string(11, ' ') + "\u2014")
+        << "\n";
   }
+  out << "sources: plansight gpus show NAME, or --json\n";
   return Status::ok;
 }
 

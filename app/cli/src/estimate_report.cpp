@@ -2,6 +2,8 @@
 // memory of the most loaded GPU and of every stage, FLOPs, time and cost, warnings.
 #include "plansight/cli/estimate_report.h"
 
+#include <algorithm>
+
 #include "plansight/cli/format.h"
 
 namespace plansight::cli {
@@ -33,12 +35,12 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       << " gradients, " << est::to_string(t.master_precision) << " master, " << est::to_string(t.optimizer)
       << ", " << est::to_string(t.attention) << " attention\n\n";
 
-  out << "Parameters   " << format_billions(e.parameters) << " (" << format_count(e.parameters) << ")\n";
+  out << "Parameters   " << format_large_count(e.parameters) << " (" << format_count(e.parameters) << ")\n";
   if (e.active_parameters != e.parameters) {
-    out << "  active     " << format_billions(e.active_parameters) << " per token (" << plan.model.moe.top_k << " of "
+    out << "  active     " << format_large_count(e.active_parameters) << " per token (" << plan.model.moe.top_k << " of "
         << plan.model.moe.experts << " routed experts)\n";
   }
-  out << "  as trained " << format_billions(e.parameters_padded) << " (" << format_count(e.parameters_padded) << ") with ";
+  out << "  as trained " << format_large_count(e.parameters_padded) << " (" << format_count(e.parameters_padded) << ") with ";
   if (e.padded_vocab == plan.model.vocab) {
     out << "the vocabulary unpadded (" << format_count(static_cast<double>(e.padded_vocab)) << ")\n\n";
   } else {
@@ -57,12 +59,18 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   out << "  " << pad_right("total", 22) << pad_left(format_gib(peak.total_bytes()), 14) << " of "
       << format_gib(e.memory.capacity_bytes) << (e.memory.fits ? "  fits" : "  DOES NOT FIT") << "\n";
   if (l.pp > 1) {
-    out << "\n  stage layers   weights     grads  optimizer  activations  buffers   reserve     total (GiB)\n";
-    auto g = [](double b) { return pad_left(format_fixed(b / (1024.0 * 1024.0 * 1024.0), 2), 10); };
+    // One unit for the whole table: TiB once any stage needs 1024 GiB or more, as format_gib says it.
+    double most = 0;
+    for (const auto& s : e.memory.stages) most = std::max(most, s.memory.total_bytes());
+    const bool tib = most >= 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    const double unit = tib ? 1024.0 * 1024.0 * 1024.0 * 1024.0 : 1024.0 * 1024.0 * 1024.0;
+    out << "\n  stage layers   weights     grads  optimizer  activations  buffers   reserve     total ("
+        << (tib ? "TiB" : "GiB") << ")\n";
+    auto g = [unit](double b) { return pad_left(format_fixed(b / unit, 2), 10); };
     for (const auto& s : e.memory.stages) {
       const auto& m = s.memory;
       out << "  " << pad_left(std::to_string(s.stage), 5) << pad_left(std::to_string(s.layers), 7) << g(m.weights_bytes)
-          << g(m.gradients_bytes) << g(m.optimizer_bytes) << pad_left(format_fixed(m.activations_bytes / (1024.0 * 1024.0 * 1024.0), 2), 13)
+          << g(m.gradients_bytes) << g(m.optimizer_bytes) << pad_left(format_fixed(m.activations_bytes / unit, 2), 13)
           << g(m.buffers_bytes) << g(m.reserve_bytes) << g(m.total_bytes()) << "\n";
     }
   }
@@ -98,9 +106,9 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
         << format_fixed(time.achieved_tflops_per_gpu, 1) << " TFLOP/s per GPU\n";
     out << "  MFU / HFU            " << format_fixed(time.mfu * 100, 1) << "% / " << format_fixed(time.hfu * 100, 1) << "%\n";
     if (t.tokens > 0) {
-      out << "  " << pad_right(format_billions(t.tokens) + " tokens", 21) << format_fixed(time.training_days, 1) << " days, "
+      out << "  " << pad_right(format_large_count(t.tokens) + " tokens", 21) << format_fixed(time.training_days, 1) << " days, "
           << format_count(time.gpu_hours) << " GPU-hours";
-      if (plan.cluster.price_per_gpu_hour > 0) out << ", $" << format_count(time.cost);
+      if (plan.cluster.price_per_gpu_hour > 0) out << ", " << format_count(time.cost) << " " << plan.cluster.currency;
       out << "\n";
     }
   }

@@ -12,7 +12,11 @@ std::string format_fixed(double value, int decimals) {
   return buf;
 }
 
-std::string format_gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + " GiB"; }
+// Past 1024 GiB the figure reads in TiB (161,860 GiB is 158.07 TiB), as people say it.
+std::string format_gib(double bytes) {
+  const double gib = bytes / (1024.0 * 1024.0 * 1024.0);
+  return std::fabs(gib) >= 1024 ? format_fixed(gib / 1024, 2) + " TiB" : format_fixed(gib, 2) + " GiB";
+}
 
 std::string format_count(double n) {
   char digits[64];
@@ -25,7 +29,14 @@ std::string format_count(double n) {
   return n < 0 ? "-" + out : out;
 }
 
-std::string format_billions(double n) { return format_fixed(n / 1e9, 2) + " B"; }
+// Short scale, two decimals: 124.44 M, 174.60 B, 10.34 T (not 10,340.69 B).
+std::string format_large_count(double n) {
+  const double a = std::fabs(n);
+  if (a >= 1e12) return format_fixed(n / 1e12, 2) + " T";
+  if (a >= 1e9) return format_fixed(n / 1e9, 2) + " B";
+  if (a >= 1e6) return format_fixed(n / 1e6, 2) + " M";
+  return format_count(n);
+}
 
 std::string format_flops(double flops) {
   char buf[64];

@@ -50,6 +50,7 @@ constexpr Mapping kMappings[] = {
     {"--gpus", "cluster", "gpus", Mapping::integer},
     {"--gpus-per-node", "cluster", "gpus_per_node", Mapping::integer},
     {"--price-per-gpu-hour", "cluster", "price_per_gpu_hour", Mapping::number},
+    {"--currency", "cluster", "currency", Mapping::text},
     {"--tp", "layout", "tp", Mapping::integer},
     {"--pp", "layout", "pp", Mapping::integer},
     {"--vpp", "layout", "vpp", Mapping::integer},

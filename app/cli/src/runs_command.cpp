@@ -4,6 +4,7 @@
 
 #include "command_util.h"
 #include "plansight/cli/format.h"
+#include "plansight/store/metric_words.h"
 
 namespace plansight::cli {
 namespace {
@@ -79,7 +80,10 @@ Status show_run(store::Store& db, std::int64_t id, bool json, std::ostream& out,
     for (const auto& [category, bytes] : s.memory_bytes) {
       out << "  memory " << pad_right(category, 12) << format_fixed(static_cast<double>(bytes) / (1 << 20), 2) << " MiB\n";
     }
-    for (const auto& [name, value] : s.metrics) out << "  " << pad_right(name, 20) << value << "\n";
+    for (const auto& [name, value] : s.metrics) {
+      const auto m = store::describe_metric(name, value);
+      out << "  " << pad_right(m.label, 20) << m.value << "\n";
+    }
   }
   for (const auto& t : *timelines) {
     out << "  timeline " << estimator::to_string(t.source) << ": " << t.span_count << " spans on " << t.track_count

@@ -200,7 +200,8 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
                          {"bubble_fraction", e.time.bubble_fraction}}},
                        {"training_days", budget ? json(e.time.training_days) : json(nullptr)},
                        {"gpu_hours", budget ? json(e.time.gpu_hours) : json(nullptr)},
-                       {"cost", budget && base.cluster.price_per_gpu_hour > 0 ? json(e.time.cost) : json(nullptr)}});
+                       {"cost", budget && base.cluster.price_per_gpu_hour > 0 ? json(e.time.cost) : json(nullptr)},
+                       {"currency", base.cluster.currency}});
   }
   j["layouts"] = std::move(layouts);
   j["summary"] = est::rejection_summary(r);
@@ -243,9 +244,9 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
     if (b.ep_comm_s > 0) out << ", expert all-to-all " << format_seconds(b.ep_comm_s);
     out << "\n";
     if (t.tokens > 0) {
-      out << "    " << format_billions(t.tokens) << " tokens: " << format_fixed(e.time.training_days, 1) << " days, "
+      out << "    " << format_large_count(t.tokens) << " tokens: " << format_fixed(e.time.training_days, 1) << " days, "
           << format_count(e.time.gpu_hours) << " GPU-hours";
-      if (base.cluster.price_per_gpu_hour > 0) out << ", $" << format_count(e.time.cost);
+      if (base.cluster.price_per_gpu_hour > 0) out << ", " << format_count(e.time.cost) << " " << base.cluster.currency;
       out << "\n";
     }
   }

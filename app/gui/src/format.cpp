@@ -14,8 +14,11 @@ QString format_fixed(double value, int decimals) {
   return QString::fromLatin1(buf);
 }
 
+// Past 1024 GiB the figure reads in TiB (161,860 GiB is 158.07 TiB), as the CLI prints it.
 QString format_gib(double bytes) {
-  return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + QStringLiteral(" GiB");
+  const double gib = bytes / (1024.0 * 1024.0 * 1024.0);
+  return std::fabs(gib) >= 1024 ? format_fixed(gib / 1024, 2) + QStringLiteral(" TiB")
+                                : format_fixed(gib, 2) + QStringLiteral(" GiB");
 }
 
 QString format_count(double n) {
@@ -32,7 +35,14 @@ QString format_count(double n) {
 
 QString format_bytes_exact(double bytes) { return format_count(bytes) + QStringLiteral(" bytes"); }
 
-QString format_billions(double n) { return format_fixed(n / 1e9, 2) + QStringLiteral(" B"); }
+// Short scale, two decimals: 124.44 M, 174.60 B, 10.34 T, as the CLI prints it.
+QString format_large_count(double n) {
+  const double a = std::fabs(n);
+  if (a >= 1e12) return format_fixed(n / 1e12, 2) + QStringLiteral(" T");
+  if (a >= 1e9) return format_fixed(n / 1e9, 2) + QStringLiteral(" B");
+  if (a >= 1e6) return format_fixed(n / 1e6, 2) + QStringLiteral(" M");
+  return format_count(n);
+}
 
 QString format_seconds(double s) {
   if (!std::isfinite(s)) return QStringLiteral("—");

@@ -153,9 +153,9 @@ void MainWindow::buildMenus() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (int i = 0; i < tabs_->count(); ++i) {
-    QAction* a =
-        view->addAction(tabs_->tabText(i).remove(QLatin1Char('&')).replace(QStringLiteral("&&"), QStringLiteral("&")),
-                        this, [this, i] { tabs_->setCurrentIndex(i); });
+    // The tab's own text: menus read "&&" as a literal '&' as tabs do ("&Time && cost" shows
+    // "Time & cost"); stripping every '&' first left "Time  cost".
+    QAction* a = view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
     if (i < 9) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));  // Ctrl+1 .. Ctrl+9
   }
   view->addSeparator();

@@ -72,7 +72,7 @@ void MemoryPage::refresh() {
   capacity_->setText(format_gib(memory.capacity_bytes));
   headroom_->setText(format_gib(memory.capacity_bytes - total));
   const auto stage = static_cast<std::size_t>(memory.most_loaded_stage);
-  params_->setText(stage < memory.stages.size() ? format_billions(memory.stages[stage].parameters)
+  params_->setText(stage < memory.stages.size() ? format_large_count(memory.stages[stage].parameters)
                                                 : QStringLiteral("—"));
   const QColor colour = memory.fits ? palette().color(QPalette::WindowText) : alert_colour(palette());
   status_->setText(QStringLiteral("<span style=\"color:%1\">%2</span>")

@@ -249,8 +249,8 @@ void PlanForm::showDiagnostics() {
     all.insert(all.end(), outcome->estimate->warnings.begin(), outcome->estimate->warnings.end());
     const auto& e = *outcome->estimate;
     model_summary_->setText(e.active_parameters != e.parameters
-                                ? tr("%1 parameters, %2 active").arg(format_billions(e.parameters), format_billions(e.active_parameters))
-                                : tr("%1 parameters").arg(format_billions(e.parameters)));
+                                ? tr("%1 parameters, %2 active").arg(format_large_count(e.parameters), format_large_count(e.active_parameters))
+                                : tr("%1 parameters").arg(format_large_count(e.parameters)));
   } else {
     model_summary_->setText(tr("(plan has errors)"));
   }

@@ -131,6 +131,7 @@ void PlanForm::populate() {
   gpu_combo_->setPlaceholderText(QString::fromStdString(plan.cluster.gpu.name) + tr(" (custom)"));
   spin("cluster.gpus", plan.cluster.gpus);
   price_->setValue(plan.cluster.price_per_gpu_hour);
+  price_->setSuffix(QLatin1Char(' ') + QString::fromStdString(plan.cluster.currency));  // the price's unit, shown
 
   spin("layout.tp", plan.layout.tp);
   spin("layout.pp", plan.layout.pp);

@@ -22,6 +22,7 @@
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/theme.h"
 #include "plansight/gui/timeline_widget.h"
+#include "plansight/store/metric_words.h"
 
 namespace plansight::gui {
 
@@ -227,7 +228,9 @@ void RunsPage::onSelection() {
   if (r.summary) {
     if (r.summary->step_time_s) text += QStringLiteral("<br>step time %1").arg(format_seconds(*r.summary->step_time_s));
     for (const auto& [name, value] : r.summary->metrics) {
-      text += QStringLiteral(" · %1 %2").arg(QString::fromStdString(name).toHtmlEscaped(), format_fixed(value, 4));
+      const auto m = store::describe_metric(name, value);
+      text += QStringLiteral(" · %1: %2").arg(QString::fromStdString(m.label).toHtmlEscaped(),
+                                                QString::fromStdString(m.value).toHtmlEscaped());
     }
   }
   if (!r.notes.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.notes).toHtmlEscaped();

@@ -121,7 +121,9 @@ void TimeCostPage::refresh() {
   const bool budget = outcome->plan.training.tokens > 0;
   days_->setText(budget ? format_fixed(t.training_days, 1) + tr(" days") : tr("no token budget"));
   gpu_hours_->setText(budget ? format_count(t.gpu_hours) : QStringLiteral("—"));
-  cost_->setText(budget && outcome->plan.cluster.price_per_gpu_hour > 0 ? format_money(t.cost) : tr("no price"));
+  cost_->setText(budget && outcome->plan.cluster.price_per_gpu_hour > 0
+                     ? format_money(t.cost) + QLatin1Char(' ') + QString::fromStdString(outcome->plan.cluster.currency)
+                     : tr("no price"));
   bubble_->setText(t.predicted ? format_percent(t.bubble_fraction) : QStringLiteral("—"));
   source_->setText(t.predicted
                        ? tr("Predicted by the time model (kernel and collective costs through the schedule simulator).")

@@ -36,7 +36,10 @@ struct ClusterSpec {
   double inter_node_bandwidth_bytes_per_s = 0;  // per GPU, one direction (its share of the NICs)
   double intra_node_latency_s = 0;
   double inter_node_latency_s = 0;
-  double price_per_gpu_hour = 0;   // currency units per GPU-hour; 0 = unknown
+  double price_per_gpu_hour = 0;   // `currency` per GPU-hour; 0 = unknown
+  // What price_per_gpu_hour is counted in: the presets' prices are AWS on-demand list prices in
+  // US dollars (assets/presets/systems.json); a plan with its own price names its own currency.
+  std::string currency = "USD";
   // Processors all ranks share; 0: every rank has a device of its own (a real cluster). The
   // probe's ranks are threads on the cores of one machine (or virtual ranks on one GPU): when
   // they outnumber the processors, the time model's simulator shares them out (processor

@@ -72,6 +72,7 @@ struct TimeEstimate {
   double training_days = 0;
   double gpu_hours = 0;
   double cost = 0;
+  std::string currency;  // of cost: the cluster's
 };
 
 struct Estimate {

@@ -8,9 +8,9 @@
 
 namespace plansight::cli {
 
-std::string format_gib(double bytes);               // "12.35 GiB"
+std::string format_gib(double bytes);               // "12.35 GiB", "158.07 TiB" from 1024 GiB
 std::string format_count(double n);                 // "174,604,259,328"
-std::string format_billions(double n);              // "174.60 B"
+std::string format_large_count(double n);              // "174.60 B"
 std::string format_flops(double flops);             // "4.31e+18 FLOP"
 std::string format_seconds(double seconds);         // "850 ms", "12.3 s", "4.2 min", "34.7 days"
 std::string format_fixed(double value, int decimals);

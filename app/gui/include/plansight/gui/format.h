@@ -11,7 +11,7 @@ namespace plansight::gui {
 QString format_gib(double bytes);             // "73.21 GiB"
 QString format_bytes_exact(double bytes);     // "78,604,522,496 bytes"
 QString format_count(double n);               // "174,600,000,000"
-QString format_billions(double n);            // "174.60 B"
+QString format_large_count(double n);            // "174.60 B"
 QString format_seconds(double s);             // "12.3 ms", "1.84 s", "32.7 days"
 QString format_duration_ns(std::int64_t ns);  // "850 ns", "12.40 µs", "3.21 ms", "1.234 s"
 // A ruler label for time t on ticks step_ns apart: "11.5 s", "250 ms".
