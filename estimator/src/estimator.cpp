@@ -9,15 +9,12 @@
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
+#include "bytes_text.h"
 
 namespace plansight::estimator {
 namespace {
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
+std::string gib(double bytes) { return detail::gib_text(bytes); }
 
 void memory_warnings(const Estimate& e, std::vector<Diagnostic>& out) {
   const double total = e.memory.peak.total_bytes();

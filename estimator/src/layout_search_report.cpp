@@ -5,17 +5,14 @@
 
 #include "layout_search_lean.h"
 #include "plansight/estimator/memory.h"
+#include "bytes_text.h"
 
 namespace plansight::estimator {
 namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
+std::string gib(double bytes) { return detail::gib_text(bytes); }
 
 std::string thousands(std::int64_t n) {
   std::string raw = std::to_string(n), out;
