@@ -266,6 +266,21 @@ TEST(ComparePage, AProbeRunCanAlsoBeSetBesideThePlan) {
                    e->time.iteration_s);
   EXPECT_DOUBLE_EQ(page.phaseModel()->index(page.phaseModel()->rowCount() - 1, ComparisonModel::kMeasured).data(Qt::UserRole).toDouble(),
                    fixture.measured_step_s);
+  // The probe ran the 4-layer "small" model; the plan is GPT-3 1.3B: the page says so above the
+  // numbers instead of showing a four-digit error without a word.
+  ASSERT_FALSE(page.comparison()->warnings.isEmpty());
+  EXPECT_TRUE(page.comparison()->warnings.front().contains(QStringLiteral("the run and the plan differ")))
+      << page.comparison()->warnings.front().toStdString();
+  auto* warning = page.findChild<QLabel*>(QStringLiteral("compareWarning"));
+  ASSERT_NE(warning, nullptr);
+  EXPECT_FALSE(warning->isHidden());
+  EXPECT_TRUE(warning->text().contains(QStringLiteral("layers 4 vs")));
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareNote"))->text().contains(QStringLiteral("of step =")));
+  // Its own configuration is the same job: no warning.
+  page.setAgainst(ComparePage::Against::own_configuration);
+  ASSERT_TRUE(ready.wait(30000));
+  EXPECT_TRUE(page.comparison()->warnings.isEmpty());
+  EXPECT_TRUE(warning->isHidden());
 }
 
 TEST(ComparisonModel, PassesTheModelTesterAndFormatsErrors) {
@@ -277,6 +292,11 @@ TEST(ComparisonModel, PassesTheModelTesterAndFormatsErrors) {
   EXPECT_EQ(model.index(0, ComparisonModel::kError).data().toString(), QStringLiteral("+10.0%"));
   EXPECT_EQ(model.index(1, ComparisonModel::kError).data().toString(), QStringLiteral("-")) << "nothing measured";
   EXPECT_EQ(model.index(2, ComparisonModel::kMeasured).data().toString(), QStringLiteral("-"));
+  // A phase under 5% of its 10 ms step: no relative error, only its share of the step.
+  ComparisonRow tiny{QStringLiteral("communication"), 0.0, 1e-5, true, 1e-2};
+  model.setRows({tiny});
+  EXPECT_EQ(model.index(0, ComparisonModel::kError).data().toString(), QStringLiteral("-"));
+  EXPECT_EQ(model.index(0, ComparisonModel::kOfStep).data().toString(), QStringLiteral("-0.1%"));
   model.setRows({});
   EXPECT_EQ(model.rowCount(), 0);
   EXPECT_EQ(warnings.count(), 0);

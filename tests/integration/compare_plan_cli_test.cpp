@@ -13,6 +13,7 @@
 
 #include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
+#include "plansight/cli/plan_run_comparison.h"
 #include "plansight/cli/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
@@ -119,6 +120,10 @@ TEST_F(ComparePlanCli, ImportedTraceBesideThePlansPrediction) {
 
   auto table = cli({"compare", "1", "--plan", plan_path_.string()});
   ASSERT_EQ(table.status, Status::ok) << table.err;
+  // The legend says what the sign means and what each phase measures.
+  EXPECT_NE(table.out.find("of step"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("error = predicted / measured - 1: + the estimator predicted more"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("bubble: time a rank is idle inside the step"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("kineto_multirank (imported timeline)"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("the traced window"), std::string::npos) << table.out;
 }
@@ -153,6 +158,59 @@ TEST_F(ComparePlanCli, MeasuredRunUsesItsMedianStepAndMemory) {
   auto e = est::estimate(small_plan());
   ASSERT_TRUE(e.ok());
   EXPECT_DOUBLE_EQ(j["memory"][6]["predicted_bytes"].get<double>(), e->memory.stages.front().memory.total_bytes());
+}
+
+// A phase under 5% of the step has no relative error of its own (1 us of communication against
+// 0 predicted read -100 %): its part in the step's error, "of step", says how much it matters.
+TEST(ComparedValue, SmallPhasesAreJudgedByTheirShareOfTheStep) {
+  ComparedValue comm{"communication", 0.0, 1e-6, true};
+  comm.step_s = 2e-3;
+  EXPECT_TRUE(comm.small());
+  EXPECT_FALSE(comm.error().has_value());
+  ASSERT_TRUE(comm.of_step().has_value());
+  EXPECT_NEAR(*comm.of_step(), -0.0005, 1e-12);
+  ComparedValue forward{"forward", 0.9e-3, 1e-3, true};
+  forward.step_s = 2e-3;
+  EXPECT_FALSE(forward.small());
+  EXPECT_NEAR(*forward.error(), -0.1, 1e-12);
+  EXPECT_NEAR(*forward.of_step(), -0.05, 1e-12);
+  ComparedValue memory{"weights", 2.0, 1.0, true};  // no step: a plain relative error
+  EXPECT_FALSE(memory.of_step().has_value());
+  EXPECT_NEAR(*memory.error(), 1.0, 1e-12);
+  EXPECT_EQ(percent_text(-0.0005), "-0.1%");
+  EXPECT_EQ(percent_text(0.123), "+12.3%");
+  EXPECT_EQ(percent_text(std::nullopt), "-");
+}
+
+// The plan and the run must describe one job, or the comparison says they do not: a probe run of
+// the tiny model beside GPT-3 1.3B read +2294 % without a word.
+TEST(RunPlanMismatch, NamesEveryFieldWhereTheRunAndThePlanDiffer) {
+  const est::Plan plan = small_plan();
+  auto e = est::estimate(plan);
+  ASSERT_TRUE(e.ok());
+  store::RunRecord run;
+  run.kind = store::RunKind::probe;
+  run.plan = nlohmann::json{{"model", est::to_json(plan.model)},
+                            {"layout", {{"tp", 2}, {"pp", 1}, {"dp", 1}}},
+                            {"seq_len", plan.training.seq_len},
+                            {"micro_batch", plan.training.micro_batch},
+                            {"global_batch", plan.training.global_batch}};
+  EXPECT_TRUE(run_plan_mismatches(run, plan, *e, 1.0, 1.1).empty()) << "the same job, a step 10 % apart";
+  (*run.plan)["model"]["layers"] = 2;
+  (*run.plan)["layout"]["tp"] = 1;
+  auto differ = run_plan_mismatches(run, plan, *e, 1.0, 1.1);
+  ASSERT_EQ(differ.size(), 1u);
+  EXPECT_NE(differ[0].find("layers 2 vs 24, tp 1 vs 2"), std::string::npos) << differ[0];
+  auto far = run_plan_mismatches(run, plan, *e, 24.0, 1.0);
+  ASSERT_EQ(far.size(), 2u);
+  EXPECT_NE(far[1].find("is 24.0x longer than the measured one"), std::string::npos) << far[1];
+  store::RunRecord trace;
+  trace.kind = store::RunKind::import;
+  trace.summary = store::RunSummary{};
+  trace.summary->metrics["ranks"] = 8;
+  auto ranks = run_plan_mismatches(trace, plan, *e, 1.0, 1.0);
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_NE(ranks[0].find("the trace holds 8 ranks but the plan has 2 GPUs"), std::string::npos) << ranks[0];
 }
 
 TEST_F(ComparePlanCli, ErrorsNameTheRunAndThePlan) {

@@ -9,9 +9,11 @@
 #include <cmath>
 
 #include "command_util.h"
+#include "comparison_table.h"
 #include "compare_plan_command.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
+#include "plansight/cli/plan_run_comparison.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_plan.h"
 #include "plansight/cli/run_lookup.h"
@@ -24,36 +26,7 @@ namespace {
 
 namespace est = plansight::estimator;
 
-struct Row {
-  std::string name;
-  double predicted = 0, measured = 0;
-  bool has_measured = true;
-  std::optional<double> error() const {
-    if (!has_measured || !(measured > 0)) return std::nullopt;  // nothing to be relative to
-    return predicted / measured - 1;
-  }
-};
-
-nlohmann::json error_json(const Row& r) {
-  auto e = r.error();
-  return e && std::isfinite(*e) ? nlohmann::json(*e) : nlohmann::json();
-}
-
-std::string error_text(const Row& r) {
-  auto e = r.error();
-  if (!e || !std::isfinite(*e)) return "-";
-  std::string text = *e >= 0 ? "+" : "";  // appended, not `"+" + ...`: GCC 12 -Wrestrict false positive
-  text += format_fixed(*e * 100, 1);
-  text += "%";
-  return text;
-}
-
-
-double largest_over_stages(const est::MemoryEstimate& m, double est::MemoryBreakdown::*field) {
-  double out = 0;
-  for (const auto& s : m.stages) out = std::max(out, s.memory.*field);
-  return out;
-}
+nlohmann::json fraction_json(std::optional<double> f) { return f ? nlohmann::json(*f) : nlohmann::json(); }
 
 }  // namespace
 
@@ -96,69 +69,43 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   const StepPhases p = step_phases(predicted->timeline);
   const StepPhases m = measured_timeline ? step_phases(*measured_timeline) : StepPhases{};
   const bool has_phases = measured_timeline.ok();
-  std::vector<Row> phases = {{"forward", p.forward_s, m.forward_s, has_phases},
-                             {"backward", p.backward_s, m.backward_s, has_phases},
-                             {"communication", p.communication_s, m.communication_s, has_phases},
-                             {"bubble", p.bubble_s, m.bubble_s, has_phases},
-                             {"optimizer", p.optimizer_s, m.optimizer_s, has_phases}};
-  if (p.other_s > 0 || m.other_s > 0) phases.push_back({"other", p.other_s, m.other_s, has_phases});
-  const Row step{"step", predicted->iteration_s, *run->summary->step_time_s, true};
-
+  std::vector<ComparedValue> phases = phase_rows(p, m, has_phases, predicted->iteration_s, *run->summary->step_time_s);
+  const ComparedValue step = phases.back();
+  phases.pop_back();
   // Memory: per category the largest over pipeline stages (predicted) and over ranks (measured).
-  using MB = est::MemoryBreakdown;
-  const std::pair<const char*, double MB::*> fields[] = {
-      {"weights", &MB::weights_bytes}, {"gradients", &MB::gradients_bytes}, {"optimizer", &MB::optimizer_bytes},
-      {"activations", &MB::activations_bytes}, {"buffers", &MB::buffers_bytes}, {"reserve", &MB::reserve_bytes}};
-  std::vector<Row> memory;
-  const auto& measured_memory = run->summary->memory_bytes;
-  auto measured_of = [&](const std::string& c) {
-    auto it = measured_memory.find(c);
-    return it == measured_memory.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  for (const auto& [name, field] : fields) memory.push_back({name, largest_over_stages(estimate->memory, field), measured_of(name)});
-  double predicted_total = 0;
-  for (const auto& s : estimate->memory.stages) predicted_total = std::max(predicted_total, s.memory.total_bytes());
-  memory.push_back({"total", predicted_total, measured_of("total")});
+  const std::vector<ComparedValue> memory = memory_rows(estimate->memory, run->summary->memory_bytes);
 
   if (json) {
     nlohmann::json j;
     j["run_id"] = *id;
     j["device"] = run->device;
-    j["step"] = {{"predicted_s", step.predicted}, {"measured_s", step.measured}, {"error", error_json(step)}};
+    j["step"] = {{"predicted_s", step.predicted}, {"measured_s", step.measured}, {"error", fraction_json(step.error())}};
     j["phases"] = nlohmann::json::array();
     for (const auto& r : phases) {
       j["phases"].push_back({{"phase", r.name}, {"predicted_s", r.predicted},
                              {"measured_s", r.has_measured ? nlohmann::json(r.measured) : nlohmann::json()},
-                             {"error", error_json(r)}});
+                             {"error", fraction_json(r.error())}, {"error_of_step", fraction_json(r.of_step())},
+                             {"small", r.small()}});
     }
     j["traced_step_s"] = has_phases ? nlohmann::json(m.step_s) : nlohmann::json();
     j["measured_waiting_s"] = has_phases ? nlohmann::json(m.waiting_s) : nlohmann::json();  // part of the bubble
     j["memory"] = nlohmann::json::array();
     for (const auto& r : memory) {
       j["memory"].push_back({{"category", r.name}, {"predicted_bytes", r.predicted}, {"measured_bytes", r.measured},
-                             {"error", error_json(r)}});
+                             {"error", fraction_json(r.error())}});
     }
     j["plan"] = est::to_json(*plan);
     out << json_text(j) << "\n";
     return Status::ok;
   }
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";
-  out << pad_right("time", 16) << pad_left("predicted", 12) << pad_left("measured", 12) << pad_left("error", 10) << "\n";
-  auto time_row = [&](const Row& r) {
-    out << pad_right(r.name, 16) << pad_left(format_seconds(r.predicted), 12)
-        << pad_left(r.has_measured ? format_seconds(r.measured) : "-", 12) << pad_left(error_text(r), 10) << "\n";
-  };
-  for (const auto& r : phases) time_row(r);
-  time_row(step);
+  print_phase_table(out, phases, step);
   if (has_phases) {
     out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its bubble includes "
         << format_seconds(m.waiting_s) << " waiting inside communication calls for a peer; step: the run's median)\n";
   }
-  out << "\n" << pad_right("memory", 16) << pad_left("predicted", 12) << pad_left("measured", 12) << pad_left("error", 10) << "\n";
-  for (const auto& r : memory) {
-    out << pad_right(r.name, 16) << pad_left(format_fixed(r.predicted / (1 << 20), 2) + " MiB", 12)
-        << pad_left(format_fixed(r.measured / (1 << 20), 2) + " MiB", 12) << pad_left(error_text(r), 10) << "\n";
-  }
+  out << comparison_legend() << "\n";
+  print_memory_table(out, memory);
   return Status::ok;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/time_model.h"
@@ -13,9 +14,36 @@ namespace plansight::cli {
 namespace est = plansight::estimator;
 
 std::optional<double> ComparedValue::error() const {
-  if (!has_measured || !(measured > 0)) return std::nullopt;  // nothing to be relative to
+  if (!has_measured || !(measured > 0) || small()) return std::nullopt;  // nothing (sizeable) to be relative to
   const double e = predicted / measured - 1;
   return std::isfinite(e) ? std::optional<double>(e) : std::nullopt;
+}
+
+std::optional<double> ComparedValue::of_step() const {
+  if (!has_measured || !(step_s > 0)) return std::nullopt;
+  const double e = (predicted - measured) / step_s;
+  return std::isfinite(e) ? std::optional<double>(e) : std::nullopt;
+}
+
+bool ComparedValue::small() const {
+  return step_s > 0 && predicted < kSmallPhaseShare * step_s && measured < kSmallPhaseShare * step_s;
+}
+
+std::string percent_text(std::optional<double> fraction) {
+  if (!fraction || !std::isfinite(*fraction)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", *fraction * 100);
+  return buf;
+}
+
+std::string comparison_legend() {
+  return "error = predicted / measured - 1: + the estimator predicted more than was measured, - less.\n"
+         "of step = (predicted - measured) / the measured step: the phase's part in the step's error; a phase "
+         "under 5% of the step on both sides shows only this (its own error would be noise-sized).\n"
+         "forward, backward: compute of the micro-batches (backward with recomputation); communication: "
+         "collectives and pipeline sends not hidden behind compute, from when the last peer arrived; bubble: time a "
+         "rank is idle inside the step (pipeline fill and drain, waiting for a peer, and on a CPU the host's gaps "
+         "between traced operations); optimizer: gradient clipping and the AdamW update.";
 }
 
 std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, bool has_measured,
@@ -26,6 +54,7 @@ std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, 
                                      {"bubble", p.bubble_s, m.bubble_s, has_measured},
                                      {"optimizer", p.optimizer_s, m.optimizer_s, has_measured}};
   if (p.other_s > 0 || m.other_s > 0) rows.push_back({"other", p.other_s, m.other_s, has_measured});
+  for (auto& r : rows) r.step_s = has_measured ? m.step_s : 0;
   rows.push_back({"step", predicted_step_s, measured_step_s, true});
   return rows;
 }
@@ -94,6 +123,7 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   if (out.run.summary && !out.run.summary->memory_bytes.empty()) {
     out.memory = memory_rows(out.estimate.memory, out.run.summary->memory_bytes);
   }
+  out.mismatches = run_plan_mismatches(out.run, out.plan, out.estimate, out.predicted_step_s, out.measured_step_s);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
+#include "plansight/gui/theme.h"
 #include "plansight/gui/timeline_widget.h"
 #include "page_widgets.h"
 
@@ -62,7 +63,12 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   title_->setObjectName(QStringLiteral("compareTitle"));
   title_->setWordWrap(true);
   note_ = new QLabel(this);
+  note_->setObjectName(QStringLiteral("compareNote"));
   note_->setWordWrap(true);
+  warning_ = new QLabel(this);
+  warning_->setObjectName(QStringLiteral("compareWarning"));
+  warning_->setWordWrap(true);
+  warning_->setVisible(false);
   predicted_view_ = new TimelineWidget(this);
   predicted_view_->setObjectName(QStringLiteral("predictedTimeline"));
   measured_view_ = new TimelineWidget(this);
@@ -84,7 +90,9 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   auto* tl = new QVBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);
   tl->addWidget(titled_widget(tr("Time per phase"), make_result_table(phases_, QStringLiteral("phaseTable"), tables), tables), 3);
-  memory_box_ = titled_widget(tr("Memory per category"), make_result_table(memory_, QStringLiteral("memoryTable"), tables), tables);
+  auto* memory_table = make_result_table(memory_, QStringLiteral("memoryTable"), tables);
+  memory_table->setColumnHidden(ComparisonModel::kOfStep, true);  // memory has no step to be a share of
+  memory_box_ = titled_widget(tr("Memory per category"), memory_table, tables);
   tl->addWidget(memory_box_, 2);
   tl->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, content);
@@ -92,10 +100,11 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   split->addWidget(tables);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
-  tables->setMinimumWidth(420);  // four columns readable without scrolling
+  tables->setMinimumWidth(480);  // five columns readable without scrolling
   auto* cl = new QVBoxLayout(content);
   cl->setContentsMargins(0, 0, 0, 0);
   cl->addWidget(title_);
+  cl->addWidget(warning_);
   cl->addWidget(split, 1);
 
   stack_->addWidget(empty_);
@@ -253,12 +262,18 @@ void ComparePage::deliver(std::uint64_t generation, std::shared_ptr<const RunCom
     predicted_view_->setTimeline(nullptr, {});
     measured_view_->setTimeline(nullptr, {});
     note_->clear();
+    warning_->setVisible(false);
   } else {
     title_->setText(c.title);
     phases_->setRows(c.phases);
     memory_->setRows(c.memory);
     memory_box_->setVisible(!c.memory.empty());
     note_->setText(c.note);
+    QStringList lines;
+    for (const QString& w : c.warnings) lines << w.toHtmlEscaped();
+    warning_->setText(QStringLiteral("<span style=\"color:%1\">%2</span>")
+                          .arg(alert_colour(palette()).name(), lines.join(QStringLiteral("<br>"))));
+    warning_->setVisible(!c.warnings.isEmpty());
     predicted_view_->setTimeline(c.predicted, {});
     measured_view_->setTimeline(c.measured, {});
     predicted_view_->fitAll();  // both views: same extent, so one fit fits both

@@ -3,6 +3,7 @@
 
 #include <QFont>
 
+#include "plansight/cli/plan_run_comparison.h"
 #include "plansight/gui/format.h"
 
 namespace plansight::gui {
@@ -34,6 +35,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
       case kPredicted: return r.predicted;
       case kMeasured: return r.has_measured ? QVariant(r.measured) : QVariant();
       case kError: return error ? QVariant(*error) : QVariant();
+      case kOfStep: return r.of_step() ? QVariant(*r.of_step()) : QVariant();
       default: return {};
     }
   }
@@ -50,20 +52,27 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case kName: return r.name;
     case kPredicted: return value_text(r.predicted);
     case kMeasured: return r.has_measured ? value_text(r.measured) : QStringLiteral("-");
-    case kError:
-      if (!error) return QStringLiteral("-");
-      return (*error >= 0 ? QStringLiteral("+") : QString()) + format_fixed(*error * 100, 1) + QLatin1Char('%');
+    case kError: return QString::fromStdString(cli::percent_text(error));
+    case kOfStep: return QString::fromStdString(cli::percent_text(r.of_step()));
     default: return {};
   }
 }
 
 QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole) {
+    if (section == kError) return tr("predicted / measured - 1: + the estimator predicted more than was measured, - less; "
+                                     "none for a phase under 5% of the step");
+    if (section == kOfStep) return tr("(predicted - measured) / the measured step: the phase's part in the step's error");
+    return {};
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case kName: return unit_ == Unit::seconds ? tr("Phase") : tr("Memory");
     case kPredicted: return tr("Predicted");
     case kMeasured: return tr("Measured");
     case kError: return tr("Error");
+    case kOfStep: return tr("Of step");
     default: return {};
   }
 }

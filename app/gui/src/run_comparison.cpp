@@ -20,11 +20,16 @@ namespace plansight::gui {
 
 namespace est = plansight::estimator;
 
-std::optional<double> ComparisonRow::error() const {
-  if (!has_measured || !(measured > 0)) return std::nullopt;
-  const double e = predicted / measured - 1;
-  return std::isfinite(e) ? std::optional<double>(e) : std::nullopt;
+namespace {
+cli::ComparedValue as_compared(const ComparisonRow& r) {
+  cli::ComparedValue v{r.name.toStdString(), r.predicted, r.measured, r.has_measured};
+  v.step_s = r.step_s;
+  return v;
 }
+}  // namespace
+
+std::optional<double> ComparisonRow::error() const { return as_compared(*this).error(); }
+std::optional<double> ComparisonRow::of_step() const { return as_compared(*this).of_step(); }
 
 bool is_comparable_probe_run(const store::RunRecord& run) {
   return run.kind == store::RunKind::probe && run.plan && run.summary && run.summary->step_time_s;
@@ -42,7 +47,7 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 std::vector<ComparisonRow> rows_of(const std::vector<cli::ComparedValue>& values) {
   std::vector<ComparisonRow> rows;
-  for (const auto& v : values) rows.push_back({q(v.name), v.predicted, v.measured, v.has_measured});
+  for (const auto& v : values) rows.push_back({q(v.name), v.predicted, v.measured, v.has_measured, v.step_s});
   return rows;
 }
 
@@ -109,7 +114,8 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.memory = rows_of(cli::memory_rows(estimate->memory, run->summary->memory_bytes));
   out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its bubble includes %2 waiting "
                                   "inside communication calls for a peer. Step: the run's median.")
-                       .arg(format_seconds(m.step_s), format_seconds(m.waiting_s))
+                       .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
+                       QLatin1Char('\n') + q(cli::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
   index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt);
   return out;
@@ -145,7 +151,9 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
                             "includes %2 waiting inside communication calls). Step: predicted iteration against %3.")
                  .arg(format_seconds(c->measured_phases.step_s), format_seconds(c->measured_phases.waiting_s),
                       c->measured_step_is_median ? QStringLiteral("the run's median step")
-                                                 : QStringLiteral("the traced window"));
+                                                 : QStringLiteral("the traced window")) +
+             QLatin1Char('\n') + q(cli::comparison_legend());
+  for (const auto& w : c->mismatches) out.warnings << q(w);
   index_both(out, std::move(c->predicted), std::move(c->measured));
   return out;
 }

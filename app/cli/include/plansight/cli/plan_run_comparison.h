@@ -20,18 +20,36 @@
 
 namespace plansight::cli {
 
+// A phase below this share of the measured step, predicted and measured alike, has no relative
+// error of its own: on a 2 ms CPU step, 1 us of communication against 0 predicted reads -100 %
+// while it moves the step by 0.05 %. Such a phase is judged by its difference as a share of the
+// step (of_step), which is also what the phases' errors add up to in the step's error. 5 %: the
+// smallest phase a reader of a step's breakdown (a bar of the Timeline page) can see.
+inline constexpr double kSmallPhaseShare = 0.05;
+
 struct ComparedValue {
   std::string name;     // "forward", ..., "step"; "weights", ..., "total"
   double predicted = 0;
   double measured = 0;
   bool has_measured = true;
+  double step_s = 0;    // phases: the measured traced step they are shares of; 0 otherwise
   // predicted / measured - 1 (+0.10: the prediction is 10% above the measurement); none when
-  // nothing was measured or the measurement is 0.
+  // nothing was measured, the measurement is 0, or the phase is small (see kSmallPhaseShare).
   std::optional<double> error() const;
+  // (predicted - measured) / step_s: the phase's part in the step's error; none without a step.
+  std::optional<double> of_step() const;
+  bool small() const;   // a phase under kSmallPhaseShare of the step on both sides
 };
 
+// "+12.3%", "-4.0%", or "-" for none; the CLI's tables and the app's Compare page print these.
+std::string percent_text(std::optional<double> fraction);
+
+// The legend every predicted-vs-measured table prints under its phases: the sign of an error,
+// what "of step" is, and what each phase measures.
+std::string comparison_legend();
+
 // forward, backward, communication, bubble, optimizer ("other" when either side has some),
-// then "step" = (predicted_step_s, measured_step_s).
+// then "step" = (predicted_step_s, measured_step_s). Phases are shares of measured.step_s.
 std::vector<ComparedValue> phase_rows(const StepPhases& predicted, const StepPhases& measured, bool has_measured,
                                       double predicted_step_s, double measured_step_s);
 
@@ -53,7 +71,17 @@ struct PlanRunComparison {
   bool measured_step_is_median = false;
   std::vector<ComparedValue> phases;  // phase_rows()
   std::vector<ComparedValue> memory;  // memory_rows(); empty when the run measured no memory
+  // Where the run and the plan describe different jobs (model, layout, batch, ranks), or the
+  // two steps are so far apart that they likely do: each a sentence for a warning. Empty: they
+  // agree on everything the run records.
+  std::vector<std::string> mismatches;
 };
+
+// The mismatches of compare_run_with_plan(), on their own for tests: `run` as stored (a probe
+// run's request in its plan JSON; an import's ranks in its summary), the plan and its estimate.
+std::vector<std::string> run_plan_mismatches(const store::RunRecord& run, const estimator::Plan& plan,
+                                             const estimator::Estimate& estimate, double predicted_step_s,
+                                             double measured_step_s);
 
 // Errors: the run does not exist or has neither an imported nor a measured timeline (a saved
 // plan has only a prediction), or the plan does not estimate.

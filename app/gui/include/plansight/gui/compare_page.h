@@ -76,6 +76,7 @@ class ComparePage : public QWidget {
   QComboBox* against_;
   QLabel* title_;
   QLabel* note_;
+  QLabel* warning_;  // the run and the plan describe different jobs
   TimelineWidget* predicted_view_;
   TimelineWidget* measured_view_;
   SharedTimeAxis* axis_;

@@ -14,7 +14,7 @@ class ComparisonModel : public QAbstractTableModel {
 
  public:
   enum class Unit { seconds, bytes };
-  enum Column { kName, kPredicted, kMeasured, kError, kColumnCount };
+  enum Column { kName, kPredicted, kMeasured, kError, kOfStep, kColumnCount };
 
   explicit ComparisonModel(Unit unit, QObject* parent = nullptr);
   void setRows(std::vector<ComparisonRow> rows);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,8 +26,12 @@ struct ComparisonRow {
   double predicted = 0;
   double measured = 0;
   bool has_measured = true;
-  // predicted / measured - 1 (+0.10: the estimator said 10% more); none without a measurement.
+  double step_s = 0;  // phases: the measured traced step they are shares of; 0 otherwise
+  // As the CLI's ComparedValue (plan_run_comparison.h): predicted / measured - 1 (+0.10: the
+  // estimator said 10% more), none without a measurement or for a phase under 5% of the step;
+  // of_step() = (predicted - measured) / step_s, the phase's part in the step's error.
   std::optional<double> error() const;
+  std::optional<double> of_step() const;
 };
 
 struct RunComparison {
@@ -36,7 +41,8 @@ struct RunComparison {
   std::vector<ComparisonRow> phases; // forward … optimizer (other if any), then "step"
   std::vector<ComparisonRow> memory; // bytes: weights … reserve, then "total"; empty if not measured
   std::shared_ptr<const TimelineIndex> predicted, measured;  // measured null if none stored
-  QString note;   // how to read the phases (waiting is bubble; what "step" is)
+  QString note;   // how to read the phases (waiting is bubble; what "step" is; the legend)
+  QStringList warnings;  // the run and the plan describe different jobs (compare_run_with_plan)
   QString error;  // non-empty: nothing else is set
 };
 
