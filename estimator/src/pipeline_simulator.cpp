@@ -9,6 +9,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/schedule_metrics.h"
 #include "shared_processor_simulator.h"
 #include "simulation_costs.h"
@@ -67,11 +68,14 @@ class Simulator {
   }
 
   Result<SimulationResult> run() {
+    std::uint32_t polls = 0;
     while (!work_.empty()) {
       const std::int32_t r = work_.front();
       work_.pop_front();
       queued_[static_cast<std::size_t>(r)] = 0;
       while (step(r)) {
+        // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
+        if ((++polls & 4095u) == 0 && cancel_requested()) return make_error("estimate", kCancelledMessage);
       }
     }
     if (auto stuck = deadlock_message(t_, next_); !stuck.empty()) return make_error("schedule", stuck);

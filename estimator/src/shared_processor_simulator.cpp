@@ -18,6 +18,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "plansight/estimator/cancellation.h"
 #include "shared_processor_simulator.h"
 
 namespace plansight::estimator {
@@ -76,7 +77,8 @@ class SharedSimulator {
   }
 
   Result<SimulationResult> run() {
-    for (;;) {
+    for (std::uint32_t polls = 0;; ++polls) {
+      if ((polls & 1023u) == 1023u && cancel_requested()) return make_error("estimate", kCancelledMessage);
       // Everything that can start or continue at `now` does, until nothing changes.
       bool changed = true;
       while (changed) {

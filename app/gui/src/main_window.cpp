@@ -8,8 +8,10 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTimer>
 #include <QTabWidget>
 
 #include "plansight/estimator/examples.h"
@@ -78,7 +80,31 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   setCentralWidget(tabs_);
 
   busy_ = new QLabel(this);
+  busy_->setObjectName(QStringLiteral("estimateStatus"));
   statusBar()->addPermanentWidget(busy_);
+  // A slow estimate (a 1000-stage pipeline simulates for seconds) says so and can be stopped;
+  // one that ends within 300 ms, every usual plan, never flashes the button.
+  cancel_estimate_ = new QPushButton(tr("Cancel estimate"), this);
+  cancel_estimate_->setObjectName(QStringLiteral("cancelEstimate"));
+  cancel_estimate_->setVisible(false);
+  statusBar()->addPermanentWidget(cancel_estimate_);
+  busy_timer_ = new QTimer(this);
+  busy_timer_->setSingleShot(true);
+  busy_timer_->setInterval(300);
+  connect(busy_timer_, &QTimer::timeout, this, [this] {
+    if (document_->isIdle()) return;
+    busy_->setText(tr("estimating…"));
+    cancel_estimate_->setVisible(true);
+  });
+  connect(document_, &PlanDocument::busy, busy_timer_, qOverload<>(&QTimer::start));
+  connect(document_, &PlanDocument::idle, this, [this] {
+    busy_timer_->stop();
+    cancel_estimate_->setVisible(false);
+  });
+  connect(cancel_estimate_, &QPushButton::clicked, this, [this] {
+    document_->cancel();
+    busy_->setText(tr("cancelling…"));
+  });
   example_panel_ = new ExamplePanel(this);
   example_dock_ = new QDockWidget(tr("Example"), this);
   example_dock_->setObjectName(QStringLiteral("exampleDock"));
@@ -102,10 +128,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   });
   connect(document_, &PlanDocument::estimateReady, this, [this] {
     const auto outcome = document_->estimate();
-    busy_->setText(outcome && outcome->estimate
-                       ? tr("estimated")
+    busy_->setText(outcome && outcome->estimate ? tr("estimated")
+                   : document_->wasCancelled()
+                       ? tr("estimate cancelled: edit the plan to estimate again")
                        : tr("%n error(s) in the plan", "", static_cast<int>(outcome->errors.size())));
     rememberPlan();
+    updateTitle();
     if (example_dock_->isVisible()) {
       example_panel_->setCurrentPlan(document_->plan(), outcome && outcome->estimate ? &*outcome->estimate : nullptr);
     }
@@ -114,6 +142,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   buildMenus();
   if (settings_->value(QString::fromLatin1(kPresentationKey), false).toBool()) setPresentationMode(true);
   resize(1280, 860);
+  baseline_json_ = est::to_json(est::default_plan()).dump();
   restorePlan(options.restore_last_plan);
   updateTitle();
 }
@@ -132,11 +161,7 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Open plan…"), QKeySequence::Open, this, &MainWindow::onOpen);
   file->addAction(tr("&Save plan"), QKeySequence::Save, this, [this] { onSave(false); });
   file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, [this] { onSave(true); });
-  file->addAction(tr("&New (default plan)"), QKeySequence::New, this, [this] {
-    plan_path_.clear();
-    document_->replacePlan(est::default_plan());
-    updateTitle();
-  });
+  file->addAction(tr("&New (default plan)"), QKeySequence::New, this, &MainWindow::newPlan);
   file->addSeparator();
   file->addAction(tr("&Import config.json…"), this, [this] {
     tabs_->setCurrentWidget(plan_form_);
@@ -253,7 +278,33 @@ void MainWindow::showField(const QString& field) {
 
 void MainWindow::updateTitle() {
   const QString name = plan_path_.isEmpty() ? tr("untitled plan") : plan_path_;
-  setWindowTitle(tr("Plansight — %1").arg(name));
+  setWindowTitle(tr("Plansight — %1%2").arg(name, hasUnsavedEdits() ? QStringLiteral(" *") : QString()));
+}
+
+bool MainWindow::hasUnsavedEdits() const { return est::to_json(document_->plan()).dump() != baseline_json_; }
+
+bool MainWindow::confirmDiscard(const QString& action) {
+  if (!hasUnsavedEdits()) return true;
+  QMessageBox box(QMessageBox::Question, tr("Unsaved plan"),
+                  tr("The plan has edits that are not saved to a file. Save them before %1?").arg(action),
+                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("confirmDiscard"));
+  box.setDefaultButton(QMessageBox::Save);
+  switch (box.exec()) {
+    case QMessageBox::Save:
+      onSave(false);
+      return !hasUnsavedEdits();  // the save dialog was cancelled or failed: stay
+    case QMessageBox::Discard: return true;
+    default: return false;
+  }
+}
+
+void MainWindow::newPlan() {
+  if (!confirmDiscard(tr("starting a new plan"))) return;
+  plan_path_.clear();
+  document_->replacePlan(est::default_plan());
+  baseline_json_ = est::to_json(document_->plan()).dump();
+  updateTitle();
 }
 
 }  // namespace plansight::gui

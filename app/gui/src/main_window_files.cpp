@@ -8,6 +8,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -19,6 +20,7 @@
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/memory_page.h"
 #include "plansight/gui/placement_page.h"
+#include "plansight/gui/plan_caption.h"
 #include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/plan_document.h"
@@ -44,6 +46,7 @@ QString MainWindow::openPlan(const QString& path) {
   if (!plan) return tr("%1 is not a valid plan:\n%2").arg(path, QString::fromStdString(plan.error_text()));
   plan_path_ = path;
   document_->replacePlan(*plan);
+  baseline_json_ = est::to_json(document_->plan()).dump();
   updateTitle();
   // Fields the file did not give but the reader changed (a replaced model's layout): said, and
   // kept in the status bar until the next message, so nothing changes unseen.
@@ -63,24 +66,26 @@ QString MainWindow::savePlan(const QString& path) {
     return tr("Cannot write %1: %2").arg(path, file.errorString());
   }
   plan_path_ = path;
+  baseline_json_ = est::to_json(document_->plan()).dump();
   updateTitle();
   return {};
 }
 
 QString MainWindow::exportCurrentPage(const QString& path) {
-  auto* page = dynamic_cast<ExportablePage*>(tabs_->currentWidget());
-  if (!page) {
-    // The Plan page: the form as it is on screen.
-    struct FormPage : ExportablePage {
-      QWidget* w;
-      QString exportTitle() const override { return QStringLiteral("plan"); }
-      QSize exportSize() const override { return w->size(); }
-      void renderExport(QPainter& p, const QSize&) const override { render_widget(*w, p); }
-    } form;
-    form.w = tabs_->currentWidget();
-    return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? export_svg(form, path) : export_png(form, path);
-  }
-  return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? export_svg(*page, path) : export_png(*page, path);
+  // The Plan page (no ExportablePage of its own): the form as it is on screen.
+  struct FormPage : ExportablePage {
+    QWidget* w;
+    QString exportTitle() const override { return QStringLiteral("plan"); }
+    QSize exportSize() const override { return w->size(); }
+    void renderExport(QPainter& p, const QSize&) const override { render_widget(*w, p); }
+  } form;
+  form.w = tabs_->currentWidget();
+  const auto* own = dynamic_cast<ExportablePage*>(tabs_->currentWidget());
+  const ExportablePage& page = own ? *own : form;
+  // Every export carries the page's name and the plan it shows (the window title names the file).
+  const QString title = tabs_->tabText(tabs_->currentIndex()).remove(QRegularExpression(QStringLiteral("&(?!&)")));
+  const CaptionedPage captioned(page, tr("Plansight — %1").arg(title), plan_caption(document_->plan()));
+  return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? export_svg(captioned, path) : export_png(captioned, path);
 }
 
 QString MainWindow::saveScreenshots(const QString& dir) {
@@ -196,6 +201,7 @@ QString MainWindow::saveScreenshots(const QString& dir) {
 }
 
 void MainWindow::onOpen() {
+  if (!confirmDiscard(tr("opening another plan"))) return;
   const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(plan_path_).path(),
                                                     tr("Plan JSON (*.json);;All files (*)"));
   if (path.isEmpty()) return;

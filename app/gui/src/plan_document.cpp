@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
@@ -57,7 +58,8 @@ PlanDocument::PlanDocument(QObject* parent)
 }
 
 PlanDocument::~PlanDocument() {
-  // A running job posts to this object; wait for it (it is one estimate) before members go.
+  // A running job posts to this object; stop it and wait for it before members go.
+  if (cancel_) cancel_->store(true);
   pool_.clear();
   pool_.waitForDone();
 }
@@ -76,10 +78,23 @@ void PlanDocument::replacePlan(const est::Plan& plan) {
 void PlanDocument::schedule() {
   latest_->store(++generation_);
   if (running_) {
+    cancel_->store(true);  // its plan is stale: stop it rather than wait for it
     pending_ = true;
     return;
   }
   start();
+}
+
+void PlanDocument::cancel() {
+  if (running_ && !pending_) cancel_->store(true);
+}
+
+bool PlanDocument::wasCancelled() const {
+  if (!estimate_ || estimate_->estimate) return false;
+  for (const auto& e : estimate_->errors) {
+    if (e.field == "estimate" && e.message == est::kCancelledMessage) return true;
+  }
+  return false;
 }
 
 void PlanDocument::start() {
@@ -88,11 +103,15 @@ void PlanDocument::start() {
   const est::Plan plan = plan_;
   const std::uint64_t generation = generation_;
   auto latest = latest_;
-  pool_.start([this, plan, generation, latest] {
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  auto cancel = cancel_;
+  emit busy();
+  pool_.start([this, plan, generation, latest, cancel] {
+    const est::CancelScope scope(cancel.get());
     auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation));
     QMetaObject::invokeMethod(
         this, [this, estimate] { deliverEstimate(estimate); }, Qt::QueuedConnection);
-    if (latest->load() == generation) {
+    if (latest->load() == generation && !cancel->load()) {
       auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate));
       QMetaObject::invokeMethod(
           this, [this, timeline] { deliverTimeline(timeline); }, Qt::QueuedConnection);

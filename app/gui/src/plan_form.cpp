@@ -2,6 +2,7 @@
 // plan_form_binding.cpp.
 #include "plansight/gui/plan_form.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -9,15 +10,19 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "plansight/estimator/enums.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/plan_summary.h"
 #include "plansight/gui/preset_model.h"
 #include "plansight/gui/theme.h"
 
@@ -76,12 +81,13 @@ QComboBox* PlanForm::addCombo(QFormLayout* form, const QString& field, const QSt
 
 void PlanForm::build() {
   auto* content = new QWidget;
+  content_ = content;
   auto* grid = new QGridLayout(content);
   const auto group = [&](const QString& title, int row, int column) {
     auto* box = new QGroupBox(title, content);
     auto* form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    grid->addWidget(box, row, column);
+    grid->addWidget(box, row + 1, column);  // row 0: top_spacer_
     return form;
   };
 
@@ -201,16 +207,29 @@ void PlanForm::build() {
   general_messages_ = new QLabel(content);
   general_messages_->setObjectName(QStringLiteral("generalMessages"));
   general_messages_->setWordWrap(true);
-  grid->addWidget(general_messages_, 2, 0, 1, 2);
-  grid->setRowStretch(3, 1);
+  grid->addWidget(general_messages_, 3, 0, 1, 2);
+  grid->setRowStretch(4, 1);
+  top_spacer_ = new QWidget(content);
+  top_spacer_->setObjectName(QStringLiteral("formTopSpacer"));
+  top_spacer_->setFixedHeight(0);
+  grid->addWidget(top_spacer_, 0, 0, 1, 2);
 
   auto* scroll = new QScrollArea(this);
+  scroll_ = scroll;
   scroll->setWidgetResizable(true);
   scroll->setWidget(content);
   scroll->setFrameShape(QFrame::NoFrame);
-  auto* outer = new QVBoxLayout(this);
+  // The summary beside the form, outside its scroll area: it stays in view while the user types
+  // anywhere in the form.
+  auto* summary = new PlanSummary(document_, this);
+  summary->setFixedWidth(300);
+  auto* side = new QVBoxLayout;
+  side->addWidget(summary);
+  side->addStretch(1);
+  auto* outer = new QHBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
-  outer->addWidget(scroll);
+  outer->addWidget(scroll, 1);
+  outer->addLayout(side);
 }
 
 QWidget* PlanForm::editorFor(const QString& field) const {
@@ -243,6 +262,9 @@ void PlanForm::clearMessages() {
 void PlanForm::showDiagnostics() {
   const auto outcome = document_->estimate();
   if (!outcome) return;
+  QWidget* anchor = QApplication::focusWidget();
+  if (anchor && !content_->isAncestorOf(anchor)) anchor = nullptr;
+  const int anchor_y = anchor ? anchor->mapTo(scroll_->viewport(), QPoint()).y() : 0;
   clearMessages();
   std::vector<Diagnostic> all = outcome->errors;
   if (outcome->estimate) {
@@ -283,6 +305,37 @@ void PlanForm::showDiagnostics() {
     }
   }
   general_messages_->setText(general.join(QStringLiteral("<br>")));
+  if (anchor && isVisible()) keepInPlace(anchor, anchor_y);
+}
+
+void PlanForm::keepInPlace(QWidget* anchor, int viewport_y_before) {
+  // The rows' new sizes reach the group boxes, the page and the scroll area as posted layout
+  // requests, one level each: deliver them now to measure where the field went.
+  const auto lay_out = [] {
+    for (int level = 0; level < 4; ++level) QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+  };
+  QScrollBar* bar = scroll_->verticalScrollBar();
+  content_->setMinimumHeight(0);
+  // A few rounds: each corrects what it can (spacer above, scrolling, page below) and measures again.
+  for (int round = 0; round < 4; ++round) {
+    lay_out();
+    const int moved = anchor->mapTo(scroll_->viewport(), QPoint()).y() - viewport_y_before;
+    const int spacer = top_spacer_->height();
+    if (moved == 0) return;
+    if (moved > 0 && spacer > 0) {
+      top_spacer_->setFixedHeight(spacer - std::min(moved, spacer));  // give back space held above
+    } else if (moved > 0) {
+      const int target = bar->value() + moved;
+      // Scrolling that far needs more page below the view than there is: add it at the bottom.
+      if (target > bar->maximum()) content_->setMinimumHeight(content_->height() + target - bar->maximum());
+      lay_out();
+      bar->setValue(target);
+    } else if (bar->value() > 0) {
+      bar->setValue(std::max(0, bar->value() + moved));
+    } else {
+      top_spacer_->setFixedHeight(spacer - moved);  // at the top already: hold the space above
+    }
+  }
 }
 
 }  // namespace plansight::gui

@@ -27,4 +27,19 @@ QString export_svg(const ExportablePage& page, const QString& path);
 // A page that exports by rendering a whole widget (forms, tables).
 void render_widget(const QWidget& widget, QPainter& painter);
 
+// `inner` with a caption band above it: a title line and a line saying which plan it shows, so
+// that a chart still says what it is of once it is pasted into slides or a report.
+class CaptionedPage : public ExportablePage {
+ public:
+  static constexpr int kBandHeight = 44;  // two lines of the default font and a margin
+  CaptionedPage(const ExportablePage& inner, QString title, QString caption);
+  QString exportTitle() const override;
+  QSize exportSize() const override;
+  void renderExport(QPainter& painter, const QSize& size) const override;
+
+ private:
+  const ExportablePage& inner_;
+  QString title_, caption_;
+};
+
 }  // namespace plansight::gui

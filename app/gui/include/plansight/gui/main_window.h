@@ -4,11 +4,14 @@
 #pragma once
 
 #include <QMainWindow>
+#include <string>
 #include <QString>
 
 class QAction;
 class QDockWidget;
 class QLabel;
+class QPushButton;
+class QTimer;
 class QSettings;
 class QTabWidget;
 
@@ -70,6 +73,13 @@ class MainWindow : public QMainWindow {
   // File operations; each returns an error message, empty on success.
   QString openPlan(const QString& path);
   QString savePlan(const QString& path);
+  // The plan differs from the one last opened or saved (the default plan when there is no file).
+  bool hasUnsavedEdits() const;
+  // Before New or Open replaces an edited plan: asks Save / Discard / Cancel ("Save them before
+  // `action`?", e.g. "starting a new plan"); true to go on.
+  bool confirmDiscard(const QString& action);
+  // File > New: the default plan, after confirmDiscard().
+  void newPlan();
   QString exportCurrentPage(const QString& path);  // .png or .svg by suffix
   // Every page as <dir>/<nn>-<name>.png, once the estimate and timeline are in; runs a tiny
   // probe first (plansight-probe, TP 2 x PP 2) so that Runs, Probe and Compare show real data.
@@ -104,9 +114,12 @@ class MainWindow : public QMainWindow {
   PlansPage* plans_page_;
   PlacementPage* placement_page_;
   QLabel* busy_;
+  QPushButton* cancel_estimate_;  // shown while an estimate has run for kBusyAfterMs
+  QTimer* busy_timer_;
   QDockWidget* example_dock_;
   ExamplePanel* example_panel_;
   QString plan_path_;
+  std::string baseline_json_;  // the plan as last opened, saved or created, as JSON
   bool presentation_ = false;
   qreal base_point_size_ = 0;  // the application font's size outside presentation mode
 };

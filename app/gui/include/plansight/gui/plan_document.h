@@ -62,12 +62,19 @@ class PlanDocument : public QObject {
   std::shared_ptr<const TimelineOutcome> timeline() const { return timeline_; }
   std::uint64_t generation() const { return generation_; }
   bool isIdle() const { return !running_ && !pending_; }
+  // Stops the running estimate (the simulators poll a flag; see estimator/cancellation.h): the
+  // plan stays as edited, its outcome is the error "estimate: cancelled before it finished"
+  // until the next edit. An edit cancels a running estimate of an older plan by itself: its
+  // result would be dropped anyway, and a slow plan must not hold up the next one.
+  void cancel();
+  bool wasCancelled() const;  // the latest outcome is a cancelled estimate
 
  signals:
   void planReplaced();
   void estimateReady();  // stage 1 of the latest plan
   void timelineReady();  // stage 2 of the latest plan
   void idle();           // no job running or pending
+  void busy();           // a job started (the window shows "estimating" if it takes long)
 
  private:
   void schedule();
@@ -81,6 +88,7 @@ class PlanDocument : public QObject {
   std::shared_ptr<std::atomic<std::uint64_t>> latest_;  // read by the worker to skip stale stages
   bool running_ = false;
   bool pending_ = false;
+  std::shared_ptr<std::atomic<bool>> cancel_;  // the running job's flag
   std::shared_ptr<const EstimateOutcome> estimate_;
   std::shared_ptr<const TimelineOutcome> timeline_;
   QThreadPool pool_;

@@ -16,6 +16,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QScrollArea;
 class QSpinBox;
 
 namespace plansight::gui {
@@ -63,6 +64,11 @@ class PlanForm : public QWidget {
   void onGpuPreset(int row);
   void showDiagnostics();
   void clearMessages();
+  // Messages appear and vanish above the field being typed in (an edit of the micro-batch can
+  // flag the model's heads): the form scrolls so that this field stays where it was on screen
+  // instead of jumping under the cursor: by scrolling, by holding the space of vanished messages
+  // above the form while at the top, and by growing the page at the bottom when it must.
+  void keepInPlace(QWidget* anchor, int viewport_y_before);
 
   PlanDocument* document_;
   bool populating_ = false;
@@ -75,6 +81,9 @@ class PlanForm : public QWidget {
   QComboBox* gpu_combo_ = nullptr;
   QLabel* model_summary_ = nullptr;
   QLabel* general_messages_ = nullptr;
+  QScrollArea* scroll_ = nullptr;
+  QWidget* content_ = nullptr;  // the form inside scroll_
+  QWidget* top_spacer_ = nullptr;  // space held above the form while messages vanish above a field
   QDoubleSpinBox* tokens_ = nullptr;
   QDoubleSpinBox* price_ = nullptr;
   QCheckBox* sequence_parallel_ = nullptr;

@@ -1,0 +1,233 @@
+// The Plan page as a user meets it: a live summary beside the form that says what an edit does,
+// a field being typed in that stays put when messages appear above it, File > New that asks
+// before it throws edits away, and a slow estimate that says so and can be cancelled.
+#include <gtest/gtest.h>
+
+#include <QAbstractButton>
+#include <QFile>
+#include <QImage>
+#include <QTabWidget>
+#include <QApplication>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include "gui_test_support.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/gui/chart_export.h"
+#include "plansight/gui/format.h"
+#include "plansight/gui/memory_page.h"
+#include "plansight/gui/plan_caption.h"
+#include "plansight/gui/main_window.h"
+#include "plansight/gui/plan_document.h"
+#include "plansight/gui/plan_form.h"
+
+namespace plansight::gui {
+namespace {
+
+namespace est = plansight::estimator;
+
+struct Window {
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> window;
+  Window() {
+    MainWindowOptions options;
+    options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
+    options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
+    options.restore_last_plan = false;
+    window = std::make_unique<MainWindow>(options);
+    window->resize(1280, 700);
+    window->show();
+    EXPECT_TRUE(test::wait_idle(*window->document()));
+  }
+  template <class T>
+  T* find(const char* name) const {
+    T* w = window->findChild<T*>(QString::fromLatin1(name));
+    EXPECT_NE(w, nullptr) << name;
+    return w;
+  }
+  void edit(const std::function<void(est::Plan&)>& change) {
+    est::Plan plan = window->document()->plan();
+    change(plan);
+    window->document()->replacePlan(plan);
+    EXPECT_TRUE(test::wait_idle(*window->document()));
+  }
+};
+
+// A plan whose estimate takes seconds: 1000 pipeline stages of 1000 micro-batches each.
+est::Plan slow_plan() {
+  est::Plan plan = est::default_plan();
+  plan.model.layers = 1000;
+  plan.layout.pp = 1000;
+  plan.layout.tp = 8;
+  plan.layout.dp = 0;
+  plan.cluster.gpus = 8000;
+  plan.training.global_batch = 1000;
+  return plan;
+}
+
+TEST(PlanPage, SummaryBesideTheFormShowsWhatTheEstimateSays) {
+  Window w;
+  const auto outcome = w.window->document()->estimate();
+  ASSERT_TRUE(outcome && outcome->estimate);
+  const est::Estimate& e = *outcome->estimate;
+  const QString memory = w.find<QLabel>("summaryMemory")->text();
+  EXPECT_TRUE(memory.contains(format_gib(e.memory.peak.total_bytes()))) << memory.toStdString();
+  EXPECT_TRUE(memory.contains(QStringLiteral("fits"))) << memory.toStdString();
+  EXPECT_TRUE(w.find<QLabel>("summaryIteration")->text().startsWith(format_seconds(e.time.iteration_s)));
+  EXPECT_EQ(w.find<QLabel>("summaryMfu")->text(), format_percent(e.time.mfu));
+  EXPECT_TRUE(w.find<QLabel>("summaryDays")->text().startsWith(format_fixed(e.time.training_days, 1) + QStringLiteral(" days")));
+  EXPECT_TRUE(w.find<QLabel>("summaryCost")->text().endsWith(QStringLiteral(" USD")));
+  // The summary is on the Plan page itself, beside the form.
+  EXPECT_TRUE(w.window->planForm()->isAncestorOf(w.find<QWidget>("planSummary")));
+
+  // No pipeline, no tensor parallelism: GPT-3 175B does not fit, and the summary says so at once.
+  w.edit([](est::Plan& p) { p.layout.tp = 1, p.layout.pp = 1, p.layout.dp = 0, p.cluster.gpus = 512; });
+  EXPECT_TRUE(w.find<QLabel>("summaryMemory")->text().contains(QStringLiteral("does not fit")));
+  EXPECT_EQ(w.find<QProgressBar>("summaryMemoryBar")->value(), 1000) << "clamped at the capacity";
+  w.edit([](est::Plan& p) { p.model.heads = 0; });
+  EXPECT_EQ(w.find<QLabel>("summaryMemory")->text(), QStringLiteral("—"));
+  EXPECT_TRUE(w.find<QLabel>("summaryStatus")->text().contains(QStringLiteral("errors")));
+}
+
+TEST(PlanPage, TheFieldBeingTypedInStaysPutWhenAMessageAppearsAboveIt) {
+  Window w;
+  auto* seq_len = w.find<QSpinBox>("training.seq_len");  // in the lower half of the form
+  auto* viewport = w.window->planForm()->findChild<QScrollArea*>()->viewport();
+  seq_len->setFocus();
+  QTest::qWait(50);  // the first layout settles
+  ASSERT_EQ(QApplication::focusWidget(), seq_len);
+  const int before = seq_len->mapTo(viewport, QPoint()).y();
+  // An error on the model's heads: its message opens a row in the Model group, above.
+  w.edit([](est::Plan& p) { p.model.heads = 0; });
+  ASSERT_FALSE(w.window->planForm()->messageFor(QStringLiteral("model.heads")).isEmpty());
+  EXPECT_EQ(seq_len->mapTo(viewport, QPoint()).y(), before);
+  w.edit([](est::Plan& p) { p.model.heads = 96; });
+  ASSERT_TRUE(w.window->planForm()->messageFor(QStringLiteral("model.heads")).isEmpty());
+  EXPECT_EQ(seq_len->mapTo(viewport, QPoint()).y(), before);
+  // Both directions, any number of times: messages above come and go, the field stays.
+  for (int heads : {0, 96, 7, 96}) {
+    w.edit([heads](est::Plan& p) { p.model.heads = heads; });
+    EXPECT_EQ(seq_len->mapTo(viewport, QPoint()).y(), before) << "heads " << heads;
+  }
+}
+
+// Presses `button` on the message box that opens next, and says whether one opened.
+struct AnswerNextBox {
+  bool asked = false;
+  QString text;
+  explicit AnswerNextBox(QMessageBox::StandardButton button) {
+    QTimer::singleShot(50, [this, button] {
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      if (!box) return;
+      asked = true;
+      text = box->text();
+      box->button(button)->click();
+    });
+  }
+};
+
+TEST(PlanPage, NewAsksBeforeDiscardingEdits) {
+  Window w;
+  EXPECT_FALSE(w.window->hasUnsavedEdits()) << "the default plan is not an edit";
+  {
+    AnswerNextBox answer(QMessageBox::Cancel);
+    w.window->newPlan();
+    QTest::qWait(100);
+    EXPECT_FALSE(answer.asked) << "nothing to lose: no question";
+  }
+  w.edit([](est::Plan& p) { p.layout.tp = 4; });
+  EXPECT_TRUE(w.window->hasUnsavedEdits());
+  EXPECT_TRUE(w.window->windowTitle().endsWith(QStringLiteral(" *"))) << w.window->windowTitle().toStdString();
+  {
+    AnswerNextBox answer(QMessageBox::Cancel);
+    w.window->newPlan();
+    EXPECT_TRUE(answer.asked);
+    EXPECT_TRUE(answer.text.contains(QStringLiteral("not saved"))) << answer.text.toStdString();
+    EXPECT_EQ(w.window->document()->plan().layout.tp, 4) << "Cancel keeps the edits";
+  }
+  {
+    AnswerNextBox answer(QMessageBox::Discard);
+    w.window->newPlan();
+    EXPECT_TRUE(answer.asked);
+    ASSERT_TRUE(test::wait_idle(*w.window->document()));
+    EXPECT_EQ(w.window->document()->plan().layout.tp, est::default_plan().layout.tp) << "Discard starts anew";
+    EXPECT_FALSE(w.window->hasUnsavedEdits());
+  }
+  // A saved plan is no longer an edit.
+  w.edit([](est::Plan& p) { p.layout.tp = 2; });
+  ASSERT_TRUE(w.window->savePlan(w.dir.filePath(QStringLiteral("saved.json"))).isEmpty());
+  EXPECT_FALSE(w.window->hasUnsavedEdits());
+}
+
+TEST(PlanPage, ASlowEstimateSaysSoAndCanBeCancelled) {
+  Window w;
+  w.window->document()->replacePlan(slow_plan());
+  auto* cancel = w.find<QPushButton>("cancelEstimate");
+  QTRY_VERIFY_WITH_TIMEOUT(cancel->isVisible(), 5000);
+  EXPECT_EQ(w.find<QLabel>("estimateStatus")->text(), QStringLiteral("estimating…"));
+  cancel->click();
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_TRUE(w.window->document()->wasCancelled());
+  EXPECT_FALSE(cancel->isVisible());
+  EXPECT_TRUE(w.find<QLabel>("estimateStatus")->text().contains(QStringLiteral("cancelled")));
+  EXPECT_EQ(w.window->document()->plan().layout.pp, 1000) << "the plan stays as edited";
+  // The next edit estimates again.
+  w.edit([](est::Plan& p) { p = est::default_plan(); });
+  EXPECT_FALSE(w.window->document()->wasCancelled());
+  ASSERT_TRUE(w.window->document()->estimate()->estimate.has_value());
+}
+
+// An exported chart says what it is of: the page's name and the plan, in a band above it.
+TEST(PlanPage, ExportedPagesCarryATitleAndThePlan) {
+  Window w;
+  const QString caption = plan_caption(w.window->document()->plan());
+  EXPECT_TRUE(caption.startsWith(QStringLiteral("gpt3-175b on 1024 x a100-80gb-sxm"))) << caption.toStdString();
+  EXPECT_TRUE(caption.contains(QStringLiteral("TP 8 · PP 8 · DP 16"))) << caption.toStdString();
+  auto* tabs = w.window->findChild<QTabWidget*>();
+  tabs->setCurrentWidget(w.window->memoryPage());
+  QApplication::processEvents();
+  const QString png = w.dir.filePath(QStringLiteral("memory.png"));
+  ASSERT_TRUE(w.window->exportCurrentPage(png).isEmpty());
+  const QImage image(png);
+  const auto* page = dynamic_cast<const ExportablePage*>(w.window->memoryPage());
+  ASSERT_NE(page, nullptr);
+  EXPECT_EQ(image.height(), 2 * (page->exportSize().height() + CaptionedPage::kBandHeight)) << "2x: HiDPI";
+  int dark = 0;  // the band's text
+  for (int y = 0; y < 2 * CaptionedPage::kBandHeight; ++y) {
+    for (int x = 0; x < image.width(); ++x) dark += qGray(image.pixel(x, y)) < 128 ? 1 : 0;
+  }
+  EXPECT_GT(dark, 200);
+  if (svg_export_available()) {
+    const QString svg = w.dir.filePath(QStringLiteral("memory.svg"));
+    ASSERT_TRUE(w.window->exportCurrentPage(svg).isEmpty());
+    QFile file(svg);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(file.readAll());
+    EXPECT_TRUE(text.contains(QStringLiteral("Plansight — Memory"))) << "the page's name";
+    EXPECT_TRUE(text.contains(QStringLiteral("gpt3-175b on 1024 x a100-80gb-sxm"))) << "the plan";
+  }
+}
+
+TEST(PlanDocument, AnEditCancelsTheEstimateOfTheOlderPlan) {
+  PlanDocument document;
+  ASSERT_TRUE(test::wait_idle(document));
+  document.replacePlan(slow_plan());
+  QTest::qWait(50);  // the slow job is running
+  document.replacePlan(est::default_plan());
+  ASSERT_TRUE(test::wait_idle(document, 60000));
+  ASSERT_TRUE(document.estimate() && document.estimate()->estimate) << "the newest plan's estimate";
+  EXPECT_EQ(document.estimate()->plan.layout.pp, est::default_plan().layout.pp);
+}
+
+}  // namespace
+}  // namespace plansight::gui
