@@ -1,14 +1,17 @@
-// Kineto import front: files and directories to one Timeline. Each file is read completely
+// Kineto import front: files, directories and tar archives to one Timeline. Each file is read completely
 // before anything is returned, and any error discards everything, so a caller never sees a
 // partial import. Ranks, base time and name tables are settled here, after the event loop.
 #include "plansight/interop/kineto_importer.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "kineto_reader.h"
+#include "tar_reader.h"
 #include "plansight/estimator/timeline_annotations.h"
 #include "plansight/interop/trace_error.h"
 
@@ -185,6 +188,84 @@ Result<ImportedTrace> import_kineto_directory(const std::filesystem::path& dir, 
     if (!one.ok()) return one.errors();
   }
   return assemble(std::move(files), options, dir.filename().string());
+}
+
+namespace {
+
+// A member's bytes with its first two put back after peeking for the gzip magic.
+class PeekedSource final : public ByteSource {
+ public:
+  explicit PeekedSource(ByteSource& in) : in_(in) {
+    while (peeked_ < head_.size()) {
+      const std::size_t r = in_.read(head_.data() + peeked_, head_.size() - peeked_);
+      if (r == 0) break;
+      peeked_ += r;
+    }
+  }
+  bool gzip() const { return looks_like_gzip(std::string_view(head_.data(), peeked_)); }
+  std::size_t read(char* out, std::size_t capacity) override {
+    if (given_ < peeked_ && capacity > 0) {
+      const std::size_t n = std::min(capacity, peeked_ - given_);
+      std::copy_n(head_.data() + given_, n, out);
+      given_ += n;
+      return n;
+    }
+    return in_.read(out, capacity);
+  }
+  std::string_view kind() const override { return in_.kind(); }
+
+ private:
+  ByteSource& in_;
+  std::array<char, 2> head_{};
+  std::size_t peeked_ = 0, given_ = 0;
+};
+
+// Not an owner: lets make_gzip_source() read a source it does not own.
+class BorrowedSource final : public ByteSource {
+ public:
+  explicit BorrowedSource(ByteSource& in) : in_(in) {}
+  std::size_t read(char* out, std::size_t capacity) override { return in_.read(out, capacity); }
+  std::string_view kind() const override { return in_.kind(); }
+
+ private:
+  ByteSource& in_;
+};
+
+}  // namespace
+
+Result<ImportedTrace> import_kineto_archive(const std::filesystem::path& path, const KinetoImportOptions& options) {
+  const std::string source = path.string();
+  return guarded(source, [&]() -> Result<ImportedTrace> {
+    const estimator::KernelClassifier classifier(rules_of(options));
+    auto archive = open_trace_source(path);  // a .tar.gz inflates here
+    std::vector<detail::KinetoFile> files;
+    detail::for_each_tar_member(*archive, [&](const std::string& name, std::uint64_t, ByteSource& contents) {
+      const std::filesystem::path member(name);
+      // macOS tar stores resource forks as "._NAME" beside each file: not traces.
+      if (!is_trace_file(member) || member.filename().string().starts_with("._")) return;
+      const std::string where = source + ":" + name;
+      try {
+        PeekedSource peeked(contents);
+        if (peeked.gzip()) {
+          auto inflated = make_gzip_source(std::make_unique<BorrowedSource>(peeked));
+          files.push_back(detail::read_kineto(*inflated, options, classifier, where));
+        } else {
+          files.push_back(detail::read_kineto(peeked, options, classifier, where));
+        }
+      } catch (const TraceError& e) {
+        throw TraceError(e.offset(), name + ": " + e.what());  // the member, then what is wrong in it
+      }
+    });
+    if (files.empty()) return make_error(source, "the archive holds no *.json or *.json.gz trace file");
+    std::string stem = path.filename().string();
+    for (const char* suffix : {".tar.gz", ".tgz", ".tar"}) {
+      if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix)) {
+        stem.resize(stem.size() - std::strlen(suffix));
+        break;
+      }
+    }
+    return assemble(std::move(files), options, stem);
+  });
 }
 
 Result<ImportedTrace> import_kineto(const std::filesystem::path& path, const KinetoImportOptions& options) {

@@ -40,6 +40,11 @@ Result<ImportedTrace> import_kineto_file(const std::filesystem::path& path, cons
 // distributedInfo; files without one get the lowest free ranks in file-name order (warned).
 Result<ImportedTrace> import_kineto_directory(const std::filesystem::path& dir, const KinetoImportOptions& options = {});
 
+// The *.json / *.json.gz members of a tar archive (.tar, .tar.gz, .tgz: gzip recognised by
+// content), one rank each as in a directory, in archive order, streamed member by member.
+// Messages name the archive, then the member ("run.tar.gz: rank1.json: invalid JSON at byte 0").
+Result<ImportedTrace> import_kineto_archive(const std::filesystem::path& path, const KinetoImportOptions& options = {});
+
 // A file or a directory.
 Result<ImportedTrace> import_kineto(const std::filesystem::path& path, const KinetoImportOptions& options = {});
 

@@ -11,7 +11,7 @@
 
 namespace plansight::interop {
 
-enum class TraceFormat : std::uint8_t { kineto_json, kineto_directory, nsys_sqlite, unknown };
+enum class TraceFormat : std::uint8_t { kineto_json, kineto_directory, kineto_archive, nsys_sqlite, unknown };
 
 std::string_view to_string(TraceFormat f);
 
