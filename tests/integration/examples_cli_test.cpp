@@ -152,4 +152,26 @@ TEST(SweepCli, TableCsvJsonAndErrors) {
 }
 
 }  // namespace
+// --params 1e9: "what does a 1 B model need?" in one flag, the same plan with and without --json.
+TEST(ParamsCli, BuildsAGptShapedModelOfThatSize) {
+  auto r = run_cli({"estimate", "--params", "1e9", "--gpus", "8", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["model"]["name"], "gpt-shaped 1.00 B");
+  EXPECT_NEAR(j["parameters"].get<double>() / 1e9, 1.0, 0.02);
+  auto table = run_cli({"estimate", "--params", "1e9", "--gpus", "8"});
+  ASSERT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("Plan: gpt-shaped 1.00 B on 8 x"), std::string::npos) << table.out;
+  // Model flags still apply on top; --model and --params together are one model too many.
+  auto longer = run_cli({"estimate", "--params", "1e9", "--vocab", "32000", "--gpus", "8", "--json"});
+  ASSERT_EQ(longer.status, Status::ok) << longer.err;
+  EXPECT_EQ(nlohmann::json::parse(longer.out)["plan"]["model"]["vocab"], 32000);
+  auto both = run_cli({"estimate", "--params", "1e9", "--model", "gpt3-1.3b"});
+  EXPECT_EQ(both.status, Status::invalid_input);
+  EXPECT_NE(both.err.find("--params: give --params or --model, not both"), std::string::npos) << both.err;
+  auto bad = run_cli({"estimate", "--params", "lots"});
+  EXPECT_EQ(bad.status, Status::invalid_input);
+  EXPECT_NE(bad.err.find("--params"), std::string::npos) << bad.err;
+}
+
 }  // namespace plansight::cli

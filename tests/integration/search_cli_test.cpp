@@ -206,7 +206,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--shared-expert-ffn-hidden", "0"}, {"--first-dense-layers", "0"}, {"--moe-layer-interval", "1"},
       {"--capacity-factor", "0"}, {"--load-imbalance", "1"}, {"--q-lora-rank", "0"}, {"--kv-lora-rank", "0"},
       {"--qk-nope-head-dim", "0"}, {"--qk-rope-head-dim", "0"}, {"--v-head-dim", "0"}, {"--mtp-modules", "1"},
-      {"--ep", "1"}, {"--etp", "1"}};
+      {"--ep", "1"}, {"--etp", "1"}, {"--params", "1.3e9"}};
   return values;
 }
 
@@ -234,6 +234,7 @@ TEST(SearchCli, AcceptsEveryFlagEstimateAccepts) {
     }
     std::vector<std::string> args = {"search"};
     args.insert(args.end(), kSmallPlan.begin(), kSmallPlan.end());
+    if (flag.name == "--params") args.erase(args.begin() + 1, args.begin() + 3);  // a model instead of --model
     args.insert(args.end(), {"--top", "1"});
     args.insert(args.end(), given.begin(), given.end());
     auto r = run_cli(args);

@@ -10,6 +10,7 @@
 #include "plansight/estimator/hf_config.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/json_reader.h"
+#include "plansight/estimator/model_sizing.h"
 #include "plansight/estimator/presets.h"
 
 namespace plansight::cli {
@@ -117,7 +118,7 @@ Result<nlohmann::json> model_with_flags(const nlohmann::json& model, const nlohm
 
 const std::vector<FlagSpec>& plan_flags() {
   static const std::vector<FlagSpec> flags = [] {
-    std::vector<FlagSpec> f = {{"--plan", true, "FILE.json"}, {"--model", true, "NAME|config.json"},
+    std::vector<FlagSpec> f = {{"--plan", true, "FILE.json"}, {"--model", true, "NAME|config.json"}, {"--params", true, "N"},
                                {"--gpu", true, "NAME"}, {"--system", true, "NAME"}};
     for (const auto& m : kMappings) {
       const bool toggle = m.kind == Mapping::toggle || m.kind == Mapping::toggle_off;
@@ -191,6 +192,18 @@ Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* a
     } else {
       overlay["model"] = {{"preset", *model}};
     }
+  }
+  if (args.has("--params")) {
+    // A GPT-shaped model of that many parameters (estimator/model_sizing.h), as a whole model:
+    // the model flags (--seq-len's model, --vocab, ...) still apply on top.
+    if (args.has("--model")) {
+      return make_error("--params", "give --params or --model, not both: --params builds a GPT-shaped model of that size");
+    }
+    auto n = args.number("--params");
+    if (!n) return n.errors();
+    auto spec = est::gpt_model_with_parameters(*n);
+    if (!spec) return spec.errors();
+    overlay["model"] = est::to_json(*spec);
   }
   if (auto gpu = args.value("--gpu")) overlay["cluster"]["gpu"] = *gpu;
   if (auto system = args.value("--system")) overlay["cluster"]["system"] = *system;
