@@ -126,6 +126,16 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
   if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);
   const auto* layout = root.get("layout");
   if (!layout || !layout->is_object() || !layout->contains("dp")) plan.layout.dp = 0;  // derive DP
+  // More than one virtual stage runs only interleaved: "vpp": 2 without a schedule means that
+  // schedule, in a plan file as with --vpp 2 (layout_spec.h: schedule_for_vpp).
+  if (layout && layout->is_object() && layout->contains("vpp") && !layout->contains("schedule")) {
+    const PipelineSchedule before = plan.layout.schedule;
+    plan.layout.schedule = schedule_for_vpp(plan.layout.vpp, plan.layout.schedule);
+    if (adjustments && plan.layout.schedule != before) {
+      adjustments->push_back(make_warning("layout.schedule", "set to \"interleaved\": vpp " + std::to_string(plan.layout.vpp) +
+                                                                 " runs only interleaved; give layout.schedule to choose"));
+    }
+  }
   if (adjustments && (model_replaced || gpus_break_layout)) {
     const std::string why = model_replaced
                                 ? "the model was replaced, so the layout starts from plain data parallelism"

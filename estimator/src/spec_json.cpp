@@ -238,7 +238,7 @@ void read_training(JsonReader& in, TrainingSpec& t) {
   in.read("tokens", t.tokens, 0.0);
   in.read_enum("precision", t.precision);
   if (in.has("precision") && !in.has("grad_precision")) {
-    t.grad_precision = t.precision == Precision::fp8 ? Precision::bf16 : t.precision;
+    t.grad_precision = gradient_precision_for(t.precision);
   }
   in.read_enum("grad_precision", t.grad_precision);
   in.read_enum("master_precision", t.master_precision);

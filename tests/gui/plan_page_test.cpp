@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractButton>
+#include <QComboBox>
 #include <QFile>
 #include <QImage>
 #include <QTabWidget>
@@ -119,6 +120,23 @@ TEST(PlanPage, TheFieldBeingTypedInStaysPutWhenAMessageAppearsAboveIt) {
     w.edit([heads](est::Plan& p) { p.model.heads = heads; });
     EXPECT_EQ(seq_len->mapTo(viewport, QPoint()).y(), before) << "heads " << heads;
   }
+}
+
+// The form applies the estimator's rules as flags and plan files do: typing 2 virtual stages
+// picks the interleaved schedule, and a precision brings its gradient precision along.
+TEST(PlanPage, FieldsFollowTheEstimatorsRules) {
+  Window w;
+  auto* vpp = w.find<QSpinBox>("layout.vpp");
+  vpp->setFocus();
+  QTest::keyClick(vpp, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(vpp, QStringLiteral("2"));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().layout.schedule, est::PipelineSchedule::interleaved);
+  EXPECT_EQ(w.find<QComboBox>("layout.schedule")->currentData().toInt(), static_cast<int>(est::PipelineSchedule::interleaved));
+  auto* precision = w.find<QComboBox>("training.precision");
+  precision->setCurrentIndex(precision->findData(static_cast<int>(est::Precision::fp8)));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().training.grad_precision, est::gradient_precision_for(est::Precision::fp8));
 }
 
 // Presses `button` on the message box that opens next, and says whether one opened.

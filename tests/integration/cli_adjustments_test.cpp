@@ -5,6 +5,8 @@
 // stderr and an entry of --json's "adjustments".
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "../support/cli_run.h"
@@ -73,6 +75,23 @@ TEST(CliAdjustments, VirtualStagesNoteTheScheduleTheyImply) {
   EXPECT_TRUE(has_adjustment(j, "layout.schedule", "vpp 2 runs only interleaved")) << j["adjustments"].dump();
   auto search = run_cli({"search", "--gpus", "16", "--model", "gpt3-1.3b", "--global-batch", "128", "--top", "1"});
   EXPECT_NE(search.err.find("note: layout.tp"), std::string::npos) << "every plan command notes";
+}
+
+// A flag and a plan file mean the same plan: "vpp": 2 in a file was 1F1B (then refused by
+// validation) while --vpp 2 was interleaved. The rule lives in the estimator now.
+TEST(CliAdjustments, VppInAPlanFileMeansWhatTheFlagMeans) {
+  const std::string path = ::testing::TempDir() + "/vpp_plan.json";
+  std::ofstream(path) << R"({"layout": {"vpp": 2}})";
+  std::string err;
+  const auto from_file = estimate({"--plan", path}, &err);
+  const auto from_flag = estimate({"--vpp", "2"});
+  EXPECT_EQ(from_file["plan"], from_flag["plan"]);
+  EXPECT_TRUE(has_adjustment(from_file, "layout.schedule", "vpp 2 runs only interleaved")) << from_file["adjustments"].dump();
+  // A schedule the user names stays theirs (and validation judges it).
+  std::ofstream(path) << R"({"layout": {"vpp": 2, "schedule": "1f1b"}})";
+  auto named = run_cli({"estimate", "--plan", path, "--json"});
+  EXPECT_EQ(named.status, Status::invalid_input) << "1F1B has no virtual stages";
+  EXPECT_NE(named.out.find("vpp"), std::string::npos) << named.out;
 }
 
 }  // namespace

@@ -242,16 +242,6 @@ Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* a
     if (!model) return model.errors();
     overlay["model"] = std::move(*model);
   }
-  // --vpp N > 1 implies the interleaved schedule unless one is named.
-  if (overlay.contains("layout") && overlay["layout"].contains("vpp") && overlay["layout"]["vpp"].is_number_integer() &&
-      overlay["layout"]["vpp"].get<long long>() > 1 && !overlay["layout"].contains("schedule")) {
-    overlay["layout"]["schedule"] = "interleaved";
-    if (adjustments) {
-      adjustments->push_back(make_warning("layout.schedule", "set to \"interleaved\": vpp " +
-                                                                 overlay["layout"]["vpp"].dump() +
-                                                                 " runs only interleaved; give --schedule to choose"));
-    }
-  }
   if (!errors.empty()) return errors;
   return overlay;
 }

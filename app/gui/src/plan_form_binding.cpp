@@ -189,6 +189,11 @@ est::Plan PlanForm::collect() const {
   plan.layout.sequence_parallel = sequence_parallel_->isChecked();
   plan.layout.recompute = combo_enum(combo("layout.recompute"), plan.layout.recompute);
   plan.layout.schedule = combo_enum(combo("layout.schedule"), plan.layout.schedule);
+  // As in plan files and flags: raising the virtual stages above 1 picks the interleaved schedule
+  // (the schedule field then shows it); a schedule chosen with vpp > 1 stays the user's.
+  if (plan.layout.vpp != document_->plan().layout.vpp && plan.layout.schedule == document_->plan().layout.schedule) {
+    plan.layout.schedule = est::schedule_for_vpp(plan.layout.vpp, plan.layout.schedule);
+  }
 
   plan.training.micro_batch = spin("training.micro_batch");
   plan.training.global_batch = spin("training.global_batch");
@@ -197,8 +202,8 @@ est::Plan PlanForm::collect() const {
   plan.training.tokens = tokens_->value() * 1e9;
   const est::Precision precision = combo_enum(combo("training.precision"), plan.training.precision);
   if (precision != plan.training.precision) {
-    // As in plan files: gradients follow the compute precision (fp8 keeps bf16 gradients).
-    plan.training.grad_precision = precision == est::Precision::fp8 ? est::Precision::bf16 : precision;
+    // As in plan files and flags: gradients follow the compute precision.
+    plan.training.grad_precision = est::gradient_precision_for(precision);
     plan.training.precision = precision;
   }
   plan.training.optimizer = combo_enum(combo("training.optimizer"), plan.training.optimizer);
@@ -210,6 +215,13 @@ void PlanForm::onEdited() {
   noteExplicitModelEdits();
   est::Plan plan = collect();
   showModel(plan.model);  // derived fields (MLP width, KV heads) and the model's name follow
+  // A schedule that followed the virtual stages (collect()) shows in its field.
+  auto* schedule = qobject_cast<QComboBox*>(fields_.value(QStringLiteral("layout.schedule")).editor);
+  if (schedule->currentData().toInt() != static_cast<int>(plan.layout.schedule)) {
+    populating_ = true;
+    set_combo_data(schedule, static_cast<int>(plan.layout.schedule));
+    populating_ = false;
+  }
   document_->editPlan(plan);
 }
 

@@ -46,4 +46,11 @@ struct LayoutSpec {
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
+// The schedule a layout with `vpp` virtual stages runs when none was chosen: more than one runs
+// only interleaved (Narayanan et al. 2021, Sec. 2.2.2); otherwise `current` stays. The one rule
+// behind --vpp N, "vpp": N in plan files and the app's virtual-stages field.
+inline PipelineSchedule schedule_for_vpp(std::int64_t vpp, PipelineSchedule current) {
+  return vpp > 1 ? PipelineSchedule::interleaved : current;
+}
+
 }  // namespace plansight::estimator

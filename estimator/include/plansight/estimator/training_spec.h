@@ -45,4 +45,11 @@ struct TrainingSpec {
   std::int64_t vocab_divisible_by = 128;
 };
 
+// The gradient precision that follows a compute precision when none is given: the same type
+// (ZeRO's 16 B/param convention), bf16 for fp8 (Transformer Engine keeps 16-bit gradients). The
+// one rule behind "precision" in plan files, --precision and the app's precision field.
+inline Precision gradient_precision_for(Precision compute) {
+  return compute == Precision::fp8 ? Precision::bf16 : compute;
+}
+
 }  // namespace plansight::estimator
