@@ -126,6 +126,14 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
   if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);
   const auto* layout = root.get("layout");
   if (!layout || !layout->is_object() || !layout->contains("dp")) plan.layout.dp = 0;  // derive DP
+  if (adjustments && (model_replaced || gpus_break_layout)) {
+    const std::string why = model_replaced
+                                ? "the model was replaced, so the layout starts from plain data parallelism"
+                                : "cluster.gpus " + std::to_string(plan.cluster.gpus) +
+                                      " is not a multiple of the layout's tp*pp*cp = " + std::to_string(model_parallel) +
+                                      ", so the layout starts from plain data parallelism";
+    note_changes(layout_before, to_json(plan.layout), layout, "layout", why, *adjustments);
+  }
   // More than one virtual stage runs only interleaved: "vpp": 2 without a schedule means that
   // schedule, in a plan file as with --vpp 2 (layout_spec.h: schedule_for_vpp).
   if (layout && layout->is_object() && layout->contains("vpp") && !layout->contains("schedule")) {
@@ -135,14 +143,6 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
       adjustments->push_back(make_warning("layout.schedule", "set to \"interleaved\": vpp " + std::to_string(plan.layout.vpp) +
                                                                  " runs only interleaved; give layout.schedule to choose"));
     }
-  }
-  if (adjustments && (model_replaced || gpus_break_layout)) {
-    const std::string why = model_replaced
-                                ? "the model was replaced, so the layout starts from plain data parallelism"
-                                : "cluster.gpus " + std::to_string(plan.cluster.gpus) +
-                                      " is not a multiple of the layout's tp*pp*cp = " + std::to_string(model_parallel) +
-                                      ", so the layout starts from plain data parallelism";
-    note_changes(layout_before, to_json(plan.layout), layout, "layout", why, *adjustments);
   }
   // The default plan's 140 TFLOP/s is a measurement of GPT-3-like models on A100s; it does not
   // carry over to another model or GPU.

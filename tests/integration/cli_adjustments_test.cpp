@@ -87,6 +87,11 @@ TEST(CliAdjustments, VppInAPlanFileMeansWhatTheFlagMeans) {
   const auto from_flag = estimate({"--vpp", "2"});
   EXPECT_EQ(from_file["plan"], from_flag["plan"]);
   EXPECT_TRUE(has_adjustment(from_file, "layout.schedule", "vpp 2 runs only interleaved")) << from_file["adjustments"].dump();
+  // Once, also when a replaced model resets the layout (it was noted twice).
+  const auto replaced = estimate({"--model", "gpt3-1.3b", "--gpus", "16", "--pp", "2", "--vpp", "2", "--global-batch", "64"});
+  int notes = 0;
+  for (const auto& a : replaced["adjustments"]) notes += a["field"] == "layout.schedule" ? 1 : 0;
+  EXPECT_EQ(notes, 1) << replaced["adjustments"].dump();
   // A schedule the user names stays theirs (and validation judges it).
   std::ofstream(path) << R"({"layout": {"vpp": 2, "schedule": "1f1b"}})";
   auto named = run_cli({"estimate", "--plan", path, "--json"});
