@@ -110,7 +110,7 @@ plansight::Result<std::string> read_request_text(const std::string& path) {
 // anything else ("rank 3", "communicator") is a failed run (exit 1).
 bool names_request_field(const std::vector<Diagnostic>& errors) {
   static const char* kFields[] = {"model", "layout", "micro_batch", "global_batch", "seq_len", "steps",
-                                  "warmup_steps", "learning_rate", "weight_decay", "seed", "data", "device",
+                                  "warmup_steps", "learning_rate", "lr_warmup_steps", "weight_decay", "seed", "data", "device",
                                   "precision", "threads_per_rank", "cores"};
   for (const auto& e : errors) {
     for (const char* f : kFields) {

@@ -158,6 +158,7 @@ nlohmann::json to_json(const ProbeRequest& r) {
           {"steps", r.steps},
           {"warmup_steps", r.warmup_steps},
           {"learning_rate", r.learning_rate},
+          {"lr_warmup_steps", r.lr_warmup_steps},
           {"weight_decay", r.weight_decay},
           {"seed", r.seed},
           {"data", data_name(r.data)},
@@ -174,7 +175,7 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   std::vector<Diagnostic> errors;
   est::JsonReader in(json, "", errors);
   in.reject_unknown({"model", "layout", "micro_batch", "global_batch", "seq_len", "steps", "warmup_steps",
-                     "learning_rate", "weight_decay", "seed", "data", "device", "precision", "threads_per_rank",
+                     "learning_rate", "lr_warmup_steps", "weight_decay", "seed", "data", "device", "precision", "threads_per_rank",
                      "cores", "trace", "calibrate"});
   ProbeRequest r;
   r.model = *probe_model("tiny");
@@ -194,6 +195,7 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   in.read("steps", r.steps, 1, 1'000'000);
   in.read("warmup_steps", r.warmup_steps, 0, 1000);
   in.read("learning_rate", r.learning_rate, 0.0, 10.0);
+  in.read("lr_warmup_steps", r.lr_warmup_steps, 0, 1'000'000);
   in.read("weight_decay", r.weight_decay, 0.0, 10.0);
   std::int64_t seed = static_cast<std::int64_t>(r.seed);
   in.read("seed", seed, 0);
@@ -246,6 +248,12 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   validate_as_plan(r, errors);
   if (!errors.empty()) return errors;
   return r;
+}
+
+double learning_rate_at(const ProbeRequest& request, std::int64_t step) {
+  if (request.lr_warmup_steps <= 0 || step >= request.lr_warmup_steps) return request.learning_rate;
+  return request.learning_rate * static_cast<double>(std::max<std::int64_t>(step, 1)) /
+         static_cast<double>(request.lr_warmup_steps);
 }
 
 }  // namespace plansight::probe

@@ -57,6 +57,7 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
       for (ParamUnit* u : units) u->flag_nonfinite_grads();
       check(ctx.be.reduce_nonfinite(*ctx.world));
     }
+    adamw.learning_rate = static_cast<float>(learning_rate_at(cfg.request, step + 1));
     for (ParamUnit* u : units) u->optimizer_step(adamw, applied + 1, scaled ? 1.0f / scale : 1.0f, scaled);
 
     // The step's one host synchronisation on a GPU: the loss (and the non-finite flag), then

@@ -91,6 +91,9 @@ TEST(ProbeRequest, HasTheKeysPlansightProbeSends) {
   EXPECT_EQ(r["device"], "auto");
   EXPECT_EQ(r["precision"], "fp32");
   EXPECT_EQ(r["calibrate"], true);
+  EXPECT_EQ(r["learning_rate"], 3e-4);
+  EXPECT_EQ(r["lr_warmup_steps"], 0);
+  EXPECT_EQ(r["data"], "synthetic");
   EXPECT_EQ(r["layout"], (nlohmann::json{{"tp", 2}, {"pp", 2}, {"vpp", 2}, {"dp", 1}, {"zero_stage", 1},
                                          {"recompute", "full"}, {"schedule", "interleaved"}}));
   EXPECT_EQ(probe_arguments(s), (QStringList{QStringLiteral("-"), QStringLiteral("--calibration"), QStringLiteral("quick")}));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "plansight/cli/child_process.h"
+#include "plansight/store/store.h"
 
 namespace plansight::cli {
 namespace {
@@ -165,6 +166,28 @@ TEST_F(ProbeCli, PrecisionFlagReachesTheRequest) {
   const auto j = nlohmann::json::parse(json.stdout_text);
   EXPECT_EQ(j["precision"], "fp32");
   EXPECT_TRUE(j["device_report"].is_object());
+}
+
+// Learning rate, its warm-up, weight decay, seed and the data are request fields from the CLI,
+// stored with the run (the plan JSON of a probe run is its request).
+TEST_F(ProbeCli, TrainingFlagsReachTheRequest) {
+  auto r = cli({"probe", "--model", "tiny", "--steps", "2", "--learning-rate", "1e-3", "--lr-warmup-steps", "5",
+                "--weight-decay", "0.1", "--seed", "7", "--data", "corpus", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const auto j = nlohmann::json::parse(r.stdout_text);
+  auto db = store::Store::open(db_);
+  ASSERT_TRUE(db.ok()) << db.error_text();
+  auto run = db->get_run(j["run_id"].get<std::int64_t>());
+  ASSERT_TRUE(run.ok() && run->plan) << run.error_text();
+  EXPECT_EQ((*run->plan)["learning_rate"], 1e-3);
+  EXPECT_EQ((*run->plan)["lr_warmup_steps"], 5);
+  EXPECT_EQ((*run->plan)["weight_decay"], 0.1);
+  EXPECT_EQ((*run->plan)["seed"], 7);
+  EXPECT_EQ((*run->plan)["data"], "corpus");
+  auto bad = cli({"probe", "--model", "tiny", "--data", "wikipedia"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.stderr_text.find("data: unknown value \"wikipedia\"; valid: synthetic, corpus"), std::string::npos)
+      << bad.stderr_text;
 }
 
 // A GPU run's summary, from a script speaking the protocol as plansight-probe --device cuda does:

@@ -4,6 +4,8 @@
 // and communication lanes and exactly the model's GEMM FLOPs; stop and bad requests behave.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <atomic>
 
 #include "plansight/estimator/memory.h"
@@ -49,6 +51,45 @@ TEST(ProbeTraining, LossFallsOnTheCorpus) {
   // English bytes carry about 4.5 bits (3.1 nats) under a unigram model; 40 steps get near it.
   EXPECT_LT(last, steps.front().loss - 1.5) << "first " << steps.front().loss << ", last five " << last;
   RecordProperty("corpus_loss", std::to_string(steps.front().loss) + " -> " + std::to_string(last));
+}
+
+// The learning-rate warm-up reaches the optimizer: with the same seed and data, a run warming up
+// over 1000 steps moves its second step's loss from the untrained one (learning rate 0) by far
+// less than a run at the full rate from the first step.
+TEST(ProbeTraining, LearningRateWarmUpScalesTheFirstUpdates) {
+  auto second_loss = [](double lr, std::int64_t warmup) {
+    ProbeRequest r = small_request();
+    r.model.layers = 2;
+    r.model.hidden = 64;
+    r.model.ffn_hidden = 256;
+    r.seq_len = 32;
+    r.micro_batch = 4;
+    r.global_batch = 4;
+    r.steps = 2;
+    r.warmup_steps = 0;
+    r.learning_rate = lr;
+    r.lr_warmup_steps = warmup;
+    r.data = DataSource::corpus;
+    r.trace = false;
+    auto out = run_probe(r, {});
+    EXPECT_TRUE(out.ok()) << out.error_text();
+    return out.ok() && out->steps.size() == 2 ? out->steps[1].loss : NAN;
+  };
+  const double frozen = second_loss(0.0, 0);
+  const double full = second_loss(3e-3, 0);
+  const double warming = second_loss(3e-3, 1000);
+  ASSERT_TRUE(std::isfinite(frozen) && std::isfinite(full) && std::isfinite(warming));
+  EXPECT_GT(std::fabs(full - frozen), 1e-3) << "a full-rate step changes the loss";
+  EXPECT_LT(std::fabs(warming - frozen), 0.05 * std::fabs(full - frozen)) << "1/1000 of the rate: a tiny change";
+  ProbeRequest r;
+  r.learning_rate = 1e-3;
+  r.lr_warmup_steps = 4;
+  EXPECT_DOUBLE_EQ(learning_rate_at(r, 1), 2.5e-4);
+  EXPECT_DOUBLE_EQ(learning_rate_at(r, 3), 7.5e-4);
+  EXPECT_DOUBLE_EQ(learning_rate_at(r, 4), 1e-3);
+  EXPECT_DOUBLE_EQ(learning_rate_at(r, 40), 1e-3);
+  r.lr_warmup_steps = 0;
+  EXPECT_DOUBLE_EQ(learning_rate_at(r, 1), 1e-3);
 }
 
 TEST(ProbeTraining, SmallModelTp2Pp2RunsTenSteps) {

@@ -65,8 +65,12 @@ TEST(ProbeRequestJson, RoundTrip) {
                                     {"steps", 7},
                                     {"device", "auto"},
                                     {"precision", "bf16"},
-                                    {"calibrate", true}});
+                                    {"calibrate", true},
+                                    {"learning_rate", 1e-3},
+                                    {"lr_warmup_steps", 5},
+                                    {"data", "corpus"}});
   ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r->lr_warmup_steps, 5);
   const auto j = to_json(*r);
   auto again = probe_request_from_json(j);
   ASSERT_TRUE(again.ok()) << again.error_text();

@@ -47,7 +47,9 @@ const std::vector<FlagSpec>& probe_flags() {
       {"--dp", true, "N"}, {"--zero", true, "0..3"}, {"--recompute", true, "none|selective|full"},
       {"--schedule", true, "gpipe|1f1b|interleaved"}, {"--sequence-parallel", false, ""},
       {"--micro-batch", true, "N"}, {"--global-batch", true, "N"}, {"--seq-len", true, "N"}, {"--steps", true, "N"},
-      {"--warmup-steps", true, "N"}, {"--device", true, "cpu|cuda|auto"},
+      {"--warmup-steps", true, "N"}, {"--learning-rate", true, "LR"}, {"--lr-warmup-steps", true, "N"},
+      {"--weight-decay", true, "X"}, {"--seed", true, "N"}, {"--data", true, "synthetic|corpus"},
+      {"--device", true, "cpu|cuda|auto"},
       {"--precision", true, "fp32|tf32|bf16|fp16"}, {"--calibrate", false, ""},
       {"--name", true, "TEXT"}, {"--db", true, "PATH"}, {"--json", false, ""}};
   return flags;
@@ -80,6 +82,15 @@ Result<nlohmann::json> request_from_args(const Args& args) {
   integer("--seq-len", request, "seq_len");
   integer("--steps", request, "steps");
   integer("--warmup-steps", request, "warmup_steps");
+  integer("--lr-warmup-steps", request, "lr_warmup_steps");
+  integer("--seed", request, "seed");
+  for (const auto& [flag, key] : {std::pair{"--learning-rate", "learning_rate"}, std::pair{"--weight-decay", "weight_decay"}}) {
+    if (!args.has(flag)) continue;
+    auto v = args.number(flag);
+    if (v) request[key] = *v;
+    else errors.insert(errors.end(), v.errors().begin(), v.errors().end());
+  }
+  if (auto v = args.value("--data")) request["data"] = *v;
   if (auto v = args.value("--device")) request["device"] = *v;
   if (auto v = args.value("--precision")) request["precision"] = *v;
   // Every stored run gets the profile of the machine it ran on, so `compare` predicts with this

@@ -3,6 +3,7 @@
 #include "plansight/gui/probe_page.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -153,6 +154,17 @@ QWidget* ProbePage::buildForm() {
   schedule_ = combo(QStringLiteral("probeSchedule"), {QStringLiteral("1f1b"), QStringLiteral("gpipe"), QStringLiteral("interleaved")}, box);
   steps_count_ = spin(QStringLiteral("probeSteps"), 1, 1'000'000, box);
   steps_count_->setToolTip(tr("Training steps; the first is a warm-up, left out of the median step time"));
+  learning_rate_ = new QDoubleSpinBox(box);
+  learning_rate_->setObjectName(QStringLiteral("probeLearningRate"));
+  learning_rate_->setDecimals(6);
+  learning_rate_->setRange(0, 10);
+  learning_rate_->setSingleStep(1e-4);
+  learning_rate_->setToolTip(tr("AdamW's learning rate, reached after the warm-up"));
+  lr_warmup_ = spin(QStringLiteral("probeLrWarmup"), 0, 1'000'000, box);
+  lr_warmup_->setToolTip(tr("Steps over which the learning rate rises linearly to its value (0: none)"));
+  data_ = combo(QStringLiteral("probeData"), {QStringLiteral("synthetic"), QStringLiteral("corpus")}, box);
+  data_->setToolTip(tr("synthetic: random tokens (the loss stays near ln(vocabulary)); corpus: the embedded English "
+                       "text, whose loss falls as the model learns"));
   device_ = combo(QStringLiteral("probeDevice"), {QStringLiteral("cpu"), QStringLiteral("cuda"), QStringLiteral("auto")}, box);
   device_->setToolTip(tr("auto: a GPU when plansight-probe was built with CUDA and one is present, else the CPU"));
   precision_ = combo(QStringLiteral("probePrecision"),
@@ -179,6 +191,9 @@ QWidget* ProbePage::buildForm() {
   form->addRow(tr("Recomputation"), recompute_);
   form->addRow(tr("Schedule"), schedule_);
   form->addRow(tr("Steps"), steps_count_);
+  form->addRow(tr("Learning rate"), learning_rate_);
+  form->addRow(tr("LR warm-up steps"), lr_warmup_);
+  form->addRow(tr("Data"), data_);
   form->addRow(tr("Device"), device_);
   form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Calibration"), calibration_);
@@ -217,6 +232,9 @@ ProbeSettings ProbePage::settings() const {
   s.recompute = recompute_->currentText();
   s.schedule = schedule_->currentText();
   s.steps = steps_count_->value();
+  s.learning_rate = learning_rate_->value();
+  s.lr_warmup_steps = lr_warmup_->value();
+  s.data = data_->currentText();
   s.device = device_->currentText();
   s.precision = precision_->currentText();
   s.calibration = static_cast<ProbeSettings::Calibration>(calibration_->currentData().toInt());
@@ -234,6 +252,9 @@ void ProbePage::setSettings(const ProbeSettings& s) {
   recompute_->setCurrentText(s.recompute);
   schedule_->setCurrentText(s.schedule);
   steps_count_->setValue(s.steps);
+  learning_rate_->setValue(s.learning_rate);
+  lr_warmup_->setValue(s.lr_warmup_steps);
+  data_->setCurrentText(s.data);
   device_->setCurrentText(s.device);
   precision_->setCurrentText(s.precision);
   calibration_->setCurrentIndex(calibration_->findData(static_cast<int>(s.calibration)));

@@ -37,6 +37,9 @@ nlohmann::json probe_request(const ProbeSettings& s) {
   return {{"model", s.model.toStdString()},
           {"layout", layout},
           {"steps", s.steps},
+          {"learning_rate", s.learning_rate},
+          {"lr_warmup_steps", s.lr_warmup_steps},
+          {"data", s.data.toStdString()},
           {"device", s.device.toStdString()},
           {"precision", s.precision.toStdString()},
           {"calibrate", s.calibration != ProbeSettings::Calibration::off}};

@@ -31,6 +31,9 @@ struct ProbeRequest {
   std::int64_t steps = 10;
   std::int64_t warmup_steps = 1;   // steps run before timing starts
   double learning_rate = 3e-4;
+  // The learning rate rises linearly to learning_rate over the first lr_warmup_steps steps
+  // (learning_rate_at()); 0: constant from the first step.
+  std::int64_t lr_warmup_steps = 0;
   double weight_decay = 0.0;
   std::uint64_t seed = 1234;
   DataSource data = DataSource::synthetic;
@@ -48,6 +51,11 @@ struct ProbeRequest {
 Result<estimator::ModelSpec> probe_model(const std::string& name);
 
 nlohmann::json to_json(const ProbeRequest& request);
+
+// The learning rate of step `step` (1-based): learning_rate x min(1, step / lr_warmup_steps),
+// the linear "gradual warmup" of Goyal et al. 2017 (Sec. 2.2) that GPT-2/3 training uses (Brown
+// et al. 2020, Appendix B: linear warm-up over the first 375 M tokens).
+double learning_rate_at(const ProbeRequest& request, std::int64_t step);
 Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json);
 
 }  // namespace plansight::probe

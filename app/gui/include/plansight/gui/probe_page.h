@@ -11,6 +11,7 @@
 #include "plansight/gui/probe_runner.h"
 
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -68,6 +69,9 @@ class ProbePage : public QWidget {
   QComboBox* recompute_;
   QComboBox* schedule_;
   QSpinBox* steps_count_;
+  QDoubleSpinBox* learning_rate_;
+  QSpinBox* lr_warmup_;
+  QComboBox* data_;
   QComboBox* device_;
   QComboBox* precision_;
   QComboBox* calibration_;

@@ -36,6 +36,9 @@ struct ProbeSettings {
   QString recompute = QStringLiteral("none");  // none | selective | full
   QString schedule = QStringLiteral("1f1b");   // gpipe | 1f1b | interleaved
   int steps = 10;
+  double learning_rate = 3e-4;  // AdamW's, reached after lr_warmup_steps (linear warm-up)
+  int lr_warmup_steps = 0;
+  QString data = QStringLiteral("synthetic");  // synthetic | corpus (the embedded English text)
   QString device = QStringLiteral("cpu");  // cpu | cuda | auto
   QString precision = QStringLiteral("fp32");  // fp32 | tf32 | bf16 | fp16 (the last three on a GPU)
   enum class Calibration { off, quick, full } calibration = Calibration::quick;
