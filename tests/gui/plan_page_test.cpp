@@ -30,6 +30,8 @@
 #include "plansight/gui/plan_caption.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_document.h"
+#include "plansight/gui/run_repository.h"
+#include "plansight/store/store.h"
 #include "plansight/gui/plan_form.h"
 
 namespace plansight::gui {
@@ -234,6 +236,37 @@ TEST(PlanPage, ExportedPagesCarryATitleAndThePlan) {
     EXPECT_TRUE(text.contains(QStringLiteral("Plansight — Memory"))) << "the page's name";
     EXPECT_TRUE(text.contains(QStringLiteral("gpt3-175b on 1024 x a100-80gb-sxm"))) << "the plan";
   }
+}
+
+// The app can choose its run database: File > Open run database switches the Runs, Compare and
+// Probe pages to it, and the next start opens it again.
+TEST(PlanPage, TheRunDatabaseCanBeChosenAndIsRemembered) {
+  QTemporaryDir dir;
+  const QString other = dir.filePath(QStringLiteral("other.sqlite"));
+  {
+    auto db = store::Store::open(other.toStdString());
+    ASSERT_TRUE(db.ok()) << db.error_text();
+    ASSERT_TRUE(db->create_run({store::RunKind::import, "from the other database", "cpu", store::RunStatus::complete,
+                                std::nullopt, ""})
+                    .ok());
+  }
+  const QString settings = dir.filePath(QStringLiteral("settings.ini"));
+  {
+    MainWindowOptions options;
+    options.settings_path = settings;
+    options.store_path = dir.filePath(QStringLiteral("first.sqlite"));
+    options.restore_last_plan = false;
+    MainWindow window(options);
+    window.setRunDatabase(other);
+    EXPECT_EQ(window.runs()->databasePath(), other);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runs()->isIdle() && window.runs()->runs().size() == 1, 10000);
+    EXPECT_EQ(window.runs()->runs().front().run.name, "from the other database");
+  }
+  MainWindowOptions next;
+  next.settings_path = settings;  // no store_path: the remembered one
+  next.restore_last_plan = false;
+  MainWindow again(next);
+  EXPECT_EQ(again.runs()->databasePath(), other);
 }
 
 TEST(PlanDocument, AnEditCancelsTheEstimateOfTheOlderPlan) {

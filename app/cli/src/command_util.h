@@ -28,8 +28,10 @@ inline Status report_command_errors(const std::vector<Diagnostic>& errors, bool 
   return status;
 }
 
-inline Result<store::Store> open_run_store(const Args& args) {
-  return store::Store::open_default(args.value("--db").value_or(""));
+// Commands that only read runs pass Access::read_only: a mistyped --db is an error naming the
+// path, never a new empty database (store.h).
+inline Result<store::Store> open_run_store(const Args& args, store::Access access = store::Access::read_write) {
+  return store::Store::open_default(args.value("--db").value_or(""), access);
 }
 
 // A run id from the command line; the error names `what` and the text.

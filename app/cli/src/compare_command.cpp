@@ -43,7 +43,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   // Any plan flag names the plan to compare with (any measured or imported run); without one, a
   // probe run is compared with the prediction of its own configuration.
   if (has_plan_flags(*args)) return run_compare_with_plan(*id, *args, out, err);
-  auto db = open_run_store(*args);
+  auto db = open_run_store(*args, store::Access::read_only);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto run = db->get_run(*id);
   if (!run) return report_command_errors(run.errors(), json, out, err);

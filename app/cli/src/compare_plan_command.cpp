@@ -70,7 +70,7 @@ Status run_compare_with_plan(std::int64_t run_id, const Args& args, std::ostream
   auto plan = plan_from_args(args, &adjustments);
   if (!plan) return report_command_errors(plan.errors(), json, out, err);
   print_adjustments(adjustments, err);
-  auto db = open_run_store(args);
+  auto db = open_run_store(args, store::Access::read_only);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   auto comparison = compare_run_with_plan(*db, run_id, *plan);
   if (!comparison) return report_command_errors(comparison.errors(), json, out, err);

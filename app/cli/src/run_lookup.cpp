@@ -35,7 +35,9 @@ Status report_cli_errors(const std::vector<Diagnostic>& errors, std::ostream& er
   return Status::invalid_input;
 }
 
-Result<store::Store> open_store(const Args& args) { return store::Store::open_default(args.value("--db").value_or("")); }
+Result<store::Store> open_store(const Args& args, store::Access access) {
+  return store::Store::open_default(args.value("--db").value_or(""), access);
+}
 
 Result<LoadedRun> load_best_timeline(store::Store& store, std::int64_t run_id) {
   auto run = store.get_run(run_id);

@@ -90,6 +90,16 @@ Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::
   options.kineto.drop_last_profiler_step = args->has("--drop-last-step");
   auto trace = interop::import_trace(path, options);
   if (!trace) return report_cli_errors(trace.errors(), err);  // nothing stored
+  // An empty trace ({} or a profiler run that recorded nothing) is refused, not stored as a run
+  // with nothing to show or compare.
+  std::size_t events = 0;
+  for (const auto& track : trace->timeline.tracks) events += track.spans.size();
+  if (events == 0) {
+    return report_cli_errors({make_error(path.string(), "the trace holds no events (no kernels, operators or "
+                                                        "annotations): nothing was stored; valid: a profiler trace of at "
+                                                        "least one step")},
+                             err);
+  }
   auto store = open_store(*args);
   if (!store) return report_cli_errors(store.errors(), err);
 
@@ -117,7 +127,7 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   auto args = Args::parse(argv, {{"--rules", true, "FILE"}, {"--align", true, "shared|collective-end"},
                                  {"--db", true, "PATH"}, {"--json", false, ""}});
   if (!args) return report_cli_errors(args.errors(), err);
-  auto store = open_store(*args);
+  auto store = open_store(*args, store::Access::read_only);
   if (!store) return report_cli_errors(store.errors(), err);
   auto loaded = load_run_timeline(*store, args->positionals(), 0);
   if (!loaded) return report_cli_errors(loaded.errors(), err);
@@ -211,7 +221,7 @@ Status run_export(const std::vector<std::string>& argv, std::ostream& out, std::
     return report_cli_errors({make_error("--format", "unknown format \"" + format + "\"; valid: perfetto (Chrome trace-event JSON)")}, err);
   }
   if (!args->has("--out")) return report_cli_errors({make_error("--out", "give the output file")}, err);
-  auto store = open_store(*args);
+  auto store = open_store(*args, store::Access::read_only);
   if (!store) return report_cli_errors(store.errors(), err);
   auto all = load_all_run_timelines(*store, args->positionals());
   if (!all) return report_cli_errors(all.errors(), err);
@@ -231,7 +241,7 @@ Status run_diff(const std::vector<std::string>& argv, std::ostream& out, std::os
   if (args->positionals().size() != 2) {
     return report_cli_errors({make_error("diff", "give two run ids, or two plan files (A.json B.json)")}, err);
   }
-  auto store = open_store(*args);
+  auto store = open_store(*args, store::Access::read_only);
   if (!store) return report_cli_errors(store.errors(), err);
   auto a = load_run_timeline(*store, args->positionals(), 0);
   if (!a) return report_cli_errors(a.errors(), err);

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -39,6 +40,7 @@ namespace est = plansight::estimator;
 
 namespace {
 constexpr const char* kLastPlanKey = "plan/last";
+constexpr const char* kRunDatabaseKey = "runs/database";
 constexpr const char* kPresentationKey = "view/presentation";
 // A projector at the back of a lecture hall: text half as large again reads from the back rows
 // and still fits the pages at 1280 x 800.
@@ -56,7 +58,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   memory_page_ = new MemoryPage(document_, this);
   time_page_ = new TimeCostPage(document_, this);
   timeline_page_ = new TimelinePage(document_, this);
-  runs_ = new RunRepository(options.store_path, this);
+  // The store tests pass, else the one the user chose last (File > Open run database), else the
+  // default store.
+  runs_ = new RunRepository(options.store_path.isEmpty() ? settings_->value(QString::fromLatin1(kRunDatabaseKey)).toString()
+                                                         : options.store_path,
+                            this);
   runs_page_ = new RunsPage(document_, runs_, this);
   search_page_ = new SearchPage(document_, this);
   probe_page_ = new ProbePage(runs_, this);
@@ -162,6 +168,17 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Save plan"), QKeySequence::Save, this, [this] { onSave(false); });
   file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, [this] { onSave(true); });
   file->addAction(tr("&New (default plan)"), QKeySequence::New, this, &MainWindow::newPlan);
+  file->addSeparator();
+  file->addAction(tr("Open run &database…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open run database"), runs_->location(),
+                                                      tr("Plansight run database (*.sqlite *.db);;All files (*)"));
+    if (!path.isEmpty()) setRunDatabase(path);
+  });
+  file->addAction(tr("New run data&base…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("New run database"), QStringLiteral("runs.sqlite"),
+                                                      tr("Plansight run database (*.sqlite)"));
+    if (!path.isEmpty()) setRunDatabase(path);
+  });
   file->addSeparator();
   file->addAction(tr("&Import config.json…"), this, [this] {
     tabs_->setCurrentWidget(plan_form_);
@@ -297,6 +314,12 @@ bool MainWindow::confirmDiscard(const QString& action) {
     case QMessageBox::Discard: return true;
     default: return false;
   }
+}
+
+void MainWindow::setRunDatabase(const QString& path) {
+  runs_->setDatabasePath(path);
+  settings_->setValue(QString::fromLatin1(kRunDatabaseKey), path);
+  statusBar()->showMessage(tr("Run database: %1").arg(path), 8000);
 }
 
 void MainWindow::newPlan() {

@@ -40,6 +40,14 @@ void RunRepository::finished() {
   if (--jobs_ == 0) emit idle();
 }
 
+void RunRepository::setDatabasePath(const QString& path) {
+  db_path_ = path;
+  location_.clear();
+  runs_.clear();
+  emit runsChanged();
+  refresh();  // a new generation: results still coming from the old database are dropped
+}
+
 void RunRepository::refresh() {
   const std::uint64_t generation = ++refresh_generation_;
   run([this, generation, path = db_path_] {

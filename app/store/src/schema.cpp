@@ -66,8 +66,20 @@ CREATE TABLE hardware_profiles (
 CREATE INDEX hardware_profiles_by_device ON hardware_profiles (device, id DESC);
 )sql";
 
+// Version 2: the process writing a run that is still running (its host and pid), so that a run
+// left "running" by a process that was killed or crashed is marked failed (interrupted) the next
+// time the store is opened for writing, instead of staying "running" forever.
+constexpr std::string_view kVersion2 = R"sql(
+CREATE TABLE run_writers (
+  run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  host   TEXT NOT NULL,
+  pid    INTEGER NOT NULL CHECK (pid > 0)
+) STRICT;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "runs, timelines, run_metrics, hardware_profiles", kVersion1},
+    Migration{2, "run_writers: who writes a running run", kVersion2},
 };
 
 }  // namespace

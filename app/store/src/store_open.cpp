@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "migrate.h"
+#include "run_writers.h"
 #include "plansight/store/db_path.h"
 #include "plansight/store/store.h"
 #include "sqlite_statement.h"
@@ -40,6 +41,7 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
                                 "such as " +
                                 (path / "plansight.sqlite").string());
   }
+  if (options.access == Access::read_only) return open_for_reading(path, options);
   if (auto st = ensure_parent_folder(path); !st) return st.errors();
 
   sqlite3* raw = nullptr;
@@ -87,13 +89,62 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
   auto reached = detail::migrate(raw, path, options.migrations);
   if (!reached) return reached.errors();
   store.schema_version_ = *reached;
+  // run_writers exists from schema 2 on (tests may migrate with lists of their own: ask the file).
+  auto writers = pragma_text(raw, path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'run_writers'");
+  if (!writers) return writers.errors();
+  store.track_writers_ = *writers == "1";
+  if (store.track_writers_) {
+    auto marked = detail::mark_interrupted_runs(raw, path);
+    if (!marked) return marked.errors();
+    for (const auto& note : *marked) store.warnings_.push_back(make_warning("db", note));
+  }
   return store;
 }
 
-Result<Store> Store::open_default(const std::string& db_arg) {
+Result<Store> Store::open_for_reading(const std::filesystem::path& path, const OpenOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return make_error("db", "no run database at " + path.string() +
+                                "; valid: an existing run database (probe and import create one when they store a run)");
+  }
+  // mode=ro first; a WAL file in a folder this user cannot write has no -shm to share, which
+  // SQLite can only read with immutable=1 (https://www.sqlite.org/wal.html#readonly): then no
+  // process can be writing it, so reading it as immutable is safe.
+  std::string last_error;
+  for (const char* mode : {"mode=ro", "immutable=1"}) {
+    const std::string uri = "file:" + path.string() + "?" + mode;
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    std::unique_ptr<sqlite3, CloseDb> db(raw);
+    if (rc != SQLITE_OK) {
+      last_error = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+      continue;
+    }
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+    auto version = detail::check_store_file(raw, path, options.migrations);  // reads only
+    if (!version) {
+      last_error = version.error_text();
+      continue;
+    }
+    if (*version < static_cast<int>(options.migrations.size())) {
+      return make_error("db", path.string() + " was written by an older Plansight (schema " + std::to_string(*version) +
+                                  "); open it once with a command that stores runs (probe, import) to upgrade it");
+    }
+    Store store(std::move(db), path);
+    store.read_only_ = true;
+    store.schema_version_ = *version;
+    return store;
+  }
+  return make_error("db", "cannot open the run database " + path.string() + " for reading: " + last_error);
+}
+
+Result<Store> Store::open_default(const std::string& db_arg, Access access) {
   auto location = resolve_db_path(db_arg);
   if (!location) return location.errors();
-  return open(location->path);
+  OpenOptions options;
+  options.access = access;
+  return open(location->path, options);
 }
 
 Result<Transaction> Store::transaction() { return Transaction::begin(db_.get(), path_); }

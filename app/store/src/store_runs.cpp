@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "in_transaction.h"
+#include "run_writers.h"
 #include "plansight/store/store.h"
 #include "sqlite_statement.h"
 
@@ -98,7 +99,11 @@ Result<std::int64_t> Store::create_run(const NewRun& run) {
     stmt->bind(1, to_string(run.kind)).bind(2, run.name).bind(3, run.device).bind(4, to_string(run.status));
     stmt->bind_optional(5, plan).bind(6, run.notes);
     if (auto st = stmt->run("creating run '" + run.name + "'"); !st) return st.errors();
-    return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_.get()));
+    const auto id = static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_.get()));
+    if (track_writers_ && run.status == RunStatus::running) {
+      if (auto st = detail::record_writer(db_.get(), path_, id); !st) return st.errors();
+    }
+    return id;
   });
 }
 
@@ -114,7 +119,9 @@ Status Store::update_status(std::int64_t run_id, RunStatus status) {
     stmt->bind(1, to_string(status)).bind(2, run_id);
     if (auto st = stmt->run("updating the status of run " + std::to_string(run_id)); !st) return st;
     if (sqlite3_changes(db_.get()) == 0) return require_run(run_id);
-    return Done{};
+    if (!track_writers_) return Done{};
+    if (status != RunStatus::running) return detail::forget_writer(db_.get(), path_, run_id);
+    return detail::record_writer(db_.get(), path_, run_id);
   });
 }
 

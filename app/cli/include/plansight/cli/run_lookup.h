@@ -13,7 +13,8 @@
 
 namespace plansight::cli {
 
-Result<store::Store> open_store(const Args& args);
+// --db (or the default database); commands that only read pass Access::read_only.
+Result<store::Store> open_store(const Args& args, store::Access access = store::Access::read_write);
 
 struct LoadedRun {
   store::RunRecord run;

@@ -80,6 +80,9 @@ class MainWindow : public QMainWindow {
   bool confirmDiscard(const QString& action);
   // File > New: the default plan, after confirmDiscard().
   void newPlan();
+  // File > Open/New run database: the Runs, Compare and Probe pages use `path` from now on, and
+  // so does the next start (kept in the settings).
+  void setRunDatabase(const QString& path);
   QString exportCurrentPage(const QString& path);  // .png or .svg by suffix
   // Every page as <dir>/<nn>-<name>.png, once the estimate and timeline are in; runs a tiny
   // probe first (plansight-probe, TP 2 x PP 2) so that Runs, Probe and Compare show real data.

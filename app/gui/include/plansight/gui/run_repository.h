@@ -69,6 +69,8 @@ class RunRepository : public QObject {
 
   // The database the repository was given: empty means the user's default store.
   QString databasePath() const { return db_path_; }
+  // Another database from now on (File > Open run database): its runs replace the list.
+  void setDatabasePath(const QString& path);
 
   const std::vector<RunEntry>& runs() const { return runs_; }
   const LoadedTimeline& timeline() const { return timeline_; }

@@ -24,19 +24,28 @@ struct sqlite3;
 
 namespace plansight::store {
 
+// Reading commands (listing, showing, comparing, exporting runs) open for reading: the file
+// must exist (nothing is created, no folder either), nothing is written (no WAL switch, no
+// migration, no marking of interrupted runs), and a file or folder the user may not write to
+// still opens. Every other use opens for writing.
+enum class Access { read_write, read_only };
+
 struct OpenOptions {
   // The migrations to apply. Tests pass a prefix (to build an old file) or an extended list (to
   // exercise migrating); everything else keeps this program's schema.
   std::span<const Migration> migrations = schema_migrations();
   int busy_timeout_ms = 5000;  // how long a writer waits for another writer's lock
+  Access access = Access::read_write;
 };
 
 class Store {
  public:
-  // Creates the file (and its folders) when missing.
+  // For writing: creates the file (and its folders) when missing, and marks runs left running by
+  // a process of this host that has ended as failed (interrupted; see warnings()).
   static Result<Store> open(const std::filesystem::path& path, const OpenOptions& options = {});
   // resolve_db_path(db_arg) then open().
-  static Result<Store> open_default(const std::string& db_arg = {});
+  static Result<Store> open_default(const std::string& db_arg = {}, Access access = Access::read_write);
+  bool read_only() const { return read_only_; }
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -78,6 +87,7 @@ class Store {
   Result<std::string> integrity_check();
 
  private:
+  static Result<Store> open_for_reading(const std::filesystem::path& path, const OpenOptions& options);
   struct CloseDb {
     void operator()(sqlite3* db) const;
   };
@@ -88,6 +98,8 @@ class Store {
 
   std::unique_ptr<sqlite3, CloseDb> db_;
   std::filesystem::path path_;
+  bool read_only_ = false;
+  bool track_writers_ = false;  // the file has run_writers (schema 2 on)
   int schema_version_ = 0;
   std::vector<Diagnostic> warnings_;
 };
