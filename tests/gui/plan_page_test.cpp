@@ -89,6 +89,7 @@ TEST(PlanPage, SummaryBesideTheFormShowsWhatTheEstimateSays) {
   EXPECT_TRUE(w.find<QLabel>("summaryIteration")->text().startsWith(format_seconds(e.time.iteration_s)));
   EXPECT_EQ(w.find<QLabel>("summaryMfu")->text(), format_percent(e.time.mfu));
   EXPECT_TRUE(w.find<QLabel>("summaryDays")->text().startsWith(format_fixed(e.time.training_days, 1) + QStringLiteral(" days")));
+  EXPECT_EQ(w.find<QLabel>("summaryGpuHours")->text(), format_count(e.time.gpu_hours));
   EXPECT_TRUE(w.find<QLabel>("summaryCost")->text().endsWith(QStringLiteral(" USD")));
   // The summary is on the Plan page itself, beside the form.
   EXPECT_TRUE(w.window->planForm()->isAncestorOf(w.find<QWidget>("planSummary")));

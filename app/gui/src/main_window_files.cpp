@@ -125,11 +125,10 @@ QString MainWindow::saveScreenshots(const QString& dir) {
   const auto wait_runs = [this, &wait_for] {
     if (!runs_->isIdle()) wait_for(runs_, &RunRepository::idle, 30000);
   };
-  // A real probe run first (tiny model, TP 2 x PP 2 on this machine's CPU), so that the Runs,
-  // Probe and Compare pages show measured data; a probe that cannot run shows its message.
+  // A real probe run first (the default small model, TP 2 x PP 2 on this machine's CPU), so that
+  // the Runs, Probe and Compare pages show measured data; a probe that cannot run shows its message.
   tabs_->setCurrentWidget(probe_page_);
   ProbeSettings probe;
-  probe.model = QStringLiteral("tiny");
   probe.tp = 2;
   probe.pp = 2;
   probe.steps = 8;

@@ -38,6 +38,7 @@ PlanSummary::PlanSummary(PlanDocument* document, QWidget* parent)
   iteration_ = value_label("summaryIteration", this);
   mfu_ = value_label("summaryMfu", this);
   days_ = value_label("summaryDays", this);
+  gpu_hours_ = value_label("summaryGpuHours", this);
   cost_ = value_label("summaryCost", this);
   status_ = value_label("summaryStatus", this);
   form->addRow(tr("Memory per GPU"), memory_);
@@ -45,6 +46,7 @@ PlanSummary::PlanSummary(PlanDocument* document, QWidget* parent)
   form->addRow(tr("Iteration"), iteration_);
   form->addRow(tr("MFU"), mfu_);
   form->addRow(tr("Training"), days_);
+  form->addRow(tr("GPU-hours"), gpu_hours_);
   form->addRow(tr("Cost"), cost_);
   form->addRow(status_);
   connect(document_, &PlanDocument::estimateReady, this, &PlanSummary::refresh);
@@ -54,7 +56,7 @@ PlanSummary::PlanSummary(PlanDocument* document, QWidget* parent)
 void PlanSummary::refresh() {
   const auto outcome = document_->estimate();
   if (!outcome || !outcome->estimate) {
-    for (QLabel* l : {memory_, iteration_, mfu_, days_, cost_}) l->setText(QStringLiteral("—"));
+    for (QLabel* l : {memory_, iteration_, mfu_, days_, gpu_hours_, cost_}) l->setText(QStringLiteral("—"));
     memory_bar_->setValue(0);
     status_->setText(!outcome ? tr("estimating…")
                      : document_->wasCancelled() ? tr("estimate cancelled")
@@ -77,8 +79,8 @@ void PlanSummary::refresh() {
                                   : QStringLiteral("—"));
   mfu_->setText(t.available ? format_percent(t.mfu) : QStringLiteral("—"));
   const bool budget = outcome->plan.training.tokens > 0 && t.available;
-  days_->setText(budget ? tr("%1 days, %2 GPU-hours").arg(format_fixed(t.training_days, 1), format_count(t.gpu_hours))
-                        : tr("no token budget"));
+  days_->setText(budget ? tr("%1 days").arg(format_fixed(t.training_days, 1)) : tr("no token budget"));
+  gpu_hours_->setText(budget ? format_count(t.gpu_hours) : QStringLiteral("—"));
   cost_->setText(budget && outcome->plan.cluster.price_per_gpu_hour > 0
                      ? format_money(t.cost) + QLatin1Char(' ') + QString::fromStdString(outcome->plan.cluster.currency)
                      : tr("no price"));

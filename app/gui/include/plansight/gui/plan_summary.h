@@ -29,6 +29,7 @@ class PlanSummary : public QGroupBox {
   QLabel* iteration_;
   QLabel* mfu_;
   QLabel* days_;
+  QLabel* gpu_hours_;
   QLabel* cost_;
   QLabel* status_;
 };
