@@ -107,14 +107,12 @@ plansight::Result<std::string> read_request_text(const std::string& path) {
 }
 
 // Errors of run_probe that name a request field ("layout.tp") are the request's fault (exit 2);
-// anything else ("rank 3", "communicator") is a failed run (exit 1).
+// anything else ("rank 3", "calibration", "grad_sync") is a failed run (exit 1). The fields are
+// the request's own keys, as to_json writes them, so a new field can never be missed here.
 bool names_request_field(const std::vector<Diagnostic>& errors) {
-  static const char* kFields[] = {"model", "layout", "micro_batch", "global_batch", "seq_len", "steps",
-                                  "warmup_steps", "learning_rate", "lr_warmup_steps", "weight_decay", "seed", "data", "device",
-                                  "precision", "threads_per_rank", "cores"};
+  static const nlohmann::json kRequest = pr::to_json(pr::ProbeRequest{});
   for (const auto& e : errors) {
-    for (const char* f : kFields) {
-      const std::string field = f;
+    for (const auto& [field, value] : kRequest.items()) {
       if (e.field == field || e.field.rfind(field + ".", 0) == 0) return true;
     }
   }
