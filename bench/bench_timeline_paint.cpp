@@ -142,14 +142,15 @@ void BM_EditEstimateRepaint(benchmark::State& state) {
   std::int64_t spans = 0;
   for (auto _ : state) {
     plan.layout.tp = plan.layout.tp == 8 ? 4 : 8;
-    const EstimateOutcome e = compute_estimate(plan);
+    est::TimePrediction prediction;  // as the app's worker: one simulation per edit
+    const EstimateOutcome e = compute_estimate(plan, 0, &prediction);
     chart.setMemory(e.estimate->memory, QString());
     {
       QPainter painter(&image);
       chart.paintChart(painter, QRectF(0, 0, 1280, 720));
     }
     if (timeline) {
-      const TimelineOutcome t = compute_timeline(e);
+      const TimelineOutcome t = compute_timeline(e, &prediction);
       TimelineScene scene;
       scene.size = QSizeF(1280, 720);
       scene.palette = QGuiApplication::palette();

@@ -32,6 +32,13 @@ void memory_warnings(const Estimate& e, std::vector<Diagnostic>& out) {
 Result<Estimate> estimate(const Plan& plan) { return estimate(plan, nullptr); }
 
 Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
+  EstimateOptions options;
+  options.profile = profile;
+  return estimate(plan, options);
+}
+
+Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_options) {
+  const HardwareProfile* profile = estimate_options.profile;
   std::vector<Diagnostic> diagnostics = validate(plan);
   if (has_errors(diagnostics)) return diagnostics;
 
@@ -50,7 +57,7 @@ Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
   if (!e.time.available) {
     // No throughput given: predict it. Schedule errors were caught by validate() already.
     TimeModelOptions options;
-    options.keep_timeline = false;
+    options.keep_timeline = estimate_options.prediction != nullptr;
     options.profile = profile;
     auto predicted = predict_time(plan, e.padded_vocab, options);
     if (!predicted) return predicted.errors();
@@ -59,6 +66,7 @@ Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile) {
     e.time.predicted = true;
     e.time.breakdown = predicted->breakdown;
     e.time.bubble_fraction = predicted->bubble_fraction;
+    if (estimate_options.prediction) *estimate_options.prediction = std::move(*predicted);
   }
   memory_warnings(e, e.warnings);
   for (auto& advice : advise(plan, e)) e.warnings.push_back(std::move(advice));

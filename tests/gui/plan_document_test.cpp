@@ -139,6 +139,32 @@ TEST(PlanDocument, InvalidPlansReportErrorsAndNoTimeline) {
   EXPECT_FALSE(document.timeline()->message.isEmpty());
 }
 
+// One simulation per edit: the estimate's own simulated iteration becomes the drawn timeline,
+// span for span what a second predict_time() gives, and its bubbles and overlap too.
+TEST(PlanDocument, TheEstimatesSimulationIsTheDrawnTimeline) {
+  for (const est::Plan& plan : {est::default_plan(), [] {
+                                  est::Plan p = est::default_plan();
+                                  p.layout.vpp = 2;
+                                  p.layout.schedule = est::PipelineSchedule::interleaved;
+                                  return p;
+                                }()}) {
+    est::TimePrediction kept;
+    const EstimateOutcome e = compute_estimate(plan, 7, &kept);
+    ASSERT_TRUE(e.estimate.has_value());
+    ASSERT_FALSE(kept.timeline.tracks.empty()) << "the estimate kept its simulation";
+    EXPECT_DOUBLE_EQ(kept.iteration_s, e.estimate->time.iteration_s);
+    const TimelineOutcome reused = compute_timeline(e, &kept);
+    const TimelineOutcome fresh = compute_timeline(e);
+    ASSERT_TRUE(reused.index && fresh.index);
+    EXPECT_EQ(reused.index->span_count(), fresh.index->span_count());
+    EXPECT_EQ(reused.index->begin_ns(), fresh.index->begin_ns());
+    EXPECT_EQ(reused.index->end_ns(), fresh.index->end_ns());
+    EXPECT_DOUBLE_EQ(reused.bubbles.mean_fraction, fresh.bubbles.mean_fraction);
+    EXPECT_EQ(reused.bubbles.bubble_ns, fresh.bubbles.bubble_ns);
+    ASSERT_EQ(reused.ranks.size(), fresh.ranks.size());
+  }
+}
+
 TEST(PlanDocument, HugeSchedulesAreEstimatedButNotDrawn) {
   est::Plan plan = est::default_plan();
   plan.training.global_batch = 16 * 60'000;  // 60,000 micro-batches x 8 stages

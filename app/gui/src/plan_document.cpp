@@ -12,11 +12,19 @@ namespace plansight::gui {
 
 namespace est = plansight::estimator;
 
-EstimateOutcome compute_estimate(const est::Plan& plan, std::uint64_t generation) {
+EstimateOutcome compute_estimate(const est::Plan& plan, std::uint64_t generation, est::TimePrediction* prediction) {
   EstimateOutcome out;
   out.generation = generation;
   out.plan = plan;
-  auto result = est::estimate(plan);
+  // Keep the simulated iteration for the timeline stage when it will be drawn: one simulation per
+  // edit, not two.
+  est::EstimateOptions options;
+  if (prediction) {
+    *prediction = est::TimePrediction{};
+    const std::int64_t ops = plan.layout.pp * plan.layout.vpp * std::max<std::int64_t>(plan.micro_batches(), 0);
+    if (ops <= PlanDocument::kMaxTimelineOps) options.prediction = prediction;
+  }
+  auto result = est::estimate(plan, options);
   if (result) {
     out.estimate = std::move(result).value();
   } else {
@@ -25,7 +33,7 @@ EstimateOutcome compute_estimate(const est::Plan& plan, std::uint64_t generation
   return out;
 }
 
-TimelineOutcome compute_timeline(const EstimateOutcome& estimate) {
+TimelineOutcome compute_timeline(const EstimateOutcome& estimate, est::TimePrediction* prediction) {
   TimelineOutcome out;
   out.generation = estimate.generation;
   if (!estimate.estimate) {
@@ -41,14 +49,20 @@ TimelineOutcome compute_timeline(const EstimateOutcome& estimate) {
                       .arg(PlanDocument::kMaxTimelineOps);
     return out;
   }
-  auto predicted = est::predict_time(plan, estimate.estimate->padded_vocab);
-  if (!predicted) {
-    out.message = QStringLiteral("No timeline: ") + QString::fromStdString(predicted.error_text());
-    return out;
+  est::Timeline timeline;
+  if (prediction && !prediction->timeline.tracks.empty()) {
+    timeline = std::move(prediction->timeline);  // simulated by the estimate already
+  } else {
+    auto predicted = est::predict_time(plan, estimate.estimate->padded_vocab);
+    if (!predicted) {
+      out.message = QStringLiteral("No timeline: ") + QString::fromStdString(predicted.error_text());
+      return out;
+    }
+    timeline = std::move(predicted->timeline);
   }
-  out.bubbles = est::schedule_bubbles(predicted->timeline);
-  out.ranks = est::rank_breakdown(predicted->timeline);
-  out.index = std::make_shared<const TimelineIndex>(std::move(predicted->timeline));
+  out.bubbles = est::schedule_bubbles(timeline);
+  out.ranks = est::rank_breakdown(timeline);
+  out.index = std::make_shared<const TimelineIndex>(std::move(timeline));
   return out;
 }
 
@@ -108,11 +122,12 @@ void PlanDocument::start() {
   emit busy();
   pool_.start([this, plan, generation, latest, cancel] {
     const est::CancelScope scope(cancel.get());
-    auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation));
+    est::TimePrediction prediction;  // the estimate's simulated iteration, for the timeline stage
+    auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation, &prediction));
     QMetaObject::invokeMethod(
         this, [this, estimate] { deliverEstimate(estimate); }, Qt::QueuedConnection);
     if (latest->load() == generation && !cancel->load()) {
-      auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate));
+      auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate, &prediction));
       QMetaObject::invokeMethod(
           this, [this, timeline] { deliverTimeline(timeline); }, Qt::QueuedConnection);
     }

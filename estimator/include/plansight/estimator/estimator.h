@@ -9,9 +9,19 @@
 namespace plansight::estimator {
 
 struct HardwareProfile;
+struct TimePrediction;
 
 Result<Estimate> estimate(const Plan& plan);
 // With efficiencies measured on the machine (the probe's calibration) instead of the defaults.
 Result<Estimate> estimate(const Plan& plan, const HardwareProfile* profile);
+
+struct EstimateOptions {
+  const HardwareProfile* profile = nullptr;
+  // When the time is predicted (no throughput given) and this is set, it receives predict_time's
+  // result with its timeline, so that a caller showing the timeline (the app) does not simulate
+  // the iteration a second time. Left untouched otherwise.
+  TimePrediction* prediction = nullptr;
+};
+Result<Estimate> estimate(const Plan& plan, const EstimateOptions& options);
 
 }  // namespace plansight::estimator

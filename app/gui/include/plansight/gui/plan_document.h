@@ -17,6 +17,7 @@
 #include "plansight/estimator/estimate.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/schedule_metrics.h"
+#include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_metrics.h"
 #include "plansight/gui/timeline_index.h"
 
@@ -37,9 +38,13 @@ struct TimelineOutcome {
   QString message;                              // why there is no timeline
 };
 
-// Both stages, as the worker computes them; also used directly by tests and benchmarks.
-EstimateOutcome compute_estimate(const estimator::Plan& plan, std::uint64_t generation = 0);
-TimelineOutcome compute_timeline(const EstimateOutcome& estimate);
+// Both stages, as the worker computes them; also used directly by tests and benchmarks. With
+// `prediction`, the estimate keeps the iteration it simulated (when small enough to draw,
+// kMaxTimelineOps) and compute_timeline() takes its timeline instead of simulating again: one
+// simulation per edit, not two. Without it, compute_timeline() simulates.
+EstimateOutcome compute_estimate(const estimator::Plan& plan, std::uint64_t generation = 0,
+                                 estimator::TimePrediction* prediction = nullptr);
+TimelineOutcome compute_timeline(const EstimateOutcome& estimate, estimator::TimePrediction* prediction = nullptr);
 
 class PlanDocument : public QObject {
   Q_OBJECT
