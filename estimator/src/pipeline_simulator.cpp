@@ -92,6 +92,10 @@ class Simulator {
 
   // Interned names with a direct-indexed cache (Timeline::intern is linear, too slow here).
   std::int32_t op_name(int slot, char letter, const char* prefix, std::int32_t g, std::int32_t mb) {
+    if (!in_.name_ops) {
+      if (shared_op_name_ < 0) shared_op_name_ = other_name("op");
+      return shared_op_name_;
+    }
     auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
     if (id < 0) {
       char buf[48];
@@ -291,6 +295,7 @@ class Simulator {
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
   std::vector<std::int32_t> names_;
   std::unordered_map<std::string, std::int32_t> other_names_;
+  std::int32_t shared_op_name_ = -1;  // SimulationInput::name_ops false: every op's name
   std::vector<std::size_t> next_;
   std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_;
   std::vector<std::vector<std::int64_t>> first_f_, first_b_, last_bwd_;  // [rank][local chunk]

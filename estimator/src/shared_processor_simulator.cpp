@@ -142,6 +142,7 @@ class SharedSimulator {
     return it->second;
   }
   std::int32_t op_name(const char* prefix, char letter, std::int32_t g, std::int32_t mb) {
+    if (!in_.name_ops) return name("op");  // SimulationInput::name_ops
     char buf[48];
     std::snprintf(buf, sizeof buf, "%s%c%d.%d", prefix, letter, g, mb);
     return name(buf);

@@ -71,7 +71,9 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
 
   auto schedule = make_schedule(plan.layout, plan.micro_batches());
   if (!schedule) return schedule.errors();
-  auto sim = simulate(*schedule, simulation_input(plan, costs, false));
+  SimulationInput input = simulation_input(plan, costs, false);
+  input.name_ops = options.keep_timeline;  // names only for a timeline someone will see
+  auto sim = simulate(*schedule, input);
   if (!sim) return sim.errors();
 
   TimePrediction out;
@@ -90,7 +92,9 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const double idle = rank_idle_s(*sim, busy, b.optimizer_s);
   if (plan.layout.pp > 1) {
     // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
-    auto ideal = simulate(*schedule, simulation_input(plan, costs, true));
+    SimulationInput ideal_input = simulation_input(plan, costs, true);
+    ideal_input.name_ops = false;  // only its idle time is read
+    auto ideal = simulate(*schedule, ideal_input);
     if (!ideal) return ideal.errors();
     const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 +
                               gather + m * r0.dp_phase + b.ep_comm_s;
