@@ -6,6 +6,7 @@
 #include "../support/published.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
+#include "plansight/estimator/layout_search.h"
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/offload.h"
 #include "plansight/estimator/presets.h"
@@ -187,6 +188,15 @@ TEST(Offload, PlanJsonRoundTripsTheFields) {
   EXPECT_EQ(to_json(*back), json);
   // A plan without offloading writes no offload keys.
   EXPECT_FALSE(to_json(LayoutSpec{}).contains("offload_optimizer"));
+}
+
+TEST(Offload, TheSearchRefusesWhatItCannotCost) {
+  Plan p = zero_offload_plan();
+  p.layout.offload_optimizer = false;
+  p.layout.offload_activations = true;
+  auto r = search_layouts(p, SearchOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors().front().field, "layout.offload_activations");
 }
 
 }  // namespace
