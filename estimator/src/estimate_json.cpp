@@ -31,6 +31,12 @@ nlohmann::json to_json(const Estimate& e) {
     stages.push_back(std::move(j));
   }
   memory["stages"] = std::move(stages);
+  if (e.memory.host_bytes_per_node > 0) {
+    // Offloading plans only, so other plans keep their JSON.
+    memory["host"] = {{"bytes_per_node", e.memory.host_bytes_per_node},
+                      {"capacity_bytes", e.memory.host_capacity_bytes},
+                      {"fits", e.memory.host_fits}};
+  }
 
   nlohmann::json time;
   const auto& t = e.time;
@@ -52,6 +58,7 @@ nlohmann::json to_json(const Estimate& e) {
                          {"pp_comm_s", b.pp_comm_s}, {"dp_comm_s", b.dp_comm_s}, {"bubble_s", b.bubble_s},
                          {"optimizer_s", b.optimizer_s}};
     if (b.ep_comm_s > 0) time["breakdown"]["ep_comm_s"] = b.ep_comm_s;  // MoE plans only
+    if (b.offload_s > 0) time["breakdown"]["offload_s"] = b.offload_s;  // offloading plans only
   } else {
     time["bubble_fraction"] = nullptr;
     time["breakdown"] = nullptr;

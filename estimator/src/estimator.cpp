@@ -27,6 +27,20 @@ void memory_warnings(const Estimate& e, std::vector<Diagnostic>& out) {
   }
 }
 
+void host_memory_warnings(const Plan& plan, const Estimate& e, std::vector<Diagnostic>& out) {
+  const double need = e.memory.host_bytes_per_node;
+  if (need <= 0) return;
+  const double have = e.memory.host_capacity_bytes;
+  if (have <= 0) {
+    out.push_back(make_warning("cluster.host_memory_gib", "unknown (0): offloading needs " + gib(need) +
+                                                              " of host memory per node, which cannot be checked"));
+  } else if (!e.memory.host_fits) {
+    out.push_back(make_warning("cluster.host_memory_gib", "does not fit: offloading needs " + gib(need) +
+                                                              " of host memory per node, the node has " + gib(have) +
+                                                              " (" + std::to_string(plan.cluster.gpus_per_node) + " GPUs per node)"));
+  }
+}
+
 }  // namespace
 
 Result<Estimate> estimate(const Plan& plan) { return estimate(plan, nullptr); }
@@ -69,6 +83,7 @@ Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_opti
     if (estimate_options.prediction) *estimate_options.prediction = std::move(*predicted);
   }
   memory_warnings(e, e.warnings);
+  host_memory_warnings(plan, e, e.warnings);
   for (auto& advice : advise(plan, e)) e.warnings.push_back(std::move(advice));
   return e;
 }

@@ -7,6 +7,7 @@
 
 #include "moe_memory.h"
 #include "plansight/estimator/memory.h"
+#include "plansight/estimator/offload.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
 
@@ -20,8 +21,19 @@ void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0) {
 OpCost to_op(const PhaseCost& c) {
   OpCost op;
   add_segment(op, Lane::compute, c.compute_s, c.flops);
+  // Exposed host-link transfers stall the compute stream (it waits for the fetched layer or the
+  // freed buffer), so they take compute-lane time; the host link is not the NCCL lane.
+  add_segment(op, Lane::compute, c.offload_s);
   add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s + c.dp_comm_s + c.ep_comm_s);
   return op;
+}
+
+// Host-link time of one micro-batch's chunk pass, per direction, overlapped with the layers'
+// compute of that pass (ZeRO-Offload Sec. 4.2 and ZeRO-Infinity Sec. 6 overlap transfers with
+// compute; PCIe is full duplex, so each direction is its own pipe): the excess is exposed.
+double exposed_transfer_seconds(const ClusterSpec& cluster, double h2d_bytes, double d2h_bytes, double compute_s) {
+  const double link_s = std::max(host_link_seconds(cluster, h2d_bytes), host_link_seconds(cluster, d2h_bytes));
+  return std::max(0.0, link_s - compute_s);
 }
 
 }  // namespace
@@ -76,6 +88,10 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   std::vector<double> rank_expert_params(static_cast<std::size_t>(p), 0.0);
 
   std::vector<double> rank_params(static_cast<std::size_t>(p), 0.0);
+  // Stored activations per layer and micro-batch, for activation offloading.
+  const bool kinds = needs_layer_kinds(plan.model);
+  const double act_per_layer = kinds ? layer_activation_bytes_by_kind(plan, l.recompute, false) : layer_activation_bytes(plan);
+  const double act_per_moe_layer = kinds && moe ? layer_activation_bytes_by_kind(plan, l.recompute, true) : 0.0;
   for (std::int64_t g = 0; g < chunks_total; ++g) {
     const double n = static_cast<double>(layers[static_cast<std::size_t>(g)]);
     PhaseCost f = layer.forward * n, bi = layer.backward_input * n, bw = layer.backward_weight * n, r = layer.recompute * n;
@@ -93,6 +109,9 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       params = (n - nm) * counts.layer.per_tp_rank(l.tp) + nm * counts.moe_layer.per_tp_rank(l.tp);
       expert_params = nm * experts_per_layer;
     }
+    // The layers' own compute, which the offload transfers of this chunk overlap.
+    const double layers_forward_s = f.compute_s;
+    const double layers_backward_s = bi.compute_s + bw.compute_s + r.compute_s;
     if (g == 0) {
       f += embedding.forward;
       bi += embedding.backward_input;
@@ -121,6 +140,20 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
                   (moe_mtp ? counts.moe_layer.per_tp_rank(l.tp) : counts.layer.per_tp_rank(l.tp));
         expert_params += moe_mtp ? experts_per_layer : 0.0;
       }
+    }
+    if (l.offloads()) {
+      // Per micro-batch, for this GPU: ZeRO-Infinity fetches its parameter shard (H2D) in the
+      // forward and again in the backward; activation offloading writes the stored activations
+      // out in the forward and reads them back in the backward; ZeRO-Offload with ZeRO >= 2
+      // copies each reduced gradient shard to the host during the backward (DeepSpeed
+      // accumulates micro-batches on the host).
+      const double shard = params / static_cast<double>(shards) + expert_params / static_cast<double>(expert_shards);
+      const double fetch = l.offload_params ? shard * per_param.weights : 0.0;
+      const double nm = static_cast<double>(moe_layers[static_cast<std::size_t>(g)]);
+      const double stored = l.offload_activations ? (n - nm) * act_per_layer + nm * act_per_moe_layer : 0.0;
+      const double grads = l.offload_optimizer && l.zero_stage >= 2 ? shard * per_param.gradients : 0.0;
+      f.offload_s += exposed_transfer_seconds(plan.cluster, fetch, stored, layers_forward_s);
+      bi.offload_s += exposed_transfer_seconds(plan.cluster, fetch + stored, grads, layers_backward_s);
     }
     rank_params[static_cast<std::size_t>(g % p)] += params;
     rank_expert_params[static_cast<std::size_t>(g % p)] += expert_params;
@@ -161,6 +194,17 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   }
 
   const double step_bytes = optimizer_bytes_per_parameter(plan.training);
+  // ZeRO-Offload's step (offload.h): the CPU updates the shard, then the updated 16-bit weights
+  // go back to the GPU (on the critical path: the next forward needs them), unless ZeRO-Infinity
+  // keeps them on the host; ZeRO-1 copies its reduced gradient shard out first, after the
+  // reduction. The all-gather of ZeRO-1/2 follows as without offloading.
+  auto step_seconds = [&](double shard_params, double& transfer_s) {
+    transfer_s = 0;
+    if (!l.offload_optimizer) return device.optimizer_seconds(shard_params * step_bytes);
+    if (!l.offload_params) transfer_s += host_link_seconds(plan.cluster, shard_params * per_param.weights);
+    if (l.zero_stage == 1) transfer_s += host_link_seconds(plan.cluster, shard_params * per_param.gradients);
+    return cpu_optimizer_seconds(plan, shard_params) + transfer_s;
+  };
   for (std::int64_t r = 0; r < p; ++r) {
     const double params = rank_params[static_cast<std::size_t>(r)];
     const double shard = l.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
@@ -176,12 +220,16 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       if (l.zero_stage == 1 || l.zero_stage == 2) {
         gather += collective_seconds(Collective::all_gather, experts * per_param.weights, expert_shards, links.edp);
       }
-      out.optimizer_seconds.push_back(device.optimizer_seconds((shard + expert_shard) * step_bytes) + gather);
+      double transfer = 0;
+      out.optimizer_seconds.push_back(step_seconds(shard + expert_shard, transfer) + gather);
       out.optimizer_dp_seconds.push_back(gather);
+      out.optimizer_offload_seconds.push_back(transfer);
       continue;
     }
-    out.optimizer_seconds.push_back(device.optimizer_seconds(shard * step_bytes) + gather);
+    double transfer = 0;
+    out.optimizer_seconds.push_back(step_seconds(shard, transfer) + gather);
     out.optimizer_dp_seconds.push_back(gather);
+    out.optimizer_offload_seconds.push_back(transfer);
   }
   return out;
 }

@@ -142,7 +142,7 @@ void add_mla_gemms(PassCost& c, const DeviceModel& dev, const Dims& d, const Mla
 }  // namespace
 
 PhaseCost operator*(const PhaseCost& c, double k) {
-  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k, c.ep_comm_s * k};
+  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k, c.ep_comm_s * k, c.offload_s * k};
 }
 
 double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link) {

@@ -7,11 +7,14 @@
 //   interleaved 1F1B per Megatron-LM's warm-up count 2(p - r - 1) + (v - 1)p, plus one
 //   (Korthikanti 2022 Sec. 4.2.3: the first stage holds L(1 + (p - 1)/(pv)) layers' activations).
 // - Buffers and the framework reserve are documented at their definitions below.
+// - Offloading (offload.h) moves the offloaded states and activations to StageMemory::host_bytes
+//   and keeps on the GPU the buffers the frameworks keep for the transfers.
 #include "plansight/estimator/memory.h"
 
 #include <algorithm>
 
 #include "moe_memory.h"
+#include "plansight/estimator/offload.h"
 #include "plansight/estimator/parameters.h"
 
 namespace plansight::estimator {
@@ -238,6 +241,24 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.gradients_bytes += experts.gradients_bytes;
       mem.optimizer_bytes += experts.optimizer_bytes;
     }
+    // This GPU's shard of the parameters, as ZeRO partitions optimizer states (zero_stage >= 1).
+    const double shard_params = params / static_cast<double>(std::max<std::int64_t>(l.zero_stage >= 1 ? shards : 1, 1)) +
+                                expert_params / static_cast<double>(std::max<std::int64_t>(l.zero_stage >= 1 ? expert_shards : 1, 1));
+    if (l.offload_optimizer) {
+      // ZeRO-Offload: master weights, states and fp32 gradients of the shard live on the host.
+      // The GPU keeps its weights; with ZeRO >= 2 its gradient shard goes straight to the host
+      // (DeepSpeed copies each reduced bucket into the pinned fp32 partition), leaving only the
+      // reduction buckets (buffers below); ZeRO-1 keeps the full gradient buffer it reduces in.
+      stage.host_bytes += shard_params * host_state_bytes_per_parameter(tr);
+      mem.optimizer_bytes = 0;
+      if (l.zero_stage >= 2) mem.gradients_bytes = 0;
+    }
+    if (l.offload_params) {
+      // ZeRO-Infinity: the 16-bit parameter shard lives on the host; the GPU keeps the layers
+      // gathered for use (the ZeRO-3 buffers below).
+      stage.host_bytes += mem.weights_bytes;
+      mem.weights_bytes = 0;
+    }
 
     const double layer_equivalents = in_flight_layer_equivalents(plan, r, chunks);
     stage.in_flight_micro_batches = stage.layers > 0 ? layer_equivalents / static_cast<double>(stage.layers) : 0;
@@ -248,6 +269,14 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.activations_bytes =
           act_per_layer * (layer_equivalents - moe_equivalents) + act_per_moe_layer * moe_equivalents;
       mem.buffers_bytes += expert_all_to_all_buffer_bytes(plan);
+    }
+    if (l.offload_activations) {
+      // Every layer's stored activations go to the host except kActivationLayersKeptOnGpu layers
+      // (offload.h), counted at the larger of the dense and MoE layer terms.
+      const double kept = std::min(layer_equivalents, kActivationLayersKeptOnGpu) * std::max(act_per_layer, act_per_moe_layer);
+      const double offloaded = std::max(0.0, mem.activations_bytes - kept);
+      stage.host_bytes += offloaded;
+      mem.activations_bytes -= offloaded;
     }
     if (l.recompute == Recompute::full && stage.layers > 0) mem.activations_bytes += full_layer_activation;
     if (r == 0 && model.dropout) {
@@ -281,8 +310,10 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
     // buckets too), so nothing extra. ZeRO-2 keeps only its gradient shard: the full gradients of
     // two buckets are extra, one being reduce-scattered while the backward fills the next
     // (DeepSpeed's double-buffered reduction buckets).
-    if (shards > 1 && l.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
-    if (l.zero_stage >= 3 && shards > 1) {
+    // With the optimizer offloaded they stay even on one GPU: they stage the copy to the host.
+    const bool staged = shards > 1 || l.offload_optimizer || l.offload_params;
+    if (staged && l.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;
+    if (l.zero_stage >= 3 && staged) {
       // ZeRO-3/FSDP: the layer in use, unsharded, plus one prefetched (TrainingSpec::zero3_prefetch;
       // FSDP's backward prefetch of one unit), and two layers' full gradients (one being
       // reduce-scattered while the next layer's backward fills the other).
@@ -312,6 +343,13 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
   }
   out.peak = out.stages[static_cast<std::size_t>(out.most_loaded_stage)].memory;
   out.fits = out.peak.total_bytes() <= out.capacity_bytes;
+  // A node's GPUs offload alike; the most offloading stage stands for all of them (a node holds
+  // GPUs of one stage with the default placement, PP outermost).
+  double host_per_gpu = 0;
+  for (const auto& s : out.stages) host_per_gpu = std::max(host_per_gpu, s.host_bytes);
+  out.host_bytes_per_node = host_per_gpu * gpus_per_node_used(plan.cluster);
+  out.host_capacity_bytes = static_cast<double>(plan.cluster.host_memory_bytes);
+  out.host_fits = out.host_capacity_bytes <= 0 || out.host_bytes_per_node <= out.host_capacity_bytes;
   return out;
 }
 

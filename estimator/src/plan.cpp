@@ -7,6 +7,7 @@
 
 #include "plansight/estimator/json_reader.h"
 #include "moe_validation.h"
+#include "offload_validation.h"
 
 namespace plansight::estimator {
 namespace {
@@ -259,6 +260,7 @@ std::vector<Diagnostic> validate(const Plan& plan) {
   validate_cluster(plan, rules);
   validate_layout(plan, rules);
   validate_training(plan, rules);
+  validate_offload(plan, out);
   return out;
 }
 

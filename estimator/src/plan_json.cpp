@@ -48,7 +48,7 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
   if (!in) return;
   in->reject_unknown({"system", "source", "gpu", "gpus", "gpus_per_node", "intra_node_gb_per_s", "inter_node_gb_per_s",
                       "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour", "currency",
-                      "shared_processors"});
+                      "shared_processors", "host_link_gb_per_s", "host_memory_gib", "host_memory_gb_per_s"});
   const std::int64_t gpus = plan.cluster.gpus;
   const auto* system = in->get("system");
   if (system && system->is_string() && (system->get<std::string>().empty() || system->get<std::string>() == "custom")) {

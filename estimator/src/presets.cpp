@@ -67,7 +67,8 @@ Presets load() {
   });
   for_each_entry("systems.json", "systems", p.errors, [&](JsonReader& in) {
     in.reject_unknown({"name", "description", "source", "gpu", "gpus_per_node", "intra_node_gb_per_s",
-                       "inter_node_gb_per_s", "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour"});
+                       "inter_node_gb_per_s", "intra_node_latency_us", "inter_node_latency_us", "price_per_gpu_hour",
+                       "host_link_gb_per_s", "host_memory_gib", "host_memory_gb_per_s"});
     SystemPreset system;
     in.read("name", system.name);
     in.read("description", system.description);

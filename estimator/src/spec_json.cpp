@@ -137,7 +137,10 @@ nlohmann::json to_json(const ClusterSpec& c) {
           {"inter_node_latency_us", c.inter_node_latency_s * 1e6},
           {"price_per_gpu_hour", c.price_per_gpu_hour},
           {"currency", c.currency},
-          {"shared_processors", c.shared_processors}};
+          {"shared_processors", c.shared_processors},
+          {"host_link_gb_per_s", c.host_link_bandwidth_bytes_per_s / 1e9},
+          {"host_memory_gib", static_cast<double>(c.host_memory_bytes) / kGiB},
+          {"host_memory_gb_per_s", c.host_memory_bandwidth_bytes_per_s / 1e9}};
 }
 
 // Reads the cluster's own numbers; "system" and "gpu" names are resolved by plan_from_json.
@@ -159,6 +162,13 @@ void read_cluster(JsonReader& in, ClusterSpec& c) {
   in.read("price_per_gpu_hour", c.price_per_gpu_hour, 0.0, 1e9);
   in.read("currency", c.currency);
   in.read("shared_processors", c.shared_processors, std::int64_t{0}, std::int64_t{1} << 20);
+  scaled("host_link_gb_per_s", c.host_link_bandwidth_bytes_per_s, 1e9, 1, 1e6);
+  scaled("host_memory_gb_per_s", c.host_memory_bandwidth_bytes_per_s, 1e9, 1, 1e6);
+  if (in.has("host_memory_gib")) {
+    double gib = 0;
+    in.read("host_memory_gib", gib, 0.0, 1e9);
+    c.host_memory_bytes = static_cast<std::int64_t>(std::llround(gib * kGiB));
+  }
 }
 
 nlohmann::json to_json(const LayoutSpec& l) {
@@ -177,12 +187,17 @@ nlohmann::json to_json(const LayoutSpec& l) {
   // Expert parallelism only when used, so dense plans keep their JSON.
   if (l.ep != 1) out["ep"] = l.ep;
   if (l.etp != 0) out["etp"] = l.etp;
+  // Offloading only when on, for the same reason.
+  if (l.offload_optimizer) out["offload_optimizer"] = true;
+  if (l.offload_params) out["offload_params"] = true;
+  if (l.offload_activations) out["offload_activations"] = true;
   return out;
 }
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "placement", "stage_layers", "ep", "etp"});
+                     "dp_overlap", "placement", "stage_layers", "ep", "etp", "offload_optimizer", "offload_params",
+                     "offload_activations"});
   in.read("tp", l.tp);
   in.read("ep", l.ep);
   in.read("etp", l.etp);
@@ -206,6 +221,9 @@ void read_layout(JsonReader& in, LayoutSpec& l) {
     }
   }
   in.read("stage_layers", l.stage_layers, 0);
+  in.read("offload_optimizer", l.offload_optimizer);
+  in.read("offload_params", l.offload_params);
+  in.read("offload_activations", l.offload_activations);
 }
 
 nlohmann::json to_json(const TrainingSpec& t) {

@@ -12,7 +12,7 @@ namespace plansight::estimator {
 namespace {
 
 struct RankSums {
-  double compute = 0, tp = 0, cp = 0, dp_phase = 0, ep = 0;  // per micro-batch, over the rank's chunks
+  double compute = 0, tp = 0, cp = 0, dp_phase = 0, ep = 0, offload = 0;  // per micro-batch, over the rank's chunks
   double forward = 0, backward = 0, weight = 0;  // per micro-batch totals (compute + exposed comm)
   double dp = 0, dp_last_chunk = 0, backward_last_chunk = 0;
 };
@@ -28,6 +28,7 @@ RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank)
       s.cp += ph->cp_comm_s;
       s.dp_phase += ph->dp_comm_s;
       s.ep += ph->ep_comm_s;
+      s.offload += ph->offload_s;
     }
     s.forward += c.chunk_forward[g].total_s();
     s.backward += c.chunk_backward_input[g].total_s() + c.chunk_recompute[g].total_s();
@@ -86,10 +87,13 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   b.cp_comm_s = m * r0.cp;
   b.ep_comm_s = m * r0.ep;
   const double gather = costs.optimizer_dp_seconds[0];
-  b.optimizer_s = *std::max_element(costs.optimizer_seconds.begin(), costs.optimizer_seconds.end()) - gather;
+  const double step_offload = costs.optimizer_offload_seconds[0];
+  const double step = *std::max_element(costs.optimizer_seconds.begin(), costs.optimizer_seconds.end()) - gather;
+  b.optimizer_s = step - step_offload;
+  b.offload_s = m * r0.offload + step_offload;
   b.dp_comm_s = static_cast<double>(sim->reduce_wait_ns[0]) * 1e-9 + gather + m * r0.dp_phase;
-  const double busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.dp_comm_s + b.ep_comm_s;
-  const double idle = rank_idle_s(*sim, busy, b.optimizer_s);
+  const double busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.dp_comm_s + b.ep_comm_s + m * r0.offload;
+  const double idle = rank_idle_s(*sim, busy, step);
   if (plan.layout.pp > 1) {
     // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
     SimulationInput ideal_input = simulation_input(plan, costs, true);
@@ -97,8 +101,8 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     auto ideal = simulate(*schedule, ideal_input);
     if (!ideal) return ideal.errors();
     const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 +
-                              gather + m * r0.dp_phase + b.ep_comm_s;
-    b.bubble_s = std::min(idle, rank_idle_s(*ideal, ideal_busy, b.optimizer_s));
+                              gather + m * r0.dp_phase + b.ep_comm_s + m * r0.offload;
+    b.bubble_s = std::min(idle, rank_idle_s(*ideal, ideal_busy, step));
     b.pp_comm_s = idle - b.bubble_s;
   } else {
     b.bubble_s = idle;
@@ -156,8 +160,9 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   b.ep_comm_s = m * r0.ep;
   b.pp_comm_s = ramp_transfers;
   b.dp_comm_s = dp_exposed + c.optimizer_dp_seconds[0] + m * r0.dp_phase;
-  b.optimizer_s = optimizer - c.optimizer_dp_seconds[0];
-  b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s));
+  b.optimizer_s = optimizer - c.optimizer_dp_seconds[0] - c.optimizer_offload_seconds[0];
+  b.offload_s = m * r0.offload + c.optimizer_offload_seconds[0];
+  b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s + m * r0.offload));
   const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
   out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
   return out;

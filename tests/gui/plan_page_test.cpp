@@ -17,6 +17,8 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QCheckBox>
+#include <QDoubleSpinBox>
 #include <QTest>
 #include <QTimer>
 
@@ -140,6 +142,34 @@ TEST(PlanPage, FieldsFollowTheEstimatorsRules) {
   precision->setCurrentIndex(precision->findData(static_cast<int>(est::Precision::fp8)));
   ASSERT_TRUE(test::wait_idle(*w.window->document()));
   EXPECT_EQ(w.window->document()->plan().training.grad_precision, est::gradient_precision_for(est::Precision::fp8));
+}
+
+// The offload checkboxes edit the plan's layout, and the rule that parameter offloading needs
+// ZeRO-3 shows under its own field until ZeRO-3 is chosen.
+TEST(PlanPage, OffloadCheckboxesEditThePlan) {
+  Window w;
+  w.edit([](est::Plan& p) { p.layout.zero_stage = 1; });
+  auto* params = w.find<QCheckBox>("layout.offload_params");
+  auto* optimizer = w.find<QCheckBox>("layout.offload_optimizer");
+  auto* activations = w.find<QCheckBox>("layout.offload_activations");
+  ASSERT_TRUE(params && optimizer && activations);
+  EXPECT_FALSE(params->isChecked());
+  params->setChecked(true);
+  optimizer->setChecked(true);
+  activations->setChecked(true);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  const est::Plan& plan = w.window->document()->plan();
+  EXPECT_TRUE(plan.layout.offload_params && plan.layout.offload_optimizer && plan.layout.offload_activations);
+  EXPECT_TRUE(w.window->planForm()->messageFor(QStringLiteral("layout.offload_params")).contains(QStringLiteral("zero_stage")))
+      << w.window->planForm()->messageFor(QStringLiteral("layout.offload_params")).toStdString();
+  auto* zero = w.find<QComboBox>("layout.zero_stage");
+  zero->setCurrentIndex(zero->findData(3));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_TRUE(w.window->planForm()->messageFor(QStringLiteral("layout.offload_params")).isEmpty());
+  // A plan opened with offloading shows it checked; the host link comes from the system preset.
+  w.edit([](est::Plan& p) { p.layout.offload_activations = false; });
+  EXPECT_FALSE(activations->isChecked());
+  EXPECT_DOUBLE_EQ(w.find<QDoubleSpinBox>("cluster.host_link_gb_per_s")->value(), 32.0) << "selene: PCIe Gen4 x16";
 }
 
 // Presses `button` on the message box that opens next, and says whether one opened.

@@ -56,6 +56,41 @@ TEST(Cli, FlagsChangeThePlan) {
   EXPECT_GT(j["time"]["training_days"].get<double>(), 0);
 }
 
+// The offload flags reach the plan, the host figures come from the system preset (or the flag),
+// and the estimate reports host memory per node and the exposed offload time.
+TEST(Cli, OffloadFlags) {
+  const std::vector<std::string> base = {"estimate", "--json", "--model", "gpt3-1.3b", "--system", "dgx-a100-80gb",
+                                         "--gpus", "8", "--global-batch", "32", "--zero", "2"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  auto r = with({"--offload-optimizer", "--offload-activations", "--host-link-gb-per-s", "16"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["layout"]["offload_optimizer"], true);
+  EXPECT_EQ(j["plan"]["layout"]["offload_activations"], true);
+  EXPECT_DOUBLE_EQ(j["plan"]["cluster"]["host_link_gb_per_s"].get<double>(), 16);
+  EXPECT_DOUBLE_EQ(j["plan"]["cluster"]["host_memory_gb_per_s"].get<double>(), 409.6) << "from the preset";
+  EXPECT_GT(j["memory"]["host"]["bytes_per_node"].get<double>(), 0);
+  EXPECT_EQ(j["memory"]["optimizer_bytes"].get<double>(), 0);
+  EXPECT_GT(j["time"]["breakdown"]["offload_s"].get<double>(), 0);
+
+  auto table = run_cli({"estimate", "--model", "gpt3-1.3b", "--system", "dgx-a100-80gb", "--gpus", "8", "--global-batch",
+                        "32", "--zero", "2", "--offload-optimizer"});
+  ASSERT_EQ(table.status, Status::ok) << table.err;
+  EXPECT_NE(table.out.find("host memory per node"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("exposed offload"), std::string::npos) << table.out;
+
+  auto params = with({"--offload-params"});
+  EXPECT_EQ(params.status, Status::invalid_input);
+  EXPECT_NE((params.out + params.err).find("layout.offload_params"), std::string::npos) << params.err;
+  auto link = with({"--offload-optimizer", "--host-link-gb-per-s", "0"});
+  EXPECT_EQ(link.status, Status::invalid_input);
+  EXPECT_NE((link.out + link.err).find("cluster.host_link_gb_per_s"), std::string::npos) << link.err;
+}
+
 TEST(Cli, VirtualStagesImplyInterleaving) {
   auto r = run_cli({"estimate", "--json", "--vpp", "2"});
   ASSERT_EQ(r.status, Status::ok) << r.err;

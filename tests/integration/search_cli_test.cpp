@@ -206,7 +206,8 @@ const std::map<std::string, std::string>& sample_values() {
       {"--shared-expert-ffn-hidden", "0"}, {"--first-dense-layers", "0"}, {"--moe-layer-interval", "1"},
       {"--capacity-factor", "0"}, {"--load-imbalance", "1"}, {"--q-lora-rank", "0"}, {"--kv-lora-rank", "0"},
       {"--qk-nope-head-dim", "0"}, {"--qk-rope-head-dim", "0"}, {"--v-head-dim", "0"}, {"--mtp-modules", "1"},
-      {"--ep", "1"}, {"--etp", "1"}, {"--params", "1.3e9"}};
+      {"--ep", "1"}, {"--etp", "1"}, {"--params", "1.3e9"},
+      {"--host-link-gb-per-s", "32"}, {"--host-memory-gib", "1024"}, {"--host-memory-gb-per-s", "409.6"}};
   return values;
 }
 

@@ -23,6 +23,27 @@ TEST(Presets, AllLoadWithoutErrorsAndHaveSources) {
   for (const auto& s : system_presets()) EXPECT_FALSE(s.source.empty()) << s.name;
 }
 
+// Every system says its host side (offloading needs the link; the source explains each number).
+TEST(Presets, SystemsHaveHostFiguresWithSources) {
+  for (const auto& s : system_presets()) {
+    EXPECT_GT(s.cluster.host_link_bandwidth_bytes_per_s, 0) << s.name;
+    EXPECT_GT(s.cluster.host_memory_bytes, 0) << s.name;
+    EXPECT_NE(s.cluster.source.find("Host (offloading)"), std::string::npos) << s.name;
+  }
+  // DGX A100: PCIe Gen4 x16, 1 TB, 2 x 8 channels of DDR4-3200; DGX H100: PCIe Gen5 x16, 2 TB,
+  // 2 x 8 channels of DDR5 at 4400 MT/s with two DIMMs per channel.
+  const auto a100 = find_system("dgx-a100-80gb");
+  ASSERT_TRUE(a100.ok());
+  EXPECT_DOUBLE_EQ(a100->cluster.host_link_bandwidth_bytes_per_s, 32e9);
+  EXPECT_EQ(a100->cluster.host_memory_bytes, 1024LL << 30);
+  EXPECT_DOUBLE_EQ(a100->cluster.host_memory_bandwidth_bytes_per_s, 2 * 8 * 3200e6 * 8);
+  const auto h100 = find_system("dgx-h100");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_DOUBLE_EQ(h100->cluster.host_link_bandwidth_bytes_per_s, 64e9);
+  EXPECT_EQ(h100->cluster.host_memory_bytes, 2048LL << 30);
+  EXPECT_NEAR(h100->cluster.host_memory_bandwidth_bytes_per_s, 2 * 8 * 4400e6 * 8, 1e3);
+}
+
 TEST(Presets, RequiredNamesExist) {
   for (const char* name : {"gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b",
                            "gpt3-175b", "narayanan-1.7b", "narayanan-1008b", "llama-2-7b", "llama-2-13b", "llama-2-70b",

@@ -81,6 +81,8 @@ const char* kUsage =
     "  --qk-nope-head-dim N --qk-rope-head-dim N --v-head-dim N --mtp-modules N\n"
     "  --recompute none|selective|full --schedule gpipe|1f1b|interleaved|zb-h1\n"
     "  --placement tp-cp-dp-pp (rank order, innermost first) --no-dp-overlap\n"
+    "  --offload-optimizer (ZeRO-Offload, ZeRO >= 1) --offload-params (ZeRO-Infinity, ZeRO 3) --offload-activations\n"
+    "  --host-link-gb-per-s X (per GPU, one direction) --host-memory-gib X --host-memory-gb-per-s X (per node)\n"
     "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
     "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
     "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"

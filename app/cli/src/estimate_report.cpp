@@ -29,6 +29,11 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   if (plan.model.moe.enabled()) out << ", EP " << l.ep << " x ETP " << l.expert_tp() << " (expert-DP " << plan.expert_dp() << ")";
   out << ", ZeRO " << l.zero_stage << (l.sequence_parallel ? ", sequence parallel" : "")
       << ", recompute " << est::to_string(l.recompute) << ", schedule " << est::to_string(l.schedule) << "\n";
+  if (l.offloads()) {
+    out << "  offload   " << (l.offload_optimizer ? " optimizer (CPU step)" : "") << (l.offload_params ? " parameters" : "")
+        << (l.offload_activations ? " activations" : "") << " to the host over " << format_fixed(plan.cluster.host_link_bandwidth_bytes_per_s / 1e9, 1)
+        << " GB/s per GPU\n";
+  }
   out << "  batch      " << t.global_batch << " sequences of " << t.seq_len << " tokens; " << e.micro_batches
       << " micro-batches of " << t.micro_batch << " per pipeline\n";
   out << "  precision  " << est::to_string(t.precision) << " weights, " << est::to_string(t.grad_precision)
@@ -58,6 +63,15 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   memory_row(out, "framework reserve", peak.reserve_bytes);
   out << "  " << pad_right("total", 22) << pad_left(format_gib(peak.total_bytes()), 14) << " of "
       << format_gib(e.memory.capacity_bytes) << (e.memory.fits ? "  fits" : "  DOES NOT FIT") << "\n";
+  if (e.memory.host_bytes_per_node > 0) {
+    out << "  " << pad_right("host memory per node", 22) << pad_left(format_gib(e.memory.host_bytes_per_node), 14);
+    if (e.memory.host_capacity_bytes > 0) {
+      out << " of " << format_gib(e.memory.host_capacity_bytes) << (e.memory.host_fits ? "  fits" : "  DOES NOT FIT");
+    } else {
+      out << " (host memory unknown)";
+    }
+    out << "\n";
+  }
   if (l.pp > 1) {
     // One unit for the whole table: TiB once any stage needs 1024 GiB or more, as format_gib says it.
     double most = 0;
@@ -100,6 +114,7 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       part("expert all-to-all", b.ep_comm_s);
       part("pipeline bubble", b.bubble_s);
       part("optimizer", b.optimizer_s);
+      part("exposed offload", b.offload_s);
       if (l.pp > 1) out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12) << " of compute\n";
     }
     out << "  throughput           " << format_count(time.tokens_per_s) << " tokens/s, "

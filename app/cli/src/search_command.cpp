@@ -272,6 +272,12 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   auto base = plan_from_args(args->without(constraint_flags), &adjustments);
   if (!base) return report(base.errors(), as_json, out, err);
   print_adjustments(adjustments, err);
+  if (base->layout.offloads()) {
+    // The search's memory and time models do not cost offloading yet: search without it and say so.
+    err << make_warning("layout.offload_*", "not used: the search does not enumerate offloading; estimate the layout "
+                                            "it finds with the offload flags").to_string() << "\n";
+    base->layout.offload_optimizer = base->layout.offload_params = base->layout.offload_activations = false;
+  }
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {

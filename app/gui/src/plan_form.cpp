@@ -2,6 +2,8 @@
 // plan_form_binding.cpp.
 #include "plansight/gui/plan_form.h"
 
+#include <tuple>
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -154,6 +156,13 @@ void PlanForm::build() {
   price_->setSpecialValueText(tr("unknown"));
   addField(cluster, QStringLiteral("cluster.price_per_gpu_hour"), tr("Price per GPU-hour"), price_);
   connect(price_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
+  host_link_ = new QDoubleSpinBox(this);
+  host_link_->setRange(0, 1e4);
+  host_link_->setDecimals(1);
+  host_link_->setSuffix(tr(" GB/s"));
+  host_link_->setSpecialValueText(tr("unknown"));
+  addField(cluster, QStringLiteral("cluster.host_link_gb_per_s"), tr("Host link per GPU"), host_link_);
+  connect(host_link_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
 
   // Layout.
   QFormLayout* layout = group(tr("Parallel layout"), 0, 1);
@@ -171,6 +180,14 @@ void PlanForm::build() {
   sequence_parallel_ = new QCheckBox(tr("sequence parallel"), this);
   addField(layout, QStringLiteral("layout.sequence_parallel"), QString(), sequence_parallel_);
   connect(sequence_parallel_, &QCheckBox::toggled, this, &PlanForm::onEdited);
+  // Offloading to host memory (estimator/offload.h): ZeRO-Offload, ZeRO-Infinity, activations.
+  for (auto [box, field, label] : {std::tuple{&offload_optimizer_, "layout.offload_optimizer", tr("offload optimizer to CPU")},
+                                   std::tuple{&offload_params_, "layout.offload_params", tr("offload parameters to CPU")},
+                                   std::tuple{&offload_activations_, "layout.offload_activations", tr("offload activations to CPU")}}) {
+    *box = new QCheckBox(label, this);
+    addField(layout, QString::fromLatin1(field), QString(), *box);
+    connect(*box, &QCheckBox::toggled, this, &PlanForm::onEdited);
+  }
   fill_enum(addCombo(layout, QStringLiteral("layout.recompute"), tr("Recomputation")),
             {est::Recompute::none, est::Recompute::selective, est::Recompute::full});
   fill_enum(addCombo(layout, QStringLiteral("layout.schedule"), tr("Schedule")),

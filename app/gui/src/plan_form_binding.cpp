@@ -3,6 +3,8 @@
 // bandwidths, reserve, ...) survive every edit. Model fields are edits of a base model through
 // estimator::derive_model, the rule plan files and CLI flags follow: typing a hidden size moves
 // the MLP width with it unless the MLP width was typed too.
+#include <cmath>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -132,6 +134,7 @@ void PlanForm::populate() {
   spin("cluster.gpus", plan.cluster.gpus);
   price_->setValue(plan.cluster.price_per_gpu_hour);
   price_->setSuffix(QLatin1Char(' ') + QString::fromStdString(plan.cluster.currency));  // the price's unit, shown
+  host_link_->setValue(plan.cluster.host_link_bandwidth_bytes_per_s / 1e9);
 
   spin("layout.tp", plan.layout.tp);
   spin("layout.pp", plan.layout.pp);
@@ -142,6 +145,9 @@ void PlanForm::populate() {
   spin("layout.etp", plan.layout.etp);
   set_combo_data(combo("layout.zero_stage"), static_cast<int>(plan.layout.zero_stage));
   sequence_parallel_->setChecked(plan.layout.sequence_parallel);
+  offload_optimizer_->setChecked(plan.layout.offload_optimizer);
+  offload_params_->setChecked(plan.layout.offload_params);
+  offload_activations_->setChecked(plan.layout.offload_activations);
   set_combo_data(combo("layout.recompute"), static_cast<int>(plan.layout.recompute));
   set_combo_data(combo("layout.schedule"), static_cast<int>(plan.layout.schedule));
 
@@ -177,6 +183,10 @@ est::Plan PlanForm::collect() const {
                                   .ffn_hidden = explicit_model_fields_.contains(QStringLiteral("model.ffn_hidden"))});
   plan.cluster.gpus = spin("cluster.gpus");
   plan.cluster.price_per_gpu_hour = price_->value();
+  // The spin box rounds to 0.1 GB/s: an unchanged value keeps the plan's exact bandwidth.
+  if (std::abs(host_link_->value() - plan.cluster.host_link_bandwidth_bytes_per_s / 1e9) >= 0.05) {
+    plan.cluster.host_link_bandwidth_bytes_per_s = host_link_->value() * 1e9;
+  }
 
   plan.layout.tp = spin("layout.tp");
   plan.layout.pp = spin("layout.pp");
@@ -187,6 +197,9 @@ est::Plan PlanForm::collect() const {
   plan.layout.etp = spin("layout.etp");
   plan.layout.zero_stage = combo("layout.zero_stage")->currentData().toInt();
   plan.layout.sequence_parallel = sequence_parallel_->isChecked();
+  plan.layout.offload_optimizer = offload_optimizer_->isChecked();
+  plan.layout.offload_params = offload_params_->isChecked();
+  plan.layout.offload_activations = offload_activations_->isChecked();
   plan.layout.recompute = combo_enum(combo("layout.recompute"), plan.layout.recompute);
   plan.layout.schedule = combo_enum(combo("layout.schedule"), plan.layout.schedule);
   // As in plan files and flags: raising the virtual stages above 1 picks the interleaved schedule

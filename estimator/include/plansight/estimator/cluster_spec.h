@@ -45,6 +45,10 @@ struct ClusterSpec {
   // they outnumber the processors, the time model's simulator shares them out (processor
   // sharing, pipeline_simulator.h).
   std::int64_t shared_processors = 0;
+  // The host side, for offloading (presets' sources in assets/presets/systems.json); 0: unknown.
+  double host_link_bandwidth_bytes_per_s = 0;    // per GPU, one direction: its PCIe (or C2C) link to the CPU
+  std::int64_t host_memory_bytes = 0;            // per node: the CPUs' DRAM
+  double host_memory_bandwidth_bytes_per_s = 0;  // per node: peak DRAM bandwidth of all its sockets
 };
 
 }  // namespace plansight::estimator

@@ -27,7 +27,8 @@ struct StageMemory {
   std::int64_t layers = 0;                  // transformer layers held by this rank
   double parameters = 0;                    // parameters held by this GPU (after TP split)
   double in_flight_micro_batches = 0;       // layer-equivalents of activations / layers, at peak
-  MemoryBreakdown memory;
+  MemoryBreakdown memory;                   // on the GPU, without what is offloaded
+  double host_bytes = 0;                    // offloaded to host memory by this GPU (offload.h)
 };
 
 struct MemoryEstimate {
@@ -36,6 +37,11 @@ struct MemoryEstimate {
   MemoryBreakdown peak;  // the most loaded GPU
   double capacity_bytes = 0;
   bool fits = false;
+  // Host memory one node needs for what its GPUs offload (0 without offloading), against the
+  // cluster's host_memory_bytes (0: unknown, host_fits stays true).
+  double host_bytes_per_node = 0;
+  double host_capacity_bytes = 0;
+  bool host_fits = true;
 };
 
 struct FlopsEstimate {
@@ -54,8 +60,9 @@ struct TimeBreakdown {
   double bubble_s = 0;
   double optimizer_s = 0;
   double ep_comm_s = 0;  // expert-parallel all-to-all (MoE models)
+  double offload_s = 0;  // host-link (PCIe/C2C) transfers of offloading not hidden behind compute
   double total_s() const {
-    return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s + ep_comm_s;
+    return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s + ep_comm_s + offload_s;
   }
 };
 

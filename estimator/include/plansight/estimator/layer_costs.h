@@ -17,7 +17,8 @@ struct PhaseCost {
   double dp_comm_s = 0;  // ZeRO-3 parameter gathers / gradient reduce-scatters not hidden behind compute
   double flops = 0;      // hardware FLOPs of the compute
   double ep_comm_s = 0;  // expert all-to-all dispatch/combine (and ETP gathers) on the critical path
-  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s; }
+  double offload_s = 0;  // host-link transfers of offloading not hidden behind the phase's compute
+  double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s + offload_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
     tp_comm_s += o.tp_comm_s;
@@ -25,6 +26,7 @@ struct PhaseCost {
     dp_comm_s += o.dp_comm_s;
     flops += o.flops;
     ep_comm_s += o.ep_comm_s;
+    offload_s += o.offload_s;
     return *this;
   }
 };

@@ -33,6 +33,18 @@ struct LayoutSpec {
   std::int64_t etp = 0;   // 0: tp (Megatron-Core's default)
   bool sequence_parallel = false;
   std::int64_t zero_stage = 0;  // 0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)
+  // Offloading to host memory. These live in the layout, beside zero_stage, because they decide
+  // where each model state and activation is kept, as the ZeRO stage does (DeepSpeed configures
+  // them inside zero_optimization), and the layout search enumerates them with it.
+  // ZeRO-Offload (Ren et al. 2021, USENIX ATC'21): fp32 master weights, optimizer states and
+  // fp32 gradients of this rank's shard on the host, the optimizer step on the CPU.
+  bool offload_optimizer = false;
+  // ZeRO-Infinity (Rajbhandari et al. 2021, SC'21): this rank's 16-bit parameter shard on the
+  // host, fetched layer by layer; needs zero_stage 3.
+  bool offload_params = false;
+  // Stored activations (the checkpoints with full recomputation) on the host except the layers
+  // in use, as Megatron-Core's CPU offloading and DeepSpeed's cpu_checkpointing keep them.
+  bool offload_activations = false;
   Recompute recompute = Recompute::none;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // Data-parallel gradient reduction overlapped with the backward pass in buckets (PyTorch DDP,
@@ -44,6 +56,7 @@ struct LayoutSpec {
   std::vector<std::int64_t> stage_layers;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  bool offloads() const { return offload_optimizer || offload_params || offload_activations; }
 };
 
 // The schedule a layout with `vpp` virtual stages runs when none was chosen: more than one runs

@@ -32,6 +32,7 @@ struct IterationCosts {
   std::vector<double> chunk_dp_seconds;     // gradient reduction (+ ZeRO-3 gathers) per chunk
   std::vector<double> optimizer_seconds;    // per rank: optimizer step (+ ZeRO-1/2 parameter all-gather)
   std::vector<double> optimizer_dp_seconds; // per rank: the parameter all-gather part of it
+  std::vector<double> optimizer_offload_seconds;  // per rank: its host-link transfers (offload.h)
   double p2p_seconds = 0;                   // one activation (or gradient) transfer between stages
   std::int64_t micro_batches = 1;
 };

@@ -87,6 +87,10 @@ class PlanForm : public QWidget {
   QDoubleSpinBox* tokens_ = nullptr;
   QDoubleSpinBox* price_ = nullptr;
   QCheckBox* sequence_parallel_ = nullptr;
+  QCheckBox* offload_optimizer_ = nullptr;    // layout.offload_optimizer
+  QCheckBox* offload_params_ = nullptr;       // layout.offload_params
+  QCheckBox* offload_activations_ = nullptr;  // layout.offload_activations
+  QDoubleSpinBox* host_link_ = nullptr;       // cluster.host_link_gb_per_s (0: unknown)
   QDoubleSpinBox* load_imbalance_ = nullptr;   // model.moe.load_imbalance
   QDoubleSpinBox* capacity_factor_ = nullptr;  // model.moe.capacity_factor (0: dropless)
   // The model edits start from (a preset, an opened plan's or an imported model) and the model
