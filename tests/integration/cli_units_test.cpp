@@ -1,4 +1,4 @@
-// Issue 17, units people read: parameters in the short scale (10.34 T, not 10,340.69 B), memory
+// Units people read: parameters in the short scale (10.34 T, not 10,340.69 B), memory
 // past 1024 GiB in TiB, cost with its currency, `models` and `gpus` tables that fit 80 columns
 // (sources behind `show NAME` and --json, an fp16 column, "—" for a precision a GPU lacks), and
 // run metrics as words.
