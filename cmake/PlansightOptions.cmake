@@ -21,6 +21,15 @@ else()
 endif()
 option(PLANSIGHT_BUILD_GUI "Build the Qt 6 desktop application" ${_plansight_gui_default})
 
+# The probe across processes (mpirun/srun) needs MPI; Open MPI from Debian (scripts/install-deps).
+find_package(MPI QUIET COMPONENTS CXX)
+option(PLANSIGHT_ENABLE_MPI "Build the MPI communicator: probe ranks as processes under mpirun or srun" ${MPI_CXX_FOUND})
+if(PLANSIGHT_ENABLE_MPI AND NOT MPI_CXX_FOUND)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+# Where the tests find the launcher (they skip, saying why, when there is none).
+find_program(PLANSIGHT_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+
 option(PLANSIGHT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 
 if(PLANSIGHT_BUILD_TESTS OR PLANSIGHT_BUILD_BENCH)

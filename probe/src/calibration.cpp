@@ -205,8 +205,8 @@ Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationO
     const double layer_params = 12.0 * static_cast<double>(r.model.hidden * r.model.hidden);  // Narayanan et al. 2021, eq. 2
     sizes.insert(layer_params * static_cast<double>(r.model.layers) / static_cast<double>(r.layout.tp * r.layout.pp) * 4);
   }
-  auto collectives = measure_collectives({groups.begin(), groups.end()}, {sizes.begin(), sizes.end()}, options.level,
-                                         options.stop);
+  const CollectiveSweep sweep = options.collectives ? options.collectives : CollectiveSweep(measure_collectives);
+  auto collectives = sweep({groups.begin(), groups.end()}, {sizes.begin(), sizes.end()}, options.level, options.stop);
   if (!collectives) return collectives.errors();
   p.collectives = std::move(*collectives);
   return p;

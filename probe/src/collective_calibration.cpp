@@ -17,12 +17,6 @@ namespace {
 namespace est = plansight::estimator;
 namespace rt = plansight::runtime;
 
-// Small messages are latency-bound and cheap, so they get more repetitions.
-int repetitions(double bytes, CalibrationLevel level) {
-  if (level == CalibrationLevel::quick) return bytes <= 65536 ? 8 : 3;
-  return bytes <= 262144 ? 30 : 8;
-}
-
 using Case = CollectiveCase;
 
 rt::Status run_case(rt::Communicator& comm, const Case& c, std::vector<float>& in, std::vector<float>& out) {
@@ -63,7 +57,7 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
         std::vector<float> in(c.count * static_cast<std::size_t>(n)), out(c.count * static_cast<std::size_t>(n));
         fill_pattern(in);
         std::vector<double> times;
-        const int reps = repetitions(c.bytes, level);
+        const int reps = collective_repetitions(c.bytes, level);
         for (int rep = -1; rep < reps; ++rep) {  // rep -1 warms buffers and the communicator
           sync.arrive_and_wait();
           if (cancel) return;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plansight/estimator/comm_model.h"
+#include "plansight/probe/calibration.h"
 
 namespace plansight::probe {
 
@@ -19,6 +20,12 @@ struct CollectiveCase {
   std::size_t count;  // floats per rank: the buffer (all-reduce, send/recv) or one block (gather/scatter)
   double bytes;       // nccl-tests S
 };
+
+// Small messages are latency-bound and cheap, so they get more repetitions.
+inline int collective_repetitions(double bytes, CalibrationLevel level) {
+  if (level == CalibrationLevel::quick) return bytes <= 65536 ? 8 : 3;
+  return bytes <= 262144 ? 30 : 8;
+}
 
 inline std::vector<CollectiveCase> collective_cases(std::int64_t ranks, const std::vector<double>& sizes) {
   std::vector<CollectiveCase> out;

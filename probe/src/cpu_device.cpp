@@ -45,6 +45,7 @@ class CpuDevice final : public RunDevice {
 
 std::mutex g_registry_mutex;
 RunDeviceFactory g_cuda_factory;
+RunDeviceFactory g_process_factory;
 
 }  // namespace
 
@@ -58,6 +59,16 @@ void register_cuda_device(RunDeviceFactory factory) {
 bool cuda_device_registered() {
   std::lock_guard lock(g_registry_mutex);
   return static_cast<bool>(g_cuda_factory);
+}
+
+void register_process_device(RunDeviceFactory factory) {
+  std::lock_guard lock(g_registry_mutex);
+  g_process_factory = std::move(factory);
+}
+
+RunDeviceFactory registered_process_factory() {
+  std::lock_guard lock(g_registry_mutex);
+  return g_process_factory;
 }
 
 // engine.cpp's access to the registered factory.

@@ -11,5 +11,7 @@ std::unique_ptr<RunDevice> make_cpu_device(int world_size);
 
 // The factory register_cuda_device() was given (empty when none).
 RunDeviceFactory registered_cuda_factory();
+// The factory register_process_device() was given (empty when none).
+RunDeviceFactory registered_process_factory();
 
 }  // namespace plansight::probe

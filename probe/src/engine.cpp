@@ -13,6 +13,7 @@
 #include "cpu_affinity.h"
 #include "cpu_device.h"
 #include "probe_config.h"
+#include "process_parts.h"
 #include "rank_worker.h"
 
 namespace plansight::probe {
@@ -25,6 +26,7 @@ Result<std::unique_ptr<RunDevice>> pick_device(const ProbeRequest& request, int 
       return make_error("precision", std::string("value ") + to_string(request.precision) +
                                          ": no GPU answered, and the CPU computes in fp32; valid on the CPU: fp32");
     }
+    if (const RunDeviceFactory processes = registered_process_factory()) return processes(request, world_size);
     return make_cpu_device(world_size);
   };
   if (request.device == Device::cpu) return cpu();
@@ -46,10 +48,13 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// The first failure is the cause; the other ranks' "aborted: ..." errors are its echoes.
+// The first failure is the cause; the other ranks' "aborted: ..." errors are its echoes. When
+// every error here is an echo (the failure was in another process), the cause is what follows
+// the echo's "aborted: ".
 std::string root_cause(const std::vector<std::string>& errors) {
   for (const auto& e : errors) if (e.find("aborted: ") == std::string::npos) return e;
-  return errors.front();
+  const std::string& echo = errors.front();
+  return echo.substr(echo.find("aborted: ") + 9);
 }
 
 }  // namespace
@@ -73,8 +78,11 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   state.fail_rank = options.fail_rank;
   state.fail_step = options.fail_step;
   const auto start = std::chrono::steady_clock::now();
+  // Under a launcher each process runs its own ranks (one each); otherwise this one runs all.
+  const std::vector<int> local = state.device->local_ranks(cfg.world());
+  const int local_count = static_cast<int>(local.size());
   std::vector<std::thread> threads;
-  for (int r = 0; r < cfg.world(); ++r) {
+  for (int r : local) {
     threads.emplace_back([&state, &cpus, r] {
       confine_to(cpus);
       rank_main(state, r);
@@ -85,10 +93,10 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   std::size_t reported = 0;
   for (;;) {
     std::unique_lock lock(state.mutex);
-    state.changed.wait(lock, [&] { return state.steps.size() > reported || state.ranks_done == cfg.world(); });
+    state.changed.wait(lock, [&] { return state.steps.size() > reported || state.ranks_done == local_count; });
     std::vector<StepResult> fresh(state.steps.begin() + static_cast<std::ptrdiff_t>(reported), state.steps.end());
     reported = state.steps.size();
-    const bool done = state.ranks_done == cfg.world();
+    const bool done = state.ranks_done == local_count;
     lock.unlock();
     for (const auto& s : fresh) {
       if (!progress) continue;
@@ -106,6 +114,20 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   if (!state.errors.empty()) return make_error("probe", root_cause(state.errors));
 
   TrainOutput out;
+  if (local_count < cfg.world()) {
+    // Every process hands its ranks' memory, parameters and spans to the one that writes the result.
+    auto parts = state.device->gather_parts(encode_process_part(state, local));
+    if (!parts) return parts.errors();
+    if (!state.device->writes_result()) {
+      out.writes_result = false;
+      return out;
+    }
+    for (std::size_t p = 0; p < parts->size(); ++p) {
+      if (p == static_cast<std::size_t>(local.front())) continue;  // this process's own ranks are in place
+      auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)));
+      if (!merged) return merged.errors();
+    }
+  }
   ProbeResult& r = out.result;
   r.device = state.device->name();
   r.ranks_share_device = state.device->ranks_share_device();

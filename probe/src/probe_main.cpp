@@ -2,6 +2,9 @@
 // probe/README.md). It is the only place that turns probe errors into exit codes: 0 done,
 // 1 the run failed, 2 a bad request, 130 stopped by SIGINT/SIGTERM (what was measured is still
 // written). The app starts it as a child process, so a crash here never takes the app down.
+// Started by mpirun or srun with several processes, each process is one rank of the run (MPI
+// between them, probe/src/mpi): rank 0 reads the request and hands it to the others, and only
+// rank 0 writes the JSON lines; a failed run ends every process of the job.
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -12,11 +15,19 @@
 #include <mutex>
 #include <sstream>
 
+#include <chrono>
+#include <thread>
+
 #include <unistd.h>
 
 #include "plansight/estimator/json_io.h"
 #include "plansight/probe/calibration.h"
 #include "plansight/probe/engine.h"
+#include "plansight/probe/trainer.h"
+#include "plansight/runtime/launch.h"
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+#include "plansight/probe/mpi/mpi_probe.h"
+#endif
 #ifdef PLANSIGHT_PROBE_HAS_CUDA
 #include "plansight/probe/cuda/cuda_device.h"
 #include "plansight/probe/cuda/gpu_calibration.h"
@@ -36,9 +47,13 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 std::mutex g_out_mutex;
+// Whether this process writes the JSON lines: the only process, or rank 0 of a launched run
+// (the launcher merges every process's stdout into one stream).
+bool g_writer = true;
 // One event per line, flushed at once so the parent sees progress live. A closed pipe (the
 // parent went away) stops the run instead of killing the process with SIGPIPE.
 void emit(const nlohmann::json& event) {
+  if (!g_writer) return;
   std::lock_guard lock(g_out_mutex);
   std::cout << event.dump() << '\n' << std::flush;
   if (!std::cout) g_stop.store(true);
@@ -48,7 +63,7 @@ int emit_errors(const std::vector<Diagnostic>& errors, int code) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : errors) list.push_back({{"field", e.field}, {"message", e.message}});
   emit({{"event", "error"}, {"errors", list}, {"exit_code", code}});
-  for (const auto& e : errors) std::cerr << "plansight-probe: " << e.to_string() << "\n";
+  if (g_writer) for (const auto& e : errors) std::cerr << "plansight-probe: " << e.to_string() << "\n";
   return code;
 }
 
@@ -56,13 +71,18 @@ nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::js
 
 const char* kUsage =
     "usage: plansight-probe [REQUEST.json | -] [--device cpu|cuda|auto] [--calibration quick|full]\n"
+    "                       [--inject-failure RANK:STEP]\n"
     "Runs the probe request (a file, or stdin when absent or \"-\") and writes JSON lines on stdout:\n"
-    "started, progress..., result, done; or error. See probe/README.md.\n";
+    "started, progress..., result, done; or error. See probe/README.md.\n"
+    "Under mpirun -np N or srun -n N each process runs one of the N ranks (MPI between them).\n"
+    "--inject-failure RANK:STEP makes world rank RANK fail at the start of step STEP (1-based):\n"
+    "a check of how a run ends when one rank fails.\n";
 
 struct Options {
   std::string request_path = "-";
   std::string device;  // empty: as the request says
   pr::CalibrationLevel calibration = pr::CalibrationLevel::full;
+  int fail_rank = -1, fail_step = 1;
 };
 
 plansight::Result<Options> parse_args(int argc, char** argv) {
@@ -84,11 +104,21 @@ plansight::Result<Options> parse_args(int argc, char** argv) {
       if (!v) return v.errors();
       if (*v != "quick" && *v != "full") return make_error("--calibration", "unknown value \"" + *v + "\"; valid: quick, full");
       o.calibration = *v == "quick" ? pr::CalibrationLevel::quick : pr::CalibrationLevel::full;
+    } else if (a == "--inject-failure") {
+      auto v = value("--inject-failure");
+      if (!v) return v.errors();
+      int rank = -1, step = 0;
+      char tail = 0;
+      if (std::sscanf(v->c_str(), "%d:%d%c", &rank, &step, &tail) != 2 || rank < 0 || step < 1) {
+        return make_error("--inject-failure", "value \"" + *v + "\"; valid: RANK:STEP with RANK >= 0 and STEP >= 1, e.g. 1:2");
+      }
+      o.fail_rank = rank;
+      o.fail_step = step;
     } else if (!path_given && (a == "-" || a.rfind("--", 0) != 0)) {
       o.request_path = a;
       path_given = true;
     } else {
-      return make_error(a, "unknown argument; valid: REQUEST.json, -, --device, --calibration, --help");
+      return make_error(a, "unknown argument; valid: REQUEST.json, -, --device, --calibration, --inject-failure, --help");
     }
   }
   return o;
@@ -121,6 +151,91 @@ bool names_request_field(const std::vector<Diagnostic>& errors) {
 
 }  // namespace
 
+// The processes of a launched run (mpirun/srun with several processes); empty otherwise.
+struct Processes {
+  plansight::runtime::LaunchInfo launch;
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  std::unique_ptr<plansight::runtime::mpi::MpiWorld> mpi;
+#endif
+  bool several() const { return launch.launched() && launch.size > 1; }
+};
+
+// How a process ends after its run failed with `code`. Alone: return it. In a launched run,
+// rank 0 has written the error; it ends every process of the job (MPI_Abort), since requests of
+// collectives that a failed peer never joined keep MPI_Finalize from returning. The others give
+// rank 0 time to write, then end the job themselves in case rank 0 is gone.
+int end_failed(Processes& processes, int code) {
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi) {
+    if (!g_writer) std::this_thread::sleep_for(std::chrono::seconds(10));
+    std::cout << std::flush;
+    processes.mpi->abort_job(code);
+  }
+#else
+  (void)processes;
+#endif
+  return code;
+}
+
+// Launch detection and, with several processes, MPI. Errors are the launch's, with exit codes.
+int start_processes(Processes& processes, int& argc, char**& argv) {
+  auto launch = plansight::runtime::detect_launch();
+  if (!launch) return emit_errors(launch.errors(), kExitBadRequest);
+  processes.launch = *launch;
+  g_writer = launch->rank == 0;
+  if (!processes.several()) return 0;
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  auto mpi = plansight::runtime::mpi::MpiWorld::initialize(argc, argv);
+  if (!mpi) return emit_errors(mpi.errors(), kExitFailed);
+  processes.mpi = std::move(*mpi);
+  return 0;
+#else
+  (void)argc, (void)argv;
+  return emit_errors({make_error("launch", launch->launcher + " started this process as rank " + std::to_string(launch->rank) +
+                                               " of " + std::to_string(launch->size) +
+                                               ", but this plansight-probe was built without MPI (PLANSIGHT_ENABLE_MPI=OFF); "
+                                               "install Open MPI (scripts/install-deps) and rebuild, or run it without a launcher")},
+                     kExitFailed);
+#endif
+}
+
+// The request's text: read here, or by rank 0 and handed to every process of a launched run
+// (mpirun forwards stdin to rank 0 only). A failure to read is every process's error.
+plansight::Result<std::string> request_text(Processes& processes, const std::string& path) {
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi) {
+    nlohmann::json envelope;
+    if (processes.mpi->rank() == 0) {
+      auto text = read_request_text(path);
+      envelope = text ? nlohmann::json{{"text", *text}} : nlohmann::json{{"error", text.error_text()}};
+    }
+    std::string wire = processes.mpi->rank() == 0 ? envelope.dump() : std::string();
+    if (auto s = processes.mpi->broadcast_text(wire); !s) return s.errors();
+    envelope = nlohmann::json::parse(wire);
+    if (envelope.contains("error")) return make_error("request", envelope["error"].get<std::string>());
+    return envelope["text"].get<std::string>();
+  }
+#else
+  (void)processes;
+#endif
+  return read_request_text(path);
+}
+
+// Where the run's processes are, for the started event: launcher, count, host and pid of each.
+nlohmann::json launch_json(const Processes& processes) {
+  if (!processes.several()) return nlohmann::json();
+  nlohmann::json j = {{"launcher", processes.launch.launcher}, {"processes", processes.launch.size}};
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& p : processes.mpi->processes()) list.push_back({{"rank", p.rank}, {"host", p.host}, {"pid", p.pid}});
+    j["ranks"] = list;
+    j["communicator"] = "mpi: " + processes.mpi->library();
+  }
+#endif
+  return j;
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
@@ -134,11 +249,16 @@ int main(int argc, char** argv) {
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // mpirun and srun forward SIGUSR1 to every process (they end the job on SIGINT), so a launched
+  // run is stopped with SIGUSR1 and still reports what it measured.
+  sigaction(SIGUSR1, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  Processes processes;
+  if (const int code = start_processes(processes, argc, argv); code != 0) return code;
   auto options = parse_args(argc, argv);
   if (!options) return emit_errors(options.errors(), kExitBadRequest);
-  auto text = read_request_text(options->request_path);
+  auto text = request_text(processes, options->request_path);
   if (!text) return emit_errors(text.errors(), kExitBadRequest);
   auto json = est::parse_json_text(*text, "request");
   if (!json) return emit_errors(json.errors(), kExitBadRequest);
@@ -156,30 +276,58 @@ int main(int argc, char** argv) {
   }
   if (request->device == pr::Device::automatic) request->device = pr::Device::cpu;  // no GPU build: the CPU
 #endif
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi) {
+    if (request->device == pr::Device::cuda) {
+      return end_failed(processes, emit_errors({make_error("device", "cuda across launched processes (NCCL bootstrapped "
+                                                                     "through MPI) is not available in this build; valid "
+                                                                     "under a launcher: cpu")},
+                                               kExitBadRequest));
+    }
+    request->device = pr::Device::cpu;
+    if (auto s = pr::mpi::register_mpi_probe_device(*processes.mpi, processes.launch); !s) {
+      return end_failed(processes, emit_errors(s.errors(), kExitFailed));
+    }
+  }
+#endif
 
   // The name the store files this run and its hardware profile under; a GPU run's result names
   // the GPU itself, and its profile takes that name.
   std::string device_name = request->device == pr::Device::cpu ? pr::cpu_device_name()
                             : request->device == pr::Device::cuda ? "cuda" : "auto";
   const auto& l = request->layout;
-  emit({{"event", "started"},
-        {"protocol", 1},
-        {"pid", static_cast<long long>(getpid())},
-        {"device", device_name},
-        {"world_size", l.tp * l.pp * l.dp},
-        {"request", pr::to_json(*request)}});
+  nlohmann::json started = {{"event", "started"},
+                            {"protocol", 1},
+                            {"pid", static_cast<long long>(getpid())},
+                            {"device", device_name},
+                            {"world_size", l.tp * l.pp * l.dp},
+                            {"request", pr::to_json(*request)}};
+  if (processes.several()) started["launch"] = launch_json(processes);
+  emit(started);
 
-  auto result = pr::run_probe(
-      *request,
+  pr::TrainOptions train_options;
+  train_options.fail_rank = options->fail_rank;
+  train_options.fail_step = options->fail_step;
+  auto trained = pr::train(
+      *request, train_options,
       [](const pr::Progress& p) {
         emit({{"event", "progress"}, {"step", p.step}, {"steps", p.steps}, {"loss", number_or_null(p.loss)},
               {"elapsed_s", p.elapsed_s}, {"eta_s", p.eta_s}});
       },
       &g_stop);
-  if (!result) {
-    return emit_errors(result.errors(), g_stop.load() ? kExitStopped
-                                                      : (names_request_field(result.errors()) ? kExitBadRequest : kExitFailed));
+  if (!trained) {
+    const int code = emit_errors(trained.errors(), g_stop.load() ? kExitStopped
+                                                                 : (names_request_field(trained.errors()) ? kExitBadRequest : kExitFailed));
+    return end_failed(processes, code);
   }
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi && !trained->writes_result) {
+    // Rank 0 may calibrate the collectives between the processes: take part until it is done.
+    if (auto s = pr::mpi::serve_calibration(*processes.mpi, &g_stop); !s) return end_failed(processes, kExitFailed);
+    return 0;
+  }
+#endif
+  pr::ProbeResult* result = &trained->result;
   if (g_stop.load()) result->stopped_early = true;
 
   const bool on_gpu = result->device.rfind("cuda", 0) == 0;
@@ -200,17 +348,27 @@ int main(int argc, char** argv) {
     } else
 #endif
     {
-      profile = pr::calibrate(*request, {options->calibration, &g_stop});
+      pr::CalibrationOptions calibration{options->calibration, &g_stop, {}};
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+      // Collectives are measured between the launched processes, through MPI.
+      if (processes.mpi) calibration.collectives = pr::mpi::mpi_collective_sweep(*processes.mpi);
+#endif
+      profile = pr::calibrate(*request, calibration);
     }
     if (profile) {
       profile->device = device_name;  // one name per device in the store
       result->profile = std::move(*profile);
     } else if (!g_stop.load()) {
-      return emit_errors(profile.errors(), kExitFailed);
+      return end_failed(processes, emit_errors(profile.errors(), kExitFailed));
     } else {
       result->stopped_early = true;
     }
   }
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  if (processes.mpi) {
+    if (auto s = pr::mpi::end_calibration(*processes.mpi); !s) return end_failed(processes, emit_errors(s.errors(), kExitFailed));
+  }
+#endif
 
   nlohmann::json event = pr::to_json(*result);
   event["event"] = "result";

@@ -32,6 +32,17 @@ std::int64_t Tracer::now_ns() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_).count();
 }
 
+std::int64_t Tracer::origin_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(origin_.time_since_epoch()).count();
+}
+
+std::vector<Tracer::RecordedSpan> Tracer::spans(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return {};
+  const RankLog& log = ranks_[static_cast<std::size_t>(rank)];
+  std::lock_guard lock(log.mutex);
+  return log.entries;
+}
+
 void Tracer::record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns) {
   if (!enabled_ || rank < 0 || rank >= static_cast<int>(ranks_.size())) return;
   RankLog& log = ranks_[static_cast<std::size_t>(rank)];

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,9 +68,17 @@ estimator::AttentionSample measure_attention(const ProbeRequest& request, Calibr
 // (estimator::optimizer_bytes_per_parameter of the probe's fp32 AdamW) per measured second.
 double measure_optimizer(const ProbeRequest& request, CalibrationLevel level, int concurrency);
 
+// Measures the collectives of calibrate() for `group_sizes` and message `bytes`.
+using CollectiveSweep = std::function<Result<std::vector<estimator::CollectiveSample>>(
+    const std::vector<std::int64_t>& group_sizes, const std::vector<double>& bytes, CalibrationLevel level,
+    const std::atomic<bool>* stop)>;
+
 struct CalibrationOptions {
   CalibrationLevel level = CalibrationLevel::full;
   const std::atomic<bool>* stop = nullptr;  // cancel between measurements
+  // Empty: measure_collectives (rank threads over the in-process communicator). Ranks spread
+  // over processes measure between those processes instead (probe/src/mpi).
+  CollectiveSweep collectives;
 };
 
 // Everything above for `request` (its shapes, its rank count, its groups and message sizes).

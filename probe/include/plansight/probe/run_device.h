@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/timeline.h"
@@ -44,6 +45,23 @@ class RunDevice {
   // Fails every pending and later collective with `reason`.
   virtual void abort(const std::string& reason) = 0;
 
+  // Ranks spread over processes (mpirun/srun, one rank per process): the world ranks this
+  // process runs. All of them otherwise.
+  virtual std::vector<int> local_ranks(int world_size) const {
+    std::vector<int> all(static_cast<std::size_t>(world_size));
+    for (int r = 0; r < world_size; ++r) all[static_cast<std::size_t>(r)] = r;
+    return all;
+  }
+  // With ranks spread over processes, after every local rank finished: each process's part of
+  // the result (process_parts.h), collected on the process that writes the result, by process;
+  // the other processes get an empty vector. Every process calls it together.
+  virtual Result<std::vector<std::string>> gather_parts(const std::string& mine) { return std::vector<std::string>{mine}; }
+  // Whether this process writes the run's result (rank 0's process, or the only one).
+  virtual bool writes_result() const { return true; }
+  // Nanoseconds to subtract from process `process`'s steady clock to read this process's (0 on
+  // one host, where every process reads the same CLOCK_MONOTONIC).
+  virtual std::int64_t clock_offset_ns(int /*process*/) const { return 0; }
+
   // Each rank at the start of each step (on its thread), before any of its work is enqueued.
   virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
   // After every rank finished: the measured timeline of the last step, when this device
@@ -60,5 +78,9 @@ using RunDeviceFactory = std::function<Result<std::unique_ptr<RunDevice>>(const 
 // A GPU build registers its factory before running requests (plansight-probe's main does).
 void register_cuda_device(RunDeviceFactory factory);
 bool cuda_device_registered();
+
+// Under a launcher with several processes (mpirun/srun), the device whose ranks are those
+// processes (plansight::probe_mpi) replaces the in-process CPU device; an empty factory removes it.
+void register_process_device(RunDeviceFactory factory);
 
 }  // namespace plansight::probe

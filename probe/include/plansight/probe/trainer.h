@@ -25,6 +25,9 @@ struct TrainOptions {
 
 struct TrainOutput {
   ProbeResult result;
+  // False in the processes of a launched run other than rank 0's, which writes the result; their
+  // result and parameters are empty (they went to rank 0's process).
+  bool writes_result = true;
   // By the serial model's names ("wte", "wpe", "h.0.attn.qkv.w", ..., "lnf.w"; "lm_head" when
   // untied) and shapes (row-major [rows, cols]; the vocabulary unpadded). Empty unless asked.
   std::map<std::string, std::vector<float>> parameters;

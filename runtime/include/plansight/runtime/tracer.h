@@ -42,6 +42,10 @@ class Tracer {
 
   // Nanoseconds since the tracer's origin (steady_clock, so comparable across rank threads).
   std::int64_t now_ns() const;
+  // The origin in steady_clock nanoseconds since its epoch (CLOCK_MONOTONIC on Linux, one clock
+  // for every process of a host): spans another process's tracer recorded move onto this one's
+  // origin by the difference of the two (plus the processes' clock offset across hosts).
+  std::int64_t origin_ns() const;
   bool enabled() const { return enabled_; }
   void set_enabled(bool enabled) { enabled_ = enabled; }  // set between steps, not during one
 
@@ -51,19 +55,21 @@ class Tracer {
   void clear(int rank);  // drops one rank's spans (each rank, before the step that is kept)
   std::size_t span_count() const;
 
+  struct RecordedSpan {
+    std::string name;
+    SpanInfo info;
+    std::int64_t start_ns;  // since the origin
+    std::int64_t end_ns;
+  };
+  std::vector<RecordedSpan> spans(int rank) const;  // one rank's, as recorded
+
   // Tracks for each (rank, lane, stream) that has spans, spans sorted by start, names interned.
   estimator::Timeline timeline(const std::string& title) const;
 
  private:
-  struct Entry {
-    std::string name;
-    SpanInfo info;
-    std::int64_t start_ns;
-    std::int64_t end_ns;
-  };
   struct RankLog {
     mutable std::mutex mutex;
-    std::vector<Entry> entries;
+    std::vector<RecordedSpan> entries;
   };
   std::chrono::steady_clock::time_point origin_;
   std::vector<RankLog> ranks_;

@@ -1,0 +1,28 @@
+// The probe's ranks as processes under mpirun or srun (plansight::probe_mpi): the run device
+// whose ranks are the launched processes (one rank each, the CPU backend, the MPI communicator),
+// and calibration of the collectives between those processes.
+#pragma once
+
+#include <atomic>
+
+#include "plansight/probe/calibration.h"
+#include "plansight/runtime/launch.h"
+#include "plansight/runtime/mpi/mpi_world.h"
+
+namespace plansight::probe::mpi {
+
+// Registers the device (register_process_device) for the runs of this process: train() then
+// runs this process's rank and hands its part of the result to rank 0. `world` outlives the runs.
+// Must be called by every process with its world's clock offsets measured (it measures them).
+runtime::Status register_mpi_probe_device(runtime::mpi::MpiWorld& world, const runtime::LaunchInfo& launch);
+
+// Collective calibration between the processes. On rank 0: the sweep for calibrate()'s
+// CalibrationOptions::collectives, run by every process together (the others are in
+// serve_calibration). The slowest member's median per case, as on rank threads.
+CollectiveSweep mpi_collective_sweep(runtime::mpi::MpiWorld& world);
+// On every other rank: runs the sweeps rank 0 asks for until it says it is done.
+runtime::Status serve_calibration(runtime::mpi::MpiWorld& world, const std::atomic<bool>* stop);
+// On rank 0, after calibrating or instead of it: tells the others they are done.
+runtime::Status end_calibration(runtime::mpi::MpiWorld& world);
+
+}  // namespace plansight::probe::mpi
