@@ -51,7 +51,7 @@ bool write_all(int fd, std::string_view data) {
 
 Result<ChildExit> run_child(const std::string& program, const std::vector<std::string>& args, const std::string& input,
                             const std::function<void(std::string_view line)>& on_line,
-                            const std::atomic<bool>* interrupt) {
+                            const std::atomic<bool>* interrupt, const ChildOptions& options) {
   Pipe in, out, err;
   if (!make_pipe(in) || !make_pipe(out) || !make_pipe(err)) {
     for (Pipe* p : {&in, &out, &err}) close_fd(p->read), close_fd(p->write);
@@ -66,9 +66,16 @@ Result<ChildExit> run_child(const std::string& program, const std::vector<std::s
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (options.own_process_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close_fd(in.read);
   close_fd(out.write);
   close_fd(err.write);
@@ -90,7 +97,7 @@ Result<ChildExit> run_child(const std::string& program, const std::vector<std::s
   bool interrupted = false;
   while (out.read >= 0 || err.read >= 0) {
     if (interrupt && !interrupted && interrupt->load()) {
-      ::kill(pid, SIGINT);
+      ::kill(pid, options.interrupt_signal);
       interrupted = true;
     }
     pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};

@@ -10,6 +10,7 @@
 #include "command_util.h"
 #include "plansight/cli/child_process.h"
 #include "plansight/cli/format.h"
+#include "plansight/cli/launcher.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_run_store.h"
 
@@ -49,7 +50,7 @@ const std::vector<FlagSpec>& probe_flags() {
       {"--micro-batch", true, "N"}, {"--global-batch", true, "N"}, {"--seq-len", true, "N"}, {"--steps", true, "N"},
       {"--warmup-steps", true, "N"}, {"--learning-rate", true, "LR"}, {"--lr-warmup-steps", true, "N"},
       {"--weight-decay", true, "X"}, {"--seed", true, "N"}, {"--data", true, "synthetic|corpus"},
-      {"--device", true, "cpu|cuda|auto"},
+      {"--device", true, "cpu|cuda|auto"}, {"--launcher", true, "\"mpirun -np N\"|\"srun -n N\""},
       {"--precision", true, "fp32|tf32|bf16|fp16"}, {"--calibrate", false, ""},
       {"--name", true, "TEXT"}, {"--db", true, "PATH"}, {"--json", false, ""}};
   return flags;
@@ -129,6 +130,26 @@ void print_tensor_cores(std::ostream& out, const nlohmann::json& device) {
   out << "\n";
 }
 
+// "launched      mpirun, 4 processes on vm (ranks 0-3); mpi: Open MPI v4.1.4; clocks within 4.7 us"
+// for runs whose ranks were processes; nothing for rank threads.
+void print_launch(std::ostream& out, const nlohmann::json& device) {
+  const auto launch = device.value("launch", nlohmann::json::object());
+  if (launch.empty()) return;
+  std::string hosts;
+  for (const auto& h : launch.value("hosts", nlohmann::json::array())) {
+    hosts += (hosts.empty() ? "" : ", ") + h.value("host", std::string("?")) + " (" +
+             std::to_string(h.value("ranks", nlohmann::json::array()).size()) + ")";
+  }
+  out << "  launched      " << launch.value("launcher", std::string("?")) << ", " << launch.value("processes", 0)
+      << " processes on " << hosts << "; " << launch.value("communicator", std::string("?"));
+  const auto clock = device.value("clock", nlohmann::json::object());
+  if (clock.contains("error_bound_ns")) {
+    out << "; clocks aligned within " << format_fixed(clock["error_bound_ns"].get<double>() / 1e3, 1) << " us, drift "
+        << format_fixed(clock.value("max_drift_ns", 0.0) / 1e3, 1) << " us";
+  }
+  out << "\n";
+}
+
 void print_summary(std::ostream& out, std::int64_t run_id, const std::string& device, const nlohmann::json& request,
                    const store::RunSummary& s, bool stopped) {
   const auto& l = request["layout"];
@@ -145,6 +166,7 @@ void print_summary(std::ostream& out, std::int64_t run_id, const std::string& de
     out << "  loss          " << format_fixed(s.loss_per_step.front(), 4) << " -> " << format_fixed(s.loss_per_step.back(), 4) << "\n";
   }
   print_tensor_cores(out, s.device);
+  print_launch(out, s.device);
   out << "  memory (largest rank peak per category)\n";
   for (const auto& category : memory_categories()) {
     auto it = s.memory_bytes.find(category);
@@ -167,6 +189,16 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   if (!request) return report_command_errors(request.errors(), json, out, err);
   auto probe = find_probe_executable();
   if (!probe) return report_command_errors(probe.errors(), json, out, err, Status::failure);
+  // Under a launcher: `<launcher words> plansight-probe ...`, one probe process per rank.
+  std::vector<std::string> launcher;
+  if (auto command = args->value("--launcher")) {
+    auto words = launcher_words(*command);
+    if (!words) return report_command_errors(words.errors(), json, out, err);
+    auto program = find_program(words->front());
+    if (!program) return report_command_errors(program.errors(), json, out, err, Status::failure);
+    launcher = std::move(*words);
+    launcher.front() = *program;
+  }
   auto db = open_run_store(*args);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
 
@@ -175,8 +207,17 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   std::string device;
   std::vector<Diagnostic> store_errors;
   std::vector<std::string> child_args = {"-", "--calibration", args->has("--calibrate") ? "full" : "quick"};
+  std::string program = *probe;
+  ChildOptions child_options;
+  if (!launcher.empty()) {
+    child_args.insert(child_args.begin(), *probe);
+    child_args.insert(child_args.begin(), launcher.begin() + 1, launcher.end());
+    program = launcher.front();
+    child_options.own_process_group = true;
+    child_options.interrupt_signal = stop_signal(true);
+  }
   InterruptGuard guard;
-  auto child = run_child(*probe, child_args, request->dump(), [&](std::string_view line) {
+  auto child = run_child(program, child_args, request->dump(), [&](std::string_view line) {
     const std::string kind = accept_probe_line(events, line);
     if (kind == "started" && run_id == 0) {
       device = events.started->value("device", std::string("cpu"));
@@ -188,7 +229,7 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
     } else if (kind == "calibrating" && !json) {
       err << "\rcalibrating (GEMMs, memory bandwidth, collectives)...                              " << std::flush;
     }
-  }, &g_interrupted);
+  }, &g_interrupted, child_options);
   if (!json && events.last_progress) err << "\n";
   if (!child) return report_command_errors(child.errors(), json, out, err, Status::failure);
   if (!store_errors.empty()) return report_command_errors(store_errors, json, out, err, Status::failure);
