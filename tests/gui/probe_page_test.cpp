@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QComboBox>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <cmath>
@@ -220,6 +221,40 @@ TEST(ProbePage, CancelStopsALongRunAndKeepsThePartialResult) {
   EXPECT_EQ(run->summary->loss_per_step.size(), o.steps.size());
   EXPECT_EQ(run->summary->metrics.at("stopped_early"), 1.0);
   EXPECT_FALSE(page.runner()->isRunning());
+}
+
+// The launcher field runs one probe process per rank under mpirun; the stored run says how it
+// was launched. A launcher that cannot be used is a message naming it.
+TEST(ProbePage, ALauncherRunsOneProcessPerRank) {
+  if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) GTEST_SKIP() << "mpirun is not installed";
+  qputenv("OMPI_ALLOW_RUN_AS_ROOT", "1");
+  qputenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+  qputenv("OMPI_MCA_rmaps_base_oversubscribe", "1");
+  Scratch scratch;
+  RunRepository runs(scratch.db);
+  ProbePage page(&runs);
+  ProbeSettings s = tiny(2);
+  s.dp = 2;
+  s.launcher = QStringLiteral("mpirun -np 2");
+  page.setSettings(s);
+  EXPECT_EQ(page.settings().launcher, s.launcher);
+  page.startRun();
+  ASSERT_TRUE(wait_finished(*page.runner())) << page.message().toStdString();
+  const ProbeOutcome& o = page.runner()->outcome();
+  ASSERT_EQ(o.kind, ProbeOutcome::Kind::complete) << o.message.toStdString();
+  auto db = store::Store::open(scratch.db.toStdString());
+  ASSERT_TRUE(db) << db.error_text();
+  auto run = db->get_run(o.run_id);
+  ASSERT_TRUE(run) << run.error_text();
+  ASSERT_TRUE(run->summary);
+  EXPECT_EQ(run->summary->device["launch"]["processes"], 2) << run->summary->device.dump();
+
+  ProbePage bad(&runs);
+  s.launcher = QStringLiteral("no-such-launcher -np 2");
+  bad.setSettings(s);
+  bad.startRun();
+  ASSERT_TRUE(wait_finished(*bad.runner()));
+  EXPECT_TRUE(bad.message().contains(QStringLiteral("no-such-launcher"))) << bad.message().toStdString();
 }
 
 TEST(ProbePage, TheProbesOwnErrorNamesTheField) {

@@ -179,6 +179,11 @@ QWidget* ProbePage::buildForm() {
   calibration_->setToolTip(tr("Measures this machine (GEMMs, memory bandwidth, collectives) so that the Compare page "
                               "predicts the run with this machine's numbers; without it, Compare uses the newest "
                               "profile of the device, if any"));
+  launcher_ = new QLineEdit(box);
+  launcher_->setObjectName(QStringLiteral("probeLauncher"));
+  launcher_->setPlaceholderText(tr("none: rank threads in one process"));
+  launcher_->setToolTip(tr("A launcher that starts one probe process per rank, e.g. mpirun -np 4 (TP x PP x DP "
+                           "processes; add --host a,b for two nodes) or srun -n 4 inside a Slurm allocation"));
   name_ = new QLineEdit(box);
   name_->setObjectName(QStringLiteral("probeName"));
   name_->setPlaceholderText(tr("default: probe MODEL tpN ppN dpN SCHEDULE"));
@@ -197,6 +202,7 @@ QWidget* ProbePage::buildForm() {
   form->addRow(tr("Device"), device_);
   form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Calibration"), calibration_);
+  form->addRow(tr("Launcher"), launcher_);
   form->addRow(tr("Name"), name_);
 
   start_ = new QPushButton(tr("&Start"), box);
@@ -239,6 +245,7 @@ ProbeSettings ProbePage::settings() const {
   s.precision = precision_->currentText();
   s.calibration = static_cast<ProbeSettings::Calibration>(calibration_->currentData().toInt());
   s.name = name_->text();
+  s.launcher = launcher_->text();
   return s;
 }
 
@@ -259,6 +266,7 @@ void ProbePage::setSettings(const ProbeSettings& s) {
   precision_->setCurrentText(s.precision);
   calibration_->setCurrentIndex(calibration_->findData(static_cast<int>(s.calibration)));
   name_->setText(s.name);
+  launcher_->setText(s.launcher);
 }
 
 void ProbePage::startRun() {
@@ -294,7 +302,7 @@ void ProbePage::onStateChanged() {
   const auto state = runner_->state();
   const bool running = runner_->isRunning();
   for (QWidget* w : std::initializer_list<QWidget*>{model_, tp_, pp_, vpp_, dp_, zero_, recompute_, schedule_, steps_count_,
-                                                    device_, precision_, calibration_, name_, start_}) {
+                                                    device_, precision_, calibration_, launcher_, name_, start_}) {
     w->setEnabled(!running);
   }
   cancel_->setEnabled(running);

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "plansight/cli/child_process.h"
+#include "plansight/cli/launcher.h"
 #include "plansight/cli/probe_events.h"
 #include "plansight/cli/probe_run_store.h"
 #include "plansight/estimator/timeline_json.h"
@@ -87,7 +88,7 @@ ProbeRunner::~ProbeRunner() {
     if (process_->state() != QProcess::NotRunning) {
       // SIGINT first, so the probe reports what it measured and the run is stored, not left "running".
       state_ = State::cancelling;
-      ::kill(static_cast<pid_t>(process_->processId()), SIGINT);
+      ::kill(static_cast<pid_t>(process_->processId()), stop_signal_);
       if (!process_->waitForFinished(3000)) {
         process_->kill();
         process_->waitForFinished(1000);
@@ -121,9 +122,30 @@ bool ProbeRunner::start(const ProbeSettings& settings) {
     }
     program = q(*found);
   }
+  QStringList arguments = probe_arguments(settings);
+  stop_signal_ = cli::stop_signal(false);
+  if (!settings.launcher.trimmed().isEmpty()) {
+    // `<launcher words> plansight-probe <arguments>`: one probe process per rank.
+    auto words = cli::launcher_words(settings.launcher.toStdString());
+    if (!words) {
+      onStartFailed(q(words.error_text()));
+      return true;
+    }
+    auto launcher = cli::find_program(words->front());
+    if (!launcher) {
+      onStartFailed(q(launcher.error_text()));
+      return true;
+    }
+    QStringList launched;
+    for (std::size_t i = 1; i < words->size(); ++i) launched << q((*words)[i]);
+    launched << program << arguments;
+    arguments = launched;
+    program = q(*launcher);
+    stop_signal_ = cli::stop_signal(true);
+  }
   process_ = new QProcess(this);
   process_->setProgram(program);
-  process_->setArguments(probe_arguments(settings));
+  process_->setArguments(arguments);
   const QByteArray request = QByteArray::fromStdString(job_->request.dump());
   connect(process_, &QProcess::started, this, [this, request] {
     process_->write(request);
@@ -152,7 +174,7 @@ void ProbeRunner::cancel() {
     process_->kill();  // a second Cancel: the probe did not stop after its step
     return;
   }
-  ::kill(static_cast<pid_t>(process_->processId()), SIGINT);
+  ::kill(static_cast<pid_t>(process_->processId()), stop_signal_);
   setState(State::cancelling);
 }
 

@@ -76,6 +76,7 @@ class ProbePage : public QWidget {
   QComboBox* precision_;
   QComboBox* calibration_;
   QLineEdit* name_;
+  QLineEdit* launcher_;
   QPushButton* start_;
   QPushButton* cancel_;
   QPushButton* compare_;

@@ -7,6 +7,8 @@
 // and that partial result is stored and shown; a second Cancel kills it.
 #pragma once
 
+#include <csignal>
+
 #include <QByteArray>
 #include <QObject>
 #include <QString>
@@ -43,6 +45,9 @@ struct ProbeSettings {
   QString precision = QStringLiteral("fp32");  // fp32 | tf32 | bf16 | fp16 (the last three on a GPU)
   enum class Calibration { off, quick, full } calibration = Calibration::quick;
   QString name;  // empty: the CLI's default name ("probe tiny tp1 pp1 dp1 1f1b")
+  // Empty: the ranks are threads of one plansight-probe. Else the launcher command that starts
+  // one probe process per rank ("mpirun -np 4", "srun -n 4"), as `plansight probe --launcher`.
+  QString launcher;
 };
 
 // The request plansight-probe reads on stdin for these settings, with the keys `plansight
@@ -107,6 +112,7 @@ class ProbeRunner : public QObject {
   QString db_path_;
   QString program_override_;
   QProcess* process_ = nullptr;
+  int stop_signal_ = SIGINT;  // SIGUSR1 under a launcher (cli/launcher.h)
   std::shared_ptr<Job> job_;
   QByteArray pending_;        // stdout after the last newline
   QByteArray stderr_;         // kept for the message of a run without a result
