@@ -5,7 +5,9 @@
 # layout and the spread of the step error. Usage:
 #   bench/probe_accuracy.sh [BUILD_DIR] [STEPS]      (default build/release, 20 steps)
 # Environment: ACCURACY_DB (scratch database; default a temporary file), ACCURACY_LAYOUTS (a
-# file of layout flag lines replacing the built-in list).
+# file of layout flag lines replacing the built-in list), ACCURACY_MPI=1 (MPI mode: each rank is
+# a process under `mpirun -np TPxPPxDP`, oversubscribed, instead of a thread; the calibration then
+# measures the collectives between those processes).
 set -euo pipefail
 build="${1:-build/release}"
 steps="${2:-20}"
@@ -39,15 +41,37 @@ LAYOUTS
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $cli probe --model small --steps $steps --calibrate LAYOUT; $cli compare ID --json"
+# MPI mode: the launcher for a layout's TP x PP x DP processes.
+launcher_for() {
+  local tp=1 pp=1 dp=1
+  set -- $1
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --tp) tp="$2"; shift ;;
+      --pp) pp="$2"; shift ;;
+      --dp) dp="$2"; shift ;;
+    esac
+    shift
+  done
+  echo "mpirun --oversubscribe -np $((tp * pp * dp))"
+}
+if [ "${ACCURACY_MPI:-0}" = 1 ]; then
+  command -v mpirun >/dev/null || { echo "ACCURACY_MPI=1 needs mpirun (scripts/install-deps installs Open MPI)" >&2; exit 2; }
+  [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  echo "# MPI mode: $(mpirun --version | head -n 1), one process per rank"
+fi
+
+echo "# $cli probe --model small --steps $steps --calibrate LAYOUT${ACCURACY_MPI:+ [--launcher \"mpirun -np N\"]}; $cli compare ID --json"
 printf '%-58s %12s %12s %8s %9s %9s %9s\n' "layout" "predicted_ms" "measured_ms" "error" "act_err" "buf_err" "mem_err"
 errors=()
 while IFS= read -r layout; do
   [ -z "$layout" ] && continue
+  launch=()
+  [ "${ACCURACY_MPI:-0}" = 1 ] && launch=(--launcher "$(launcher_for "$layout")")
   # shellcheck disable=SC2086
-  if ! id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json $layout 2>/dev/null |
+  if ! id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json "${launch[@]}" $layout 2>/dev/null |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])' 2>/dev/null); then
-    printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe --model small --steps 1 $layout --db "$db" 2>&1 | tail -n 1)"
+    printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe --model small --steps 1 "${launch[@]}" $layout --db "$db" 2>&1 | tail -n 1)"
     continue
   fi
   row=$("$cli" compare "$id" --db "$db" --json | python3 -c '

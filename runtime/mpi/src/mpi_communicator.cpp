@@ -23,6 +23,7 @@ MpiCommunicator::~MpiCommunicator() {
   while (!sends_.empty() && !world_.aborted()) {
     if (!wait(sends_.front().request, "a send at close")) break;
     sends_.pop_front();
+    world_.send_completed();
   }
   if (!world_.aborted()) MPI_Comm_free(&comm_);
 }
@@ -65,6 +66,7 @@ void MpiCommunicator::reap_sends() {
     if (!done) return;
     spare_.push_back(std::move(sends_.front().data));
     sends_.pop_front();
+    world_.send_completed();
   }
 }
 
@@ -138,6 +140,7 @@ Status MpiCommunicator::send(const float* data, std::size_t count, int peer, int
   p.data.assign(data, data + count);
   if (auto s = started(MPI_Isend(p.data.data(), static_cast<int>(count), MPI_FLOAT, peer, tag, comm_, &p.request), "send"); !s) return s;
   sends_.push_back(std::move(p));
+  world_.send_started();
   return ok_status();
 }
 

@@ -87,10 +87,49 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::initialize(int& argc, char**& argv, 
     const char* h = hosts.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
     w->processes_.push_back({r, std::string(h, strnlen(h, MPI_MAX_PROCESSOR_NAME)), pids[static_cast<std::size_t>(r)]});
   }
+  MpiWorld* self_ptr = w.get();
+  w->progress_ = std::thread([self_ptr] { self_ptr->progress_loop(); });
   return w;
 }
 
+void MpiWorld::send_started() {
+  {
+    std::lock_guard lock(progress_mutex_);
+    ++sends_in_flight_;
+  }
+  progress_wanted_.notify_one();
+}
+
+void MpiWorld::send_completed() {
+  std::lock_guard lock(progress_mutex_);
+  if (sends_in_flight_ > 0) --sends_in_flight_;
+}
+
+void MpiWorld::progress_loop() {
+  // A large message is sent by rendezvous: its data moves only while the sender's process is
+  // inside MPI. The sender's thread has returned to compute, so while any send is in flight this
+  // thread enters MPI every 50 us (a matched probe for failure notices, which also turns MPI's
+  // progress engine); it sleeps otherwise.
+  std::unique_lock lock(progress_mutex_);
+  while (!progress_stop_) {
+    if (sends_in_flight_ == 0) {
+      progress_wanted_.wait(lock, [&] { return progress_stop_ || sends_in_flight_ > 0; });
+      continue;
+    }
+    lock.unlock();
+    poll_notices();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    lock.lock();
+  }
+}
+
 MpiWorld::~MpiWorld() {
+  {
+    std::lock_guard lock(progress_mutex_);
+    progress_stop_ = true;
+  }
+  progress_wanted_.notify_one();
+  if (progress_.joinable()) progress_.join();
   if (finalized_) return;
   if (aborted()) abort_job(1);  // pending requests of a failed run would keep MPI_Finalize waiting
   MPI_Comm_free(&control_);
@@ -99,6 +138,7 @@ MpiWorld::~MpiWorld() {
 
 void MpiWorld::abort_job(int code) {
   finalized_ = true;
+  if (progress_.joinable()) progress_.detach();  // MPI_Abort ends the process, this thread with it
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
 }
@@ -151,9 +191,10 @@ void MpiWorld::poll_notices() {
 Status MpiWorld::wait(MPI_Request& request, const std::string& what) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  // Test, then yield, then sleep in growing steps (20 us to 1 ms): a rank that waits long (a
+  // Test, then yield, then sleep in growing steps (20 us to 100 us): a rank that waits long (a
   // pipeline bubble, the gradient thread between buckets) leaves the cores to ranks that compute,
-  // which matters when ranks outnumber cores; a short wait costs no sleep at all.
+  // which matters when ranks outnumber cores; a short wait costs no sleep at all, and a long one
+  // notices its message within 100 us.
   for (int spin = 0;; ++spin) {
     int done = 0;
     // With MPI_ERRORS_RETURN a failed request (a truncated receive) comes back as the code.
@@ -175,8 +216,8 @@ Status MpiWorld::wait(MPI_Request& request, const std::string& what) {
     if (spin < 64) {
       sched_yield();
     } else {
-      const int step = std::min((spin - 64) / 32, 6);  // 20, 40, ... 1280 us -> capped at 1 ms
-      std::this_thread::sleep_for(std::chrono::microseconds(std::min(20 << step, 1000)));
+      const int step = std::min((spin - 64) / 32, 3);  // 20, 40, 80, 160 us -> capped at 100 us
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min(20 << step, 100)));
     }
   }
 }

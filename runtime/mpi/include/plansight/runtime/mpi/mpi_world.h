@@ -14,6 +14,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <thread>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -91,10 +93,14 @@ class MpiWorld {
   // failure, or the wait limit (which aborts the run, naming `what`).
   Status wait(MPI_Request& request, const std::string& what);
   Status abort_status() const;
+  // Communicators count their sends in flight, so the progress thread runs while there are any.
+  void send_started();
+  void send_completed();
 
  private:
   MpiWorld() = default;
   void poll_notices();
+  void progress_loop();
 
   int rank_ = 0, size_ = 1;
   std::string library_;
@@ -106,6 +112,11 @@ class MpiWorld {
   std::vector<std::shared_ptr<std::string>> notices_sent_;  // buffers of in-flight notices
   MPI_Comm control_ = MPI_COMM_NULL;  // failure notices only
   bool finalized_ = false;
+  std::thread progress_;
+  std::mutex progress_mutex_;
+  std::condition_variable progress_wanted_;
+  int sends_in_flight_ = 0;
+  bool progress_stop_ = false;
 };
 
 }  // namespace plansight::runtime::mpi
