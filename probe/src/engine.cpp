@@ -1,7 +1,9 @@
 // run_probe() / train(): validates the request, picks the run device (the CPU, or a GPU when a
-// GPU build registered one and the request asks for cuda or auto), starts one thread per rank
-// (TP x PP x DP of them, each with a gradient thread), reports progress from the calling thread
-// as rank 0 finishes steps, and assembles the result. CPU ranks share the processor, so OpenBLAS
+// GPU build registered one and the request asks for cuda or auto, or the launched processes
+// under mpirun/srun), starts one thread per rank this process runs (all TP x PP x DP of them, or
+// its one rank when ranks are processes; each with a gradient thread), reports progress from
+// the calling thread as rank 0 finishes steps, and assembles the result (gathering the other
+// processes' parts to rank 0's). CPU ranks share the processor, so OpenBLAS
 // is set to threads_per_rank before any rank starts (kernels/README.md, "Threads").
 #include <algorithm>
 #include <cmath>
@@ -123,7 +125,8 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
       return out;
     }
     for (std::size_t p = 0; p < parts->size(); ++p) {
-      if (p == static_cast<std::size_t>(local.front())) continue;  // this process's own ranks are in place
+      // Process p runs world rank p (one rank per process); this process's own ranks are in place.
+      if (p == static_cast<std::size_t>(local.front())) continue;
       auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)));
       if (!merged) return merged.errors();
     }
