@@ -263,6 +263,19 @@ int main(int argc, char** argv) {
   auto json = est::parse_json_text(*text, "request");
   if (!json) return emit_errors(json.errors(), kExitBadRequest);
   if (!options->device.empty()) (*json)["device"] = options->device;
+#ifdef PLANSIGHT_PROBE_HAS_MPI
+  // Launched processes share the CPUs the launcher gave them together (one core each under
+  // mpirun's default binding): the run's cores, and where rank 0 calibrates.
+  std::vector<int> launched_cpus;
+  if (processes.mpi) {
+    auto cpus = pr::mpi::host_cpus(*processes.mpi);
+    if (!cpus) return end_failed(processes, emit_errors(cpus.errors(), kExitFailed));
+    launched_cpus = *cpus;
+    if (json->is_object() && !json->contains("cores") && !launched_cpus.empty()) {
+      (*json)["cores"] = static_cast<long long>(launched_cpus.size());
+    }
+  }
+#endif
   auto request = pr::probe_request_from_json(*json);
   if (!request) return emit_errors(request.errors(), kExitBadRequest);
 
@@ -350,8 +363,12 @@ int main(int argc, char** argv) {
     {
       pr::CalibrationOptions calibration{options->calibration, &g_stop, {}};
 #ifdef PLANSIGHT_PROBE_HAS_MPI
-      // Collectives are measured between the launched processes, through MPI.
-      if (processes.mpi) calibration.collectives = pr::mpi::mpi_collective_sweep(*processes.mpi);
+      // Collectives are measured between the launched processes, through MPI; the compute
+      // measurements on the CPUs those processes had.
+      if (processes.mpi) {
+        calibration.collectives = pr::mpi::mpi_collective_sweep(*processes.mpi);
+        pr::mpi::run_on(launched_cpus);
+      }
 #endif
       profile = pr::calibrate(*request, calibration);
     }

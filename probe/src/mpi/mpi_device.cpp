@@ -4,7 +4,13 @@
 #include <algorithm>
 #include <map>
 
+#include <set>
+#include <sstream>
+
+#include <sched.h>
+
 #include "backend.h"
+#include "cpu_affinity.h"
 #include "cpu_device.h"
 #include "plansight/probe/mpi/mpi_probe.h"
 #include "plansight/probe/run_device.h"
@@ -89,6 +95,35 @@ class MpiDevice final : public RunDevice {
 };
 
 }  // namespace
+
+Result<std::vector<int>> host_cpus(rm::MpiWorld& world) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::string mine;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) if (CPU_ISSET(c, &set)) mine += std::to_string(c) + " ";
+  }
+  auto all = world.gather_text(mine, 0);
+  if (!all) return all.errors();
+  std::string joined;
+  if (world.rank() == 0) {
+    std::set<int> cpus;
+    const std::string& host = world.processes().front().host;
+    for (std::size_t p = 0; p < all->size(); ++p) {
+      if (world.processes()[p].host != host) continue;
+      std::istringstream in((*all)[p]);
+      for (int c; in >> c;) cpus.insert(c);
+    }
+    for (int c : cpus) joined += std::to_string(c) + " ";
+  }
+  if (auto s = world.broadcast_text(joined); !s) return s.errors();
+  std::vector<int> cpus;
+  std::istringstream in(joined);
+  for (int c; in >> c;) cpus.push_back(c);
+  return cpus;
+}
+
+void run_on(const std::vector<int>& cpus) { confine_to(cpus); }
 
 runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::LaunchInfo& launch) {
   auto offsets = world.measure_clock_offsets();

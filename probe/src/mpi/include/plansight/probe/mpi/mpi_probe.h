@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <vector>
 
 #include "plansight/probe/calibration.h"
 #include "plansight/runtime/launch.h"
@@ -15,6 +16,15 @@ namespace plansight::probe::mpi {
 // runs this process's rank and hands its part of the result to rank 0. `world` outlives the runs.
 // Must be called by every process with its world's clock offsets measured (it measures them).
 runtime::Status register_mpi_probe_device(runtime::mpi::MpiWorld& world, const runtime::LaunchInfo& launch);
+
+// The CPUs that the launched processes on rank 0's host may run on together: the union of their
+// affinity masks (mpirun binds each of a few processes to a core of its own). Every process
+// calls it and gets the same list. A request without `cores` runs on that many: the estimator
+// then shares these cores among the host's ranks as they were shared.
+Result<std::vector<int>> host_cpus(runtime::mpi::MpiWorld& world);
+// Lets the calling thread (and the threads it starts later) run on `cpus`: rank 0's calibration
+// measures its concurrent copies on the cores the run's processes had, not on its own one.
+void run_on(const std::vector<int>& cpus);
 
 // Collective calibration between the processes. On rank 0: the sweep for calibrate()'s
 // CalibrationOptions::collectives, run by every process together (the others are in
