@@ -19,18 +19,6 @@ namespace rt = plansight::runtime;
 
 using Case = CollectiveCase;
 
-rt::Status run_case(rt::Communicator& comm, const Case& c, std::vector<float>& in, std::vector<float>& out) {
-  switch (c.op) {
-    case est::Collective::all_reduce: return comm.all_reduce(in.data(), c.count);
-    case est::Collective::all_gather: return comm.all_gather(in.data(), out.data(), c.count);
-    case est::Collective::reduce_scatter: return comm.reduce_scatter(in.data(), out.data(), c.count);
-    case est::Collective::send_recv:
-      return comm.rank() == 0 ? comm.send(in.data(), c.count, 1) : comm.recv(out.data(), c.count, 0);
-    case est::Collective::broadcast: return comm.broadcast(in.data(), c.count, 0);
-  }
-  return rt::ok_status();
-}
-
 // One group size: `ranks` threads run every case; the sample is the slowest rank's median,
 // since a collective is done only when its last member is.
 Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::vector<double>& sizes,
@@ -62,7 +50,7 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
           sync.arrive_and_wait();
           if (cancel) return;
           rt::Status status = rt::ok_status();
-          const double s = seconds_of([&] { status = run_case(*comm, c, in, out); });
+          const double s = seconds_of([&] { status = run_collective_case(*comm, c, in, out); });
           if (!status) {
             std::lock_guard lock(error_mutex);
             for (const auto& e : status.errors()) errors.push_back(e);

@@ -12,6 +12,7 @@
 
 #include "plansight/estimator/comm_model.h"
 #include "plansight/probe/calibration.h"
+#include "plansight/runtime/communicator.h"
 
 namespace plansight::probe {
 
@@ -39,6 +40,20 @@ inline std::vector<CollectiveCase> collective_cases(std::int64_t ranks, const st
     if (ranks == 2) out.push_back({estimator::Collective::send_recv, floats, static_cast<double>(floats * sizeof(float))});
   }
   return out;
+}
+
+// One call of case `c` on `comm`: `in` holds size() * count values, `out` as many.
+inline runtime::Status run_collective_case(runtime::Communicator& comm, const CollectiveCase& c, std::vector<float>& in,
+                                           std::vector<float>& out) {
+  switch (c.op) {
+    case estimator::Collective::all_reduce: return comm.all_reduce(in.data(), c.count);
+    case estimator::Collective::all_gather: return comm.all_gather(in.data(), out.data(), c.count);
+    case estimator::Collective::reduce_scatter: return comm.reduce_scatter(in.data(), out.data(), c.count);
+    case estimator::Collective::send_recv:
+      return comm.rank() == 0 ? comm.send(in.data(), c.count, 1) : comm.recv(out.data(), c.count, 0);
+    case estimator::Collective::broadcast: return comm.broadcast(in.data(), c.count, 0);
+  }
+  return runtime::ok_status();
 }
 
 }  // namespace plansight::probe

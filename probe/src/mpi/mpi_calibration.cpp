@@ -18,18 +18,6 @@ namespace est = plansight::estimator;
 namespace rm = plansight::runtime::mpi;
 namespace rt = plansight::runtime;
 
-rt::Status run_case(rt::Communicator& comm, const CollectiveCase& c, std::vector<float>& in, std::vector<float>& out) {
-  switch (c.op) {
-    case est::Collective::all_reduce: return comm.all_reduce(in.data(), c.count);
-    case est::Collective::all_gather: return comm.all_gather(in.data(), out.data(), c.count);
-    case est::Collective::reduce_scatter: return comm.reduce_scatter(in.data(), out.data(), c.count);
-    case est::Collective::send_recv:
-      return comm.rank() == 0 ? comm.send(in.data(), c.count, 1) : comm.recv(out.data(), c.count, 0);
-    case est::Collective::broadcast: return comm.broadcast(in.data(), c.count, 0);
-  }
-  return rt::ok_status();
-}
-
 // One group size on every process (those outside the group only take part in the split and
 // the gather): each member's median per case; rank 0 gets the slowest member's.
 Result<std::vector<est::CollectiveSample>> sweep_group(rm::MpiWorld& world, rt::Communicator& all, std::int64_t ranks,
@@ -49,7 +37,7 @@ Result<std::vector<est::CollectiveSample>> sweep_group(rm::MpiWorld& world, rt::
         float token = 0;
         if (auto s = comm.all_reduce(&token, 1); !s) return s.errors();  // start together
         rt::Status status = rt::ok_status();
-        const double s = seconds_of([&] { status = run_case(comm, c, in, out); });
+        const double s = seconds_of([&] { status = run_collective_case(comm, c, in, out); });
         if (!status) return status.errors();
         if (rep >= 0) times.push_back(s);
         if (c.op == est::Collective::all_reduce) fill_pattern(in);  // keep repeated sums bounded
