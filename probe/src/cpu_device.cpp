@@ -51,6 +51,12 @@ RunDeviceFactory g_process_factory;
 
 std::unique_ptr<RunDevice> make_cpu_device(int world_size) { return std::make_unique<CpuDevice>(world_size); }
 
+Result<bool> check_cpu_precision(const ProbeRequest& request) {
+  if (request.precision == Precision::fp32) return true;
+  return make_error("precision", std::string("value ") + to_string(request.precision) +
+                                     ": no GPU answered, and the CPU computes in fp32; valid on the CPU: fp32");
+}
+
 void register_cuda_device(RunDeviceFactory factory) {
   std::lock_guard lock(g_registry_mutex);
   g_cuda_factory = std::move(factory);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "plansight/kernels/blas_threads.h"
@@ -23,12 +24,10 @@ namespace {
 
 // The GPU for `cuda`; for `auto` the GPU when one answers, else the CPU.
 Result<std::unique_ptr<RunDevice>> pick_device(const ProbeRequest& request, int world_size) {
+  // Launched processes: their device decides between the CPU and the GPUs, as all agree.
+  if (const RunDeviceFactory processes = registered_process_factory()) return processes(request, world_size);
   auto cpu = [&]() -> Result<std::unique_ptr<RunDevice>> {
-    if (request.precision != Precision::fp32) {
-      return make_error("precision", std::string("value ") + to_string(request.precision) +
-                                         ": no GPU answered, and the CPU computes in fp32; valid on the CPU: fp32");
-    }
-    if (const RunDeviceFactory processes = registered_process_factory()) return processes(request, world_size);
+    if (auto p = check_cpu_precision(request); !p) return p.errors();
     return make_cpu_device(world_size);
   };
   if (request.device == Device::cpu) return cpu();
@@ -116,9 +115,22 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   if (!state.errors.empty()) return make_error("probe", root_cause(state.errors));
 
   TrainOutput out;
+  ProbeResult& r = out.result;
+  // A device that measures its own timeline (a GPU: CUPTI) gives this process's ranks' part; the
+  // host tracer's spans otherwise.
+  std::optional<estimator::Timeline> device_timeline;
+  if (state.tracer) {
+    if (auto measured = state.device->device_timeline(*state.tracer)) {
+      if (!*measured) {
+        state.device->abort("rank " + std::to_string(local.front()) + ": " + measured->error_text());
+        return measured->errors();
+      }
+      device_timeline = std::move(**measured);
+    }
+  }
   if (local_count < cfg.world()) {
-    // Every process hands its ranks' memory, parameters and spans to the one that writes the result.
-    auto parts = state.device->gather_parts(encode_process_part(state, local));
+    // Every process hands its ranks' memory, parameters and timeline to the one that writes the result.
+    auto parts = state.device->gather_parts(encode_process_part(state, local, device_timeline ? &*device_timeline : nullptr));
     if (!parts) return parts.errors();
     if (!state.device->writes_result()) {
       out.writes_result = false;
@@ -127,14 +139,13 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
     for (std::size_t p = 0; p < parts->size(); ++p) {
       // Process p runs world rank p (one rank per process); this process's own ranks are in place.
       if (p == static_cast<std::size_t>(local.front())) continue;
-      auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)));
+      auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)),
+                                       device_timeline ? &*device_timeline : nullptr);
       if (!merged) return merged.errors();
     }
   }
-  ProbeResult& r = out.result;
   r.device = state.device->name();
   r.ranks_share_device = state.device->ranks_share_device();
-  r.device_report = state.device->report();
   r.steps = state.steps;
   r.stopped_early = state.stopped_early;
   // Steps after the warm-up are timed; a run shorter than its warm-up times all of them.
@@ -144,15 +155,13 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   r.step_time_s = median(timed);
   r.memory = state.memory;
   if (state.tracer) {
-    if (auto measured = state.device->device_timeline(*state.tracer)) {
-      if (!*measured) return measured->errors();
-      r.timeline = std::move(**measured);
-    } else {
-      r.timeline = state.tracer->timeline("probe " + cfg.request.model.name + ", last step");
-    }
+    r.timeline = device_timeline ? std::move(*device_timeline)
+                                 : state.tracer->timeline("probe " + cfg.request.model.name + ", last step");
     const std::int64_t origin = r.timeline.begin_ns();
     for (auto& track : r.timeline.tracks) for (auto& span : track.spans) span.start_ns -= origin;
   }
+  // After the timeline: a GPU's report has the tensor-core share of the timeline it measured.
+  r.device_report = state.device->report();
   for (auto& rank_parameters : state.parameters) {
     for (auto& [name, values] : rank_parameters) {
       auto& dst = out.parameters[name];

@@ -291,14 +291,13 @@ int main(int argc, char** argv) {
 #endif
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   if (processes.mpi) {
-    if (request->device == pr::Device::cuda) {
-      return end_failed(processes, emit_errors({make_error("device", "cuda across launched processes (NCCL bootstrapped "
-                                                                     "through MPI) is not available in this build; valid "
-                                                                     "under a launcher: cpu")},
-                                               kExitBadRequest));
-    }
-    request->device = pr::Device::cpu;
-    if (auto s = pr::mpi::register_mpi_probe_device(*processes.mpi, processes.launch); !s) {
+    // Launched on GPUs: one GPU per process, NCCL between them, its id handed out through MPI.
+    pr::ProcessGpu gpu;
+#ifdef PLANSIGHT_PROBE_HAS_CUDA
+    gpu.make_device = pr::cuda::make_cuda_process_device;
+    gpu.make_bootstrap = pr::cuda::make_nccl_bootstrap;
+#endif
+    if (auto s = pr::mpi::register_mpi_probe_device(*processes.mpi, processes.launch, gpu); !s) {
       return end_failed(processes, emit_errors(s.errors(), kExitFailed));
     }
   }

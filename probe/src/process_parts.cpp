@@ -1,9 +1,12 @@
 // Process parts (see process_parts.h).
 #include "process_parts.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
+
+#include "plansight/estimator/timeline_json.h"
 
 namespace plansight::probe {
 namespace {
@@ -42,8 +45,10 @@ std::vector<float> floats_of(const json& j) {
 
 }  // namespace
 
-std::string encode_process_part(const RunState& state, const std::vector<int>& ranks) {
+std::string encode_process_part(const RunState& state, const std::vector<int>& ranks,
+                                const est::Timeline* device_timeline) {
   json part = {{"ranks", json::array()}};
+  if (device_timeline) part["timeline"] = est::to_json(*device_timeline);
   const std::int64_t origin = state.tracer ? state.tracer->origin_ns() : 0;
   for (int r : ranks) {
     const auto i = static_cast<std::size_t>(r);
@@ -55,7 +60,7 @@ std::string encode_process_part(const RunState& state, const std::vector<int>& r
                  {"parameters", json::object()},
                  {"spans", json::array()}};
     for (const auto& [name, values] : state.parameters[i]) rank["parameters"][name] = float_bytes(values);
-    if (state.tracer) {
+    if (state.tracer && !device_timeline) {
       for (const auto& s : state.tracer->spans(r)) {
         rank["spans"].push_back(json::array({s.name, static_cast<int>(s.info.lane), static_cast<int>(s.info.kind),
                                              static_cast<int>(s.info.phase), s.info.stage, s.info.micro_batch,
@@ -69,9 +74,23 @@ std::string encode_process_part(const RunState& state, const std::vector<int>& r
   return std::string(cbor.begin(), cbor.end());
 }
 
-Result<bool> merge_process_part(RunState& state, const std::string& bytes, std::int64_t clock_offset_ns) {
+Result<bool> merge_process_part(RunState& state, const std::string& bytes, std::int64_t clock_offset_ns,
+                                est::Timeline* device_timeline) {
   try {
     const json part = json::from_cbor(bytes);
+    if (device_timeline && part.contains("timeline")) {
+      auto theirs = est::timeline_from_json(part["timeline"]);
+      if (!theirs) return theirs.errors();
+      for (auto& track : theirs->tracks) {
+        for (auto& span : track.spans) {
+          span.name_id = device_timeline->intern(theirs->names[static_cast<std::size_t>(span.name_id)]);
+          span.start_ns -= clock_offset_ns;
+        }
+        device_timeline->tracks.push_back(std::move(track));
+      }
+      std::stable_sort(device_timeline->tracks.begin(), device_timeline->tracks.end(),
+                       [](const est::Track& a, const est::Track& b) { return a.rank < b.rank; });
+    }
     const std::int64_t origin = state.tracer ? state.tracer->origin_ns() : 0;
     for (const auto& rank : part.at("ranks")) {
       const int r = rank.at("rank").get<int>();

@@ -30,10 +30,31 @@ TEST(NcclRuntime, TwoRanksOnOneGpuNeedMultiRankSupport) {
   EXPECT_NE(world.error_text().find(runtime->multi_rank_gpu.reason), std::string::npos) << world.error_text();
 }
 
-TEST(NcclRuntime, MultiProcessBootstrapIsNotImplemented) {
-  const auto world = NcclWorld::from_environment();
-  ASSERT_FALSE(world.ok());
-  EXPECT_NE(world.error_text().find("not implemented"), std::string::npos);
+// A process's part of a world spread over processes: the id must be an ncclUniqueId's bytes,
+// the rank inside the world, and world() serves only this process's rank.
+TEST(NcclRuntime, JoiningAWorldOfProcessesChecksItsArguments) {
+  const std::string id(128, '\0');  // NCCL_UNIQUE_ID_BYTES
+  auto short_id = NcclWorld::join("abc", 0, 2, 0);
+  ASSERT_FALSE(short_id.ok());
+  EXPECT_EQ(short_id.errors()[0].field, "nccl.unique_id");
+  auto beyond = NcclWorld::join(id, 2, 2, 0);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.errors()[0].field, "nccl.rank");
+  EXPECT_FALSE(NcclWorld::join(id, 0, 2, -1).ok());
+  auto joined = NcclWorld::join(id, 1, 2, 0);
+  ASSERT_TRUE(joined.ok()) << joined.error_text();
+  EXPECT_EQ((*joined)->size(), 2);
+  EXPECT_EQ((*joined)->device_of(1), 0);
+  EXPECT_EQ((*joined)->device_of(0), -1);
+  auto other = (*joined)->world(0, nullptr);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error_text().find("another process"), std::string::npos) << other.error_text();
+}
+
+TEST(NcclRuntime, UniqueIdHasNcclsSize) {
+  auto id = nccl_unique_id();
+  if (!id) GTEST_SKIP() << "ncclGetUniqueId failed here: " << id.error_text();
+  EXPECT_EQ(id->size(), 128u);
 }
 
 TEST(NcclRuntime, NoDevicesIsAnError) { EXPECT_FALSE(NcclWorld::create({}).ok()); }

@@ -130,7 +130,7 @@ void print_tensor_cores(std::ostream& out, const nlohmann::json& device) {
   out << "\n";
 }
 
-// "launched      mpirun, 4 processes on vm (ranks 0-3); mpi: Open MPI v4.1.4; clocks within 4.7 us"
+// "launched      mpirun, 4 processes on a (2), b (2); mpi: Open MPI v4.1.4; clocks aligned within 4.7 us, drift 0.3 us"
 // for runs whose ranks were processes; nothing for rank threads.
 void print_launch(std::ostream& out, const nlohmann::json& device) {
   const auto launch = device.value("launch", nlohmann::json::object());
@@ -143,7 +143,9 @@ void print_launch(std::ostream& out, const nlohmann::json& device) {
   out << "  launched      " << launch.value("launcher", std::string("?")) << ", " << launch.value("processes", 0)
       << " processes on " << hosts << "; " << launch.value("communicator", std::string("?"));
   const auto clock = device.value("clock", nlohmann::json::object());
-  if (clock.contains("error_bound_ns")) {
+  if (launch.value("hosts", nlohmann::json::array()).size() == 1) {
+    out << "; one host, one clock";
+  } else if (clock.contains("error_bound_ns")) {
     out << "; clocks aligned within " << format_fixed(clock["error_bound_ns"].get<double>() / 1e3, 1) << " us, drift "
         << format_fixed(clock.value("max_drift_ns", 0.0) / 1e3, 1) << " us";
   }

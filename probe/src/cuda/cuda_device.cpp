@@ -1,4 +1,5 @@
-// CudaDevice: one GPU shared by the run's virtual ranks. The stream-ordered memory pool keeps
+// CudaDevice: one GPU shared by the run's virtual ranks, or, in a launched run (mpirun/srun),
+// this process's GPU for its one rank, with NCCL between the processes. The stream-ordered memory pool keeps
 // what it frees (release threshold: no limit) so steady-state steps allocate from the cache;
 // with tracing, the CUPTI activity tracer starts before the first NVTX range, every rank's
 // streams and thread are named to it, and the last step's records become the measured timeline
@@ -13,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "backend.h"
@@ -20,6 +22,7 @@
 #include "plansight/estimator/kernel_rules.h"
 #include "plansight/runtime/cuda/device_communicator.h"
 #include "plansight/runtime/cuda/memory_fit.h"
+#include "plansight/runtime/cuda/nccl_communicator.h"
 #include "plansight/runtime/cuda/nvtx_ranges.h"
 #include "tensor_core_share.h"
 #if PLANSIGHT_HAVE_CUPTI
@@ -40,9 +43,14 @@ std::string cuda_error_text(cudaError_t e) { return std::string(cudaGetErrorName
 
 class CudaDevice final : public RunDevice {
  public:
-  CudaDevice(const ProbeRequest& request, int world_size, int device, cudaDeviceProp props, CudaPrecision precision)
+  // `nccl` null: every rank of the world is a virtual rank of this GPU (the device communicator);
+  // else this process runs one rank of an NCCL world spread over processes.
+  CudaDevice(const ProbeRequest& request, int world_size, int device, cudaDeviceProp props, CudaPrecision precision,
+             std::shared_ptr<rc::NcclWorld> nccl = nullptr)
       : request_(request), world_size_(world_size), device_(device), props_(props), precision_(precision),
-        world_(world_size, device), last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()) {}
+        nccl_(std::move(nccl)), last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()) {
+    if (!nccl_) world_.emplace(world_size, device);
+  }
 
   ~CudaDevice() override {
     if (nvtx_installed_) rc::remove_range_hooks();
@@ -68,7 +76,7 @@ class CudaDevice final : public RunDevice {
     return "cuda: " + std::string(props_.name) + " (sm_" + std::to_string(props_.major) + std::to_string(props_.minor) +
            ", " + rc::format_bytes(static_cast<std::int64_t>(props_.totalGlobalMem)) + ")";
   }
-  bool ranks_share_device() const override { return world_size_ > 1; }
+  bool ranks_share_device() const override { return !nccl_ && world_size_ > 1; }
 
   Result<std::unique_ptr<Backend>> make_backend(int rank) override {
     auto backend = make_cuda_backend(device_, precision_);
@@ -92,14 +100,20 @@ class CudaDevice final : public RunDevice {
   }
 
   Result<std::unique_ptr<runtime::Communicator>> world(int rank, Backend& backend) override {
-    return world_.world(rank, compute_stream(backend));
+    if (nccl_) return nccl_->world(rank, compute_stream(backend));
+    return world_->world(rank, compute_stream(backend));
   }
   Result<std::unique_ptr<runtime::Communicator>> split(runtime::Communicator& parent, int colour, int key,
                                                       const std::string& name, Backend& backend,
                                                       bool gradient_queue) override {
-    return rc::split_device(parent, colour, key, name, gradient_queue ? gradient_stream(backend) : compute_stream(backend));
+    cudaStream_t stream = gradient_queue ? gradient_stream(backend) : compute_stream(backend);
+    if (nccl_) return rc::split_nccl(parent, colour, key, name, stream);
+    return rc::split_device(parent, colour, key, name, stream);
   }
-  void abort(const std::string& reason) override { world_.abort(reason); }
+  void abort(const std::string& reason) override {
+    if (nccl_) nccl_->abort(reason);
+    else world_->abort(reason);
+  }
 
   void step_begins(int rank, std::int64_t, bool last) override {
     if (!last) return;
@@ -141,7 +155,9 @@ class CudaDevice final : public RunDevice {
                         {"multiprocessors", props_.multiProcessorCount},
                         {"memory_bytes", static_cast<double>(props_.totalGlobalMem)},
                         {"precision", to_string(request_.precision)},
-                        {"virtual_ranks", world_size_}};
+                        {"device_index", device_}};
+    if (nccl_) r["communicator"] = "nccl";
+    else r["virtual_ranks"] = world_size_;
     int driver = 0, runtime_version = 0;
     if (cudaDriverGetVersion(&driver) == cudaSuccess) r["driver_api_version"] = driver;
     if (cudaRuntimeGetVersion(&runtime_version) == cudaSuccess) r["runtime_version"] = runtime_version;
@@ -158,7 +174,8 @@ class CudaDevice final : public RunDevice {
   int device_;
   cudaDeviceProp props_;
   CudaPrecision precision_;
-  rc::DeviceWorld world_;
+  std::shared_ptr<rc::NcclWorld> nccl_;
+  std::optional<rc::DeviceWorld> world_;  // virtual ranks (no NCCL world)
   std::mutex mutex_;
   std::vector<std::int64_t> last_step_begin_ns_;
   bool nvtx_installed_ = false;
@@ -173,7 +190,9 @@ class CudaDevice final : public RunDevice {
 
 }  // namespace
 
-Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request, int world_size) {
+namespace {
+
+Result<std::unique_ptr<RunDevice>> make_device(const ProbeRequest& request, int world_size, const ProcessRank* process) {
   int count = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
     cudaGetLastError();
@@ -181,7 +200,9 @@ Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request,
                                     "); is the NVIDIA driver installed? valid here: cpu");
   }
   if (count < 1) return make_error("device", "cuda: the driver reports no CUDA device; valid here: cpu");
-  const int device = 0;
+  // A launched process takes the GPU of its rank on this host (CUDA_VISIBLE_DEVICES, when the
+  // launcher or the user sets it, has already narrowed what the runtime counts).
+  const int device = process ? process->local_rank % count : 0;
   cudaDeviceProp props{};
   if (const cudaError_t e = cudaGetDeviceProperties(&props, device); e != cudaSuccess) {
     return make_error("device", "cuda: cudaGetDeviceProperties: " + cuda_error_text(e));
@@ -210,10 +231,30 @@ Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request,
     std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
   }
-  auto out = std::make_unique<CudaDevice>(request, world_size, device, props, precision);
+  std::shared_ptr<rc::NcclWorld> nccl;
+  if (process) {
+    if (auto s = cudaSetDevice(device); s != cudaSuccess) return make_error("device", "cuda: cudaSetDevice(" + std::to_string(device) + "): " + cuda_error_text(s));
+    auto joined = rc::NcclWorld::join(process->bootstrap, process->rank, world_size, device);
+    if (!joined) return joined.errors();
+    nccl = std::move(*joined);
+  }
+  auto out = std::make_unique<CudaDevice>(request, world_size, device, props, precision, std::move(nccl));
   if (auto s = out->start_tracing(); !s) return s.errors();
   return std::unique_ptr<RunDevice>(std::move(out));
 }
+
+}  // namespace
+
+Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request, int world_size) {
+  return make_device(request, world_size, nullptr);
+}
+
+Result<std::unique_ptr<RunDevice>> make_cuda_process_device(const ProbeRequest& request, int world_size,
+                                                            const ProcessRank& process) {
+  return make_device(request, world_size, &process);
+}
+
+Result<std::string> make_nccl_bootstrap() { return rc::nccl_unique_id(); }
 
 void register_cuda_probe_device() { register_cuda_device(make_cuda_device); }
 

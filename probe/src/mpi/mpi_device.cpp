@@ -1,6 +1,8 @@
 // The run device of a launched run: this process is world rank MPI rank (one rank per process),
-// computing on the CPU backend and communicating through runtime::mpi. Clocks are aligned to
-// rank 0's at registration and checked again when the results are gathered (the drift).
+// computing on the CPU backend and communicating through runtime::mpi, or, on GPUs, on this
+// process's GPU with NCCL (an inner device: ProcessGpu), MPI then carrying only the run's
+// bookkeeping. Clocks are aligned to rank 0's at registration and checked again when the
+// results are gathered (the drift).
 #include <algorithm>
 #include <map>
 
@@ -23,21 +25,45 @@ namespace rm = plansight::runtime::mpi;
 
 class MpiDevice final : public RunDevice {
  public:
-  MpiDevice(rm::MpiWorld& world, runtime::LaunchInfo launch, std::vector<rm::ClockOffset> start)
-      : world_(world), launch_(std::move(launch)), start_(std::move(start)), cpu_name_(make_cpu_device(1)->name()) {}
+  // `gpu` null: the CPU and MPI; else this process's GPU device, whose communication (NCCL) is
+  // aborted through the world's failure hook when any process fails.
+  MpiDevice(rm::MpiWorld& world, runtime::LaunchInfo launch, std::vector<rm::ClockOffset> start,
+            std::unique_ptr<RunDevice> gpu)
+      : world_(world), launch_(std::move(launch)), start_(std::move(start)), gpu_(std::move(gpu)),
+        cpu_name_(make_cpu_device(1)->name()) {
+    if (gpu_) world_.on_failure([device = gpu_.get()](const std::string& reason) { device->abort(reason); });
+  }
+  ~MpiDevice() override {
+    if (gpu_) world_.on_failure({});
+  }
 
-  std::string name() const override { return cpu_name_; }
+  std::string name() const override { return gpu_ ? gpu_->name() : cpu_name_; }
   bool ranks_share_device() const override {
+    if (gpu_) return false;  // one GPU per process
     const auto& p = world_.processes();
     return std::all_of(p.begin(), p.end(), [&](const rm::ProcessInfo& i) { return i.host == p.front().host; });
   }
-  Result<std::unique_ptr<Backend>> make_backend(int) override { return make_cpu_backend(); }
-  Result<std::unique_ptr<runtime::Communicator>> world(int, Backend&) override { return world_.world("world"); }
+  Result<std::unique_ptr<Backend>> make_backend(int rank) override {
+    if (gpu_) return gpu_->make_backend(rank);
+    return make_cpu_backend();
+  }
+  Result<std::unique_ptr<runtime::Communicator>> world(int rank, Backend& backend) override {
+    if (gpu_) return gpu_->world(rank, backend);
+    return world_.world("world");
+  }
   Result<std::unique_ptr<runtime::Communicator>> split(runtime::Communicator& parent, int colour, int key,
-                                                      const std::string& name, Backend&, bool) override {
+                                                      const std::string& name, Backend& backend, bool gradient_queue) override {
+    if (gpu_) return gpu_->split(parent, colour, key, name, backend, gradient_queue);
     return world_.split(parent, colour, key, name);
   }
-  void abort(const std::string& reason) override { world_.abort(reason); }
+  void abort(const std::string& reason) override { world_.abort(reason); }  // the hook aborts the GPU's
+  void step_begins(int rank, std::int64_t step, bool last) override {
+    if (gpu_) gpu_->step_begins(rank, step, last);
+  }
+  std::optional<Result<estimator::Timeline>> device_timeline(const runtime::Tracer& host) override {
+    if (gpu_) return gpu_->device_timeline(host);
+    return std::nullopt;
+  }
   std::vector<int> local_ranks(int) const override { return {world_.rank()}; }
 
   Result<std::vector<std::string>> gather_parts(const std::string& mine) override {
@@ -47,8 +73,15 @@ class MpiDevice final : public RunDevice {
     return world_.gather_text(mine, 0);
   }
   bool writes_result() const override { return world_.rank() == 0; }
+  // Processes on rank 0's host read the same CLOCK_MONOTONIC: their offset is exactly 0, and the
+  // measured one (whose error is half a round trip, milliseconds on a loaded host) is not applied.
   std::int64_t clock_offset_ns(int process) const override {
-    return process >= 0 && static_cast<std::size_t>(process) < start_.size() ? start_[static_cast<std::size_t>(process)].offset_ns : 0;
+    if (process < 0 || static_cast<std::size_t>(process) >= start_.size() || same_clock(process)) return 0;
+    return start_[static_cast<std::size_t>(process)].offset_ns;
+  }
+  bool same_clock(int process) const {
+    const auto& p = world_.processes();
+    return p[static_cast<std::size_t>(process)].host == p.front().host;
   }
 
   nlohmann::json report() const override {
@@ -60,37 +93,44 @@ class MpiDevice final : public RunDevice {
       ranks_of[p.host].push_back(p.rank);
     }
     for (const auto& h : order) hosts.push_back({{"host", h}, {"ranks", ranks_of[h]}});
-    nlohmann::json offsets = nlohmann::json::array(), trips = nlohmann::json::array(), drift = nlohmann::json::array();
+    nlohmann::json offsets = nlohmann::json::array(), applied = nlohmann::json::array(), trips = nlohmann::json::array(),
+                   drift = nlohmann::json::array();
     std::int64_t bound = 0, worst_drift = 0;
     for (std::size_t p = 0; p < start_.size(); ++p) {
       offsets.push_back(start_[p].offset_ns);
+      applied.push_back(clock_offset_ns(static_cast<int>(p)));
       trips.push_back(start_[p].round_trip_ns);
-      bound = std::max(bound, start_[p].round_trip_ns / 2);
+      if (!same_clock(static_cast<int>(p))) bound = std::max(bound, start_[p].round_trip_ns / 2);
       if (p < end_.size()) {
         const std::int64_t d = end_[p].offset_ns - start_[p].offset_ns;
         drift.push_back(d);
         worst_drift = std::max(worst_drift, d < 0 ? -d : d);
       }
     }
-    return {{"launch",
+    nlohmann::json out = gpu_ ? gpu_->report() : nlohmann::json::object();
+    out.update(nlohmann::json{{"launch",
              {{"launcher", launch_.launcher},
               {"processes", world_.size()},
               {"ranks_per_process", 1},
               {"hosts", hosts},
-              {"communicator", "mpi: " + world_.library()}}},
+              {"communicator", gpu_ ? "nccl (bootstrapped through mpi: " + world_.library() + ")" : "mpi: " + world_.library()}}},
             {"clock",
-             {{"method", "ping-pong with rank 0 at start and end, shortest of 16 round trips (Cristian 1989)"},
+             {{"method", "ping-pong with rank 0 at start and end, shortest of 16 round trips (Cristian 1989); "
+                         "processes on rank 0's host share its clock and get offset 0"},
               {"offsets_ns", offsets},
+              {"applied_offsets_ns", applied},
               {"round_trip_ns", trips},
               {"error_bound_ns", bound},
               {"drift_ns", drift},
-              {"max_drift_ns", worst_drift}}}};
+              {"max_drift_ns", worst_drift}}}});
+    return out;
   }
 
  private:
   rm::MpiWorld& world_;
   runtime::LaunchInfo launch_;
   std::vector<rm::ClockOffset> start_, end_;  // on rank 0 (empty elsewhere)
+  std::unique_ptr<RunDevice> gpu_;
   std::string cpu_name_;
 };
 
@@ -125,11 +165,64 @@ Result<std::vector<int>> host_cpus(rm::MpiWorld& world) {
 
 void run_on(const std::vector<int>& cpus) { confine_to(cpus); }
 
-runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::LaunchInfo& launch) {
+namespace {
+
+// Whether every process succeeded: "" when all did, else the first failure, as "rank r: ...",
+// on every process.
+Result<std::string> first_failure(rm::MpiWorld& world, const std::string& mine) {
+  auto all = world.gather_text(mine, 0);
+  if (!all) return all.errors();
+  std::string first;
+  if (world.rank() == 0) {
+    for (std::size_t r = 0; r < all->size() && first.empty(); ++r) {
+      if (!(*all)[r].empty()) first = "rank " + std::to_string(r) + ": " + (*all)[r];
+    }
+  }
+  if (auto s = world.broadcast_text(first); !s) return s.errors();
+  return first;
+}
+
+// The GPU device of this process for a launched run, when the request wants one and every
+// process can have one: rank 0 makes the NCCL id, every process gets it and opens its GPU, and
+// all agree. Null: the CPU (device auto where a GPU is missing somewhere).
+Result<std::unique_ptr<RunDevice>> launched_gpu(rm::MpiWorld& world, const runtime::LaunchInfo& launch,
+                                                const ProcessGpu& gpu, const ProbeRequest& request, int world_size) {
+  if (request.device == Device::cpu) return std::unique_ptr<RunDevice>();
+  if (!gpu.make_device) {
+    if (request.device == Device::automatic) return std::unique_ptr<RunDevice>();
+    return make_error("device", "cuda was asked for, but this plansight-probe was built without CUDA "
+                                "(PLANSIGHT_ENABLE_CUDA=OFF); valid: cpu, auto");
+  }
+  nlohmann::json id;
+  if (world.rank() == 0) {
+    auto made = gpu.make_bootstrap();
+    id = made ? nlohmann::json{{"id", nlohmann::json::binary(std::vector<std::uint8_t>(made->begin(), made->end()))}}
+              : nlohmann::json{{"error", made.error_text()}};
+  }
+  const auto wire = nlohmann::json::to_cbor(id);
+  std::string text = world.rank() == 0 ? std::string(wire.begin(), wire.end()) : std::string();
+  if (auto s = world.broadcast_text(text); !s) return s.errors();
+  id = nlohmann::json::from_cbor(text);
+  Result<std::unique_ptr<RunDevice>> device = make_error("device", "rank 0 could not make the NCCL id: " + id.value("error", std::string()));
+  if (id.contains("id")) {
+    const auto& bytes = id["id"].get_binary();
+    ProcessRank rank{world.rank(), world.size(), launch.local_rank, std::string(bytes.begin(), bytes.end())};
+    device = gpu.make_device(request, world_size, rank);
+  }
+  auto failure = first_failure(world, device ? std::string() : device.errors().front().message);
+  if (!failure) return failure.errors();
+  if (failure->empty()) return device;
+  if (request.device == Device::automatic) return std::unique_ptr<RunDevice>();  // the CPU, everywhere
+  return make_error("device", "cuda on every launched process: " + *failure);
+}
+
+}  // namespace
+
+runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::LaunchInfo& launch, const ProcessGpu& gpu) {
   auto offsets = world.measure_clock_offsets();
   if (!offsets) return offsets.errors();
   const std::vector<rm::ClockOffset> start = *offsets;
-  register_process_device([&world, launch, start](const ProbeRequest&, int world_size) -> Result<std::unique_ptr<RunDevice>> {
+  register_process_device([&world, launch, start, gpu](const ProbeRequest& request, int world_size) -> Result<std::unique_ptr<RunDevice>> {
     if (world_size != world.size()) {
       return make_error("layout", "tp x pp x dp = " + std::to_string(world_size) + " ranks, but " + launch.launcher +
                                       " started " + std::to_string(world.size()) +
@@ -137,7 +230,12 @@ runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::La
                                       " (mpirun -np " + std::to_string(world_size) +
                                       "), or run without a launcher to have rank threads");
     }
-    return std::unique_ptr<RunDevice>(std::make_unique<MpiDevice>(world, launch, start));
+    auto device = launched_gpu(world, launch, gpu, request, world_size);
+    if (!device) return device.errors();
+    if (!*device) {
+      if (auto p = check_cpu_precision(request); !p) return p.errors();
+    }
+    return std::unique_ptr<RunDevice>(std::make_unique<MpiDevice>(world, launch, start, std::move(*device)));
   });
   return runtime::ok_status();
 }

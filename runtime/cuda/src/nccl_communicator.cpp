@@ -195,9 +195,28 @@ Result<std::shared_ptr<NcclWorld>> NcclWorld::create(const std::vector<int>& dev
   return world;
 }
 
-Result<std::shared_ptr<NcclWorld>> NcclWorld::from_environment() {
-  return make_error("nccl", "several processes (NCCL_COMM_ID or an MPI launcher) are not implemented yet; "
-                            "run one process with one thread per GPU (NcclWorld::create)");
+Result<std::string> nccl_unique_id() {
+  ncclUniqueId id{};
+  if (auto s = nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId"); !s) return s.errors();
+  return std::string(id.internal, sizeof id.internal);
+}
+
+Result<std::shared_ptr<NcclWorld>> NcclWorld::join(const std::string& unique_id, int rank, int size, int device) {
+  if (unique_id.size() != sizeof(ncclUniqueId::internal)) {
+    return make_error("nccl.unique_id", std::to_string(unique_id.size()) + " bytes; an ncclUniqueId has " +
+                                            std::to_string(sizeof(ncclUniqueId::internal)));
+  }
+  if (size < 1 || rank < 0 || rank >= size) {
+    return make_error("nccl.rank", "rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                                       "; valid: 0.." + std::to_string(size - 1));
+  }
+  if (device < 0) return make_error("nccl.device", "GPU " + std::to_string(device) + "; valid: >= 0");
+  std::shared_ptr<NcclWorld> world(new NcclWorld());
+  world->impl_ = std::make_shared<Impl>();
+  world->impl_->devices.assign(static_cast<std::size_t>(size), -1);  // -1: a rank of another process
+  world->impl_->devices[static_cast<std::size_t>(rank)] = device;
+  std::copy(unique_id.begin(), unique_id.end(), world->impl_->id.internal);
+  return world;
 }
 
 NcclWorld::~NcclWorld() = default;
@@ -207,6 +226,9 @@ int NcclWorld::device_of(int rank) const { return impl_->devices.at(static_cast<
 Result<std::unique_ptr<Communicator>> NcclWorld::world(int rank, cudaStream_t stream) {
   if (rank < 0 || rank >= size()) {
     return make_error("communicator", "world rank " + std::to_string(rank) + "; valid: 0.." + std::to_string(size() - 1));
+  }
+  if (device_of(rank) < 0) {
+    return make_error("communicator", "world rank " + std::to_string(rank) + " runs in another process of this NCCL world");
   }
   if (auto s = cuda_check(cudaSetDevice(device_of(rank)), "cudaSetDevice(" + std::to_string(device_of(rank)) + ")"); !s) {
     return s.errors();

@@ -110,10 +110,19 @@ void MpiWorld::progress_loop() {
   // inside MPI. The sender's thread has returned to compute, so while any send is in flight this
   // thread enters MPI every 50 us (a matched probe for failure notices, which also turns MPI's
   // progress engine); it sleeps otherwise.
+  // With a failure hook it also looks for notices every millisecond while idle.
   std::unique_lock lock(progress_mutex_);
   while (!progress_stop_) {
     if (sends_in_flight_ == 0) {
-      progress_wanted_.wait(lock, [&] { return progress_stop_ || sends_in_flight_ > 0; });
+      if (!watch_notices_.load()) {
+        progress_wanted_.wait(lock, [&] { return progress_stop_ || sends_in_flight_ > 0 || watch_notices_.load(); });
+        continue;
+      }
+      progress_wanted_.wait_for(lock, std::chrono::milliseconds(1));
+      if (progress_stop_) break;
+      lock.unlock();
+      poll_notices();
+      lock.lock();
       continue;
     }
     lock.unlock();
@@ -143,6 +152,18 @@ void MpiWorld::abort_job(int code) {
   std::_Exit(code);  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
 }
 
+void MpiWorld::on_failure(std::function<void(const std::string&)> hook) {
+  std::string already;
+  {
+    std::lock_guard lock(mutex_);
+    failure_hook_ = std::move(hook);
+    if (aborted_.load() && failure_hook_) already = failure_;
+  }
+  if (!already.empty() && failure_hook_) failure_hook_(already);
+  watch_notices_.store(static_cast<bool>(failure_hook_));  // an empty hook: no watching
+  progress_wanted_.notify_one();
+}
+
 std::string MpiWorld::failure() const {
   std::lock_guard lock(mutex_);
   return failure_;
@@ -153,6 +174,7 @@ Status MpiWorld::abort_status() const {
 }
 
 void MpiWorld::abort(const std::string& reason) {
+  std::function<void(const std::string&)> hook;
   {
     std::lock_guard lock(mutex_);
     if (aborted_.load()) return;  // the first reason is the cause; later ones are its echoes
@@ -167,7 +189,9 @@ void MpiWorld::abort(const std::string& reason) {
       MPI_Isend(text->data(), static_cast<int>(text->size()), MPI_CHAR, r, kNoticeTag, control_, &request);
       MPI_Request_free(&request);
     }
+    hook = failure_hook_;
   }
+  if (hook) hook(reason);
 }
 
 void MpiWorld::poll_notices() {
@@ -182,10 +206,15 @@ void MpiWorld::poll_notices() {
   MPI_Get_count(&status, MPI_CHAR, &length);
   std::string text(static_cast<std::size_t>(std::max(length, 0)), '\0');
   MPI_Mrecv(text.data(), length, MPI_CHAR, &message, MPI_STATUS_IGNORE);
-  std::lock_guard lock(mutex_);
-  if (aborted_.load()) return;
-  failure_ = text;
-  aborted_.store(true, std::memory_order_release);
+  std::function<void(const std::string&)> hook;
+  {
+    std::lock_guard lock(mutex_);
+    if (aborted_.load()) return;
+    failure_ = text;
+    aborted_.store(true, std::memory_order_release);
+    hook = failure_hook_;
+  }
+  if (hook) hook(text);
 }
 
 Status MpiWorld::wait(MPI_Request& request, const std::string& what) {

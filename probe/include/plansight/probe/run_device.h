@@ -79,6 +79,18 @@ using RunDeviceFactory = std::function<Result<std::unique_ptr<RunDevice>>(const 
 void register_cuda_device(RunDeviceFactory factory);
 bool cuda_device_registered();
 
+// A rank of a world spread over launched processes: what a GPU device of one process needs to
+// join the others (`bootstrap`: the communication library's id, made by rank 0, e.g. NCCL's).
+struct ProcessRank {
+  int rank = 0, size = 1, local_rank = 0;
+  std::string bootstrap;
+};
+// Makes the GPU device of one launched process; and rank 0's bootstrap for it.
+struct ProcessGpu {
+  std::function<Result<std::unique_ptr<RunDevice>>(const ProbeRequest&, int world_size, const ProcessRank&)> make_device;
+  std::function<Result<std::string>()> make_bootstrap;
+};
+
 // Under a launcher with several processes (mpirun/srun), the device whose ranks are those
 // processes (plansight::probe_mpi) replaces the in-process CPU device; an empty factory removes it.
 void register_process_device(RunDeviceFactory factory);

@@ -11,8 +11,8 @@
 //     ncclCommGetAsyncError at the next call, and abort() aborts every communicator.
 // Several ranks per GPU need NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1 (nccl_version.h);
 // otherwise each rank needs its own GPU, which world() checks before NCCL would fail.
-// Several processes (NCCL_COMM_ID or an MPI launcher) are not implemented yet: from_environment()
-// says so.
+// Several processes (mpirun/srun, one GPU each): rank 0 makes the unique id (nccl_unique_id()),
+// the launcher's MPI hands it to every process, and each joins the world with its own rank.
 #pragma once
 
 #include <memory>
@@ -35,13 +35,18 @@ struct NcclRuntime {
 };
 Result<NcclRuntime> nccl_runtime();
 
+// A new ncclUniqueId as its NCCL_UNIQUE_ID_BYTES bytes (ncclGetUniqueId; no GPU needed).
+Result<std::string> nccl_unique_id();
+
 class NcclWorld {
  public:
   // A world of `devices.size()` ranks, rank r on GPU devices[r] (ncclGetUniqueId). Fails when two
   // ranks share a GPU and this NCCL cannot (the message says why).
   static Result<std::shared_ptr<NcclWorld>> create(const std::vector<int>& devices);
-  // The multi-process bootstrap (NCCL_COMM_ID, or MPI): not implemented; always an error saying so.
-  static Result<std::shared_ptr<NcclWorld>> from_environment();
+  // This process's part of a world spread over processes: world rank `rank` of `size` on GPU
+  // `device`, joining the world of `unique_id` (nccl_unique_id() of rank 0, handed to every
+  // process by the launcher's MPI). world() then works for `rank` only.
+  static Result<std::shared_ptr<NcclWorld>> join(const std::string& unique_id, int rank, int size, int device);
   ~NcclWorld();
   NcclWorld(const NcclWorld&) = delete;
   NcclWorld& operator=(const NcclWorld&) = delete;

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <thread>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,6 +75,11 @@ class MpiWorld {
   // process, whose calls then fail with it too. The first reason wins.
   void abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Called once, with the reason, when the run fails here or in another process: for
+  // communication that does not go through this world's test loop (NCCL between GPUs), which
+  // must be aborted to return. Set before the run; from then on a background thread also looks
+  // for other processes' notices every millisecond.
+  void on_failure(std::function<void(const std::string&)> hook);
   // The reason the run failed, as the first process that failed stated it ("rank 3: ...").
   std::string failure() const;
 
@@ -117,6 +123,8 @@ class MpiWorld {
   std::condition_variable progress_wanted_;
   int sends_in_flight_ = 0;
   bool progress_stop_ = false;
+  std::function<void(const std::string&)> failure_hook_;  // under mutex_
+  std::atomic<bool> watch_notices_{false};
 };
 
 }  // namespace plansight::runtime::mpi

@@ -14,6 +14,13 @@ namespace plansight::probe::cuda {
 // "no CUDA device", an unsupported precision), as an error on the field "device" or "precision".
 Result<std::unique_ptr<RunDevice>> make_cuda_device(const ProbeRequest& request, int world_size);
 
+// In a launched run (mpirun/srun, one process per GPU): this process's rank `process.rank` on
+// the GPU of its local rank, with NCCL between the processes; `process.bootstrap` is the NCCL
+// unique id rank 0 made (make_nccl_bootstrap) and the launcher's MPI handed to every process.
+Result<std::unique_ptr<RunDevice>> make_cuda_process_device(const ProbeRequest& request, int world_size,
+                                                            const ProcessRank& process);
+Result<std::string> make_nccl_bootstrap();
+
 // register_cuda_device(make_cuda_device).
 void register_cuda_probe_device();
 

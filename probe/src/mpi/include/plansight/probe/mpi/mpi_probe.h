@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "plansight/probe/calibration.h"
+#include "plansight/probe/run_device.h"
+#include "plansight/probe/run_device.h"
 #include "plansight/runtime/launch.h"
 #include "plansight/runtime/mpi/mpi_world.h"
 
@@ -14,8 +16,11 @@ namespace plansight::probe::mpi {
 
 // Registers the device (register_process_device) for the runs of this process: train() then
 // runs this process's rank and hands its part of the result to rank 0. `world` outlives the runs.
-// Must be called by every process with its world's clock offsets measured (it measures them).
-runtime::Status register_mpi_probe_device(runtime::mpi::MpiWorld& world, const runtime::LaunchInfo& launch);
+// Every process calls it (it measures the clock offsets). `gpu` (a CUDA build's): the device of
+// one process's GPU, for requests with device cuda or auto; without it those train on the CPU
+// (auto) or are refused (cuda).
+runtime::Status register_mpi_probe_device(runtime::mpi::MpiWorld& world, const runtime::LaunchInfo& launch,
+                                          const ProcessGpu& gpu = {});
 
 // The CPUs that the launched processes on rank 0's host may run on together: the union of their
 // affinity masks (mpirun binds each of a few processes to a core of its own). Every process
