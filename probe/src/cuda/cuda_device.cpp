@@ -201,7 +201,14 @@ Result<std::unique_ptr<RunDevice>> make_device(const ProbeRequest& request, int 
   }
   if (count < 1) return make_error("device", "cuda: the driver reports no CUDA device; valid here: cpu");
   // A launched process takes the GPU of its rank on this host (CUDA_VISIBLE_DEVICES, when the
-  // launcher or the user sets it, has already narrowed what the runtime counts).
+  // launcher or the user sets it, has already narrowed what the runtime counts). NCCL puts one
+  // rank on a GPU: more processes on a host than GPUs is refused before NCCL would fail.
+  if (process && process->local_size > count) {
+    return make_error("device", "cuda: " + std::to_string(process->local_size) + " processes on this host but " +
+                                    std::to_string(count) + " GPU" + (count == 1 ? "" : "s") +
+                                    " visible; NCCL needs one GPU per process: start at most " + std::to_string(count) +
+                                    " per host, or run without a launcher for virtual ranks on one GPU");
+  }
   const int device = process ? process->local_rank % count : 0;
   cudaDeviceProp props{};
   if (const cudaError_t e = cudaGetDeviceProperties(&props, device); e != cudaSuccess) {

@@ -206,7 +206,7 @@ Result<std::unique_ptr<RunDevice>> launched_gpu(rm::MpiWorld& world, const runti
   Result<std::unique_ptr<RunDevice>> device = make_error("device", "rank 0 could not make the NCCL id: " + id.value("error", std::string()));
   if (id.contains("id")) {
     const auto& bytes = id["id"].get_binary();
-    ProcessRank rank{world.rank(), world.size(), launch.local_rank, std::string(bytes.begin(), bytes.end())};
+    ProcessRank rank{world.rank(), world.size(), launch.local_rank, launch.local_size, std::string(bytes.begin(), bytes.end())};
     device = gpu.make_device(request, world_size, rank);
   }
   auto failure = first_failure(world, device ? std::string() : device.errors().front().message);

@@ -82,7 +82,7 @@ bool cuda_device_registered();
 // A rank of a world spread over launched processes: what a GPU device of one process needs to
 // join the others (`bootstrap`: the communication library's id, made by rank 0, e.g. NCCL's).
 struct ProcessRank {
-  int rank = 0, size = 1, local_rank = 0;
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;  // local: the processes on this host
   std::string bootstrap;
 };
 // Makes the GPU device of one launched process; and rank 0's bootstrap for it.
