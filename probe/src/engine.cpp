@@ -136,9 +136,7 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
       out.writes_result = false;
       return out;
     }
-    for (std::size_t p = 0; p < parts->size(); ++p) {
-      // Process p runs world rank p (one rank per process); this process's own ranks are in place.
-      if (p == static_cast<std::size_t>(local.front())) continue;
+    for (std::size_t p = 1; p < parts->size(); ++p) {  // part 0 is this process's: its ranks are in place
       auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)),
                                        device_timeline ? &*device_timeline : nullptr);
       if (!merged) return merged.errors();

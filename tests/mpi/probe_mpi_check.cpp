@@ -1,10 +1,11 @@
 // An MPI program run by ctest under `mpirun -np N`: the probe's correctness-matrix model trains
-// 3 AdamW steps of one layout with every rank a process (MPI between them), and rank 0 checks
+// 3 AdamW steps of one layout with its ranks in processes (one each, or several rank threads
+// each when N divides tp x pp x dp; MPI between the processes), and rank 0 checks
 // the loss at every step and the parameters afterwards (gathered from every TP/PP/ZeRO shard of
 // every process) against the serial run, with the threaded matrix's tolerances
 // (probe_correctness_test.cpp: 1e-5 in the loss, 1e-6 in the parameters). Exit 0 when equal.
-//   mpirun -np 4 probe_mpi_check --tp 2 --pp 2 [--vpp 2] [--schedule gpipe|1f1b|interleaved]
-//                                [--dp 2] [--zero 0..3] [--recompute none|selective|full]
+//   mpirun -np N probe_mpi_check [--tp N] [--pp N] [--vpp N] [--schedule gpipe|1f1b|interleaved]
+//                                [--dp N] [--zero 0..3] [--recompute none|selective|full]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   }
   auto launch = plansight::runtime::detect_launch();
   if (!launch || !launch->launched() || launch->size < 2) {
-    std::fprintf(stderr, "probe_mpi_check: start it with mpirun -np N (N = tp x pp x dp >= 2)\n");
+    std::fprintf(stderr, "probe_mpi_check: start it with mpirun -np N (N >= 2 dividing tp x pp x dp)\n");
     return 2;
   }
   auto world = plansight::runtime::mpi::MpiWorld::initialize(argc, argv);

@@ -207,6 +207,15 @@ TEST_F(ProbeMpi, FailingRankEndsEveryProcessWithItsError) {
   const auto pids = pids_of(o);
   ASSERT_EQ(pids.size(), 4u);
   for (auto pid : pids) EXPECT_TRUE(gone_within(pid, 5)) << "pid " << pid << " is still running";
+
+  // Two rank threads in each of two processes: the failure of a thread of the second process
+  // ends the threads of both.
+  auto threads = mpirun(2, {"-", "--inject-failure", "3:2"}, R"({"model": "tiny", "layout": {"tp": 2, "dp": 2}, "steps": 50})");
+  EXPECT_EQ(threads.exit_code, 1) << threads.stderr_text;
+  EXPECT_LT(threads.seconds, 30.0);
+  const auto* thread_error = find_event(threads, "error");
+  ASSERT_NE(thread_error, nullptr) << threads.stdout_text;
+  EXPECT_EQ((*thread_error)["errors"][0]["message"], "rank 3: injected failure") << (*thread_error);
 }
 
 TEST_F(ProbeMpi, KilledRankEndsTheRunWithinSeconds) {
@@ -266,13 +275,21 @@ TEST_F(ProbeMpi, GpusPerProcessOrAReasonAndAutoFallsBack) {
   }
 }
 
-TEST_F(ProbeMpi, OneProcessPerRankOrAnErrorNamingTheLayout) {
+TEST_F(ProbeMpi, ProcessesThatDoNotFitTheLayoutAreAnErrorNamingIt) {
   auto o = mpirun(3, {"-"}, R"({"model": "tiny", "layout": {"tp": 2}, "steps": 1})");
   EXPECT_EQ(o.exit_code, 2) << o.stderr_text;
   const auto* error = find_event(o, "error");
   ASSERT_NE(error, nullptr) << o.stdout_text;
   EXPECT_EQ((*error)["errors"][0]["field"], "layout");
   EXPECT_NE((*error)["errors"][0]["message"].get<std::string>().find("started 3 processes"), std::string::npos) << *error;
+
+  // Two ranks per process must keep each group inside a process or one member per process.
+  auto split = mpirun(2, {"-"}, R"({"model": "tiny", "layout": {"dp": 4}, "steps": 1})");
+  EXPECT_EQ(split.exit_code, 2) << split.stderr_text;
+  const auto* why = find_event(split, "error");
+  ASSERT_NE(why, nullptr) << split.stdout_text;
+  EXPECT_EQ((*why)["errors"][0]["field"], "layout");
+  EXPECT_NE((*why)["errors"][0]["message"].get<std::string>().find("would split the dp groups"), std::string::npos) << *why;
 }
 
 TEST_F(ProbeMpi, CliStoresComparesAndMarksFailedLaunchedRuns) {

@@ -17,6 +17,7 @@
 #include "plansight/probe/mpi/mpi_probe.h"
 #include "plansight/probe/run_device.h"
 #include "plansight/runtime/communicator.h"
+#include "plansight/runtime/mpi/threads_world.h"
 
 namespace plansight::probe::mpi {
 namespace {
@@ -27,11 +28,13 @@ class MpiDevice final : public RunDevice {
  public:
   // `gpu` null: the CPU and MPI; else this process's GPU device, whose communication (NCCL) is
   // aborted through the world's failure hook when any process fails.
+  // `ranks_per_process` > 1 (CPU only): rank threads inside each process (ThreadsWorld).
   MpiDevice(rm::MpiWorld& world, runtime::LaunchInfo launch, std::vector<rm::ClockOffset> start,
-            std::unique_ptr<RunDevice> gpu)
+            std::unique_ptr<RunDevice> gpu, int ranks_per_process)
       : world_(world), launch_(std::move(launch)), start_(std::move(start)), gpu_(std::move(gpu)),
         cpu_name_(make_cpu_device(1)->name()) {
     if (gpu_) world_.on_failure([device = gpu_.get()](const std::string& reason) { device->abort(reason); });
+    if (ranks_per_process > 1) threads_ = std::make_unique<rm::ThreadsWorld>(world_, ranks_per_process);
   }
   ~MpiDevice() override {
     if (gpu_) world_.on_failure({});
@@ -49,14 +52,20 @@ class MpiDevice final : public RunDevice {
   }
   Result<std::unique_ptr<runtime::Communicator>> world(int rank, Backend& backend) override {
     if (gpu_) return gpu_->world(rank, backend);
+    if (threads_) return threads_->world(rank);
     return world_.world("world");
   }
   Result<std::unique_ptr<runtime::Communicator>> split(runtime::Communicator& parent, int colour, int key,
                                                       const std::string& name, Backend& backend, bool gradient_queue) override {
     if (gpu_) return gpu_->split(parent, colour, key, name, backend, gradient_queue);
+    if (threads_) return threads_->split(parent, colour, key, name);
     return world_.split(parent, colour, key, name);
   }
-  void abort(const std::string& reason) override { world_.abort(reason); }  // the hook aborts the GPU's
+  // The failure hook aborts the GPU's communicators, or the threads' in-process world.
+  void abort(const std::string& reason) override {
+    if (threads_) threads_->abort(reason);
+    else world_.abort(reason);
+  }
   void step_begins(int rank, std::int64_t step, bool last) override {
     if (gpu_) gpu_->step_begins(rank, step, last);
   }
@@ -64,7 +73,10 @@ class MpiDevice final : public RunDevice {
     if (gpu_) return gpu_->device_timeline(host);
     return std::nullopt;
   }
-  std::vector<int> local_ranks(int) const override { return {world_.rank()}; }
+  std::vector<int> local_ranks(int) const override {
+    if (threads_) return threads_->local_ranks();
+    return {world_.rank()};
+  }
 
   Result<std::vector<std::string>> gather_parts(const std::string& mine) override {
     auto end = world_.measure_clock_offsets();
@@ -111,7 +123,7 @@ class MpiDevice final : public RunDevice {
     out.update(nlohmann::json{{"launch",
              {{"launcher", launch_.launcher},
               {"processes", world_.size()},
-              {"ranks_per_process", 1},
+              {"ranks_per_process", threads_ ? threads_->threads_per_process() : 1},
               {"hosts", hosts},
               {"communicator", gpu_ ? "nccl (bootstrapped through mpi: " + world_.library() + ")" : "mpi: " + world_.library()}}},
             {"clock",
@@ -131,6 +143,7 @@ class MpiDevice final : public RunDevice {
   runtime::LaunchInfo launch_;
   std::vector<rm::ClockOffset> start_, end_;  // on rank 0 (empty elsewhere)
   std::unique_ptr<RunDevice> gpu_;
+  std::unique_ptr<rm::ThreadsWorld> threads_;
   std::string cpu_name_;
 };
 
@@ -216,6 +229,30 @@ Result<std::unique_ptr<RunDevice>> launched_gpu(rm::MpiWorld& world, const runti
   return make_error("device", "cuda on every launched process: " + *failure);
 }
 
+// With k rank threads per process (world rank p * k + t), every group must be inside one
+// process or spread one member per process at one thread index (ThreadsWorld). Megatron's
+// groups are strided runs of the world: TP (stride 1, tp members), DP (stride tp, dp members),
+// PP (stride tp * dp, pp members); a run of n members at stride s is inside aligned blocks of k
+// when s * n divides k, and one per process at one index when k divides s.
+Result<bool> check_placement(const ProbeRequest& request, int k) {
+  if (k <= 1) return true;
+  const std::int64_t tp = request.layout.tp, dp = std::max<std::int64_t>(request.layout.dp, 1), pp = request.layout.pp;
+  struct Group {
+    const char* name;
+    std::int64_t stride, size;
+  };
+  for (const Group& g : {Group{"tp", 1, tp}, Group{"dp", tp, dp}, Group{"pp", tp * dp, pp}}) {
+    if (g.size <= 1 || k % (g.stride * g.size) == 0 || g.stride % k == 0) continue;
+    return make_error("layout", std::to_string(k) + " ranks per process (tp " + std::to_string(tp) + " x pp " +
+                                    std::to_string(pp) + " x dp " + std::to_string(dp) + " on " +
+                                    std::to_string(tp * pp * dp / k) + " processes) would split the " + g.name +
+                                    " groups between threads and processes; ranks per process must divide tp, or be "
+                                    "whole groups: start tp x pp x dp / tp = " + std::to_string(tp * pp * dp / tp) +
+                                    " processes (each one TP group), or tp x pp x dp for one rank each");
+  }
+  return true;
+}
+
 }  // namespace
 
 runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::LaunchInfo& launch, const ProcessGpu& gpu) {
@@ -223,19 +260,26 @@ runtime::Status register_mpi_probe_device(rm::MpiWorld& world, const runtime::La
   if (!offsets) return offsets.errors();
   const std::vector<rm::ClockOffset> start = *offsets;
   register_process_device([&world, launch, start, gpu](const ProbeRequest& request, int world_size) -> Result<std::unique_ptr<RunDevice>> {
-    if (world_size != world.size()) {
+    if (world_size % world.size() != 0) {
       return make_error("layout", "tp x pp x dp = " + std::to_string(world_size) + " ranks, but " + launch.launcher +
                                       " started " + std::to_string(world.size()) +
-                                      " processes; each process runs one rank: start " + std::to_string(world_size) +
-                                      " (mpirun -np " + std::to_string(world_size) +
-                                      "), or run without a launcher to have rank threads");
+                                      " processes; each process runs the same number of ranks: start a divisor of " +
+                                      std::to_string(world_size) + " (mpirun -np " + std::to_string(world_size) +
+                                      " for one rank each), or run without a launcher to have rank threads");
     }
+    const int per_process = world_size / world.size();
+    if (auto placed = check_placement(request, per_process); !placed) return placed.errors();
     auto device = launched_gpu(world, launch, gpu, request, world_size);
     if (!device) return device.errors();
+    if (*device && per_process > 1) {
+      return make_error("layout", "tp x pp x dp = " + std::to_string(world_size) + " ranks on " +
+                                      std::to_string(world.size()) + " processes with GPUs; NCCL runs one rank per "
+                                      "process and GPU: start " + std::to_string(world_size));
+    }
     if (!*device) {
       if (auto p = check_cpu_precision(request); !p) return p.errors();
     }
-    return std::unique_ptr<RunDevice>(std::make_unique<MpiDevice>(world, launch, start, std::move(*device)));
+    return std::unique_ptr<RunDevice>(std::make_unique<MpiDevice>(world, launch, start, std::move(*device), per_process));
   });
   return runtime::ok_status();
 }

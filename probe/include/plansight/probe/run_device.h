@@ -53,8 +53,9 @@ class RunDevice {
     return all;
   }
   // With ranks spread over processes, after every local rank finished: each process's part of
-  // the result (process_parts.h), collected on the process that writes the result, by process;
-  // the other processes get an empty vector. Every process calls it together.
+  // the result (process_parts.h), collected on the process that writes the result, by process
+  // (index 0: the writer's own); the other processes get an empty vector. Every process calls
+  // it together.
   virtual Result<std::vector<std::string>> gather_parts(const std::string& mine) { return std::vector<std::string>{mine}; }
   // Whether this process writes the run's result (rank 0's process, or the only one).
   virtual bool writes_result() const { return true; }
