@@ -2,6 +2,7 @@
 #include "plansight/runtime/mpi/threads_world.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <sstream>
 
@@ -118,7 +119,9 @@ Result<std::unique_ptr<Communicator>> ThreadsWorld::split(Communicator& parent, 
     call = slot;
     call->colour_key[static_cast<std::size_t>(t)] = {colour, key};
     if (++call->arrived < k_) {
-      changed_.wait(lock, [&] { return call->done || mpi_.aborted(); });
+      // Woken by the thread that completes the meeting; a failure elsewhere (which notifies
+      // nobody here) is seen within 10 ms.
+      while (!call->done && !mpi_.aborted()) changed_.wait_for(lock, std::chrono::milliseconds(10));
       if (!call->done) return mpi_.abort_status().errors();
     }
   }
