@@ -17,6 +17,7 @@
 #include "plansight/kernels/gelu.h"
 #include "plansight/kernels/matmul.h"
 #include "plansight/kernels/residual.h"
+#include "plansight/probe/engine.h"
 #include "calibration_util.h"
 
 namespace plansight::probe {
@@ -160,7 +161,8 @@ std::string cpu_device_name() {
   return "cpu: " + model + " (" + std::to_string(cores) + (cores == 1 ? " core)" : " cores)");
 }
 
-Result<est::HardwareProfile> calibrate(const ProbeRequest& r, const CalibrationOptions& options) {
+Result<est::HardwareProfile> calibrate(const ProbeRequest& asked, const CalibrationOptions& options) {
+  const ProbeRequest r = resolved_for_this_process(asked);
   auto stopped = [&] { return options.stop && options.stop->load(); };
   auto cancelled = [] { return Result<est::HardwareProfile>(make_error("calibration", "cancelled")); };
   const std::int64_t world = r.layout.tp * r.layout.pp * std::max<std::int64_t>(r.layout.dp, 1);

@@ -60,13 +60,26 @@ std::string root_cause(const std::vector<std::string>& errors) {
 
 }  // namespace
 
+ProbeRequest resolved_for_this_process(ProbeRequest request) {
+  if (request.cores <= 0) request.cores = available_cores();
+  return request;
+}
+
 Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& options, const ProgressCallback& progress,
                           const std::atomic<bool>* stop) {
+  auto out = train_or_error(request, options, progress, stop);
+  if (auto* error = std::get_if<ProbeError>(&out)) return std::move(error->errors);
+  return std::move(std::get<TrainOutput>(out));
+}
+
+std::variant<TrainOutput, ProbeError> train_or_error(const ProbeRequest& asked, const TrainOptions& options,
+                                                     const ProgressCallback& progress, const std::atomic<bool>* stop) {
+  const ProbeRequest request = resolved_for_this_process(asked);
   auto config = make_config(request);
-  if (!config) return config.errors();
+  if (!config) return ProbeError{ErrorKind::bad_request, config.errors()};
   const ProbeConfig& cfg = *config;
   auto device = pick_device(request, cfg.world());
-  if (!device) return device.errors();
+  if (!device) return ProbeError{ErrorKind::bad_request, device.errors()};
   kernels::cpu::set_blas_threads(static_cast<int>(request.threads_per_rank));
 
   RunState state(cfg, options.collect_parameters, std::move(*device));
@@ -112,7 +125,9 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
     if (done) break;
   }
   for (auto& t : threads) t.join();
-  if (!state.errors.empty()) return make_error("probe", root_cause(state.errors));
+  if (!state.errors.empty()) {
+    return ProbeError{stop && stop->load() ? ErrorKind::stopped : ErrorKind::failed, {make_error("probe", root_cause(state.errors))}};
+  }
 
   TrainOutput out;
   ProbeResult& r = out.result;
@@ -123,7 +138,7 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
     if (auto measured = state.device->device_timeline(*state.tracer)) {
       if (!*measured) {
         state.device->abort("rank " + std::to_string(local.front()) + ": " + measured->error_text());
-        return measured->errors();
+        return ProbeError{ErrorKind::failed, measured->errors()};
       }
       device_timeline = std::move(**measured);
     }
@@ -131,7 +146,7 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
   if (local_count < cfg.world()) {
     // Every process hands its ranks' memory, parameters and timeline to the one that writes the result.
     auto parts = state.device->gather_parts(encode_process_part(state, local, device_timeline ? &*device_timeline : nullptr));
-    if (!parts) return parts.errors();
+    if (!parts) return ProbeError{ErrorKind::failed, parts.errors()};
     if (!state.device->writes_result()) {
       out.writes_result = false;
       return out;
@@ -139,7 +154,7 @@ Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& optio
     for (std::size_t p = 1; p < parts->size(); ++p) {  // part 0 is this process's: its ranks are in place
       auto merged = merge_process_part(state, (*parts)[p], state.device->clock_offset_ns(static_cast<int>(p)),
                                        device_timeline ? &*device_timeline : nullptr);
-      if (!merged) return merged.errors();
+      if (!merged) return ProbeError{ErrorKind::failed, merged.errors()};
     }
   }
   r.device = state.device->name();

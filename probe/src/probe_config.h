@@ -9,7 +9,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/pipeline_schedule.h"
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/protocol/request.h"
 
 namespace plansight::probe {
 

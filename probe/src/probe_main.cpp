@@ -1,7 +1,7 @@
-// plansight-probe: runs one probe request and writes JSON lines on stdout (protocol in
-// probe/README.md). It is the only place that turns probe errors into exit codes: 0 done,
-// 1 the run failed, 2 a bad request, 130 stopped by SIGINT/SIGTERM (what was measured is still
-// written). The app starts it as a child process, so a crash here never takes the app down.
+// plansight-probe: runs one probe request and writes JSON lines on stdout (the protocol's events,
+// plansight/probe/protocol/events.h; probe/README.md). It is the only place that turns probe
+// errors into exit codes, each from its error kind: 0 done, 1 the run failed, 2 a bad request,
+// 130 stopped by SIGINT/SIGTERM (what was measured is still written). The app starts it as a child process, so a crash here never takes the app down.
 // Started by mpirun or srun with several processes, each process is one rank of the run (MPI
 // between them, probe/src/mpi): rank 0 reads the request and hands it to the others, and only
 // rank 0 writes the JSON lines; a failed run ends every process of the job.
@@ -23,6 +23,7 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/probe/calibration.h"
 #include "plansight/probe/engine.h"
+#include "plansight/probe/protocol/events.h"
 #include "plansight/probe/trainer.h"
 #include "plansight/runtime/launch.h"
 #ifdef PLANSIGHT_PROBE_HAS_MPI
@@ -39,8 +40,7 @@ namespace est = plansight::estimator;
 namespace pr = plansight::probe;
 using plansight::Diagnostic;
 using plansight::make_error;
-
-constexpr int kExitFailed = 1, kExitBadRequest = 2, kExitStopped = 130;
+using pr::ErrorKind;
 
 // Set by SIGINT/SIGTERM; a lock-free atomic store is async-signal-safe.
 std::atomic<bool> g_stop{false};
@@ -52,22 +52,19 @@ std::mutex g_out_mutex;
 bool g_writer = true;
 // One event per line, flushed at once so the parent sees progress live. A closed pipe (the
 // parent went away) stops the run instead of killing the process with SIGPIPE.
-void emit(const nlohmann::json& event) {
+void emit(const pr::Event& event) {
   if (!g_writer) return;
   std::lock_guard lock(g_out_mutex);
-  std::cout << event.dump() << '\n' << std::flush;
+  std::cout << pr::write_event(event) << '\n' << std::flush;
   if (!std::cout) g_stop.store(true);
 }
 
-int emit_errors(const std::vector<Diagnostic>& errors, int code) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& e : errors) list.push_back({{"field", e.field}, {"message", e.message}});
-  emit({{"event", "error"}, {"errors", list}, {"exit_code", code}});
+// The error event; returns the kind's exit code.
+int emit_errors(const std::vector<Diagnostic>& errors, ErrorKind kind) {
+  emit(pr::ErrorEvent{kind, errors});
   if (g_writer) for (const auto& e : errors) std::cerr << "plansight-probe: " << e.to_string() << "\n";
-  return code;
+  return pr::exit_code(kind);
 }
-
-nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
 const char* kUsage =
     "usage: plansight-probe [REQUEST.json | -] [--device cpu|cuda|auto] [--calibration quick|full]\n"
@@ -136,19 +133,6 @@ plansight::Result<std::string> read_request_text(const std::string& path) {
   return text.str();
 }
 
-// Errors of run_probe that name a request field ("layout.tp") are the request's fault (exit 2);
-// anything else ("rank 3", "calibration", "grad_sync") is a failed run (exit 1). The fields are
-// the request's own keys, as to_json writes them, so a new field can never be missed here.
-bool names_request_field(const std::vector<Diagnostic>& errors) {
-  static const nlohmann::json kRequest = pr::to_json(pr::ProbeRequest{});
-  for (const auto& e : errors) {
-    for (const auto& [field, value] : kRequest.items()) {
-      if (e.field == field || e.field.rfind(field + ".", 0) == 0) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 // The processes of a launched run (mpirun/srun with several processes); empty otherwise.
@@ -180,13 +164,13 @@ int end_failed(Processes& processes, int code) {
 // Launch detection and, with several processes, MPI. Errors are the launch's, with exit codes.
 int start_processes(Processes& processes, int& argc, char**& argv) {
   auto launch = plansight::runtime::detect_launch();
-  if (!launch) return emit_errors(launch.errors(), kExitBadRequest);
+  if (!launch) return emit_errors(launch.errors(), ErrorKind::bad_request);
   processes.launch = *launch;
   g_writer = launch->rank == 0;
   if (!processes.several()) return 0;
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   auto mpi = plansight::runtime::mpi::MpiWorld::initialize(argc, argv);
-  if (!mpi) return emit_errors(mpi.errors(), kExitFailed);
+  if (!mpi) return emit_errors(mpi.errors(), ErrorKind::failed);
   processes.mpi = std::move(*mpi);
   return 0;
 #else
@@ -195,7 +179,7 @@ int start_processes(Processes& processes, int& argc, char**& argv) {
                                                " of " + std::to_string(launch->size) +
                                                ", but this plansight-probe was built without MPI (PLANSIGHT_ENABLE_MPI=OFF); "
                                                "install Open MPI (scripts/install-deps) and rebuild, or run it without a launcher")},
-                     kExitFailed);
+                     ErrorKind::failed);
 #endif
 }
 
@@ -222,18 +206,18 @@ plansight::Result<std::string> request_text(Processes& processes, const std::str
 }
 
 // Where the run's processes are, for the started event: launcher, count, host and pid of each.
-nlohmann::json launch_json(const Processes& processes) {
-  if (!processes.several()) return nlohmann::json();
-  nlohmann::json j = {{"launcher", processes.launch.launcher}, {"processes", processes.launch.size}};
+std::optional<pr::LaunchReport> launch_report(const Processes& processes) {
+  if (!processes.several()) return std::nullopt;
+  pr::LaunchReport report;
+  report.launcher = processes.launch.launcher;
+  report.processes = processes.launch.size;
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   if (processes.mpi) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : processes.mpi->processes()) list.push_back({{"rank", p.rank}, {"host", p.host}, {"pid", p.pid}});
-    j["ranks"] = list;
-    j["communicator"] = "mpi: " + processes.mpi->library();
+    for (const auto& p : processes.mpi->processes()) report.ranks.push_back({p.rank, p.host, p.pid});
+    report.communicator = "mpi: " + processes.mpi->library();
   }
 #endif
-  return j;
+  return report;
 }
 
 int main(int argc, char** argv) {
@@ -257,11 +241,11 @@ int main(int argc, char** argv) {
   Processes processes;
   if (const int code = start_processes(processes, argc, argv); code != 0) return code;
   auto options = parse_args(argc, argv);
-  if (!options) return emit_errors(options.errors(), kExitBadRequest);
+  if (!options) return emit_errors(options.errors(), ErrorKind::bad_request);
   auto text = request_text(processes, options->request_path);
-  if (!text) return emit_errors(text.errors(), kExitBadRequest);
+  if (!text) return emit_errors(text.errors(), ErrorKind::bad_request);
   auto json = est::parse_json_text(*text, "request");
-  if (!json) return emit_errors(json.errors(), kExitBadRequest);
+  if (!json) return emit_errors(json.errors(), ErrorKind::bad_request);
   if (!options->device.empty()) (*json)["device"] = options->device;
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   // Launched processes share the CPUs the launcher gave them together (one core each under
@@ -269,7 +253,7 @@ int main(int argc, char** argv) {
   std::vector<int> launched_cpus;
   if (processes.mpi) {
     auto cpus = pr::mpi::host_cpus(*processes.mpi);
-    if (!cpus) return end_failed(processes, emit_errors(cpus.errors(), kExitFailed));
+    if (!cpus) return end_failed(processes, emit_errors(cpus.errors(), ErrorKind::failed));
     launched_cpus = *cpus;
     if (json->is_object() && !json->contains("cores") && !launched_cpus.empty()) {
       (*json)["cores"] = static_cast<long long>(launched_cpus.size());
@@ -277,7 +261,8 @@ int main(int argc, char** argv) {
   }
 #endif
   auto request = pr::probe_request_from_json(*json);
-  if (!request) return emit_errors(request.errors(), kExitBadRequest);
+  if (!request) return emit_errors(request.errors(), ErrorKind::bad_request);
+  *request = pr::resolved_for_this_process(std::move(*request));
 
 #ifdef PLANSIGHT_PROBE_HAS_CUDA
   plansight::probe::cuda::register_cuda_probe_device();  // device cuda, or auto with a GPU present
@@ -285,7 +270,7 @@ int main(int argc, char** argv) {
   if (request->device == pr::Device::cuda) {
     return emit_errors({make_error("device", "cuda was asked for, but this plansight-probe was built without CUDA "
                                              "(PLANSIGHT_ENABLE_CUDA=OFF) and cannot use a GPU; use --device cpu or auto")},
-                       kExitFailed);
+                       ErrorKind::bad_request);
   }
   if (request->device == pr::Device::automatic) request->device = pr::Device::cpu;  // no GPU build: the CPU
 #endif
@@ -298,7 +283,7 @@ int main(int argc, char** argv) {
     gpu.make_bootstrap = pr::cuda::make_nccl_bootstrap;
 #endif
     if (auto s = pr::mpi::register_mpi_probe_device(*processes.mpi, processes.launch, gpu); !s) {
-      return end_failed(processes, emit_errors(s.errors(), kExitFailed));
+      return end_failed(processes, emit_errors(s.errors(), ErrorKind::failed));
     }
   }
 #endif
@@ -308,34 +293,28 @@ int main(int argc, char** argv) {
   std::string device_name = request->device == pr::Device::cpu ? pr::cpu_device_name()
                             : request->device == pr::Device::cuda ? "cuda" : "auto";
   const auto& l = request->layout;
-  nlohmann::json started = {{"event", "started"},
-                            {"protocol", 1},
-                            {"pid", static_cast<long long>(getpid())},
-                            {"device", device_name},
-                            {"world_size", l.tp * l.pp * l.dp},
-                            {"request", pr::to_json(*request)}};
-  if (processes.several()) started["launch"] = launch_json(processes);
+  pr::StartedEvent started;
+  started.pid = static_cast<std::int64_t>(getpid());
+  started.device = device_name;
+  started.world_size = l.tp * l.pp * l.dp;
+  started.request = *request;
+  started.launch = launch_report(processes);
   emit(started);
 
   pr::TrainOptions train_options;
   train_options.fail_rank = options->fail_rank;
   train_options.fail_step = options->fail_step;
-  auto trained = pr::train(
+  auto outcome = pr::train_or_error(
       *request, train_options,
-      [](const pr::Progress& p) {
-        emit({{"event", "progress"}, {"step", p.step}, {"steps", p.steps}, {"loss", number_or_null(p.loss)},
-              {"elapsed_s", p.elapsed_s}, {"eta_s", p.eta_s}});
-      },
-      &g_stop);
-  if (!trained) {
-    const int code = emit_errors(trained.errors(), g_stop.load() ? kExitStopped
-                                                                 : (names_request_field(trained.errors()) ? kExitBadRequest : kExitFailed));
-    return end_failed(processes, code);
+      [](const pr::Progress& p) { emit(pr::ProgressEvent{p.step, p.steps, p.loss, p.elapsed_s, p.eta_s}); }, &g_stop);
+  if (const auto* error = std::get_if<pr::ProbeError>(&outcome)) {
+    return end_failed(processes, emit_errors(error->errors, error->kind));
   }
+  pr::TrainOutput* trained = &std::get<pr::TrainOutput>(outcome);
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   if (processes.mpi && !trained->writes_result) {
     // Rank 0 may calibrate the collectives between the processes: take part until it is done.
-    if (auto s = pr::mpi::serve_calibration(*processes.mpi, &g_stop); !s) return end_failed(processes, kExitFailed);
+    if (auto s = pr::mpi::serve_calibration(*processes.mpi, &g_stop); !s) return end_failed(processes, pr::exit_code(ErrorKind::failed));
     return 0;
   }
 #endif
@@ -345,7 +324,7 @@ int main(int argc, char** argv) {
   const bool on_gpu = result->device.rfind("cuda", 0) == 0;
   device_name = on_gpu ? result->device : pr::cpu_device_name();
   if (request->calibrate && !result->profile && !result->stopped_early) {
-    emit({{"event", "calibrating"}, {"level", options->calibration == pr::CalibrationLevel::quick ? "quick" : "full"}});
+    emit(pr::CalibratingEvent{options->calibration == pr::CalibrationLevel::quick ? "quick" : "full"});
     plansight::Result<est::HardwareProfile> profile = make_error("calibration", "no calibration ran");
 #ifdef PLANSIGHT_PROBE_HAS_CUDA
     if (on_gpu) {
@@ -375,21 +354,20 @@ int main(int argc, char** argv) {
       profile->device = device_name;  // one name per device in the store
       result->profile = std::move(*profile);
     } else if (!g_stop.load()) {
-      return end_failed(processes, emit_errors(profile.errors(), kExitFailed));
+      return end_failed(processes, emit_errors(profile.errors(), ErrorKind::failed));
     } else {
       result->stopped_early = true;
     }
   }
 #ifdef PLANSIGHT_PROBE_HAS_MPI
   if (processes.mpi) {
-    if (auto s = pr::mpi::end_calibration(*processes.mpi); !s) return end_failed(processes, emit_errors(s.errors(), kExitFailed));
+    if (auto s = pr::mpi::end_calibration(*processes.mpi); !s) return end_failed(processes, emit_errors(s.errors(), ErrorKind::failed));
   }
 #endif
 
-  nlohmann::json event = pr::to_json(*result);
-  event["event"] = "result";
-  emit(event);
-  const int code = result->stopped_early ? kExitStopped : 0;
-  emit({{"event", "done"}, {"exit_code", code}, {"stopped_early", result->stopped_early}});
+  const bool stopped = result->stopped_early;
+  emit(pr::ResultEvent{std::move(*result)});
+  const int code = stopped ? pr::exit_code(ErrorKind::stopped) : 0;
+  emit(pr::DoneEvent{code, stopped});
   return code;
 }

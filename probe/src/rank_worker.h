@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plansight/probe/probe_result.h"
+#include "plansight/probe/protocol/result.h"
 #include "plansight/probe/run_device.h"
 #include "plansight/runtime/communicator.h"
 #include "plansight/runtime/tracer.h"

@@ -81,8 +81,23 @@ TEST_F(ProbeCli, BadRequestExitsTwoNamingTheField) {
   for (const auto& e : (*error)["errors"]) fields.push_back(e["field"]);
   EXPECT_NE(std::find(fields.begin(), fields.end(), "layout.tp"), fields.end()) << o.stdout_text;
   EXPECT_NE(std::find(fields.begin(), fields.end(), "steps"), fields.end()) << o.stdout_text;
+  EXPECT_EQ((*error)["kind"], "bad_request");
+  EXPECT_EQ((*error)["exit_code"], 2);
   EXPECT_EQ(run(PLANSIGHT_PROBE_EXE, {"-"}, "{not json").exit_code, 2);
   EXPECT_EQ(run(PLANSIGHT_PROBE_EXE, {"/nonexistent/request.json"}).exit_code, 2);
+}
+
+// The exit code follows the error's kind, not the name of its field: a rank that fails in a
+// valid run is a failed run (1) even though its error could name any field.
+TEST_F(ProbeCli, AFailingRankIsAFailedRunNotABadRequest) {
+  auto o = run(PLANSIGHT_PROBE_EXE, {"-", "--inject-failure", "1:2"},
+               R"({"model": "tiny", "layout": {"dp": 2}, "steps": 3})");
+  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  const auto* error = find_event(o, "error");
+  ASSERT_NE(error, nullptr) << o.stdout_text;
+  EXPECT_EQ((*error)["kind"], "failed");
+  EXPECT_NE((*error)["errors"][0]["message"].get<std::string>().find("rank 1"), std::string::npos) << o.stdout_text;
+  EXPECT_EQ(find_event(o, "result"), nullptr);
 }
 
 TEST_F(ProbeCli, TinyRunWritesTheProtocol) {

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/engine.h"
+#include "plansight/probe/protocol/request.h"
 
 namespace plansight::probe {
 namespace {
@@ -117,8 +118,11 @@ TEST(ProbeRequestJson, EveryErrorNamesItsField) {
 TEST(ProbeRequestJson, CoresDefaultToWhatTheProcessMayUse) {
   auto all = probe_request_from_json(nlohmann::json::object());
   ASSERT_TRUE(all.ok()) << all.error_text();
-  EXPECT_GE(all->cores, 1);  // resolved: the stored request says how many cores the ranks shared
-  EXPECT_EQ(to_json(*all)["cores"], all->cores);
+  EXPECT_EQ(all->cores, 0) << "reading a request is machine-free: the app and the probe read it alike";
+  const ProbeRequest resolved = resolved_for_this_process(*all);
+  EXPECT_GE(resolved.cores, 1);  // resolved: the stored request says how many cores the ranks shared
+  EXPECT_EQ(to_json(resolved)["cores"], resolved.cores);
+  EXPECT_EQ(resolved_for_this_process(resolved).cores, resolved.cores);
   auto one = probe_request_from_json({{"cores", 1}});
   ASSERT_TRUE(one.ok()) << one.error_text();
   EXPECT_EQ(one->cores, 1);

@@ -14,7 +14,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/hardware_profile.h"
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/protocol/request.h"
 
 namespace plansight::probe {
 

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "plansight/estimator/diagnostic.h"
-#include "plansight/probe/probe_request.h"
-#include "plansight/probe/probe_result.h"
+#include "plansight/probe/protocol/request.h"
+#include "plansight/probe/protocol/result.h"
 
 namespace plansight::probe {
 
@@ -22,6 +22,11 @@ struct Progress {
 };
 
 using ProgressCallback = std::function<void(const Progress&)>;
+
+// The request as this process runs it: cores 0 ("all this process may run on") becomes that
+// number, so that the started event and the stored run say how many cores the ranks shared.
+// train() and calibrate() apply it themselves; plansight-probe applies it before it reports.
+ProbeRequest resolved_for_this_process(ProbeRequest request);
 
 Result<ProbeResult> run_probe(const ProbeRequest& request, const ProgressCallback& progress,
                               const std::atomic<bool>* stop = nullptr);

@@ -12,7 +12,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/timeline.h"
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/protocol/request.h"
 
 namespace plansight::runtime {
 class Communicator;

@@ -5,9 +5,11 @@
 
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "plansight/probe/engine.h"
+#include "plansight/probe/protocol/events.h"
 
 namespace plansight::probe {
 
@@ -35,5 +37,13 @@ struct TrainOutput {
 
 Result<TrainOutput> train(const ProbeRequest& request, const TrainOptions& options,
                           const ProgressCallback& progress = {}, const std::atomic<bool>* stop = nullptr);
+
+// train(), whose errors say their kind (protocol/events.h) by where they arose: bad_request
+// for what is refused before any rank starts (the configuration; a device, precision or
+// placement this machine or launch cannot give), stopped when `stop` ended the run first,
+// failed for a run that broke. plansight-probe's exit code comes from that kind.
+std::variant<TrainOutput, ProbeError> train_or_error(const ProbeRequest& request, const TrainOptions& options,
+                                                     const ProgressCallback& progress = {},
+                                                     const std::atomic<bool>* stop = nullptr);
 
 }  // namespace plansight::probe

@@ -18,7 +18,7 @@
 #include "plansight/kernels/cuda/blas.h"
 #include "plansight/kernels/cuda/dtypes.h"
 #include "plansight/probe/calibration.h"
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/protocol/request.h"
 
 namespace plansight::probe::cuda {
 

@@ -2,7 +2,7 @@
 // estimator's own validate() on the Plan the request describes, so that the probe refuses
 // exactly what the estimator would refuse, with the same messages; only the probe's extra
 // limits (no context parallelism, a bounded number of rank threads) are checked here.
-#include "plansight/probe/probe_request.h"
+#include "plansight/probe/protocol/request.h"
 
 #include <algorithm>
 #include <utility>
@@ -11,7 +11,6 @@
 #include "plansight/estimator/json_reader.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
-#include "cpu_affinity.h"
 
 namespace plansight::probe {
 namespace {
@@ -230,7 +229,6 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   }
   in.read("threads_per_rank", r.threads_per_rank, 1, 256);
   in.read("cores", r.cores, 0, 4096);
-  if (r.cores == 0) r.cores = available_cores();
   in.read("trace", r.trace);
   in.read("calibrate", r.calibrate);
 

@@ -1,6 +1,8 @@
 // ProbeRequest: what a probe run executes — a small GPT model with a parallel layout, a number
-// of training steps, the data and the device. Read from JSON (probe/README.md documents it);
-// errors name the field.
+// of training steps, the data and the device. The first part of the probe protocol (events.h):
+// the app builds one and writes it with to_json, plansight-probe reads it with
+// probe_request_from_json, and both refuse a bad one with the same errors, naming the field
+// (probe/README.md documents the fields).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +42,9 @@ struct ProbeRequest {
   Device device = Device::cpu;
   Precision precision = Precision::fp32;
   std::int64_t threads_per_rank = 1;
-  // CPU cores the ranks share; 0 in a request: all this process may run on (the normalised
-  // request carries the number used); fewer confines the rank threads to that many.
+  // CPU cores the ranks share; 0: all the probe process may run on (plansight-probe resolves
+  // it before it starts, and its started event carries the number used); fewer confines the
+  // rank threads to that many.
   std::int64_t cores = 0;
   bool trace = true;               // record a measured Timeline of the last step
   bool calibrate = false;          // also run the GEMM and collective sweeps -> HardwareProfile
@@ -56,6 +59,9 @@ nlohmann::json to_json(const ProbeRequest& request);
 // the linear "gradual warmup" of Goyal et al. 2017 (Sec. 2.2) that GPT-2/3 training uses (Brown
 // et al. 2020, Appendix B: linear warm-up over the first 375 M tokens).
 double learning_rate_at(const ProbeRequest& request, std::int64_t step);
+// Reads and checks a request: unknown keys, values out of range, and the estimator's own rules
+// on the plan it describes (estimator::validate), each error naming its field. Machine-free:
+// the same answer in the app and in the probe.
 Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json);
 
 }  // namespace plansight::probe
