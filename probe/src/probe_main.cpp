@@ -255,7 +255,9 @@ int main(int argc, char** argv) {
     auto cpus = pr::mpi::host_cpus(*processes.mpi);
     if (!cpus) return end_failed(processes, emit_errors(cpus.errors(), ErrorKind::failed));
     launched_cpus = *cpus;
-    if (json->is_object() && !json->contains("cores") && !launched_cpus.empty()) {
+    // A request without cores (absent, or 0 as the app's writer puts it) runs on those CPUs.
+    const bool cores_given = json->is_object() && json->contains("cores") && (*json)["cores"] != 0;
+    if (json->is_object() && !cores_given && !launched_cpus.empty()) {
       (*json)["cores"] = static_cast<long long>(launched_cpus.size());
     }
   }

@@ -14,7 +14,7 @@
 
 #include "../support/cli_run.h"
 #include "gui_test_support.h"
-#include "plansight/cli/probe_plan.h"
+#include "plansight/core/probe_plan.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
 #include "plansight/estimator/json_io.h"
@@ -65,7 +65,7 @@ struct ProbeStore {
     run_id = *id;
 
     // "Measured": the predicted step, 25% slower.
-    auto plan = cli::plan_of_probe_run(request, profile);
+    auto plan = core::plan_of_probe_run(request, profile);
     EXPECT_TRUE(plan.ok()) << plan.error_text();
     auto e = est::estimate(*plan, &profile);
     est::TimeModelOptions options;

@@ -17,8 +17,8 @@
 
 #include "../support/cli_run.h"
 #include "gui_test_support.h"
-#include "plansight/cli/probe_events.h"
-#include "plansight/cli/probe_run_store.h"
+#include "plansight/core/probe_events.h"
+#include "plansight/core/probe_run_store.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/probe_memory_model.h"
@@ -148,7 +148,7 @@ TEST(ProbePage, RunsATinyProbeShowsItsTimelineAndStoresItAsTheCliDoes) {
   EXPECT_EQ(run->kind, store::RunKind::probe);
   EXPECT_EQ(run->status, store::RunStatus::complete);
   ASSERT_TRUE(run->plan && run->summary);
-  EXPECT_EQ(run->name, cli::probe_run_name(*run->plan));
+  EXPECT_EQ(run->name, core::probe_run_name(*run->plan));
   EXPECT_EQ(run->summary->loss_per_step.size(), 2u);
   EXPECT_EQ(*run->summary, *o.summary) << "the page shows what it stored";
   EXPECT_TRUE(run->summary->metrics.count("hardware_profile_id")) << "quick calibration by default, as the CLI";
@@ -267,8 +267,10 @@ TEST(ProbePage, TheProbesOwnErrorNamesTheField) {
   page.startRun();
   ASSERT_TRUE(wait_finished(*page.runner()));
   EXPECT_EQ(page.runner()->outcome().kind, ProbeOutcome::Kind::failed);
-  EXPECT_TRUE(page.message().startsWith(QStringLiteral("The probe failed:"))) << page.message().toStdString();
-  EXPECT_TRUE(page.message().contains(QStringLiteral("layout.tp"))) << page.message().toStdString();
+  // Read by the probe protocol's own reader before anything starts: the probe's message, at once.
+  EXPECT_TRUE(page.message().startsWith(QStringLiteral("The request is invalid, so the probe was not started:")))
+      << page.message().toStdString();
+  EXPECT_TRUE(page.message().contains(QStringLiteral("layout.tp: value 3 must divide model.heads (4)"))) << page.message().toStdString();
   EXPECT_EQ(page.runner()->outcome().run_id, 0) << "a refused request never started, so nothing is stored";
   EXPECT_FALSE(page.timeline()->timeline());
 }
@@ -280,7 +282,7 @@ TEST(ProbePage, ACrashingChildBecomesAMessageAndAFailedRun) {
   page.runner()->setProgram(scratch.script(
       QStringLiteral("crashing-probe"),
       "cat > /dev/null\n"
-      "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cpu: test\",\"request\":{\"model\":{\"name\":\"tiny\"},"
+      "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cpu: test\",\"world_size\":1,\"request\":{\"model\":\"tiny\","
       "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":1,\"schedule\":\"1f1b\"}}}'\n"
       "echo '{\"event\":\"progress\",\"step\":1,\"steps\":2,\"loss\":5.5,\"elapsed_s\":0.1,\"eta_s\":0.1}'\n"
       "echo 'segmentation fault in a kernel' >&2\n"
@@ -319,11 +321,11 @@ TEST(ProbePage, AGpuRunShowsItsPrecisionAndTensorCoreShare) {
   page.runner()->setProgram(scratch.script(
       QStringLiteral("gpu-probe"),
       "cat > '" + request_copy.toUtf8() + "'\n"
-      "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"request\":"
-      "{\"model\":\"tiny\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,"
+      "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"world_size\":1,"
+      "\"request\":{\"model\":\"tiny\",\"device\":\"cuda\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,"
       "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":1,\"schedule\":\"1f1b\"}}}'\n"
-      "echo '{\"event\":\"result\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":0.002}],\"step_time_s\":0.002,"
-      "\"memory\":[],\"device_report\":{\"api\":\"cuda\",\"precision\":\"bf16\",\"tensor_cores\":{\"source\":"
+      "echo '{\"event\":\"result\",\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"steps\":[{\"step\":1,\"loss\":5.5,"
+      "\"seconds\":0.002}],\"step_time_s\":0.002,\"memory\":[],\"device_report\":{\"api\":\"cuda\",\"precision\":\"bf16\",\"tensor_cores\":{\"source\":"
       "\"kernel-name rules\",\"step\":{\"seconds\":0.002,\"share\":0.718},\"by_phase\":{\"forward\":"
       "{\"seconds\":0.0008,\"share\":0.801}}}},\"stopped_early\":false}'\n"
       "echo '{\"event\":\"done\",\"exit_code\":0,\"stopped_early\":false}'\n"));

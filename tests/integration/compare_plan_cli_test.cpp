@@ -13,8 +13,8 @@
 
 #include "../support/cli_run.h"
 #include "plansight/cli/commands.h"
-#include "plansight/cli/plan_run_comparison.h"
-#include "plansight/cli/step_phases.h"
+#include "plansight/core/plan_run_comparison.h"
+#include "plansight/core/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
@@ -99,9 +99,9 @@ TEST_F(ComparePlanCli, ImportedTraceBesideThePlansPrediction) {
 
   auto measured = db->load_timeline(1, est::TimelineSource::imported);
   ASSERT_TRUE(measured.ok()) << measured.error_text();
-  const StepPhases m = step_phases(*measured);
+  const core::StepPhases m = core::step_phases(*measured);
   const est::TimePrediction p = predicted();
-  const StepPhases ps = step_phases(p.timeline);
+  const core::StepPhases ps = core::step_phases(p.timeline);
   EXPECT_DOUBLE_EQ(phase(j, "forward")["predicted_s"].get<double>(), ps.forward_s);
   EXPECT_DOUBLE_EQ(phase(j, "forward")["measured_s"].get<double>(), m.forward_s);
   EXPECT_DOUBLE_EQ(phase(j, "backward")["measured_s"].get<double>(), m.backward_s);
@@ -163,23 +163,23 @@ TEST_F(ComparePlanCli, MeasuredRunUsesItsMedianStepAndMemory) {
 // A phase under 5% of the step has no relative error of its own (1 us of communication against
 // 0 predicted read -100 %): its part in the step's error, "of step", says how much it matters.
 TEST(ComparedValue, SmallPhasesAreJudgedByTheirShareOfTheStep) {
-  ComparedValue comm{"communication", 0.0, 1e-6, true};
+  core::ComparedValue comm{"communication", 0.0, 1e-6, true};
   comm.step_s = 2e-3;
   EXPECT_TRUE(comm.small());
   EXPECT_FALSE(comm.error().has_value());
   ASSERT_TRUE(comm.of_step().has_value());
   EXPECT_NEAR(*comm.of_step(), -0.0005, 1e-12);
-  ComparedValue forward{"forward", 0.9e-3, 1e-3, true};
+  core::ComparedValue forward{"forward", 0.9e-3, 1e-3, true};
   forward.step_s = 2e-3;
   EXPECT_FALSE(forward.small());
   EXPECT_NEAR(*forward.error(), -0.1, 1e-12);
   EXPECT_NEAR(*forward.of_step(), -0.05, 1e-12);
-  ComparedValue memory{"weights", 2.0, 1.0, true};  // no step: a plain relative error
+  core::ComparedValue memory{"weights", 2.0, 1.0, true};  // no step: a plain relative error
   EXPECT_FALSE(memory.of_step().has_value());
   EXPECT_NEAR(*memory.error(), 1.0, 1e-12);
-  EXPECT_EQ(percent_text(-0.0005), "-0.1%");
-  EXPECT_EQ(percent_text(0.123), "+12.3%");
-  EXPECT_EQ(percent_text(std::nullopt), "-");
+  EXPECT_EQ(core::percent_text(-0.0005), "-0.1%");
+  EXPECT_EQ(core::percent_text(0.123), "+12.3%");
+  EXPECT_EQ(core::percent_text(std::nullopt), "-");
 }
 
 // The plan and the run must describe one job, or the comparison says they do not: a probe run of
@@ -195,20 +195,20 @@ TEST(RunPlanMismatch, NamesEveryFieldWhereTheRunAndThePlanDiffer) {
                             {"seq_len", plan.training.seq_len},
                             {"micro_batch", plan.training.micro_batch},
                             {"global_batch", plan.training.global_batch}};
-  EXPECT_TRUE(run_plan_mismatches(run, plan, *e, 1.0, 1.1).empty()) << "the same job, a step 10 % apart";
+  EXPECT_TRUE(core::run_plan_mismatches(run, plan, *e, 1.0, 1.1).empty()) << "the same job, a step 10 % apart";
   (*run.plan)["model"]["layers"] = 2;
   (*run.plan)["layout"]["tp"] = 1;
-  auto differ = run_plan_mismatches(run, plan, *e, 1.0, 1.1);
+  auto differ = core::run_plan_mismatches(run, plan, *e, 1.0, 1.1);
   ASSERT_EQ(differ.size(), 1u);
   EXPECT_NE(differ[0].find("layers 2 vs 24, tp 1 vs 2"), std::string::npos) << differ[0];
-  auto far = run_plan_mismatches(run, plan, *e, 24.0, 1.0);
+  auto far = core::run_plan_mismatches(run, plan, *e, 24.0, 1.0);
   ASSERT_EQ(far.size(), 2u);
   EXPECT_NE(far[1].find("is 24.0x longer than the measured one"), std::string::npos) << far[1];
   store::RunRecord trace;
   trace.kind = store::RunKind::import;
   trace.summary = store::RunSummary{};
   trace.summary->metrics["ranks"] = 8;
-  auto ranks = run_plan_mismatches(trace, plan, *e, 1.0, 1.0);
+  auto ranks = core::run_plan_mismatches(trace, plan, *e, 1.0, 1.0);
   ASSERT_EQ(ranks.size(), 1u);
   EXPECT_NE(ranks[0].find("the trace holds 8 ranks but the plan has 2 GPUs"), std::string::npos) << ranks[0];
 }

@@ -1,6 +1,6 @@
 // plansight-probe and `plansight probe/runs/compare` as programs: the JSON-lines protocol, exit
 // codes, Ctrl-C keeping what was measured, and a probe run stored, listed, compared and
-// deleted through the CLI. Processes are started with the CLI's own run_child().
+// deleted through the CLI. Processes are started with the app's own core::run_child().
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "plansight/cli/child_process.h"
+#include "plansight/core/child_process.h"
 #include "plansight/store/store.h"
 
 namespace plansight::cli {
@@ -30,7 +30,7 @@ Output run(const std::string& program, const std::vector<std::string>& args, con
   Output o;
   std::atomic<bool> interrupt{false};
   int progress = 0;
-  auto exit = run_child(program, args, input, [&](std::string_view line) {
+  auto exit = core::run_child(program, args, input, [&](std::string_view line) {
     o.stdout_text += std::string(line) + "\n";
     auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
     o.events.push_back(j);
@@ -205,6 +205,49 @@ TEST_F(ProbeCli, TrainingFlagsReachTheRequest) {
       << bad.stderr_text;
 }
 
+// The CLI reads its request with the probe protocol's own reader: a request the probe would
+// refuse is refused before any probe starts, with the probe's message and exit code 2.
+TEST_F(ProbeCli, ABadRequestIsRefusedBeforeTheProbeStarts) {
+  const std::string script = db_ + ".probe.sh", marker = db_ + ".started";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\ntouch '" << marker << "'\ncat > /dev/null\nexit 1\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
+  auto o = cli({"probe", "--model", "tiny", "--tp", "3"});
+  std::filesystem::remove(script);
+  EXPECT_EQ(o.exit_code, 2) << o.stderr_text;
+  EXPECT_NE(o.stderr_text.find("layout.tp: value 3 must divide model.heads (4)"), std::string::npos) << o.stderr_text;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "no probe was started";
+  std::filesystem::remove(marker);
+}
+
+// A probe whose result breaks the protocol's schema: the run is marked failed and the message
+// names the field the app could not read, instead of storing a guess.
+TEST_F(ProbeCli, AResultThatBreaksTheSchemaNamesTheFieldAndFailsTheRun) {
+  const std::string script = db_ + ".probe.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\ncat > /dev/null\n"
+         "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cpu: test\",\"world_size\":1,\"request\":{\"model\":\"tiny\"}}'\n"
+         "echo '{\"event\":\"result\",\"device\":\"cpu: test\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":\"fast\"}],"
+         "\"step_time_s\":0.002,\"stopped_early\":false,\"memory\":[]}'\n"
+         "echo '{\"event\":\"done\",\"exit_code\":0}'\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
+  auto o = cli({"probe"});
+  std::filesystem::remove(script);
+  EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
+  EXPECT_NE(o.stderr_text.find("result.steps[0].seconds"), std::string::npos) << o.stderr_text;
+  auto list = cli({"runs", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.stderr_text;
+  const auto runs = nlohmann::json::parse(list.stdout_text)["runs"];
+  ASSERT_EQ(runs.size(), 1u) << list.stdout_text;
+  EXPECT_EQ(runs[0]["status"], "failed") << list.stdout_text;
+}
+
 // A GPU run's summary, from a script speaking the protocol as plansight-probe --device cuda does:
 // the precision and the tensor-core share of the step and of each phase.
 TEST_F(ProbeCli, AGpuRunPrintsItsTensorCoreShare) {
@@ -212,10 +255,11 @@ TEST_F(ProbeCli, AGpuRunPrintsItsTensorCoreShare) {
   {
     std::ofstream f(script);
     f << "#!/bin/sh\ncat > /dev/null\n"
-         "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"request\":"
-         "{\"model\":\"tiny\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,\"layout\":{\"tp\":1}}}'\n"
-         "echo '{\"event\":\"result\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":0.002}],\"step_time_s\":0.002,"
-         "\"memory\":[],\"device_report\":{\"precision\":\"bf16\",\"tensor_cores\":{\"source\":\"kernel-name rules\","
+         "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"world_size\":1,"
+         "\"request\":{\"model\":\"tiny\",\"device\":\"cuda\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,"
+         "\"layout\":{\"tp\":1}}}'\n"
+         "echo '{\"event\":\"result\",\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"steps\":[{\"step\":1,\"loss\":5.5,"
+         "\"seconds\":0.002}],\"step_time_s\":0.002,\"stopped_early\":false,\"memory\":[],\"device_report\":{\"precision\":\"bf16\",\"tensor_cores\":{\"source\":\"kernel-name rules\","
          "\"step\":{\"share\":0.718},\"by_phase\":{\"forward\":{\"share\":0.801},\"backward\":{\"share\":0.75}}}}}'\n"
          "echo '{\"event\":\"done\",\"exit_code\":0}'\n";
   }

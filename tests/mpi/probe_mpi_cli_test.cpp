@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "plansight/cli/child_process.h"
+#include "plansight/core/child_process.h"
 #include "plansight/store/store.h"
 
 namespace plansight::cli {
@@ -43,11 +43,11 @@ Output mpirun(int processes, std::vector<std::string> args, const std::string& i
   argv.insert(argv.end(), args.begin(), args.end());
   Output o;
   std::atomic<bool> stop{false};
-  ChildOptions options;
+  core::ChildOptions options;
   options.own_process_group = true;
   options.interrupt_signal = SIGUSR1;
   const auto start = Clock::now();
-  auto exit = run_child(PLANSIGHT_MPIEXEC, argv, input, [&](std::string_view line) {
+  auto exit = core::run_child(PLANSIGHT_MPIEXEC, argv, input, [&](std::string_view line) {
     o.stdout_text += std::string(line) + "\n";
     auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
     o.events.push_back(j);
@@ -117,7 +117,7 @@ class ProbeMpi : public ::testing::Test {
     args.push_back("--db");
     args.push_back(db_);
     Output o;
-    auto exit = run_child(PLANSIGHT_CLI_EXE, args, "", [&](std::string_view line) { o.stdout_text += std::string(line) + "\n"; });
+    auto exit = core::run_child(PLANSIGHT_CLI_EXE, args, "", [&](std::string_view line) { o.stdout_text += std::string(line) + "\n"; });
     EXPECT_TRUE(exit.ok());
     if (exit) {
       o.exit_code = exit->exit_code;

@@ -4,14 +4,16 @@
 // plan of exactly that configuration.
 #include <gtest/gtest.h>
 
-#include "plansight/cli/probe_events.h"
-#include "plansight/cli/probe_plan.h"
-#include "plansight/cli/step_phases.h"
+#include <cmath>
+
+#include "plansight/core/probe_events.h"
+#include "plansight/core/probe_plan.h"
+#include "plansight/core/step_phases.h"
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 namespace {
 
 namespace est = plansight::estimator;
@@ -135,19 +137,49 @@ TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {
 // A GPU run's device report (GPU, precision, tensor-core share) is kept with the run, and the
 // step's share is a metric; a CPU run has neither.
 TEST(ProbeSummary, KeepsTheDeviceReportAndTensorCoreShare) {
-  const nlohmann::json request = {{"global_batch", 8}, {"seq_len", 1024}, {"layout", {{"tp", 2}}}};
-  nlohmann::json result = {{"steps", {{{"step", 1}, {"loss", 10.9}, {"seconds", 0.05}}}}, {"step_time_s", 0.04}};
-  const auto cpu = summary_of(result, request);
+  auto request = probe::probe_request_from_json(
+      {{"model", "gpt2-124m"}, {"global_batch", 8}, {"seq_len", 1024}, {"layout", {{"tp", 2}}}});
+  ASSERT_TRUE(request) << request.error_text();
+  probe::ProbeResult result;
+  result.steps = {{1, 10.9, 0.05, 0, false}};
+  result.step_time_s = 0.04;
+  const auto cpu = summary_of(result, *request);
   EXPECT_TRUE(cpu.device.empty());
   EXPECT_EQ(cpu.metrics.count("tensor_core_share"), 0u);
   EXPECT_DOUBLE_EQ(cpu.metrics.at("tokens_per_s"), 8 * 1024 / 0.04);
+  EXPECT_EQ(cpu.metrics.at("world_size"), 2);
 
-  result["device_report"] = {{"gpu", "NVIDIA H100 80GB HBM3"},
-                             {"precision", "bf16"},
-                             {"tensor_cores", {{"source", "kernel-name rules"}, {"step", {{"share", 0.625}}}}}};
-  const auto gpu = summary_of(result, request);
-  EXPECT_EQ(gpu.device, result["device_report"]);
+  result.device_report = {{"gpu", "NVIDIA H100 80GB HBM3"},
+                          {"precision", "bf16"},
+                          {"tensor_cores", {{"source", "kernel-name rules"}, {"step", {{"share", 0.625}}}}}};
+  const auto gpu = summary_of(result, *request);
+  EXPECT_EQ(gpu.device, result.device_report);
   EXPECT_DOUBLE_EQ(gpu.metrics.at("tensor_core_share"), 0.625);
+}
+
+// A run stopped before its timed steps has no median step of its own: the steps it made count.
+TEST(ProbeSummary, AStoppedRunIsTimedByTheStepsItMade) {
+  auto request = probe::probe_request_from_json({{"model", "tiny"}});
+  ASSERT_TRUE(request) << request.error_text();
+  probe::ProbeResult result;
+  result.steps = {{1, 5.0, 0.3, 0, false}, {2, std::nan(""), 0.1, 0, false}};
+  result.stopped_early = true;
+  const auto s = summary_of(result, *request);
+  ASSERT_TRUE(s.step_time_s);
+  EXPECT_DOUBLE_EQ(*s.step_time_s, 0.2);
+  EXPECT_TRUE(std::isnan(s.loss_per_step.at(1)));
+  EXPECT_EQ(s.metrics.at("stopped_early"), 1);
+  probe::RankMemory a, b;
+  a.peak.weights_bytes = 100;
+  a.peak_total_bytes = 300;
+  b.peak.weights_bytes = 50;
+  b.peak.activations_bytes = 70;
+  b.peak_total_bytes = 400;
+  result.memory = {a, b};
+  const auto memory = measured_memory(result);
+  EXPECT_EQ(memory.at("weights"), 100);
+  EXPECT_EQ(memory.at("activations"), 70);
+  EXPECT_EQ(memory.at("total"), 400) << "the largest whole-rank peak, not the sum of the largest categories";
 }
 
 TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
@@ -183,4 +215,4 @@ TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
   EXPECT_EQ(plan_of_probe_run(single_request, profile)->cluster.shared_processors, 0);
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

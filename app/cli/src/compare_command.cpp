@@ -13,11 +13,11 @@
 #include "compare_plan_command.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
-#include "plansight/cli/plan_run_comparison.h"
-#include "plansight/cli/probe_events.h"
-#include "plansight/cli/probe_plan.h"
-#include "plansight/cli/run_lookup.h"
-#include "plansight/cli/step_phases.h"
+#include "plansight/core/plan_run_comparison.h"
+#include "plansight/core/probe_events.h"
+#include "plansight/core/probe_plan.h"
+#include "plansight/cli/run_args.h"
+#include "plansight/core/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/time_model.h"
 
@@ -53,9 +53,9 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
                                                               "plansight compare " + run_id + " --plan FILE.json (or plan flags)")},
                                  json, out, err);
   }
-  auto profile = hardware_profile_of_run(*db, *run);
+  auto profile = core::hardware_profile_of_run(*db, *run);
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
-  auto plan = plan_of_probe_run(*run->plan, *profile);
+  auto plan = core::plan_of_probe_run(*run->plan, *profile);
   if (!plan) return report_command_errors(plan.errors(), json, out, err, Status::failure);
   auto estimate = est::estimate(*plan, &*profile);
   if (!estimate) return report_command_errors(estimate.errors(), json, out, err, Status::failure);
@@ -66,14 +66,14 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   auto measured_timeline = db->load_timeline(*id, est::TimelineSource::measured);
 
   // Time: the step from the run's median, the phases from its traced step.
-  const StepPhases p = step_phases(predicted->timeline);
-  const StepPhases m = measured_timeline ? step_phases(*measured_timeline) : StepPhases{};
+  const core::StepPhases p = core::step_phases(predicted->timeline);
+  const core::StepPhases m = measured_timeline ? core::step_phases(*measured_timeline) : core::StepPhases{};
   const bool has_phases = measured_timeline.ok();
-  std::vector<ComparedValue> phases = phase_rows(p, m, has_phases, predicted->iteration_s, *run->summary->step_time_s);
-  const ComparedValue step = phases.back();
+  std::vector<core::ComparedValue> phases = core::phase_rows(p, m, has_phases, predicted->iteration_s, *run->summary->step_time_s);
+  const core::ComparedValue step = phases.back();
   phases.pop_back();
   // Memory: per category the largest over pipeline stages (predicted) and over ranks (measured).
-  const std::vector<ComparedValue> memory = memory_rows(estimate->memory, run->summary->memory_bytes);
+  const std::vector<core::ComparedValue> memory = core::memory_rows(estimate->memory, run->summary->memory_bytes);
 
   if (json) {
     nlohmann::json j;
@@ -104,7 +104,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
     out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its bubble includes "
         << format_seconds(m.waiting_s) << " waiting inside communication calls for a peer; step: the run's median)\n";
   }
-  out << comparison_legend() << "\n";
+  out << core::comparison_legend() << "\n";
   print_memory_table(out, memory);
   return Status::ok;
 }

@@ -10,7 +10,7 @@
 #include "comparison_table.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
-#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/core/plan_run_comparison.h"
 
 namespace plansight::cli {
 namespace {
@@ -19,27 +19,27 @@ namespace est = plansight::estimator;
 
 nlohmann::json fraction_json(std::optional<double> f) { return f ? nlohmann::json(*f) : nlohmann::json(); }
 
-void print_table(std::ostream& out, const PlanRunComparison& c) {
+void print_table(std::ostream& out, const core::PlanRunComparison& c) {
   const auto& p = c.plan;
   out << "run " << c.run.id << ": " << c.run.name << " (" << est::to_string(c.measured_source) << " timeline)\n";
   out << "plan: " << p.model.name << " on " << p.cluster.gpus << " x " << p.cluster.gpu.name << ", tp " << p.layout.tp
       << " pp " << p.layout.pp << " dp " << c.estimate.dp << ", " << est::to_string(p.layout.schedule) << "\n\n";
-  std::vector<ComparedValue> phases(c.phases.begin(), c.phases.end() - 1);
+  std::vector<core::ComparedValue> phases(c.phases.begin(), c.phases.end() - 1);
   print_phase_table(out, phases, c.phases.back());
   out << "(phases: each timeline averaged over its ranks; the measured one spans " << format_seconds(c.measured_phases.step_s)
       << " and its bubble includes " << format_seconds(c.measured_phases.waiting_s)
       << " waiting inside communication calls; step: "
       << (c.measured_step_is_median ? "the run's median step" : "the traced window") << ")\n";
-  out << comparison_legend() << "\n";
+  out << core::comparison_legend() << "\n";
   print_memory_table(out, c.memory);
 }
 
-nlohmann::json to_json(const PlanRunComparison& c) {
+nlohmann::json to_json(const core::PlanRunComparison& c) {
   nlohmann::json j;
   j["run_id"] = c.run.id;
   j["run_name"] = c.run.name;
   j["measured_source"] = std::string(est::to_string(c.measured_source));
-  const ComparedValue& step = c.phases.back();
+  const core::ComparedValue& step = c.phases.back();
   j["step"] = {{"predicted_s", step.predicted}, {"measured_s", step.measured}, {"error", fraction_json(step.error())},
                {"measured_is_median", c.measured_step_is_median}};
   j["phases"] = nlohmann::json::array();
@@ -72,7 +72,7 @@ Status run_compare_with_plan(std::int64_t run_id, const Args& args, std::ostream
   print_adjustments(adjustments, err);
   auto db = open_run_store(args, store::Access::read_only);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
-  auto comparison = compare_run_with_plan(*db, run_id, *plan);
+  auto comparison = core::compare_run_with_plan(*db, run_id, *plan);
   if (!comparison) return report_command_errors(comparison.errors(), json, out, err);
   if (json) {
     out << json_text(to_json(*comparison)) << "\n";

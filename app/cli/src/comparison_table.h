@@ -5,13 +5,13 @@
 #include <ostream>
 #include <vector>
 
-#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/core/plan_run_comparison.h"
 
 namespace plansight::cli {
 
 // time | predicted | measured | error | of step, one row per phase, then the step.
-void print_phase_table(std::ostream& out, const std::vector<ComparedValue>& phases, const ComparedValue& step);
+void print_phase_table(std::ostream& out, const std::vector<core::ComparedValue>& phases, const core::ComparedValue& step);
 // memory | predicted | measured | error, in MiB.
-void print_memory_table(std::ostream& out, const std::vector<ComparedValue>& memory);
+void print_memory_table(std::ostream& out, const std::vector<core::ComparedValue>& memory);
 
 }  // namespace plansight::cli

@@ -2,17 +2,18 @@
 // progress, and stores the run, its measured timeline, summary and hardware profile. The run
 // row is created when the probe reports "started", so a run that crashes later is still listed
 // (as failed) and a reader sees it while it is running. The records are probe_run_store.h's,
-// shared with the desktop app's Probe page.
+// shared with the desktop app's Probe page. The request is read with the probe protocol's own
+// reader before anything starts, so a bad flag is refused here with the probe's own message.
 #include <atomic>
 #include <csignal>
 #include <string>
 
 #include "command_util.h"
-#include "plansight/cli/child_process.h"
+#include "plansight/core/child_process.h"
 #include "plansight/cli/format.h"
-#include "plansight/cli/launcher.h"
-#include "plansight/cli/probe_events.h"
-#include "plansight/cli/probe_run_store.h"
+#include "plansight/core/launcher.h"
+#include "plansight/core/probe_events.h"
+#include "plansight/core/probe_run_store.h"
 
 namespace plansight::cli {
 namespace {
@@ -56,8 +57,8 @@ const std::vector<FlagSpec>& probe_flags() {
   return flags;
 }
 
-// The request the flags describe; the probe checks it (one place owns the rules) and its
-// errors come back naming the request field.
+// The request the flags describe, as JSON: probe::probe_request_from_json checks it (one place
+// owns the rules), its errors naming the request field.
 Result<nlohmann::json> request_from_args(const Args& args) {
   std::vector<Diagnostic> errors;
   nlohmann::json request = {{"model", args.value("--model").value_or("small")}, {"layout", nlohmann::json::object()}};
@@ -101,7 +102,7 @@ Result<nlohmann::json> request_from_args(const Args& args) {
   return request;
 }
 
-std::string progress_bar(const ProbeProgress& p) {
+std::string progress_bar(const probe::ProgressEvent& p) {
   constexpr int kWidth = 30;
   const double done = p.steps > 0 ? static_cast<double>(p.step) / static_cast<double>(p.steps) : 0;
   const int filled = static_cast<int>(done * kWidth + 0.5);
@@ -170,7 +171,7 @@ void print_summary(std::ostream& out, std::int64_t run_id, const std::string& de
   print_tensor_cores(out, s.device);
   print_launch(out, s.device);
   out << "  memory (largest rank peak per category)\n";
-  for (const auto& category : memory_categories()) {
+  for (const auto& category : core::memory_categories()) {
     auto it = s.memory_bytes.find(category);
     const double bytes = it == s.memory_bytes.end() ? 0.0 : static_cast<double>(it->second);
     out << "    " << pad_right(category, 12) << pad_left(format_fixed(bytes / (1 << 20), 2), 10) << " MiB\n";
@@ -187,16 +188,18 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   if (!args->positionals().empty()) {
     return report_command_errors({make_error(args->positionals().front(), "unexpected argument; see plansight --help")}, json, out, err);
   }
-  auto request = request_from_args(*args);
+  auto asked = request_from_args(*args);
+  if (!asked) return report_command_errors(asked.errors(), json, out, err);
+  auto request = probe::probe_request_from_json(*asked);
   if (!request) return report_command_errors(request.errors(), json, out, err);
-  auto probe = find_probe_executable();
+  auto probe = core::find_probe_executable();
   if (!probe) return report_command_errors(probe.errors(), json, out, err, Status::failure);
   // Under a launcher: `<launcher words> plansight-probe ...`, one probe process per rank.
   std::vector<std::string> launcher;
   if (auto command = args->value("--launcher")) {
-    auto words = launcher_words(*command);
+    auto words = core::launcher_words(*command);
     if (!words) return report_command_errors(words.errors(), json, out, err);
-    auto program = find_program(words->front());
+    auto program = core::find_program(words->front());
     if (!program) return report_command_errors(program.errors(), json, out, err, Status::failure);
     launcher = std::move(*words);
     launcher.front() = *program;
@@ -204,26 +207,26 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   auto db = open_run_store(*args);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
 
-  ProbeEvents events;
+  core::ProbeEvents events;
   std::int64_t run_id = 0;
   std::string device;
   std::vector<Diagnostic> store_errors;
   std::vector<std::string> child_args = {"-", "--calibration", args->has("--calibrate") ? "full" : "quick"};
   std::string program = *probe;
-  ChildOptions child_options;
+  core::ChildOptions child_options;
   if (!launcher.empty()) {
     child_args.insert(child_args.begin(), *probe);
     child_args.insert(child_args.begin(), launcher.begin() + 1, launcher.end());
     program = launcher.front();
     child_options.own_process_group = true;
-    child_options.interrupt_signal = stop_signal(true);
+    child_options.interrupt_signal = core::stop_signal(true);
   }
   InterruptGuard guard;
-  auto child = run_child(program, child_args, request->dump(), [&](std::string_view line) {
-    const std::string kind = accept_probe_line(events, line);
+  auto child = core::run_child(program, child_args, probe::to_json(*request).dump(), [&](std::string_view line) {
+    const std::string kind = core::accept_probe_line(events, line);
     if (kind == "started" && run_id == 0) {
-      device = events.started->value("device", std::string("cpu"));
-      auto id = db->create_run(started_probe_run(*events.started, args->value("--name").value_or("")));
+      device = events.started->device;
+      auto id = db->create_run(core::started_probe_run(*events.started, args->value("--name").value_or("")));
       if (id) run_id = *id;
       else store_errors = id.errors();
     } else if (kind == "progress" && !json) {
@@ -237,15 +240,17 @@ Status run_probe_command(const std::vector<std::string>& argv, std::ostream& out
   if (!store_errors.empty()) return report_command_errors(store_errors, json, out, err, Status::failure);
 
   if (!events.result) {
-    const std::vector<Diagnostic> errors = probe_failure(events, describe_child_exit(*child), child->stderr_text);
-    if (run_id > 0) (void)mark_probe_run_unfinished(*db, run_id, errors, g_interrupted.load());
-    return report_command_errors(errors, json, out, err, child->exit_code == 2 ? Status::invalid_input : Status::failure);
+    const std::vector<Diagnostic> errors = core::probe_failure(events, core::describe_child_exit(*child), child->stderr_text);
+    if (run_id > 0) (void)core::mark_probe_run_unfinished(*db, run_id, errors, g_interrupted.load());
+    const bool bad_request = events.error && events.error->kind == probe::ErrorKind::bad_request;
+    return report_command_errors(errors, json, out, err, bad_request ? Status::invalid_input : Status::failure);
   }
-  const nlohmann::json request_used = events.started ? (*events.started)["request"] : *request;
-  auto stored = store_probe_result(*db, run_id, *events.result, request_used, device);
+  const probe::ProbeRequest& used = events.started ? events.started->request : *request;
+  auto stored = core::store_probe_result(*db, run_id, *events.result, used, device);
   if (!stored) return report_command_errors(stored.errors(), json, out, err, Status::failure);
-  const store::RunSummary summary = summary_of(*events.result, request_used);
-  const bool stopped = events.result->value("stopped_early", false);
+  const store::RunSummary summary = core::summary_of(*events.result, used);
+  const bool stopped = events.result->stopped_early;
+  const nlohmann::json request_used = probe::to_json(used);
   if (json) {
     nlohmann::json loss = nlohmann::json::array();
     for (double l : summary.loss_per_step) loss.push_back(std::isfinite(l) ? nlohmann::json(l) : nlohmann::json());

@@ -12,8 +12,8 @@
 #include "plan_diff_command.h"
 #include "plansight/cli/commands.h"
 #include "plansight/cli/format.h"
-#include "plansight/cli/run_lookup.h"
-#include "plansight/cli/trace_import_store.h"
+#include "plansight/cli/run_args.h"
+#include "plansight/core/trace_import_store.h"
 #include "plansight/estimator/collective_bandwidth.h"
 #include "plansight/estimator/hta_metrics.h"
 #include "plansight/estimator/timeline_align.h"
@@ -103,7 +103,7 @@ Status run_import(const std::vector<std::string>& argv, std::ostream& out, std::
   auto store = open_store(*args);
   if (!store) return report_cli_errors(store.errors(), err);
 
-  auto stored = store_imported_trace(*store, *trace, path, args->value("--name").value_or(""));
+  auto stored = core::store_imported_trace(*store, *trace, path, args->value("--name").value_or(""));
   if (!stored) return report_cli_errors(stored.errors(), err);
   const std::size_t spans = stored->spans;
   const std::string& device = stored->device;
@@ -148,7 +148,7 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
 
   // An imported run keeps its collective calls (with group sizes the timeline lacks); any other
   // run (a probe's measured timeline) has them only as spans.
-  std::vector<est::CollectiveCall> calls = stored_collectives(loaded->run);
+  std::vector<est::CollectiveCall> calls = core::stored_collectives(loaded->run);
   if (calls.empty()) {
     calls = est::collectives_from_timeline(timeline, 0);
     fill_probe_group_sizes(loaded->run, calls);

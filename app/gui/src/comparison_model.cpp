@@ -3,7 +3,7 @@
 
 #include <QFont>
 
-#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/core/plan_run_comparison.h"
 #include "plansight/gui/format.h"
 
 namespace plansight::gui {
@@ -52,8 +52,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case kName: return r.name;
     case kPredicted: return value_text(r.predicted);
     case kMeasured: return r.has_measured ? value_text(r.measured) : QStringLiteral("-");
-    case kError: return QString::fromStdString(cli::percent_text(error));
-    case kOfStep: return QString::fromStdString(cli::percent_text(r.of_step()));
+    case kError: return QString::fromStdString(core::percent_text(error));
+    case kOfStep: return QString::fromStdString(core::percent_text(r.of_step()));
     default: return {};
   }
 }

@@ -3,7 +3,7 @@
 
 #include <QFont>
 
-#include "plansight/cli/probe_events.h"
+#include "plansight/core/probe_events.h"
 #include "plansight/gui/format.h"
 
 namespace plansight::gui {
@@ -13,7 +13,7 @@ ProbeMemoryModel::ProbeMemoryModel(QObject* parent) : QAbstractTableModel(parent
 void ProbeMemoryModel::setMemory(const std::map<std::string, std::int64_t>& bytes) {
   beginResetModel();
   rows_.clear();
-  for (const auto& category : cli::memory_categories()) {
+  for (const auto& category : core::memory_categories()) {
     auto it = bytes.find(category);
     if (it != bytes.end()) rows_.emplace_back(QString::fromStdString(category), it->second);
   }

@@ -9,11 +9,10 @@
 #include <csignal>
 #include <optional>
 
-#include "plansight/cli/child_process.h"
-#include "plansight/cli/launcher.h"
-#include "plansight/cli/probe_events.h"
-#include "plansight/cli/probe_run_store.h"
-#include "plansight/estimator/timeline_json.h"
+#include "plansight/core/child_process.h"
+#include "plansight/core/launcher.h"
+#include "plansight/core/probe_events.h"
+#include "plansight/core/probe_run_store.h"
 #include "plansight/gui/format.h"
 #include "plansight/store/store.h"
 
@@ -55,9 +54,9 @@ QStringList probe_arguments(const ProbeSettings& s) {
 struct ProbeRunner::Job {
   QString db_path;
   std::string name;
-  nlohmann::json request;
+  probe::ProbeRequest request;
   std::int64_t steps_requested = 0;
-  cli::ProbeEvents events;
+  core::ProbeEvents events;
   std::optional<store::Store> db;
   std::vector<Diagnostic> store_errors;
   std::int64_t run_id = 0;
@@ -109,31 +108,38 @@ bool ProbeRunner::start(const ProbeSettings& settings) {
   job_ = std::make_shared<Job>();
   job_->db_path = db_path_;
   job_->name = settings.name.trimmed().toStdString();
-  job_->request = probe_request(settings);
   job_->steps_requested = settings.steps;
   setState(State::running);
+  // The probe protocol's own reader checks the request before anything starts: a field the
+  // probe would refuse is refused here with the probe's message, naming the field.
+  auto checked = probe::probe_request_from_json(probe_request(settings));
+  if (!checked) {
+    endBeforeStart(tr("The request is invalid, so the probe was not started: %1").arg(q(join_messages(checked.errors()))));
+    return true;
+  }
+  job_->request = std::move(*checked);
 
   QString program = program_override_;
   if (program.isEmpty()) {
-    auto found = cli::find_probe_executable();
+    auto found = core::find_probe_executable();
     if (!found) {
-      onStartFailed(q(found.error_text()));
+      endBeforeStart(tr("The probe could not start: %1").arg(q(found.error_text())));
       return true;
     }
     program = q(*found);
   }
   QStringList arguments = probe_arguments(settings);
-  stop_signal_ = cli::stop_signal(false);
+  stop_signal_ = core::stop_signal(false);
   if (!settings.launcher.trimmed().isEmpty()) {
     // `<launcher words> plansight-probe <arguments>`: one probe process per rank.
-    auto words = cli::launcher_words(settings.launcher.toStdString());
+    auto words = core::launcher_words(settings.launcher.toStdString());
     if (!words) {
-      onStartFailed(q(words.error_text()));
+      endBeforeStart(tr("The probe could not start: %1").arg(q(words.error_text())));
       return true;
     }
-    auto launcher = cli::find_program(words->front());
+    auto launcher = core::find_program(words->front());
     if (!launcher) {
-      onStartFailed(q(launcher.error_text()));
+      endBeforeStart(tr("The probe could not start: %1").arg(q(launcher.error_text())));
       return true;
     }
     QStringList launched;
@@ -141,12 +147,12 @@ bool ProbeRunner::start(const ProbeSettings& settings) {
     launched << program << arguments;
     arguments = launched;
     program = q(*launcher);
-    stop_signal_ = cli::stop_signal(true);
+    stop_signal_ = core::stop_signal(true);
   }
   process_ = new QProcess(this);
   process_->setProgram(program);
   process_->setArguments(arguments);
-  const QByteArray request = QByteArray::fromStdString(job_->request.dump());
+  const QByteArray request = QByteArray::fromStdString(probe::to_json(job_->request).dump());
   connect(process_, &QProcess::started, this, [this, request] {
     process_->write(request);
     process_->closeWriteChannel();  // the probe reads all of stdin before it starts
@@ -158,7 +164,7 @@ bool ProbeRunner::start(const ProbeSettings& settings) {
   });
   connect(process_, &QProcess::errorOccurred, this, [this, program, generation](QProcess::ProcessError error) {
     if (error != QProcess::FailedToStart || generation != generation_) return;  // crashes end in finished()
-    onStartFailed(tr("Cannot start %1: %2").arg(program, process_->errorString()));
+    endBeforeStart(tr("The probe could not start: %1").arg(tr("Cannot start %1: %2").arg(program, process_->errorString())));
   });
   connect(process_, &QProcess::finished, this, [this](int exit_code, QProcess::ExitStatus status) {
     readOutput();
@@ -192,17 +198,17 @@ void ProbeRunner::post(std::uint64_t generation, std::shared_ptr<Job> job, QByte
   QPointer<ProbeRunner> self(this);
   worker_.start([self, generation, job = std::move(job), line = std::move(line)] {
     const std::string kind =
-        cli::accept_probe_line(job->events, std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
+        core::accept_probe_line(job->events, std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
     if (kind == "started" && job->run_id == 0) {
-      job->device = job->events.started->value("device", std::string("cpu"));
+      job->device = job->events.started->device;
       if (store::Store* db = job->store()) {
-        auto id = db->create_run(cli::started_probe_run(*job->events.started, job->name));
+        auto id = db->create_run(core::started_probe_run(*job->events.started, job->name));
         if (id) job->run_id = *id;
         else job->store_errors = id.errors();
       }
     }
     if (kind != "progress" && kind != "calibrating") return;
-    const cli::ProbeProgress p = job->events.last_progress.value_or(cli::ProbeProgress{});
+    const probe::ProgressEvent p = job->events.last_progress.value_or(probe::ProgressEvent{});
     // The destructor waits for this job, so `self` is alive while posting.
     QMetaObject::invokeMethod(
         self.data(),
@@ -218,10 +224,10 @@ void ProbeRunner::post(std::uint64_t generation, std::shared_ptr<Job> job, QByte
   });
 }
 
-void ProbeRunner::onStartFailed(const QString& why) {
+void ProbeRunner::endBeforeStart(const QString& message) {
   auto out = std::make_shared<ProbeOutcome>();
   out->kind = ProbeOutcome::Kind::failed;
-  out->message = tr("The probe could not start: %1").arg(why);
+  out->message = message;
   out->steps_requested = job_ ? job_->steps_requested : 0;
   const std::uint64_t generation = generation_;
   // Queued, so that start() returns before finished() as it does for a run that starts.
@@ -237,46 +243,32 @@ void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
   worker_.start([self, generation, job = job_, exit_code, crashed, interrupted, stderr_text] {
     auto out = std::make_shared<ProbeOutcome>();
     out->steps_requested = job->steps_requested;
-    const cli::ProbeEvents& ev = job->events;
+    const core::ProbeEvents& ev = job->events;
     out->device = q(job->device);
     QStringList notes;
     if (!ev.result) {
       const std::string how = crashed ? "plansight-probe crashed (ended by a signal) before it reported a result"
-                                      : cli::describe_child_exit(cli::ChildExit{exit_code, 0, {}});
-      const std::vector<Diagnostic> errors = cli::probe_failure(ev, how, stderr_text);
+                                      : core::describe_child_exit(core::ChildExit{exit_code, 0, {}});
+      const std::vector<Diagnostic> errors = core::probe_failure(ev, how, stderr_text);
       out->kind = ProbeOutcome::Kind::failed;
       out->message = interrupted ? tr("Cancelled before the probe reported a result: %1").arg(q(join_messages(errors)))
                                  : tr("The probe failed: %1").arg(q(join_messages(errors)));
       if (job->run_id > 0 && job->store()) {
-        if (auto s = cli::mark_probe_run_unfinished(*job->store(), job->run_id, errors, interrupted); !s) {
+        if (auto s = core::mark_probe_run_unfinished(*job->store(), job->run_id, errors, interrupted); !s) {
           out->message += tr(" (run %1 could not be marked: %2)").arg(job->run_id).arg(q(s.error_text()));
         }
         out->run_id = job->run_id;
       }
     } else {
-      const nlohmann::json& result = *ev.result;
-      const nlohmann::json request = ev.started ? (*ev.started)["request"] : job->request;
-      const bool stopped = result.value("stopped_early", false);
+      const probe::ProbeResult& result = *ev.result;
+      const probe::ProbeRequest& request = ev.started ? ev.started->request : job->request;
+      const bool stopped = result.stopped_early;
       out->kind = stopped ? ProbeOutcome::Kind::stopped : ProbeOutcome::Kind::complete;
-      out->summary = cli::summary_of(result, request);
-      std::int64_t n = 0;
-      for (const auto& step : result.value("steps", nlohmann::json::array())) {
-        const auto loss = step.find("loss");
-        out->steps.push_back({step.value("step", ++n),
-                              loss != step.end() && loss->is_number() ? loss->get<double>() : std::nan(""),
-                              step.value("seconds", 0.0)});
-      }
-      if (result.contains("timeline") && result["timeline"].is_object()) {
-        auto timeline = est::timeline_from_json(result["timeline"]);
-        if (timeline) {
-          timeline->source = est::TimelineSource::measured;
-          out->timeline = std::make_shared<const TimelineIndex>(std::move(*timeline));
-        } else {
-          notes << tr("its timeline cannot be read: %1").arg(q(timeline.error_text()));
-        }
-      }
+      out->summary = core::summary_of(result, request);
+      for (const auto& step : result.steps) out->steps.push_back({step.step, step.loss, step.seconds});
+      out->timeline = std::make_shared<const TimelineIndex>(result.timeline);
       if (job->run_id > 0 && job->store()) {
-        auto stored = cli::store_probe_result(*job->store(), job->run_id, result, request, job->device);
+        auto stored = core::store_probe_result(*job->store(), job->run_id, result, request, job->device);
         if (stored) {
           out->run_id = *stored;
           // What the store kept (with the link to the run's hardware profile), so the page shows that.

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "plansight/cli/plan_run_comparison.h"
-#include "plansight/cli/probe_plan.h"
-#include "plansight/cli/run_lookup.h"
-#include "plansight/cli/step_phases.h"
+#include "plansight/core/plan_run_comparison.h"
+#include "plansight/core/probe_plan.h"
+#include "plansight/core/run_lookup.h"
+#include "plansight/core/step_phases.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
 #include "plansight/estimator/time_model.h"
@@ -21,8 +21,8 @@ namespace plansight::gui {
 namespace est = plansight::estimator;
 
 namespace {
-cli::ComparedValue as_compared(const ComparisonRow& r) {
-  cli::ComparedValue v{r.name.toStdString(), r.predicted, r.measured, r.has_measured};
+core::ComparedValue as_compared(const ComparisonRow& r) {
+  core::ComparedValue v{r.name.toStdString(), r.predicted, r.measured, r.has_measured};
   v.step_s = r.step_s;
   return v;
 }
@@ -45,7 +45,7 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-std::vector<ComparisonRow> rows_of(const std::vector<cli::ComparedValue>& values) {
+std::vector<ComparisonRow> rows_of(const std::vector<core::ComparedValue>& values) {
   std::vector<ComparisonRow> rows;
   for (const auto& v : values) rows.push_back({q(v.name), v.predicted, v.measured, v.has_measured, v.step_s});
   return rows;
@@ -92,9 +92,9 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
     out.error = QStringLiteral("run %1 is not a finished probe run; compare it with the current plan instead").arg(run_id);
     return out;
   }
-  auto profile = cli::hardware_profile_of_run(db, *run);
+  auto profile = core::hardware_profile_of_run(db, *run);
   if (!profile) return out.error = q(profile.error_text()), out;
-  auto plan = cli::plan_of_probe_run(*run->plan, *profile);
+  auto plan = core::plan_of_probe_run(*run->plan, *profile);
   if (!plan) return out.error = q(plan.error_text()), out;
   auto estimate = est::estimate(*plan, &*profile);
   if (!estimate) return out.error = q(estimate.error_text()), out;
@@ -107,15 +107,15 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.title = QStringLiteral("run %1: %2 on %3, against the estimator's prediction of its own configuration")
                   .arg(run_id)
                   .arg(q(run->name), q(run->device));
-  const cli::StepPhases p = cli::step_phases(predicted->timeline);
-  const cli::StepPhases m = measured ? cli::step_phases(*measured) : cli::StepPhases{};
+  const core::StepPhases p = core::step_phases(predicted->timeline);
+  const core::StepPhases m = measured ? core::step_phases(*measured) : core::StepPhases{};
   const bool has = measured.ok();
-  out.phases = rows_of(cli::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
-  out.memory = rows_of(cli::memory_rows(estimate->memory, run->summary->memory_bytes));
+  out.phases = rows_of(core::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
+  out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
   out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its bubble includes %2 waiting "
                                   "inside communication calls for a peer. Step: the run's median.")
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
-                       QLatin1Char('\n') + q(cli::comparison_legend())
+                       QLatin1Char('\n') + q(core::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
   index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt);
   return out;
@@ -137,7 +137,7 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
                     .arg(max_timeline_ops);
     return out;
   }
-  auto c = cli::compare_run_with_plan(db, run_id, plan);
+  auto c = core::compare_run_with_plan(db, run_id, plan);
   if (!c) return out.error = q(c.error_text()), out;
   out.title = QStringLiteral("run %1: %2 (%3 timeline), against the current plan: %4 on %5 x %6")
                   .arg(run_id)
@@ -152,7 +152,7 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
                  .arg(format_seconds(c->measured_phases.step_s), format_seconds(c->measured_phases.waiting_s),
                       c->measured_step_is_median ? QStringLiteral("the run's median step")
                                                  : QStringLiteral("the traced window")) +
-             QLatin1Char('\n') + q(cli::comparison_legend());
+             QLatin1Char('\n') + q(core::comparison_legend());
   for (const auto& w : c->mismatches) out.warnings << q(w);
   index_both(out, std::move(c->predicted), std::move(c->measured));
   return out;

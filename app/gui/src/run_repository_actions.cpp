@@ -5,8 +5,8 @@
 #include <QFileInfo>
 #include <exception>
 
-#include "plansight/cli/run_lookup.h"
-#include "plansight/cli/trace_import_store.h"
+#include "plansight/core/run_lookup.h"
+#include "plansight/core/trace_import_store.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/interop/trace_import.h"
@@ -24,7 +24,7 @@ Result<store::Store> open_db(const QString& path) {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString title_of(const cli::LoadedRun& r) {
+QString title_of(const core::LoadedRun& r) {
   return QStringLiteral("run %1: %2 (%3)").arg(r.run.id).arg(q(r.run.name), QString::fromLatin1(est::to_string(r.timeline.source).data()));
 }
 
@@ -72,7 +72,7 @@ void RunRepository::importTrace(const QString& path, const QString& name) {
         error = q(trace.error_text());
       } else if (auto db = open_db(db_path); !db) {
         error = q(db.error_text());
-      } else if (auto stored = cli::store_imported_trace(*db, *trace, file, name.trimmed().toStdString()); !stored) {
+      } else if (auto stored = core::store_imported_trace(*db, *trace, file, name.trimmed().toStdString()); !stored) {
         error = q(stored.error_text());
       } else {
         run_id = stored->run_id;
@@ -113,8 +113,8 @@ void RunRepository::diffRuns(std::int64_t a, std::int64_t b) {
       out.error = q(db.error_text());
     } else {
       // The timelines `plansight diff A B` takes (run_lookup's choice), diffed by the same function.
-      auto ra = cli::load_best_timeline(*db, a);
-      auto rb = ra ? cli::load_best_timeline(*db, b) : Result<cli::LoadedRun>(ra.errors());
+      auto ra = core::load_best_timeline(*db, a);
+      auto rb = ra ? core::load_best_timeline(*db, b) : Result<core::LoadedRun>(ra.errors());
       if (!ra || !rb) {
         out.error = q(ra ? rb.error_text() : ra.error_text());
       } else {

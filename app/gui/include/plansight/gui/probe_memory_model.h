@@ -19,7 +19,7 @@ class ProbeMemoryModel : public QAbstractTableModel {
   enum Column { kCategory, kMemory, kColumnCount };
 
   explicit ProbeMemoryModel(QObject* parent = nullptr);
-  // Rows in cli::memory_categories() order; categories the map lacks are left out.
+  // Rows in core::memory_categories() order; categories the map lacks are left out.
   void setMemory(const std::map<std::string, std::int64_t>& bytes);
 
   int rowCount(const QModelIndex& parent = {}) const override;

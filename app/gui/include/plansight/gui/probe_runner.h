@@ -1,7 +1,7 @@
 // ProbeRunner: one plansight-probe run as a child process (QProcess; DESIGN §1: a probe that
 // crashes or hangs never takes the window down). The GUI thread only moves bytes: every stdout
-// line goes to a one-thread worker that reads it (cli::accept_probe_line) and keeps the run in
-// the store exactly as `plansight probe` does (cli::probe_run_store.h: the row on "started",
+// line goes to a one-thread worker that reads it (core::accept_probe_line) and keeps the run in
+// the store exactly as `plansight probe` does (core::probe_run_store.h: the row on "started",
 // the result in one transaction, the reason in the notes when there is no result). Cancel
 // sends SIGINT: the probe finishes its current step, reports what it measured and exits 130,
 // and that partial result is stored and shown; a second Cancel kills it.
@@ -104,7 +104,8 @@ class ProbeRunner : public QObject {
   struct Job;
   void readOutput();
   void onProcessFinished(int exit_code, bool crashed);
-  void onStartFailed(const QString& why);
+  // Ends a run that never started (its request refused, or no program to start): `message` says why.
+  void endBeforeStart(const QString& message);
   void post(std::uint64_t generation, std::shared_ptr<Job> job, QByteArray line);
   void finish(std::uint64_t generation, std::shared_ptr<ProbeOutcome> outcome);
   void setState(State state);

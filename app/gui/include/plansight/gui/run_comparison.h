@@ -1,10 +1,10 @@
 // What the Compare page shows for one stored run, computed off the GUI thread the way the CLI
 // computes it, in one of two ways:
 // - a probe run against its own configuration (`plansight compare RUN`): the plan of the run
-//   (cli::plan_of_probe_run) predicted with the run's HardwareProfile;
+//   (core::plan_of_probe_run) predicted with the run's HardwareProfile;
 // - any measured or imported run against a plan, normally the one being edited (`plansight
-//   compare RUN --plan FILE`, cli::compare_run_with_plan).
-// Both give phases from cli::step_phases() on both timelines, memory per category when the run
+//   compare RUN --plan FILE`, core::compare_run_with_plan).
+// Both give phases from core::step_phases() on both timelines, memory per category when the run
 // measured it, and the two timelines shifted to 0 and padded to one extent (one time axis).
 #pragma once
 

@@ -8,7 +8,7 @@
 
 #include "plansight/estimator/timeline.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 struct StepPhases {
   double forward_s = 0;
@@ -23,4 +23,4 @@ struct StepPhases {
 
 StepPhases step_phases(const estimator::Timeline& timeline);
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <string>
 
-#include "plansight/cli/format.h"
-#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/core/format.h"
+#include "plansight/core/plan_run_comparison.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 namespace {
 
 namespace est = plansight::estimator;
@@ -81,4 +81,4 @@ std::vector<std::string> run_plan_mismatches(const store::RunRecord& run, const 
   return out;
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

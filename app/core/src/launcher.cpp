@@ -1,12 +1,12 @@
 // Launcher command lines and program lookup (see launcher.h).
-#include "plansight/cli/launcher.h"
+#include "plansight/core/launcher.h"
 
 #include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
 
-namespace plansight::cli {
+namespace plansight::core {
 
 Result<std::vector<std::string>> launcher_words(const std::string& command) {
   std::vector<std::string> words;
@@ -59,4 +59,4 @@ Result<std::string> find_program(const std::string& program) {
                                       "); install it (Open MPI: scripts/install-deps installs openmpi-bin) or give its full path");
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

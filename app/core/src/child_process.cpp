@@ -1,6 +1,6 @@
 // posix_spawn + pipes + poll(): the parent never blocks on one pipe while the child blocks on
 // another (a full stderr pipe would otherwise stall a child whose stdout we are waiting for).
-#include "plansight/cli/child_process.h"
+#include "plansight/core/child_process.h"
 
 #include <cerrno>
 #include <csignal>
@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace plansight::cli {
+namespace plansight::core {
 namespace {
 
 struct Pipe {
@@ -160,4 +160,4 @@ Result<std::string> find_probe_executable() {
   return make_error("probe", "plansight-probe not found (looked at " + where + "); build it or set PLANSIGHT_PROBE");
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -8,7 +8,7 @@
 #include "plansight/estimator/hardware_profile.h"
 #include "plansight/estimator/plan.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 // Achievable per-rank link of the in-process collectives, fitted to the profile's samples with
 // the estimator's own cost form t = steps x latency + bus_bytes / bandwidth (comm_model.h),
@@ -25,4 +25,4 @@ FittedLink fit_collective_link(const estimator::HardwareProfile& profile);
 // gpus = gpus_per_node = tp * pp * dp.
 Result<estimator::Plan> plan_of_probe_run(const nlohmann::json& request, const estimator::HardwareProfile& profile);
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

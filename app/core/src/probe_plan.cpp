@@ -1,6 +1,6 @@
 // The Plan of a stored probe run (see probe_plan.h). The device numbers all come from the
 // run's own calibration; nothing here is a datasheet figure.
-#include "plansight/cli/probe_plan.h"
+#include "plansight/core/probe_plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/json_reader.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 namespace {
 
 namespace est = plansight::estimator;
@@ -156,4 +156,4 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   return plan;
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

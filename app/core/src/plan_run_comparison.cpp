@@ -1,6 +1,6 @@
 // compare_run_with_plan() and the row lists of every predicted-vs-measured table (see
 // plan_run_comparison.h).
-#include "plansight/cli/plan_run_comparison.h"
+#include "plansight/core/plan_run_comparison.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/time_model.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 namespace est = plansight::estimator;
 
@@ -127,4 +127,4 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   return out;
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -1,9 +1,9 @@
 // The probe's records in the run store (see probe_run_store.h).
-#include "plansight/cli/probe_run_store.h"
+#include "plansight/core/probe_run_store.h"
 
-#include "plansight/estimator/timeline_json.h"
+#include "plansight/estimator/hardware_profile.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 namespace est = plansight::estimator;
 
@@ -16,33 +16,28 @@ std::string probe_run_name(const nlohmann::json& request) {
          " dp" + std::to_string(layout.value("dp", 1)) + " " + layout.value("schedule", std::string("1f1b"));
 }
 
-store::NewRun started_probe_run(const nlohmann::json& started_event, const std::string& name) {
-  const nlohmann::json request = started_event.value("request", nlohmann::json::object());
-  return store::NewRun{store::RunKind::probe, name.empty() ? probe_run_name(request) : name,
-                       started_event.value("device", std::string("cpu")), store::RunStatus::running, request, ""};
+store::NewRun started_probe_run(const probe::StartedEvent& started, const std::string& name) {
+  const nlohmann::json request = probe::to_json(started.request);
+  return store::NewRun{store::RunKind::probe, name.empty() ? probe_run_name(request) : name, started.device,
+                       store::RunStatus::running, request, ""};
 }
 
-Result<std::int64_t> store_probe_result(store::Store& db, std::int64_t run_id, const nlohmann::json& result,
-                                        const nlohmann::json& request, const std::string& device) {
+Result<std::int64_t> store_probe_result(store::Store& db, std::int64_t run_id, const probe::ProbeResult& result,
+                                        const probe::ProbeRequest& request, const std::string& device) {
   auto tx = db.transaction();
   if (!tx) return tx.errors();
   store::RunSummary summary = summary_of(result, request);
-  if (result.contains("timeline") && result["timeline"].is_object()) {
-    auto timeline = est::timeline_from_json(result["timeline"]);
-    if (!timeline) return timeline.errors();
-    timeline->source = est::TimelineSource::measured;
-    if (!timeline->tracks.empty()) {
-      auto info = db.append_timeline(run_id, *timeline);
-      if (!info) return info.errors();
-    }
+  if (!result.timeline.tracks.empty()) {
+    auto info = db.append_timeline(run_id, result.timeline);  // source measured (protocol/result.h)
+    if (!info) return info.errors();
   }
-  if (result.contains("profile") && result["profile"].is_object()) {
-    auto profile_id = db.save_hardware_profile(device, result["profile"]);
+  if (result.profile) {
+    auto profile_id = db.save_hardware_profile(device, est::to_json(*result.profile));
     if (!profile_id) return profile_id.errors();
     summary.metrics["hardware_profile_id"] = static_cast<double>(*profile_id);
   }
   if (auto s = db.update_summary(run_id, summary); !s) return s.errors();
-  const bool stopped = result.value("stopped_early", false);
+  const bool stopped = result.stopped_early;
   if (auto s = db.update_status(run_id, stopped ? store::RunStatus::cancelled : store::RunStatus::complete); !s) {
     return s.errors();
   }
@@ -57,7 +52,8 @@ std::string describe_child_exit(const ChildExit& exit) {
 
 std::vector<Diagnostic> probe_failure(const ProbeEvents& events, const std::string& how_it_ended,
                                       const std::string& stderr_text) {
-  if (!events.errors.empty()) return events.errors;
+  if (events.error && !events.error->errors.empty()) return events.error->errors;
+  if (!events.protocol_errors.empty()) return events.protocol_errors;
   std::string why = how_it_ended;
   if (!stderr_text.empty()) why += ": " + stderr_text.substr(0, 2000);  // the start says what went wrong
   return {make_error("probe", why)};
@@ -72,4 +68,4 @@ store::Status mark_probe_run_unfinished(store::Store& db, std::int64_t run_id, c
   return tx->commit();
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -1,6 +1,6 @@
 // step_phases(): interval unions per rank (estimator/interval_set.h), so nested annotations or
 // spans on several lanes of one rank are counted once.
-#include "plansight/cli/step_phases.h"
+#include "plansight/core/step_phases.h"
 
 #include <algorithm>
 #include <climits>
@@ -9,7 +9,7 @@
 
 #include "plansight/estimator/interval_set.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 namespace {
 
 namespace est = plansight::estimator;
@@ -144,4 +144,4 @@ StepPhases step_phases(const est::Timeline& timeline) {
   return out;
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

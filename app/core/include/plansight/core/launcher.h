@@ -11,7 +11,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 // The launcher's words, split on white space with '…' and "…" quoting (no expansions): the
 // program and its options. An empty command or an unterminated quote is an error naming --launcher.
@@ -24,4 +24,4 @@ Result<std::string> find_program(const std::string& program);
 // The signal that stops a probe run: SIGINT for the probe itself, SIGUSR1 under a launcher.
 inline int stop_signal(bool launched) { return launched ? SIGUSR1 : SIGINT; }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -16,7 +16,7 @@
 #include "plansight/interop/imported_trace.h"
 #include "plansight/store/store.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 struct StoredImport {
   std::int64_t run_id = 0;
@@ -43,4 +43,4 @@ std::vector<estimator::CollectiveCall> collectives_from_json(const nlohmann::jso
 // empty for any other run. A probe run's plan is its request, where "trace" is a boolean.
 std::vector<estimator::CollectiveCall> stored_collectives(const store::RunRecord& run);
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "plansight/cli/step_phases.h"
+#include "plansight/core/step_phases.h"
 #include "plansight/estimator/estimate.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/timeline.h"
 #include "plansight/store/store.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 // A phase below this share of the measured step, predicted and measured alike, has no relative
 // error of its own: on a 2 ms CPU step, 1 us of communication against 0 predicted reads -100 %
@@ -87,4 +87,4 @@ std::vector<std::string> run_plan_mismatches(const store::RunRecord& run, const 
 // plan has only a prediction), or the plan does not estimate.
 Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t run_id, const estimator::Plan& plan);
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -1,10 +1,10 @@
 // Unit-carrying number formatting for the CLI's tables.
-#include "plansight/cli/format.h"
+#include "plansight/core/format.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace plansight::cli {
+namespace plansight::core {
 
 std::string format_fixed(double value, int decimals) {
   char buf[64];
@@ -65,4 +65,4 @@ std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

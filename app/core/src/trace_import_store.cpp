@@ -1,9 +1,9 @@
 // An imported trace in the run store (see trace_import_store.h).
-#include "plansight/cli/trace_import_store.h"
+#include "plansight/core/trace_import_store.h"
 
 #include "plansight/interop/trace_import.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 namespace est = plansight::estimator;
 
@@ -99,4 +99,4 @@ std::vector<est::CollectiveCall> stored_collectives(const store::RunRecord& run)
   return calls == trace->end() ? std::vector<est::CollectiveCall>{} : collectives_from_json(*calls);
 }
 
-}  // namespace plansight::cli
+}  // namespace plansight::core

@@ -12,7 +12,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 
-namespace plansight::cli {
+namespace plansight::core {
 
 struct ChildExit {
   int exit_code = -1;    // the child's exit status; -1 when it was killed by a signal
@@ -39,4 +39,4 @@ Result<ChildExit> run_child(const std::string& program, const std::vector<std::s
 // tree's probe folder. The error says where it looked.
 Result<std::string> find_probe_executable();
 
-}  // namespace plansight::cli
+}  // namespace plansight::core
