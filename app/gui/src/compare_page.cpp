@@ -36,8 +36,7 @@ constexpr int kProbeRunRole = Qt::UserRole + 1;  // the picker's runs: comparabl
 ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* parent)
     : QWidget(parent), runs_(runs), document_(document), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
       phases_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
-      memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)) {
-  pool_.setMaxThreadCount(1);
+      memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)), jobs_(this) {
   empty_ = new QLabel(this);
   empty_->setObjectName(QStringLiteral("noProbeRuns"));
   empty_->setAlignment(Qt::AlignCenter);
@@ -125,10 +124,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   runsChanged();
 }
 
-ComparePage::~ComparePage() {
-  ++generation_;
-  pool_.waitForDone();  // the worker posts to `this`; let it finish before it goes
-}
+ComparePage::~ComparePage() = default;
 
 bool ComparePage::showsEmptyHint() const { return stack_->currentWidget() == empty_; }
 QString ComparePage::titleText() const { return title_->text(); }
@@ -227,13 +223,11 @@ void ComparePage::compareCurrent() {
   if (picker_->currentIndex() < 0) return;
   stale_ = false;
   const std::int64_t run_id = picker_->currentData().toLongLong();
-  const std::uint64_t generation = ++generation_;
   const QString path = runs_->databasePath();
   const bool with_plan = against() == Against::current_plan;
   const estimator::Plan plan = document_->plan();
   title_->setText(tr("Comparing run %1…").arg(run_id));
-  QPointer<ComparePage> self(this);
-  pool_.start([self, generation, path, run_id, with_plan, plan] {
+  jobs_.start([this, path, run_id, with_plan, plan](const JobRunner::Job& job) {
     auto db = path.isEmpty() ? store::Store::open_default() : store::Store::open(path.toStdString());
     auto out = std::make_shared<RunComparison>();
     if (!db) {
@@ -245,14 +239,11 @@ void ComparePage::compareCurrent() {
       *out = compare_probe_run(*db, run_id);
     }
     std::shared_ptr<const RunComparison> result = std::move(out);
-    // The destructor waits for this job, so `self` is alive while posting.
-    QMetaObject::invokeMethod(
-        self.data(), [self, generation, result] { if (self) self->deliver(generation, result); }, Qt::QueuedConnection);
+    job.post([this, result] { deliver(result); });  // dropped when another comparison started since
   });
 }
 
-void ComparePage::deliver(std::uint64_t generation, std::shared_ptr<const RunComparison> comparison) {
-  if (generation != generation_) return;
+void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
   comparison_ = std::move(comparison);
   const auto& c = *comparison_;
   if (!c.error.isEmpty()) {

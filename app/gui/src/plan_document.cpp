@@ -66,17 +66,12 @@ TimelineOutcome compute_timeline(const EstimateOutcome& estimate, est::TimePredi
   return out;
 }
 
-PlanDocument::PlanDocument(QObject* parent)
-    : QObject(parent), plan_(est::default_plan()), latest_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
-  pool_.setMaxThreadCount(1);
+PlanDocument::PlanDocument(QObject* parent) : QObject(parent), plan_(est::default_plan()), jobs_(this, 1) {
+  connect(&jobs_, &JobRunner::idle, this, &PlanDocument::idle);
 }
 
-PlanDocument::~PlanDocument() {
-  // A running job posts to this object; stop it and wait for it before members go.
-  if (cancel_) cancel_->store(true);
-  pool_.clear();
-  pool_.waitForDone();
-}
+// The job runner's destructor stops a running estimate and waits for it.
+PlanDocument::~PlanDocument() = default;
 
 void PlanDocument::editPlan(const est::Plan& plan) {
   plan_ = plan;
@@ -90,18 +85,23 @@ void PlanDocument::replacePlan(const est::Plan& plan) {
 }
 
 void PlanDocument::schedule() {
-  latest_->store(++generation_);
-  if (running_) {
-    cancel_->store(true);  // its plan is stale: stop it rather than wait for it
-    pending_ = true;
-    return;
-  }
-  start();
+  const std::uint64_t generation = ++generation_;
+  const est::Plan plan = plan_;
+  if (!jobs_.isBusy()) emit busy();
+  // A job of an older plan is stale now: it stops (CancelScope) rather than being waited for,
+  // and what it still posts is dropped. Queued stale jobs never run.
+  jobs_.start([this, plan, generation](const JobRunner::Job& job) {
+    const est::CancelScope scope(job.cancel_flag());
+    est::TimePrediction prediction;  // the estimate's simulated iteration, for the timeline stage
+    auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation, &prediction));
+    job.post([this, estimate] { deliverEstimate(estimate); });
+    if (!job.wanted() || job.cancel_flag()->load()) return;
+    auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate, &prediction));
+    job.post([this, timeline] { deliverTimeline(timeline); });
+  });
 }
 
-void PlanDocument::cancel() {
-  if (running_ && !pending_) cancel_->store(true);
-}
+void PlanDocument::cancel() { jobs_.stop(); }
 
 bool PlanDocument::wasCancelled() const {
   if (!estimate_ || estimate_->estimate) return false;
@@ -111,50 +111,14 @@ bool PlanDocument::wasCancelled() const {
   return false;
 }
 
-void PlanDocument::start() {
-  running_ = true;
-  pending_ = false;
-  const est::Plan plan = plan_;
-  const std::uint64_t generation = generation_;
-  auto latest = latest_;
-  cancel_ = std::make_shared<std::atomic<bool>>(false);
-  auto cancel = cancel_;
-  emit busy();
-  pool_.start([this, plan, generation, latest, cancel] {
-    const est::CancelScope scope(cancel.get());
-    est::TimePrediction prediction;  // the estimate's simulated iteration, for the timeline stage
-    auto estimate = std::make_shared<const EstimateOutcome>(compute_estimate(plan, generation, &prediction));
-    QMetaObject::invokeMethod(
-        this, [this, estimate] { deliverEstimate(estimate); }, Qt::QueuedConnection);
-    if (latest->load() == generation && !cancel->load()) {
-      auto timeline = std::make_shared<const TimelineOutcome>(compute_timeline(*estimate, &prediction));
-      QMetaObject::invokeMethod(
-          this, [this, timeline] { deliverTimeline(timeline); }, Qt::QueuedConnection);
-    }
-    QMetaObject::invokeMethod(
-        this, [this] { jobFinished(); }, Qt::QueuedConnection);
-  });
-}
-
 void PlanDocument::deliverEstimate(std::shared_ptr<const EstimateOutcome> outcome) {
-  if (outcome->generation != generation_) return;  // the plan changed since: drop
   estimate_ = std::move(outcome);
   emit estimateReady();
 }
 
 void PlanDocument::deliverTimeline(std::shared_ptr<const TimelineOutcome> outcome) {
-  if (outcome->generation != generation_) return;
   timeline_ = std::move(outcome);
   emit timelineReady();
-}
-
-void PlanDocument::jobFinished() {
-  running_ = false;
-  if (pending_) {
-    start();
-    return;
-  }
-  emit idle();
 }
 
 }  // namespace plansight::gui

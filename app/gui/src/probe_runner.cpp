@@ -1,6 +1,6 @@
 // ProbeRunner (see probe_runner.h). The child is a QProcess on the GUI thread (asynchronous, so
-// nothing waits); the worker owns the run's ProbeEvents and its Store connection, and each job
-// carries the run's generation so that what a cancelled or replaced run posts back is dropped.
+// nothing waits); the job runner's worker owns the run's ProbeEvents and its Store connection,
+// and every job of a run is that run's job, so that what a replaced run posts back is dropped.
 #include "plansight/gui/probe_runner.h"
 
 #include <QPointer>
@@ -75,13 +75,13 @@ struct ProbeRunner::Job {
   }
 };
 
-ProbeRunner::ProbeRunner(QString db_path, QObject* parent) : QObject(parent), db_path_(std::move(db_path)) {
-  worker_.setMaxThreadCount(1);
-  worker_.setExpiryTimeout(-1);  // one thread for the run's lifetime: the Store stays on the thread that opened it
-}
+// One worker thread for the runner's lifetime: lines are read in arrival order, and the Store
+// stays on the thread that opened it.
+ProbeRunner::ProbeRunner(QString db_path, QObject* parent) : QObject(parent), db_path_(std::move(db_path)), jobs_(this, 1) {}
 
 ProbeRunner::~ProbeRunner() {
-  ++generation_;  // nothing the worker posts from here on is wanted
+  // What the worker still posts goes to an object being destroyed and is dropped with it; the
+  // worker's store writes still run (the run is stored, not left "running"), and are waited for.
   if (process_) {
     process_->disconnect(this);
     if (process_->state() != QProcess::NotRunning) {
@@ -96,12 +96,13 @@ ProbeRunner::~ProbeRunner() {
       onProcessFinished(process_->exitCode(), process_->exitStatus() == QProcess::CrashExit);
     }
   }
-  worker_.waitForDone();
+  jobs_.waitForDone();
 }
 
 bool ProbeRunner::start(const ProbeSettings& settings) {
   if (isRunning()) return false;
-  const std::uint64_t generation = ++generation_;
+  run_ = jobs_.begin();  // what an earlier run still posts is dropped from here on
+  const JobRunner::JobId run_id = run_.id();
   outcome_ = {};
   pending_.clear();
   stderr_.clear();
@@ -162,8 +163,8 @@ bool ProbeRunner::start(const ProbeSettings& settings) {
     stderr_ += process_->readAllStandardError();
     if (stderr_.size() > kMaxStderrBytes) stderr_.truncate(kMaxStderrBytes);
   });
-  connect(process_, &QProcess::errorOccurred, this, [this, program, generation](QProcess::ProcessError error) {
-    if (error != QProcess::FailedToStart || generation != generation_) return;  // crashes end in finished()
+  connect(process_, &QProcess::errorOccurred, this, [this, program, run_id](QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart || !jobs_.isLatest(0, run_id)) return;  // crashes end in finished()
     endBeforeStart(tr("The probe could not start: %1").arg(tr("Cannot start %1: %2").arg(program, process_->errorString())));
   });
   connect(process_, &QProcess::finished, this, [this](int exit_code, QProcess::ExitStatus status) {
@@ -189,14 +190,13 @@ void ProbeRunner::readOutput() {
   pending_ += process_->readAllStandardOutput();
   qsizetype begin = 0;
   for (qsizetype nl; (nl = pending_.indexOf('\n', begin)) >= 0; begin = nl + 1) {
-    post(generation_, job_, pending_.mid(begin, nl - begin));
+    post(pending_.mid(begin, nl - begin));
   }
   pending_.remove(0, begin);
 }
 
-void ProbeRunner::post(std::uint64_t generation, std::shared_ptr<Job> job, QByteArray line) {
-  QPointer<ProbeRunner> self(this);
-  worker_.start([self, generation, job = std::move(job), line = std::move(line)] {
+void ProbeRunner::post(QByteArray line) {
+  jobs_.run(run_, [this, job = job_, line = std::move(line)](const JobRunner::Job& run) {
     const std::string kind =
         core::accept_probe_line(job->events, std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
     if (kind == "started" && job->run_id == 0) {
@@ -209,18 +209,14 @@ void ProbeRunner::post(std::uint64_t generation, std::shared_ptr<Job> job, QByte
     }
     if (kind != "progress" && kind != "calibrating") return;
     const probe::ProgressEvent p = job->events.last_progress.value_or(probe::ProgressEvent{});
-    // The destructor waits for this job, so `self` is alive while posting.
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, generation, kind, p] {
-          if (!self || generation != self->generation_ || !self->isRunning()) return;
-          if (kind == "calibrating") {
-            if (self->state_ == State::running) self->setState(State::calibrating);
-            return;
-          }
-          emit self->progress(p.step, p.steps, p.loss, p.elapsed_s, p.eta_s);
-        },
-        Qt::QueuedConnection);
+    run.post([this, kind, p] {
+      if (!isRunning()) return;
+      if (kind == "calibrating") {
+        if (state_ == State::running) setState(State::calibrating);
+        return;
+      }
+      emit progress(p.step, p.steps, p.loss, p.elapsed_s, p.eta_s);
+    });
   });
 }
 
@@ -229,18 +225,15 @@ void ProbeRunner::endBeforeStart(const QString& message) {
   out->kind = ProbeOutcome::Kind::failed;
   out->message = message;
   out->steps_requested = job_ ? job_->steps_requested : 0;
-  const std::uint64_t generation = generation_;
   // Queued, so that start() returns before finished() as it does for a run that starts.
-  QMetaObject::invokeMethod(this, [this, generation, out] { finish(generation, out); }, Qt::QueuedConnection);
+  run_.post([this, out] { finish(out); });
 }
 
 void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
-  if (!pending_.isEmpty()) post(generation_, job_, std::exchange(pending_, {}));  // a last line without newline
+  if (!pending_.isEmpty()) post(std::exchange(pending_, {}));  // a last line without newline
   const bool interrupted = state_ == State::cancelling;
   const std::string stderr_text = stderr_.toStdString();
-  const std::uint64_t generation = generation_;
-  QPointer<ProbeRunner> self(this);
-  worker_.start([self, generation, job = job_, exit_code, crashed, interrupted, stderr_text] {
+  jobs_.run(run_, [this, job = job_, exit_code, crashed, interrupted, stderr_text](const JobRunner::Job& run) {
     auto out = std::make_shared<ProbeOutcome>();
     out->steps_requested = job->steps_requested;
     const core::ProbeEvents& ev = job->events;
@@ -272,7 +265,7 @@ void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
         if (stored) {
           out->run_id = *stored;
           // What the store kept (with the link to the run's hardware profile), so the page shows that.
-          if (auto run = job->store()->get_run(*stored); run && run->summary) out->summary = run->summary;
+          if (auto kept = job->store()->get_run(*stored); kept && kept->summary) out->summary = kept->summary;
         } else {
           notes << tr("run %1 could not be stored: %2").arg(job->run_id).arg(q(stored.error_text()));
         }
@@ -293,13 +286,11 @@ void ProbeRunner::onProcessFinished(int exit_code, bool crashed) {
       notes << tr("nothing was stored: %1").arg(q(join_messages(job->store_errors)));
     }
     if (!notes.isEmpty()) out->message += QStringLiteral(" ") + tr("Note: %1.").arg(notes.join(QStringLiteral("; ")));
-    QMetaObject::invokeMethod(
-        self.data(), [self, generation, out] { if (self) self->finish(generation, out); }, Qt::QueuedConnection);
+    run.post([this, out] { finish(out); });
   });
 }
 
-void ProbeRunner::finish(std::uint64_t generation, std::shared_ptr<ProbeOutcome> outcome) {
-  if (generation != generation_) return;
+void ProbeRunner::finish(std::shared_ptr<ProbeOutcome> outcome) {
   if (process_) {
     process_->deleteLater();
     process_ = nullptr;

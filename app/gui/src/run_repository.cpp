@@ -18,27 +18,13 @@ QString text_of(const std::vector<Diagnostic>& errors) { return QString::fromStd
 
 }  // namespace
 
-RunRepository::RunRepository(QString db_path, QObject* parent) : QObject(parent), db_path_(std::move(db_path)) {
-  pool_.setMaxThreadCount(1);  // one connection, requests in order
+// One worker thread: one connection at a time, requests in order.
+RunRepository::RunRepository(QString db_path, QObject* parent)
+    : QObject(parent), db_path_(std::move(db_path)), jobs_(this, 1) {
+  connect(&jobs_, &JobRunner::idle, this, &RunRepository::idle);
 }
 
-RunRepository::~RunRepository() {
-  pool_.clear();
-  pool_.waitForDone();
-}
-
-void RunRepository::run(std::function<void()> job) {
-  ++jobs_;
-  pool_.start([this, job = std::move(job)] {
-    job();
-    QMetaObject::invokeMethod(
-        this, [this] { finished(); }, Qt::QueuedConnection);
-  });
-}
-
-void RunRepository::finished() {
-  if (--jobs_ == 0) emit idle();
-}
+RunRepository::~RunRepository() = default;
 
 void RunRepository::setDatabasePath(const QString& path) {
   db_path_ = path;
@@ -49,13 +35,12 @@ void RunRepository::setDatabasePath(const QString& path) {
 }
 
 void RunRepository::refresh() {
-  const std::uint64_t generation = ++refresh_generation_;
-  run([this, generation, path = db_path_] {
+  // A newer refresh makes this one stale: only the latest list reaches the page.
+  jobs_.start(kRefresh, [this, path = db_path_](const JobRunner::Job& job) {
     auto db = open_store(path);
     if (!db) {
       const QString error = text_of(db.errors());
-      QMetaObject::invokeMethod(
-          this, [this, error] { emit failed(tr("Cannot open the run store: %1").arg(error)); }, Qt::QueuedConnection);
+      job.post([this, error] { emit failed(tr("Cannot open the run store: %1").arg(error)); });
       return;
     }
     std::vector<RunEntry> entries;
@@ -71,22 +56,17 @@ void RunRepository::refresh() {
       }
     }
     const QString location = QString::fromStdString(db->path().string());
-    QMetaObject::invokeMethod(
-        this,
-        [this, generation, location, error, entries = std::move(entries)]() mutable {
-          location_ = location;
-          if (!error.isEmpty()) emit failed(tr("Cannot list runs: %1").arg(error));
-          if (generation != refresh_generation_) return;  // a newer refresh is on its way
-          runs_ = std::move(entries);
-          emit runsChanged();
-        },
-        Qt::QueuedConnection);
+    job.post([this, location, error, entries = std::move(entries)]() mutable {
+      location_ = location;
+      if (!error.isEmpty()) emit failed(tr("Cannot list runs: %1").arg(error));
+      runs_ = std::move(entries);
+      emit runsChanged();
+    });
   });
 }
 
 void RunRepository::loadTimeline(std::int64_t run_id, est::TimelineSource source) {
-  const std::uint64_t generation = ++timeline_generation_;
-  run([this, generation, run_id, source, path = db_path_] {
+  jobs_.start(kTimeline, [this, run_id, source, path = db_path_](const JobRunner::Job& job) {
     LoadedTimeline loaded;
     loaded.run_id = run_id;
     loaded.source = source;
@@ -98,14 +78,10 @@ void RunRepository::loadTimeline(std::int64_t run_id, est::TimelineSource source
     } else {
       loaded.error = text_of(timeline.errors());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, generation, loaded = std::move(loaded)]() mutable {
-          if (generation != timeline_generation_) return;
-          timeline_ = std::move(loaded);
-          emit timelineLoaded();
-        },
-        Qt::QueuedConnection);
+    job.post([this, loaded = std::move(loaded)]() mutable {
+      timeline_ = std::move(loaded);
+      emit timelineLoaded();
+    });
   });
 }
 
@@ -115,7 +91,7 @@ void RunRepository::savePlan(const est::Plan& plan, const QString& name) {
   run_spec.name = name.toStdString();
   run_spec.status = store::RunStatus::complete;
   run_spec.plan = est::to_json(plan);
-  run([this, run_spec, path = db_path_] {
+  jobs_.startOwn([this, run_spec, path = db_path_](const JobRunner::Job& job) {
     auto db = open_store(path);
     QString error;
     if (!db) {
@@ -123,12 +99,7 @@ void RunRepository::savePlan(const est::Plan& plan, const QString& name) {
     } else if (auto id = db->create_run(run_spec); !id) {
       error = text_of(id.errors());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, error] {
-          if (!error.isEmpty()) emit failed(tr("Cannot save the plan as a run: %1").arg(error));
-        },
-        Qt::QueuedConnection);
+    if (!error.isEmpty()) job.post([this, error] { emit failed(tr("Cannot save the plan as a run: %1").arg(error)); });
   });
   refresh();
 }

@@ -31,7 +31,7 @@ QString title_of(const core::LoadedRun& r) {
 }  // namespace
 
 void RunRepository::modify(std::function<store::Status(store::Store&)> change, QString done, QString failure) {
-  run([this, change = std::move(change), done, failure, path = db_path_] {
+  jobs_.startOwn([this, change = std::move(change), done, failure, path = db_path_](const JobRunner::Job& job) {
     auto db = open_db(path);
     QString error;
     if (!db) {
@@ -39,13 +39,10 @@ void RunRepository::modify(std::function<store::Status(store::Store&)> change, Q
     } else if (auto s = change(*db); !s) {
       error = q(s.error_text());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, error, done, failure] {
-          if (error.isEmpty()) emit changed(done);
-          else emit failed(failure.arg(error));
-        },
-        Qt::QueuedConnection);
+    job.post([this, error, done, failure] {
+      if (error.isEmpty()) emit changed(done);
+      else emit failed(failure.arg(error));
+    });
   });
   refresh();
 }
@@ -62,7 +59,7 @@ void RunRepository::deleteRun(std::int64_t run_id) {
 }
 
 void RunRepository::importTrace(const QString& path, const QString& name) {
-  run([this, path, name, db_path = db_path_] {
+  jobs_.startOwn([this, path, name, db_path = db_path_](const JobRunner::Job& job) {
     QString error, summary;
     qint64 run_id = 0;
     try {
@@ -91,20 +88,16 @@ void RunRepository::importTrace(const QString& path, const QString& name) {
     } catch (const std::exception& e) {
       error = q(e.what());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, path, error, summary, run_id] {
-          if (error.isEmpty()) emit imported(run_id, summary);
-          else emit failed(tr("Cannot import %1: %2").arg(QFileInfo(path).fileName(), error));
-        },
-        Qt::QueuedConnection);
+    job.post([this, path, error, summary, run_id] {
+      if (error.isEmpty()) emit imported(run_id, summary);
+      else emit failed(tr("Cannot import %1: %2").arg(QFileInfo(path).fileName(), error));
+    });
   });
   refresh();
 }
 
 void RunRepository::diffRuns(std::int64_t a, std::int64_t b) {
-  const std::uint64_t generation = ++diff_generation_;
-  run([this, generation, a, b, path = db_path_] {
+  jobs_.start(kDiff, [this, a, b, path = db_path_](const JobRunner::Job& job) {
     RunDiff out;
     out.a = a;
     out.b = b;
@@ -123,14 +116,10 @@ void RunRepository::diffRuns(std::int64_t a, std::int64_t b) {
         out.diff = est::diff_timelines(ra->timeline, rb->timeline);
       }
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, generation, out = std::move(out)]() mutable {
-          if (generation != diff_generation_) return;
-          diff_ = std::move(out);
-          emit diffReady();
-        },
-        Qt::QueuedConnection);
+    job.post([this, out = std::move(out)]() mutable {
+      diff_ = std::move(out);
+      emit diffReady();
+    });
   });
 }
 

@@ -30,8 +30,8 @@ namespace est = plansight::estimator;
 
 SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
     : QWidget(parent), document_(document), model_(new SearchResultModel(this)),
-      proxy_(new QSortFilterProxyModel(this)), table_(new QTableView(this)), ticker_(new QTimer(this)) {
-  pool_.setMaxThreadCount(2);  // a cancelled search may still be running beside a new one
+      proxy_(new QSortFilterProxyModel(this)), table_(new QTableView(this)), ticker_(new QTimer(this)),
+      jobs_(this, 2) {  // a cancelled search may still be running beside a new one
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(SearchResultModel::kSortRole);
   table_->setObjectName(QStringLiteral("searchResults"));
@@ -89,11 +89,8 @@ SearchPage::SearchPage(PlanDocument* document, QWidget* parent)
   setRunning(false);
 }
 
-SearchPage::~SearchPage() {
-  if (stop_) stop_->store(true);  // stop at the next chunk rather than search to the end
-  ++generation_;
-  pool_.waitForDone();  // the workers post to `this`; let them finish before it goes
-}
+// The job runner's destructor stops a running search at its next chunk and waits for it.
+SearchPage::~SearchPage() = default;
 
 void SearchPage::startSearch() {
   auto constraints = constraints_->options();
@@ -102,26 +99,17 @@ void SearchPage::startSearch() {
     status_->setText(tr("The search could not run: %1").arg(QString::fromStdString(constraints.error_text())));
     return;
   }
-  if (stop_) stop_->store(true);  // a search still running is not wanted any more
-  const std::uint64_t generation = ++generation_;
   est::Plan plan = document_->plan();
   if (const auto attention = constraints_->attention()) plan.training.attention = *attention;
   searched_attention_ = plan.training.attention;
-  stop_ = std::make_shared<std::atomic<bool>>(false);
   chunks_done_ = chunks_total_ = 0;
   busy_->setRange(0, 0);  // until the first chunk says how many there are
-  QPointer<SearchPage> self(this);
-  pool_.start([self, generation, plan, options = *constraints, stop = stop_]() mutable {
+  // A search still running is not wanted any more: starting this one makes it stale, which
+  // stops it before its next chunk (its cancel flag) and drops what it still posts.
+  jobs_.start([this, plan, options = *constraints](const JobRunner::Job& job) mutable {
     options.threads = 0;  // all cores
-    // The destructor waits for this job, so `self` is alive here; a queued call is dropped if
-    // the page is gone by the time the event loop runs it.
-    auto result = run_chunked_search(plan, options, *stop, [&](std::size_t done, std::size_t total, std::int64_t next_tp) {
-      QMetaObject::invokeMethod(
-          self.data(),
-          [self, generation, done, total, next_tp] {
-            if (self) self->onChunkDone(generation, static_cast<int>(done), static_cast<int>(total), next_tp);
-          },
-          Qt::QueuedConnection);
+    auto result = run_chunked_search(plan, options, *job.cancel_flag(), [&](std::size_t done, std::size_t total, std::int64_t next_tp) {
+      job.post([this, done, total, next_tp] { onChunkDone(static_cast<int>(done), static_cast<int>(total), next_tp); });
     });
     if (result && !*result) return;  // cancelled: the page has moved on
     std::shared_ptr<const est::SearchResult> out;
@@ -131,9 +119,7 @@ void SearchPage::startSearch() {
     } else {
       error = QString::fromStdString(result.error_text());
     }
-    QMetaObject::invokeMethod(
-        self.data(), [self, generation, out, error] { if (self) self->deliver(generation, out, error); },
-        Qt::QueuedConnection);
+    job.post([this, out, error] { deliver(out, error); });
   });
   elapsed_.start();
   setRunning(true);
@@ -143,8 +129,7 @@ void SearchPage::startSearch() {
 
 void SearchPage::cancelSearch() {
   if (!running_) return;
-  stop_->store(true);  // the worker stops before its next chunk
-  ++generation_;         // and what it still posts is dropped
+  jobs_.cancel();  // the worker stops before its next chunk, and what it still posts is dropped
   setRunning(false);
   const QString searched = chunks_total_ > 0
                                ? tr("%1 of %2 tensor-parallel degrees searched").arg(chunks_done_).arg(chunks_total_)
@@ -153,8 +138,7 @@ void SearchPage::cancelSearch() {
                        .arg(format_seconds(static_cast<double>(elapsed_.elapsed()) / 1000.0), searched));
 }
 
-void SearchPage::onChunkDone(std::uint64_t generation, int done, int total, qint64 next_tp) {
-  if (generation != generation_) return;
+void SearchPage::onChunkDone(int done, int total, qint64 next_tp) {
   chunks_done_ = done;
   chunks_total_ = total;
   busy_->setRange(0, total);
@@ -167,8 +151,7 @@ void SearchPage::onChunkDone(std::uint64_t generation, int done, int total, qint
 
 QString SearchPage::statusText() const { return status_->text(); }
 
-void SearchPage::deliver(std::uint64_t generation, std::shared_ptr<const est::SearchResult> result, QString error) {
-  if (generation != generation_) return;  // cancelled or superseded
+void SearchPage::deliver(std::shared_ptr<const est::SearchResult> result, QString error) {
   setRunning(false);
   if (!result) {
     model_->setResult(nullptr);

@@ -22,8 +22,7 @@ namespace plansight::gui {
 
 namespace est = plansight::estimator;
 
-SweepPage::SweepPage(PlanDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
-  pool_.setMaxThreadCount(1);
+SweepPage::SweepPage(PlanDocument* document, QWidget* parent) : QWidget(parent), document_(document), jobs_(this) {
   field_ = new QComboBox(this);
   field_->setObjectName(QStringLiteral("sweepField"));
   field_->setEditable(true);  // any numeric plan-file path, e.g. training.seq_len
@@ -78,7 +77,7 @@ SweepPage::SweepPage(PlanDocument* document, QWidget* parent) : QWidget(parent),
   });
 }
 
-SweepPage::~SweepPage() { pool_.waitForDone(); }
+SweepPage::~SweepPage() = default;
 
 void SweepPage::setSweep(const QString& field, const QString& values, const QStringList& metrics) {
   field_->setCurrentText(field);
@@ -116,18 +115,14 @@ bool SweepPage::startSweep() {
     return false;
   }
   const est::Plan plan = document_->plan();
-  const std::uint64_t generation = ++generation_;
   running_ = true;
   run_->setEnabled(false);
   status_->setText(tr("Sweeping %1 over %n value(s)…", "", static_cast<int>(values->size())).arg(field_->currentText()));
   const QString description = planDescription();
-  QPointer<SweepPage> self(this);
-  pool_.start([self, generation, plan, field = *field, values = *values, metrics, description] {
+  jobs_.start([this, plan, field = *field, values = *values, metrics, description](const JobRunner::Job& job) {
     auto result = std::make_shared<Result<est::SweepResult>>(est::sweep(plan, field, values, metrics));
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, generation, result, description] {
-          if (!self || generation != self->generation_) return;  // a newer sweep replaced this one
+    // Dropped when a newer sweep replaced this one.
+    job.post([self = this, result, description] {
           self->running_ = false;
           self->run_->setEnabled(true);
           if (!*result) {
@@ -144,8 +139,7 @@ bool SweepPage::startSweep() {
                 (invalid > 0 ? tr("; %n invalid (marked x; hover for why)", "", static_cast<int>(invalid)) : QString()));
           }
           emit self->sweepFinished();
-        },
-        Qt::QueuedConnection);
+        });
   });
   return true;
 }

@@ -9,12 +9,12 @@
 // Without such a run in the store it says how to make one.
 #pragma once
 
-#include <QThreadPool>
 #include <QWidget>
 #include <cstdint>
 #include <memory>
 #include <optional>
 
+#include "plansight/gui/job_runner.h"
 #include "plansight/gui/run_comparison.h"
 
 class QComboBox;
@@ -66,7 +66,7 @@ class ComparePage : public QWidget {
   void compareCurrent();
   void planChanged();
   void updateAgainstChoices();
-  void deliver(std::uint64_t generation, std::shared_ptr<const RunComparison> comparison);
+  void deliver(std::shared_ptr<const RunComparison> comparison);
 
   RunRepository* runs_;
   PlanDocument* document_;
@@ -84,10 +84,9 @@ class ComparePage : public QWidget {
   ComparisonModel* memory_;
   QWidget* memory_box_;
   std::shared_ptr<const RunComparison> comparison_;
-  std::uint64_t generation_ = 0;
   bool refreshed_ = false;
   bool stale_ = false;  // the plan changed while the page was hidden
-  QThreadPool pool_;
+  JobRunner jobs_;      // last member: destroyed first, so no job outlives what it touches
 };
 
 }  // namespace plansight::gui

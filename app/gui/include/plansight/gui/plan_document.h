@@ -1,13 +1,12 @@
 // The plan being edited and what the estimator says about it: the one shared state object every
-// page listens to (hotspot's FilterAndZoomStack habit). Estimation runs on a worker thread in two
-// stages — the estimate (memory, time, cost; ~1 ms) then the predicted timeline — each delivered
-// with its job's generation so that results of a plan already edited again are dropped. Edits
-// while a job runs coalesce into one follow-up job; the GUI thread never waits.
+// page listens to (hotspot's FilterAndZoomStack habit). Estimation runs on the document's job
+// runner in two stages — the estimate (memory, time, cost; ~1 ms) then the predicted timeline —
+// and each edit makes the job of the previous plan stale: it stops early and its results are
+// dropped; the GUI thread never waits. Outcomes carry the plan's generation (its edit count).
 #pragma once
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -19,6 +18,7 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_metrics.h"
+#include "plansight/gui/job_runner.h"
 #include "plansight/gui/timeline_index.h"
 
 namespace plansight::gui {
@@ -66,7 +66,7 @@ class PlanDocument : public QObject {
   std::shared_ptr<const EstimateOutcome> estimate() const { return estimate_; }
   std::shared_ptr<const TimelineOutcome> timeline() const { return timeline_; }
   std::uint64_t generation() const { return generation_; }
-  bool isIdle() const { return !running_ && !pending_; }
+  bool isIdle() const { return !jobs_.isBusy(); }
   // Stops the running estimate (the simulators poll a flag; see estimator/cancellation.h): the
   // plan stays as edited, its outcome is the error "estimate: cancelled before it finished"
   // until the next edit. An edit cancels a running estimate of an older plan by itself: its
@@ -83,20 +83,14 @@ class PlanDocument : public QObject {
 
  private:
   void schedule();
-  void start();
   void deliverEstimate(std::shared_ptr<const EstimateOutcome> outcome);
   void deliverTimeline(std::shared_ptr<const TimelineOutcome> outcome);
-  void jobFinished();
 
   estimator::Plan plan_;
-  std::uint64_t generation_ = 0;
-  std::shared_ptr<std::atomic<std::uint64_t>> latest_;  // read by the worker to skip stale stages
-  bool running_ = false;
-  bool pending_ = false;
-  std::shared_ptr<std::atomic<bool>> cancel_;  // the running job's flag
+  std::uint64_t generation_ = 0;  // edits so far: the generation of the newest plan
   std::shared_ptr<const EstimateOutcome> estimate_;
   std::shared_ptr<const TimelineOutcome> timeline_;
-  QThreadPool pool_;
+  JobRunner jobs_;  // last member: destroyed first, so no job outlives what it touches
 };
 
 }  // namespace plansight::gui

@@ -13,13 +13,13 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QThreadPool>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
+#include "plansight/gui/job_runner.h"
 #include "plansight/gui/timeline_index.h"
 #include "plansight/store/run_summary.h"
 
@@ -106,8 +106,8 @@ class ProbeRunner : public QObject {
   void onProcessFinished(int exit_code, bool crashed);
   // Ends a run that never started (its request refused, or no program to start): `message` says why.
   void endBeforeStart(const QString& message);
-  void post(std::uint64_t generation, std::shared_ptr<Job> job, QByteArray line);
-  void finish(std::uint64_t generation, std::shared_ptr<ProbeOutcome> outcome);
+  void post(QByteArray line);  // one stdout line, read on the worker
+  void finish(std::shared_ptr<ProbeOutcome> outcome);
   void setState(State state);
 
   QString db_path_;
@@ -117,10 +117,10 @@ class ProbeRunner : public QObject {
   std::shared_ptr<Job> job_;
   QByteArray pending_;        // stdout after the last newline
   QByteArray stderr_;         // kept for the message of a run without a result
-  std::uint64_t generation_ = 0;
   State state_ = State::idle;
   ProbeOutcome outcome_;
-  QThreadPool worker_;        // one thread: parsing and the store, in arrival order
+  JobRunner::Job run_;        // the current run: its lines, its end and its posts
+  JobRunner jobs_;            // one thread: parsing and the store, in arrival order; last member
 };
 
 }  // namespace plansight::gui

@@ -6,7 +6,6 @@
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -15,6 +14,7 @@
 
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/timeline_diff.h"
+#include "plansight/gui/job_runner.h"
 #include "plansight/gui/timeline_index.h"
 #include "plansight/store/run.h"
 #include "plansight/store/status.h"
@@ -76,7 +76,7 @@ class RunRepository : public QObject {
   const LoadedTimeline& timeline() const { return timeline_; }
   const RunDiff& diff() const { return diff_; }
   QString location() const { return location_; }  // the database file, once known
-  bool isIdle() const { return jobs_ == 0; }
+  bool isIdle() const { return !jobs_.isBusy(); }
 
  signals:
   void runsChanged();
@@ -88,8 +88,6 @@ class RunRepository : public QObject {
   void idle();
 
  private:
-  void run(std::function<void()> job);
-  void finished();
   // Runs `change` on a worker's Store; reports `done` or the error, then refreshes.
   void modify(std::function<store::Status(store::Store&)> change, QString done, QString failure);
 
@@ -97,12 +95,10 @@ class RunRepository : public QObject {
   QString location_;
   std::vector<RunEntry> runs_;
   LoadedTimeline timeline_;
-  std::uint64_t refresh_generation_ = 0;
-  std::uint64_t timeline_generation_ = 0;
-  std::uint64_t diff_generation_ = 0;
   RunDiff diff_;
-  int jobs_ = 0;
-  QThreadPool pool_;
+  // Lanes of jobs_: a newer refresh, timeline load or diff makes the older one's result stale.
+  enum Lane : JobRunner::Lane { kRefresh, kTimeline, kDiff };
+  JobRunner jobs_;  // last member: destroyed first, so no job outlives what it touches
 };
 
 }  // namespace plansight::gui

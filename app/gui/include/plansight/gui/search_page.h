@@ -7,13 +7,13 @@
 #pragma once
 
 #include <QElapsedTimer>
-#include <QThreadPool>
 #include <QWidget>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 
 #include "plansight/estimator/layout_search.h"
+#include "plansight/gui/job_runner.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -55,8 +55,8 @@ class SearchPage : public QWidget {
   void statusMessage(const QString& message);
 
  private:
-  void deliver(std::uint64_t generation, std::shared_ptr<const estimator::SearchResult> result, QString error);
-  void onChunkDone(std::uint64_t generation, int done, int total, qint64 next_tp);
+  void deliver(std::shared_ptr<const estimator::SearchResult> result, QString error);
+  void onChunkDone(int done, int total, qint64 next_tp);
   void setRunning(bool running);
   void updateElapsed();
 
@@ -75,11 +75,9 @@ class SearchPage : public QWidget {
   estimator::AttentionKernel searched_attention_ = estimator::AttentionKernel::flash;
   QTimer* ticker_;
   QElapsedTimer elapsed_;
-  std::uint64_t generation_ = 0;  // the search whose result is wanted; bumped by Cancel
-  std::shared_ptr<std::atomic<bool>> stop_;  // the running search's stop flag
   int chunks_done_ = 0, chunks_total_ = 0;
   bool running_ = false;
-  QThreadPool pool_;
+  JobRunner jobs_;  // the search whose result is wanted is its latest job; last member: destroyed first
 };
 
 }  // namespace plansight::gui

@@ -3,13 +3,13 @@
 // as line charts (sweep_chart.h), exportable as PNG/SVG with the plan in the title, and as CSV.
 #pragma once
 
-#include <QThreadPool>
 #include <QWidget>
 
 #include <cstdint>
 #include <optional>
 
 #include "plansight/estimator/sweep.h"
+#include "plansight/gui/job_runner.h"
 #include "plansight/gui/chart_export.h"
 
 class QComboBox;
@@ -58,11 +58,10 @@ class SweepPage : public QWidget, public ExportablePage {
   QPushButton* csv_;
   QLabel* status_;
   SweepChart* chart_;
-  QThreadPool pool_;
-  std::uint64_t generation_ = 0;
   bool running_ = false;
   std::optional<estimator::SweepResult> result_;
   QString swept_plan_;  // the description of the plan the result belongs to
+  JobRunner jobs_;      // last member: destroyed first, so no job outlives what it touches
 };
 
 }  // namespace plansight::gui
