@@ -25,6 +25,7 @@
 #include "gui_test_support.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
+#include "plansight/estimator/plan_fields.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/format.h"
@@ -309,6 +310,49 @@ TEST(PlanDocument, AnEditCancelsTheEstimateOfTheOlderPlan) {
   ASSERT_TRUE(test::wait_idle(document, 60000));
   ASSERT_TRUE(document.estimate() && document.estimate()->estimate) << "the newest plan's estimate";
   EXPECT_EQ(document.estimate()->plan.layout.pp, est::default_plan().layout.pp);
+}
+
+// Every plan field the form shows, set in its editor, lands at its plan-file path with the value
+// the plan file and the flag give it (tests/unit/plan_fields_test.cpp,
+// tests/integration/plan_fields_cli_test.cpp): the form, the flags and the file are one plan.
+// Its label and tooltip are the field table's.
+TEST(PlanPage, EveryFieldOnTheFormMeansItsPlanFileField) {
+  Window w;
+  int shown = 0;
+  for (const auto& f : est::plan_fields()) {
+    const std::string path(f.path);
+    QWidget* editor = w.window->findChild<QWidget*>(QString::fromStdString(path));
+    if (!editor) continue;  // a field only plan files and flags set
+    ++shown;
+    const bool moe = path.rfind("model.moe.", 0) == 0 || path.rfind("model.mla.", 0) == 0 ||
+                     path == "model.mtp_modules" || path == "layout.ep" || path == "layout.etp";
+    auto base = est::plan_from_json({{"model", {{"preset", moe ? "deepseek-v3" : "gpt3-175b"}}}});
+    ASSERT_TRUE(base) << base.error_text();
+    w.window->document()->replacePlan(*base);
+    ASSERT_TRUE(test::wait_idle(*w.window->document()));
+
+    const nlohmann::json example = nlohmann::json::parse(f.example);
+    if (auto* spin = qobject_cast<QSpinBox*>(editor)) {
+      spin->setValue(example.get<int>());
+    } else if (auto* real = qobject_cast<QDoubleSpinBox*>(editor)) {
+      real->setValue(example.get<double>() / (path == "training.tokens" ? 1e9 : 1.0));  // shown in B tokens
+    } else if (auto* box = qobject_cast<QCheckBox*>(editor)) {
+      box->setChecked(example.get<bool>());
+    } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+      const int row = example.is_string() ? combo->findText(QString::fromStdString(example.get<std::string>()))
+                                          : combo->findData(example.get<int>());
+      ASSERT_GE(row, 0) << path << ": the form offers no " << example.dump();
+      combo->setCurrentIndex(row);
+    } else {
+      ADD_FAILURE() << path << ": an editor of an unknown kind";
+      continue;
+    }
+    ASSERT_TRUE(test::wait_idle(*w.window->document()));
+    EXPECT_EQ(est::field_value(est::to_json(w.window->document()->plan()), f), example) << path;
+    EXPECT_TRUE(editor->toolTip().contains(QString::fromUtf8(f.help.data(), static_cast<qsizetype>(f.help.size()))))
+        << path << ": " << editor->toolTip().toStdString();
+  }
+  EXPECT_GE(shown, 35) << "the form shows most plan fields";
 }
 
 }  // namespace

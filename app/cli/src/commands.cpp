@@ -12,6 +12,7 @@
 #include "plansight/estimator/hf_config.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/parameters.h"
+#include "plansight/estimator/plan_fields.h"
 #include "plansight/estimator/presets.h"
 
 namespace plansight::cli {
@@ -69,25 +70,18 @@ const char* kUsage =
     "                 any measured or imported run beside a plan's prediction: compare ID --plan FILE.json\n"
     "                 and/or the estimate options [--json]\n"
     "\n"
-    "plan options of estimate, search, timeline, sweep, placement and compare (all optional; the default plan is\n"
-    "GPT-3 175B on 1024 A100-80GB):\n"
-    "  --plan FILE.json  --model NAME|config.json  --layers N --hidden N --heads N --kv-heads N\n"
-    "  --ffn-hidden N --vocab N --seq-len N  --gpu NAME --system NAME --gpus N --gpus-per-node N\n"
-    "  --tp N --pp N --vpp N --dp N --cp N --zero 0..3 --sequence-parallel\n"
-    "  --ep N --etp N (expert and expert-tensor parallel sizes of MoE models; etp defaults to tp)\n"
-    "  MoE / MLA model fields: --experts N --top-k N --expert-ffn-hidden N --shared-experts N\n"
-    "  --shared-expert-ffn-hidden N --first-dense-layers N --moe-layer-interval N --capacity-factor X\n"
-    "  --load-imbalance X (max/mean tokens per expert) --q-lora-rank N --kv-lora-rank N\n"
-    "  --qk-nope-head-dim N --qk-rope-head-dim N --v-head-dim N --mtp-modules N\n"
-    "  --recompute none|selective|full --schedule gpipe|1f1b|interleaved|zb-h1\n"
-    "  --placement tp-cp-dp-pp (rank order, innermost first) --no-dp-overlap\n"
-    "  --offload-optimizer (ZeRO-Offload, ZeRO >= 1) --offload-params (ZeRO-Infinity, ZeRO 3) --offload-activations\n"
-    "  --host-link-gb-per-s X (per GPU, one direction) --host-memory-gib X --host-memory-gb-per-s X (per node)\n"
-    "  --micro-batch N --global-batch N --tokens N --precision fp32|tf32|fp16|bf16|fp8\n"
-    "  --grad-precision P --master-precision none|fp32 --optimizer adam|adam8bit|sgd-momentum|sgd\n"
-    "  --attention standard|flash --causal-flops --achieved-tflops X | --mfu X\n"
-    "  --price-per-gpu-hour X --reserve-gib X --fragmentation X\n"
-    "  --vocab-divisible-by N (pad the vocabulary to N x TP; Megatron's 128, 1: unpadded) --json\n";
+    "\n";
+
+// The usage text: the commands above, then the plan options, made from the estimator's field
+// table so that every flag a plan command takes is listed with its help.
+std::string usage() {
+  return std::string(kUsage) +
+         "plan options of estimate, search, timeline, sweep, placement and compare (all optional; the default plan is\n"
+         "GPT-3 175B on 1024 A100-80GB; each sets the plan-file field of its name, so --tp 4 = {\"layout\": {\"tp\": 4}}):\n"
+         "  --plan FILE.json  --model NAME|config.json|FOLDER  --params N (a GPT-shaped model of N parameters)\n"
+         "  --gpu NAME  --system NAME  --json\n" +
+         est::plan_fields_help();
+}
 
 }  // namespace
 
@@ -281,8 +275,15 @@ Status run_list_systems(const std::vector<std::string>& argv, std::ostream& out,
 
 Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    out << kUsage;
+    out << usage();
     return args.empty() ? Status::invalid_input : Status::ok;
+  }
+  // `plansight estimate --help`: the same text (the options are shared by the plan commands).
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      out << usage();
+      return Status::ok;
+    }
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());

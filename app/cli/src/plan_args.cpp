@@ -1,5 +1,6 @@
-// Flags -> JSON overlay -> Plan. Each flag maps to one field of the plan file format
-// (estimator/json_io.h), so `--tp 4` and {"layout": {"tp": 4}} are the same request.
+// Flags -> JSON overlay -> Plan. Each flag is one field of the plan file format, as the
+// estimator's field table says (estimator/plan_fields.h), so `--tp 4` and {"layout": {"tp": 4}}
+// are the same request.
 #include "plansight/cli/plan_args.h"
 
 #include <filesystem>
@@ -11,82 +12,13 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/json_reader.h"
 #include "plansight/estimator/model_sizing.h"
+#include "plansight/estimator/plan_fields.h"
 #include "plansight/estimator/presets.h"
 
 namespace plansight::cli {
 namespace {
 
 namespace est = plansight::estimator;
-
-struct Mapping {
-  const char* flag;
-  const char* section;
-  const char* key;
-  enum Kind { integer, number, text, toggle, toggle_off } kind;
-};
-
-// Model dimension flags override the chosen model; the rest set one field each.
-constexpr Mapping kMappings[] = {
-    {"--layers", "model", "layers", Mapping::integer},
-    {"--hidden", "model", "hidden", Mapping::integer},
-    {"--heads", "model", "heads", Mapping::integer},
-    {"--kv-heads", "model", "kv_heads", Mapping::integer},
-    {"--ffn-hidden", "model", "ffn_hidden", Mapping::integer},
-    {"--vocab", "model", "vocab", Mapping::integer},
-    {"--experts", "model.moe", "experts", Mapping::integer},
-    {"--top-k", "model.moe", "top_k", Mapping::integer},
-    {"--expert-ffn-hidden", "model.moe", "expert_ffn_hidden", Mapping::integer},
-    {"--shared-experts", "model.moe", "shared_experts", Mapping::integer},
-    {"--shared-expert-ffn-hidden", "model.moe", "shared_expert_ffn_hidden", Mapping::integer},
-    {"--first-dense-layers", "model.moe", "first_dense_layers", Mapping::integer},
-    {"--moe-layer-interval", "model.moe", "layer_interval", Mapping::integer},
-    {"--capacity-factor", "model.moe", "capacity_factor", Mapping::number},
-    {"--load-imbalance", "model.moe", "load_imbalance", Mapping::number},
-    {"--q-lora-rank", "model.mla", "q_lora_rank", Mapping::integer},
-    {"--kv-lora-rank", "model.mla", "kv_lora_rank", Mapping::integer},
-    {"--qk-nope-head-dim", "model.mla", "qk_nope_head_dim", Mapping::integer},
-    {"--qk-rope-head-dim", "model.mla", "qk_rope_head_dim", Mapping::integer},
-    {"--v-head-dim", "model.mla", "v_head_dim", Mapping::integer},
-    {"--mtp-modules", "model", "mtp_modules", Mapping::integer},
-    {"--gpus", "cluster", "gpus", Mapping::integer},
-    {"--gpus-per-node", "cluster", "gpus_per_node", Mapping::integer},
-    {"--price-per-gpu-hour", "cluster", "price_per_gpu_hour", Mapping::number},
-    {"--currency", "cluster", "currency", Mapping::text},
-    {"--host-link-gb-per-s", "cluster", "host_link_gb_per_s", Mapping::number},
-    {"--host-memory-gib", "cluster", "host_memory_gib", Mapping::number},
-    {"--host-memory-gb-per-s", "cluster", "host_memory_gb_per_s", Mapping::number},
-    {"--tp", "layout", "tp", Mapping::integer},
-    {"--pp", "layout", "pp", Mapping::integer},
-    {"--vpp", "layout", "vpp", Mapping::integer},
-    {"--dp", "layout", "dp", Mapping::integer},
-    {"--cp", "layout", "cp", Mapping::integer},
-    {"--ep", "layout", "ep", Mapping::integer},
-    {"--etp", "layout", "etp", Mapping::integer},
-    {"--zero", "layout", "zero_stage", Mapping::integer},
-    {"--sequence-parallel", "layout", "sequence_parallel", Mapping::toggle},
-    {"--recompute", "layout", "recompute", Mapping::text},
-    {"--schedule", "layout", "schedule", Mapping::text},
-    {"--no-dp-overlap", "layout", "dp_overlap", Mapping::toggle_off},
-    {"--placement", "layout", "placement", Mapping::text},
-    {"--offload-optimizer", "layout", "offload_optimizer", Mapping::toggle},
-    {"--offload-params", "layout", "offload_params", Mapping::toggle},
-    {"--offload-activations", "layout", "offload_activations", Mapping::toggle},
-    {"--micro-batch", "training", "micro_batch", Mapping::integer},
-    {"--global-batch", "training", "global_batch", Mapping::integer},
-    {"--seq-len", "training", "seq_len", Mapping::integer},
-    {"--tokens", "training", "tokens", Mapping::number},
-    {"--precision", "training", "precision", Mapping::text},
-    {"--grad-precision", "training", "grad_precision", Mapping::text},
-    {"--master-precision", "training", "master_precision", Mapping::text},
-    {"--optimizer", "training", "optimizer", Mapping::text},
-    {"--attention", "training", "attention", Mapping::text},
-    {"--causal-flops", "training", "causal_attention_flops", Mapping::toggle},
-    {"--achieved-tflops", "training", "achieved_tflops", Mapping::number},
-    {"--mfu", "training", "mfu", Mapping::number},
-    {"--reserve-gib", "training", "reserve_gib", Mapping::number},
-    {"--fragmentation", "training", "fragmentation", Mapping::number},
-    {"--vocab-divisible-by", "training", "vocab_divisible_by", Mapping::integer},
-};
 
 bool looks_like_file(const std::string& text) {
   return text.find('/') != std::string::npos || (text.size() > 5 && text.substr(text.size() - 5) == ".json");
@@ -126,9 +58,9 @@ const std::vector<FlagSpec>& plan_flags() {
   static const std::vector<FlagSpec> flags = [] {
     std::vector<FlagSpec> f = {{"--plan", true, "FILE.json"}, {"--model", true, "NAME|config.json"}, {"--params", true, "N"},
                                {"--gpu", true, "NAME"}, {"--system", true, "NAME"}};
-    for (const auto& m : kMappings) {
-      const bool toggle = m.kind == Mapping::toggle || m.kind == Mapping::toggle_off;
-      f.push_back({m.flag, !toggle, m.kind == Mapping::text ? "NAME" : "N"});
+    for (const auto& field : est::plan_fields()) {
+      const bool toggle = field.kind == est::FieldKind::toggle || field.kind == est::FieldKind::toggle_off;
+      f.push_back({std::string(field.flag), !toggle, field.value_hint()});
     }
     return f;
   }();
@@ -161,7 +93,7 @@ Result<std::string> read_text_file(const std::string& path, const std::string& f
   return text.str();
 }
 
-Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* adjustments) {
+Result<nlohmann::json> plan_overlay(const Args& args) {
   std::vector<Diagnostic> errors;
   nlohmann::json overlay = nlohmann::json::object();
   nlohmann::json model_flags = nlohmann::json::object();
@@ -214,33 +146,35 @@ Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* a
   if (auto gpu = args.value("--gpu")) overlay["cluster"]["gpu"] = *gpu;
   if (auto system = args.value("--system")) overlay["cluster"]["system"] = *system;
 
-  for (const auto& m : kMappings) {
-    if (!args.has(m.flag)) continue;
+  for (const auto& field : est::plan_fields()) {
+    const std::string flag(field.flag);
+    if (!args.has(flag)) continue;
     nlohmann::json value;
-    switch (m.kind) {
-      case Mapping::integer: {
-        auto v = args.integer(m.flag);
+    switch (field.kind) {
+      case est::FieldKind::integer: {
+        auto v = args.integer(flag);
         if (!v) { errors.insert(errors.end(), v.errors().begin(), v.errors().end()); continue; }
         value = *v;
         break;
       }
-      case Mapping::number: {
-        auto v = args.number(m.flag);
+      case est::FieldKind::number: {
+        auto v = args.number(flag);
         if (!v) { errors.insert(errors.end(), v.errors().begin(), v.errors().end()); continue; }
         value = *v;
         break;
       }
-      case Mapping::text: value = *args.value(m.flag); break;
-      case Mapping::toggle: value = true; break;
-      case Mapping::toggle_off: value = false; break;
+      case est::FieldKind::choice:
+      case est::FieldKind::text: value = *args.value(flag); break;
+      case est::FieldKind::toggle: value = true; break;
+      case est::FieldKind::toggle_off: value = false; break;
     }
-    const std::string section = m.section;
-    if (section == "model") {
-      model_flags[m.key] = value;
-    } else if (section.rfind("model.", 0) == 0) {
-      model_flags[section.substr(6)][m.key] = value;  // "model.moe" -> {"moe": {key: value}}
+    if (field.section() == "model") {
+      // Model fields go on top of the chosen model ("model.moe.top_k" -> {"moe": {"top_k": ..}}).
+      est::PlanField below = field;
+      below.path = field.path.substr(6);
+      est::set_field_value(model_flags, below, std::move(value));
     } else {
-      overlay[section][m.key] = value;
+      est::set_field_value(overlay, field, std::move(value));
     }
   }
   if (!model_flags.empty()) {
@@ -253,7 +187,7 @@ Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* a
 }
 
 Result<est::Plan> plan_from_args(const Args& args, std::vector<Diagnostic>* adjustments) {
-  auto overlay = plan_overlay(args, adjustments);
+  auto overlay = plan_overlay(args);
   if (!overlay) return overlay.errors();
   return est::plan_from_json(*overlay, adjustments);
 }

@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "plansight/estimator/enums.h"
+#include "plansight/estimator/plan_fields.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_summary.h"
@@ -42,7 +43,6 @@ void fill_enum(QComboBox* combo, std::initializer_list<E> values) {
   }
 }
 
-constexpr int kMaxInt = 2'000'000'000;
 
 }  // namespace
 
@@ -53,8 +53,32 @@ PlanForm::PlanForm(PlanDocument* document, QWidget* parent) : QWidget(parent), d
   connect(document_, &PlanDocument::estimateReady, this, &PlanForm::showDiagnostics);
 }
 
-void PlanForm::addField(QFormLayout* form, const QString& field, const QString& label, QWidget* editor) {
+void PlanForm::addField(QFormLayout* form, const QString& field, const QString& given_label, QWidget* editor) {
   editor->setObjectName(field);
+  QString label = given_label, tooltip;
+  // A plan field's label, help and range are the estimator's field table's (plan_fields.h), as
+  // the CLI's flags and --help are.
+  if (const est::PlanField* f = est::find_plan_field(field.toStdString())) {
+    const QString name = QString::fromUtf8(f->label.data(), static_cast<qsizetype>(f->label.size()));
+    QString help = QString::fromUtf8(f->help.data(), static_cast<qsizetype>(f->help.size()));
+    if (!f->unit.empty() && f->unit != "currency") help += QStringLiteral(" [%1]").arg(QString::fromUtf8(f->unit.data(), static_cast<qsizetype>(f->unit.size())));
+    tooltip = help + QStringLiteral("\n") + tr("Plan file: %1; flag: %2")
+                                                .arg(field, QString::fromUtf8(f->flag.data(), static_cast<qsizetype>(f->flag.size())));
+    editor->setToolTip(tooltip);
+    if (auto* box = qobject_cast<QCheckBox*>(editor)) {
+      box->setText(name);
+      label.clear();
+    } else {
+      label = name;
+    }
+    // Whole numbers in a 32-bit spin box; reals in the editor's display unit (B tokens: 1e9).
+    const double scale = field == QStringLiteral("training.tokens") ? 1e9 : 1.0;
+    if (auto* spin = qobject_cast<QSpinBox*>(editor)) {
+      spin->setRange(static_cast<int>(std::min(f->min, 2e9)), static_cast<int>(std::min(f->max, 2e9)));
+    } else if (auto* real = qobject_cast<QDoubleSpinBox*>(editor)) {
+      real->setRange(f->min / scale, f->max / scale);
+    }
+  }
   auto* message = new QLabel(this);
   message->setWordWrap(true);
   message->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -62,15 +86,14 @@ void PlanForm::addField(QFormLayout* form, const QString& field, const QString& 
   form->addRow(label, editor);
   form->addRow(QString(), message);
   form->setRowVisible(message, false);
-  fields_.insert(field, {editor, message, form});
+  fields_.insert(field, {editor, message, form, tooltip});
 }
 
-QSpinBox* PlanForm::addSpin(QFormLayout* form, const QString& field, const QString& label, int min, int max) {
+QSpinBox* PlanForm::addSpin(QFormLayout* form, const QString& field) {
   auto* spin = new QSpinBox(this);
-  spin->setRange(min, max);
   spin->setGroupSeparatorShown(true);
   spin->setKeyboardTracking(true);
-  addField(form, field, label, spin);
+  addField(form, field, QString(), spin);  // label and range: the field table's
   connect(spin, &QSpinBox::valueChanged, this, &PlanForm::onEdited);
   return spin;
 }
@@ -99,19 +122,19 @@ void PlanForm::build() {
   model_combo_ = addCombo(model, QStringLiteral("model"), tr("Preset"));
   model_combo_->setModel(model_presets_);
   connect(model_combo_, &QComboBox::activated, this, &PlanForm::onModelPreset);
-  addSpin(model, QStringLiteral("model.layers"), tr("Layers"), 0, 1 << 20);
-  addSpin(model, QStringLiteral("model.hidden"), tr("Hidden size"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.heads"), tr("Attention heads"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.kv_heads"), tr("KV heads"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.ffn_hidden"), tr("FFN hidden"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.vocab"), tr("Vocabulary"), 0, kMaxInt);
+  addSpin(model, QStringLiteral("model.layers"));
+  addSpin(model, QStringLiteral("model.hidden"));
+  addSpin(model, QStringLiteral("model.heads"));
+  addSpin(model, QStringLiteral("model.kv_heads"));
+  addSpin(model, QStringLiteral("model.ffn_hidden"));
+  addSpin(model, QStringLiteral("model.vocab"));
   // Mixture of experts, multi-head latent attention and MTP (0 experts: a dense model).
-  addSpin(model, QStringLiteral("model.moe.experts"), tr("Routed experts"), 0, 1 << 20)->setSpecialValueText(tr("none (dense)"));
-  addSpin(model, QStringLiteral("model.moe.top_k"), tr("Experts per token (top-k)"), 0, 1 << 20);
-  addSpin(model, QStringLiteral("model.moe.expert_ffn_hidden"), tr("Expert FFN hidden"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.moe.shared_experts"), tr("Shared experts"), 0, 1 << 10);
-  addSpin(model, QStringLiteral("model.moe.first_dense_layers"), tr("First dense layers"), 0, 1 << 20);
-  addSpin(model, QStringLiteral("model.moe.layer_interval"), tr("MoE every n-th layer"), 0, 1 << 20);
+  addSpin(model, QStringLiteral("model.moe.experts"))->setSpecialValueText(tr("none (dense)"));
+  addSpin(model, QStringLiteral("model.moe.top_k"));
+  addSpin(model, QStringLiteral("model.moe.expert_ffn_hidden"));
+  addSpin(model, QStringLiteral("model.moe.shared_experts"));
+  addSpin(model, QStringLiteral("model.moe.first_dense_layers"));
+  addSpin(model, QStringLiteral("model.moe.layer_interval"));
   load_imbalance_ = new QDoubleSpinBox(this);
   load_imbalance_->setRange(0, 1e6);
   load_imbalance_->setDecimals(2);
@@ -125,9 +148,9 @@ void PlanForm::build() {
   capacity_factor_->setSpecialValueText(tr("dropless"));
   addField(model, QStringLiteral("model.moe.capacity_factor"), tr("Capacity factor"), capacity_factor_);
   connect(capacity_factor_, &QDoubleSpinBox::valueChanged, this, &PlanForm::onEdited);
-  addSpin(model, QStringLiteral("model.mla.kv_lora_rank"), tr("MLA KV rank"), 0, kMaxInt)->setSpecialValueText(tr("none (no MLA)"));
-  addSpin(model, QStringLiteral("model.mla.q_lora_rank"), tr("MLA query rank"), 0, kMaxInt);
-  addSpin(model, QStringLiteral("model.mtp_modules"), tr("MTP modules"), 0, 16);
+  addSpin(model, QStringLiteral("model.mla.kv_lora_rank"))->setSpecialValueText(tr("none (no MLA)"));
+  addSpin(model, QStringLiteral("model.mla.q_lora_rank"));
+  addSpin(model, QStringLiteral("model.mtp_modules"));
   auto* import = new QPushButton(tr("Import config.json…"), this);
   import->setObjectName(QStringLiteral("importConfig"));
   connect(import, &QPushButton::clicked, this, [this] {
@@ -149,7 +172,7 @@ void PlanForm::build() {
   gpu_combo_ = addCombo(cluster, QStringLiteral("cluster.gpu"), tr("GPU"));
   gpu_combo_->setModel(gpu_presets_);
   connect(gpu_combo_, &QComboBox::activated, this, &PlanForm::onGpuPreset);
-  addSpin(cluster, QStringLiteral("cluster.gpus"), tr("GPUs"), 0, kMaxInt);
+  addSpin(cluster, QStringLiteral("cluster.gpus"));
   price_ = new QDoubleSpinBox(this);
   price_->setRange(0, 1e6);
   price_->setDecimals(2);
@@ -166,15 +189,14 @@ void PlanForm::build() {
 
   // Layout.
   QFormLayout* layout = group(tr("Parallel layout"), 0, 1);
-  addSpin(layout, QStringLiteral("layout.tp"), tr("Tensor parallel (TP)"), 0, 1 << 20);
-  addSpin(layout, QStringLiteral("layout.pp"), tr("Pipeline parallel (PP)"), 0, 1 << 20);
-  addSpin(layout, QStringLiteral("layout.vpp"), tr("Virtual stages (VPP)"), 0, 1 << 20);
-  QSpinBox* dp = addSpin(layout, QStringLiteral("layout.dp"), tr("Data parallel (DP)"), 0, 1 << 20);
+  addSpin(layout, QStringLiteral("layout.tp"));
+  addSpin(layout, QStringLiteral("layout.pp"));
+  addSpin(layout, QStringLiteral("layout.vpp"));
+  QSpinBox* dp = addSpin(layout, QStringLiteral("layout.dp"));
   dp->setSpecialValueText(tr("auto"));
-  addSpin(layout, QStringLiteral("layout.cp"), tr("Context parallel (CP)"), 0, 1 << 20);
-  addSpin(layout, QStringLiteral("layout.ep"), tr("Expert parallel (EP)"), 0, 1 << 20);
-  addSpin(layout, QStringLiteral("layout.etp"), tr("Expert tensor parallel (ETP)"), 0, 1 << 20)
-      ->setSpecialValueText(tr("= TP"));
+  addSpin(layout, QStringLiteral("layout.cp"));
+  addSpin(layout, QStringLiteral("layout.ep"));
+  addSpin(layout, QStringLiteral("layout.etp"))->setSpecialValueText(tr("= TP"));
   QComboBox* zero = addCombo(layout, QStringLiteral("layout.zero_stage"), tr("ZeRO stage"));
   for (int s = 0; s <= 3; ++s) zero->addItem(s == 0 ? tr("0 (none)") : QString::number(s), s);
   sequence_parallel_ = new QCheckBox(tr("sequence parallel"), this);
@@ -196,12 +218,12 @@ void PlanForm::build() {
 
   // Training.
   QFormLayout* training = group(tr("Training"), 1, 1);
-  addSpin(training, QStringLiteral("training.micro_batch"), tr("Micro-batch"), 0, kMaxInt);
-  addSpin(training, QStringLiteral("training.global_batch"), tr("Global batch"), 0, kMaxInt);
-  addSpin(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 0, kMaxInt);
+  addSpin(training, QStringLiteral("training.micro_batch"));
+  addSpin(training, QStringLiteral("training.global_batch"));
+  addSpin(training, QStringLiteral("training.seq_len"));
   // Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded to this x TP; 1 shows
   // what an unpadded vocabulary (50257) costs against a padded one (50304).
-  addSpin(training, QStringLiteral("training.vocab_divisible_by"), tr("Pad vocabulary to (× TP)"), 0, 1 << 20);
+  addSpin(training, QStringLiteral("training.vocab_divisible_by"));
   tokens_ = new QDoubleSpinBox(this);
   tokens_->setRange(0, 1e9);
   tokens_->setDecimals(1);
@@ -270,7 +292,7 @@ void PlanForm::clearMessages() {
   for (auto& f : fields_) {
     f.message->clear();
     f.form->setRowVisible(f.message, false);
-    f.editor->setToolTip({});
+    f.editor->setToolTip(f.help);
     f.editor->setPalette({});
   }
   general_messages_->clear();
@@ -309,7 +331,8 @@ void PlanForm::showDiagnostics() {
     const QString line = QStringLiteral("<span style=\"color:%1\">%2</span>").arg(colour.name(), text);
     f.message->setText(f.message->text().isEmpty() ? line : f.message->text() + QStringLiteral("<br>") + line);
     f.form->setRowVisible(f.message, true);
-    editor->setToolTip(QString::fromStdString(d.message));
+    editor->setToolTip(f.help.isEmpty() ? QString::fromStdString(d.message)
+                                        : QString::fromStdString(d.message) + QStringLiteral("\n\n") + f.help);
     if (error) {
       // An opaque blend of the base colour towards red: readable in light and dark palettes.
       QPalette p = editor->palette();

@@ -23,9 +23,10 @@ std::vector<FlagSpec> plan_command_flags(std::vector<FlagSpec> extra = {});
 // Whether any plan flag (beyond --json) was given.
 bool has_plan_flags(const Args& args);
 
-// The overlay the flags describe (with --plan's file as its base). Errors name the flag. Fields
-// it sets on the user's behalf (--vpp 2 implies the interleaved schedule) go to `adjustments`.
-Result<nlohmann::json> plan_overlay(const Args& args, std::vector<Diagnostic>* adjustments = nullptr);
+// The overlay the flags describe (with --plan's file as its base): each flag sets its field of
+// the plan file (estimator/plan_fields.h). Errors name the flag. What the estimator then sets on
+// the user's behalf (--vpp 2 implies the interleaved schedule) is plan_from_json's to report.
+Result<nlohmann::json> plan_overlay(const Args& args);
 
 // plan_overlay, then plan_from_json; both report their adjustments (estimator/json_io.h).
 Result<estimator::Plan> plan_from_args(const Args& args, std::vector<Diagnostic>* adjustments = nullptr);

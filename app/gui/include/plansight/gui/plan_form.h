@@ -46,10 +46,11 @@ class PlanForm : public QWidget {
     QWidget* editor = nullptr;
     QLabel* message = nullptr;
     QFormLayout* form = nullptr;
+    QString help;  // the field table's help: the editor's tooltip, under any message
   };
 
   void build();
-  QSpinBox* addSpin(QFormLayout* form, const QString& field, const QString& label, int min, int max);
+  QSpinBox* addSpin(QFormLayout* form, const QString& field);  // a plan field's spin box (plan_fields.h)
   QComboBox* addCombo(QFormLayout* form, const QString& field, const QString& label);
   void addField(QFormLayout* form, const QString& field, const QString& label, QWidget* editor);
   void populate();                  // plan -> widgets
