@@ -4,82 +4,144 @@
 // and, where one exists, the rule that fills the field when a plan leaves it out.
 #include "plansight/estimator/plan_fields.h"
 
+#include <optional>
 #include <sstream>
+
+#include "plansight/estimator/enums.h"
+#include "plansight/estimator/layout_spec.h"
 
 namespace plansight::estimator {
 namespace {
 
 constexpr double kCount = 2e9;   // whole-number fields: what a 32-bit editor holds
 constexpr double kDegree = 1 << 20;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 using K = FieldKind;
+
+// Accessors: the plan member behind a field, in the plan file's unit (`scale` plan units per
+// file unit: 1e9 bytes/s per GB/s). Each expands to the {get, set} pair of a table entry.
+#define INT(object, member)                                                              \
+  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    if (!v.is_number_integer()) return false;                                            \
+    p.object.member = v.get<std::int64_t>();                                             \
+    return true;                                                                         \
+  }
+#define REAL(object, member, scale)                                                      \
+  [](const Plan& p) -> nlohmann::json { return p.object.member / (scale); },             \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    if (!v.is_number()) return false;                                                    \
+    p.object.member = v.get<double>() * (scale);                                         \
+    return true;                                                                         \
+  }
+#define GIB_INT(object, member)                                                          \
+  [](const Plan& p) -> nlohmann::json { return static_cast<double>(p.object.member) / kGiB; }, \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    if (!v.is_number()) return false;                                                    \
+    p.object.member = static_cast<std::int64_t>(v.get<double>() * kGiB);                 \
+    return true;                                                                         \
+  }
+#define FLAG(object, member)                                                             \
+  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    if (!v.is_boolean()) return false;                                                   \
+    p.object.member = v.get<bool>();                                                     \
+    return true;                                                                         \
+  }
+#define TEXT(object, member)                                                             \
+  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    if (!v.is_string()) return false;                                                    \
+    p.object.member = v.get<std::string>();                                              \
+    return true;                                                                         \
+  }
+#define CHOICE(object, member, Enum)                                                     \
+  [](const Plan& p) -> nlohmann::json { return std::string(to_string(p.object.member)); }, \
+  [](Plan& p, const nlohmann::json& v) {                                                 \
+    const auto e = v.is_string() ? parse_enum<Enum>(v.get<std::string>()) : std::nullopt; \
+    if (!e) return false;                                                                \
+    p.object.member = *e;                                                                \
+    return true;                                                                         \
+  }
+#define PLACEMENT                                                                        \
+  [](const Plan& p) -> nlohmann::json { return to_string(p.layout.placement); },         \
+  [](Plan& p, const nlohmann::json& v) { return v.is_string() && parse_placement(v.get<std::string>(), p.layout.placement); }
 
 const std::vector<PlanField> kFields = {
     // Model: overrides of the chosen model (a preset, a config.json or --params); the MLP width
     // follows a typed hidden size unless it is typed too (estimator/model_derivation.h).
-    {"model.layers", "--layers", K::integer, "Layers", "", "transformer layers", 0, kDegree, "", "48"},
-    {"model.hidden", "--hidden", K::integer, "Hidden size", "", "model width d_model; the MLP width follows it unless given", 0, kCount, "", "6144"},
-    {"model.heads", "--heads", K::integer, "Attention heads", "", "query heads", 0, kCount, "", "48"},
-    {"model.kv_heads", "--kv-heads", K::integer, "KV heads", "", "key/value heads (GQA; = heads for multi-head attention)", 0, kCount, "", "8"},
-    {"model.ffn_hidden", "--ffn-hidden", K::integer, "FFN hidden", "", "MLP inner width", 0, kCount, "", "32768"},
-    {"model.vocab", "--vocab", K::integer, "Vocabulary", "tokens", "vocabulary size before padding", 0, kCount, "", "51200"},
-    {"model.moe.experts", "--experts", K::integer, "Routed experts", "", "routed experts per MoE layer; 0: a dense model", 0, kDegree, "", "128"},
-    {"model.moe.top_k", "--top-k", K::integer, "Experts per token (top-k)", "", "routed experts each token goes to", 0, kDegree, "", "6"},
-    {"model.moe.expert_ffn_hidden", "--expert-ffn-hidden", K::integer, "Expert FFN hidden", "", "inner width of one routed expert", 0, kCount, "", "1536"},
-    {"model.moe.shared_experts", "--shared-experts", K::integer, "Shared experts", "", "experts every token goes through", 0, 1024, "", "2"},
-    {"model.moe.shared_expert_ffn_hidden", "--shared-expert-ffn-hidden", K::integer, "Shared expert FFN hidden", "", "inner width of one shared expert", 0, kCount, "", "4096"},
-    {"model.moe.first_dense_layers", "--first-dense-layers", K::integer, "First dense layers", "", "leading layers with a dense MLP", 0, kDegree, "", "1"},
-    {"model.moe.layer_interval", "--moe-layer-interval", K::integer, "MoE every n-th layer", "", "1: every layer after the dense ones is MoE", 0, kDegree, "", "2"},
-    {"model.moe.capacity_factor", "--capacity-factor", K::number, "Capacity factor", "", "tokens an expert takes, x the mean; 0: dropless", 0, 1e6, "", "1.25"},
-    {"model.moe.load_imbalance", "--load-imbalance", K::number, "Load imbalance (max/mean)", "", "tokens of the busiest expert over the mean", 0, 1e6, "", "1.2"},
-    {"model.mla.q_lora_rank", "--q-lora-rank", K::integer, "MLA query rank", "", "multi-head latent attention: query compression rank", 0, kCount, "", "1024"},
-    {"model.mla.kv_lora_rank", "--kv-lora-rank", K::integer, "MLA KV rank", "", "multi-head latent attention: key/value compression rank; 0: no MLA", 0, kCount, "", "256"},
-    {"model.mla.qk_nope_head_dim", "--qk-nope-head-dim", K::integer, "MLA QK head dim (no RoPE)", "", "per-head query/key width without rotary embedding", 0, kCount, "", "64"},
-    {"model.mla.qk_rope_head_dim", "--qk-rope-head-dim", K::integer, "MLA QK head dim (RoPE)", "", "per-head query/key width with rotary embedding", 0, kCount, "", "32"},
-    {"model.mla.v_head_dim", "--v-head-dim", K::integer, "MLA V head dim", "", "per-head value width", 0, kCount, "", "64"},
-    {"model.mtp_modules", "--mtp-modules", K::integer, "MTP modules", "", "multi-token prediction modules (DeepSeek-V3)", 0, 16, "", "2"},
+    {"model.layers", "--layers", K::integer, "Layers", "", "transformer layers", 0, kDegree, "", "48", INT(model, layers)},
+    {"model.hidden", "--hidden", K::integer, "Hidden size", "", "model width d_model; the MLP width follows it unless given", 0, kCount, "", "6144", INT(model, hidden)},
+    {"model.heads", "--heads", K::integer, "Attention heads", "", "query heads", 0, kCount, "", "48", INT(model, heads)},
+    {"model.kv_heads", "--kv-heads", K::integer, "KV heads", "", "key/value heads (GQA; = heads for multi-head attention)", 0, kCount, "", "8", INT(model, kv_heads)},
+    {"model.ffn_hidden", "--ffn-hidden", K::integer, "FFN hidden", "", "MLP inner width", 0, kCount, "", "32768", INT(model, ffn_hidden)},
+    {"model.vocab", "--vocab", K::integer, "Vocabulary", "tokens", "vocabulary size before padding", 0, kCount, "", "51200", INT(model, vocab)},
+    {"model.moe.experts", "--experts", K::integer, "Routed experts", "", "routed experts per MoE layer; 0: a dense model", 0, kDegree, "", "128", INT(model.moe, experts)},
+    {"model.moe.top_k", "--top-k", K::integer, "Experts per token (top-k)", "", "routed experts each token goes to", 0, kDegree, "", "6", INT(model.moe, top_k)},
+    {"model.moe.expert_ffn_hidden", "--expert-ffn-hidden", K::integer, "Expert FFN hidden", "", "inner width of one routed expert", 0, kCount, "", "1536", INT(model.moe, expert_ffn_hidden)},
+    {"model.moe.shared_experts", "--shared-experts", K::integer, "Shared experts", "", "experts every token goes through", 0, 1024, "", "2", INT(model.moe, shared_experts)},
+    {"model.moe.shared_expert_ffn_hidden", "--shared-expert-ffn-hidden", K::integer, "Shared expert FFN hidden", "", "inner width of one shared expert", 0, kCount, "", "4096", INT(model.moe, shared_expert_ffn_hidden)},
+    {"model.moe.first_dense_layers", "--first-dense-layers", K::integer, "First dense layers", "", "leading layers with a dense MLP", 0, kDegree, "", "1", INT(model.moe, first_dense_layers)},
+    {"model.moe.layer_interval", "--moe-layer-interval", K::integer, "MoE every n-th layer", "", "1: every layer after the dense ones is MoE", 0, kDegree, "", "2", INT(model.moe, layer_interval)},
+    {"model.moe.capacity_factor", "--capacity-factor", K::number, "Capacity factor", "", "tokens an expert takes, x the mean; 0: dropless", 0, 1e6, "", "1.25", REAL(model.moe, capacity_factor, 1)},
+    {"model.moe.load_imbalance", "--load-imbalance", K::number, "Load imbalance (max/mean)", "", "tokens of the busiest expert over the mean", 0, 1e6, "", "1.2", REAL(model.moe, load_imbalance, 1)},
+    {"model.mla.q_lora_rank", "--q-lora-rank", K::integer, "MLA query rank", "", "multi-head latent attention: query compression rank", 0, kCount, "", "1024", INT(model.mla, q_lora_rank)},
+    {"model.mla.kv_lora_rank", "--kv-lora-rank", K::integer, "MLA KV rank", "", "multi-head latent attention: key/value compression rank; 0: no MLA", 0, kCount, "", "256", INT(model.mla, kv_lora_rank)},
+    {"model.mla.qk_nope_head_dim", "--qk-nope-head-dim", K::integer, "MLA QK head dim (no RoPE)", "", "per-head query/key width without rotary embedding", 0, kCount, "", "64", INT(model.mla, qk_nope_head_dim)},
+    {"model.mla.qk_rope_head_dim", "--qk-rope-head-dim", K::integer, "MLA QK head dim (RoPE)", "", "per-head query/key width with rotary embedding", 0, kCount, "", "32", INT(model.mla, qk_rope_head_dim)},
+    {"model.mla.v_head_dim", "--v-head-dim", K::integer, "MLA V head dim", "", "per-head value width", 0, kCount, "", "64", INT(model.mla, v_head_dim)},
+    {"model.mtp_modules", "--mtp-modules", K::integer, "MTP modules", "", "multi-token prediction modules (DeepSeek-V3)", 0, 16, "", "2", INT(model, mtp_modules)},
     // Cluster.
-    {"cluster.gpus", "--gpus", K::integer, "GPUs", "GPUs", "GPUs in the job; the layout stays when tp x pp x cp divides it", 0, kCount, "", "512"},
-    {"cluster.gpus_per_node", "--gpus-per-node", K::integer, "GPUs per node", "GPUs", "GPUs joined by the node's fast link", 0, 1024, "", "4"},
-    {"cluster.price_per_gpu_hour", "--price-per-gpu-hour", K::number, "Price per GPU-hour", "currency", "what one GPU-hour costs; 0: unknown", 0, 1e6, "", "2.5"},
-    {"cluster.currency", "--currency", K::text, "Currency", "", "the price's currency code (USD, EUR, ...)", 0, 0, "", "\"EUR\""},
-    {"cluster.host_link_gb_per_s", "--host-link-gb-per-s", K::number, "Host link per GPU", "GB/s", "GPU to host memory, one direction (offloading)", 0, 1e4, "", "64"},
-    {"cluster.host_memory_gib", "--host-memory-gib", K::number, "Host memory per node", "GiB", "CPU memory of one node (offloading)", 0, 1e9, "", "2048"},
-    {"cluster.host_memory_gb_per_s", "--host-memory-gb-per-s", K::number, "Host memory bandwidth per node", "GB/s", "CPU DRAM bandwidth of one node (CPU optimizer step)", 0, 1e6, "", "800"},
+    {"cluster.gpus", "--gpus", K::integer, "GPUs", "GPUs", "GPUs in the job; the layout stays when tp x pp x cp divides it", 0, kCount, "", "512", INT(cluster, gpus)},
+    {"cluster.gpus_per_node", "--gpus-per-node", K::integer, "GPUs per node", "GPUs", "GPUs joined by the node's fast link", 0, 1024, "", "4", INT(cluster, gpus_per_node)},
+    {"cluster.price_per_gpu_hour", "--price-per-gpu-hour", K::number, "Price per GPU-hour", "currency", "what one GPU-hour costs; 0: unknown", 0, 1e6, "", "2.5", REAL(cluster, price_per_gpu_hour, 1)},
+    {"cluster.currency", "--currency", K::text, "Currency", "", "the price's currency code (USD, EUR, ...)", 0, 0, "", "\"EUR\"", TEXT(cluster, currency)},
+    {"cluster.host_link_gb_per_s", "--host-link-gb-per-s", K::number, "Host link per GPU", "GB/s", "GPU to host memory, one direction (offloading)", 0, 1e4, "", "64", REAL(cluster, host_link_bandwidth_bytes_per_s, 1e9)},
+    {"cluster.host_memory_gib", "--host-memory-gib", K::number, "Host memory per node", "GiB", "CPU memory of one node (offloading)", 0, 1e9, "", "2048", GIB_INT(cluster, host_memory_bytes)},
+    {"cluster.host_memory_gb_per_s", "--host-memory-gb-per-s", K::number, "Host memory bandwidth per node", "GB/s", "CPU DRAM bandwidth of one node (CPU optimizer step)", 0, 1e6, "", "800", REAL(cluster, host_memory_bandwidth_bytes_per_s, 1e9)},
     // Layout.
-    {"layout.tp", "--tp", K::integer, "Tensor parallel (TP)", "GPUs", "tensor-parallel size (Megatron)", 0, kDegree, "", "4"},
-    {"layout.pp", "--pp", K::integer, "Pipeline parallel (PP)", "GPUs", "pipeline stages", 0, kDegree, "", "4"},
-    {"layout.vpp", "--vpp", K::integer, "Virtual stages (VPP)", "", "model chunks per pipeline stage; above 1 the schedule is interleaved", 0, kDegree, "", "2"},
-    {"layout.dp", "--dp", K::integer, "Data parallel (DP)", "GPUs", "data-parallel size; 0: the GPUs left over by tp x pp x cp", 0, kDegree, "", "8"},
-    {"layout.cp", "--cp", K::integer, "Context parallel (CP)", "GPUs", "context-parallel size (sequence split across GPUs)", 0, kDegree, "", "2"},
-    {"layout.ep", "--ep", K::integer, "Expert parallel (EP)", "GPUs", "expert-parallel size of MoE layers", 0, kDegree, "", "8"},
-    {"layout.etp", "--etp", K::integer, "Expert tensor parallel (ETP)", "GPUs", "tensor-parallel size inside an expert; 0: = tp", 0, kDegree, "", "1"},
-    {"layout.zero_stage", "--zero", K::integer, "ZeRO stage", "", "0 none, 1 optimizer states, 2 + gradients, 3 + parameters sharded over DP", 0, 3, "", "1"},
-    {"layout.sequence_parallel", "--sequence-parallel", K::toggle, "sequence parallel", "", "shard norms and dropout activations over TP (Korthikanti et al.)", 0, 0, "", "true"},
-    {"layout.recompute", "--recompute", K::choice, "Recomputation", "", "activation recomputation", 0, 0, "none|selective|full", "\"selective\""},
-    {"layout.schedule", "--schedule", K::choice, "Schedule", "", "pipeline schedule", 0, 0, "gpipe|1f1b|interleaved|zb-h1", "\"gpipe\""},
-    {"layout.dp_overlap", "--no-dp-overlap", K::toggle_off, "overlap DP communication", "", "reduce gradients after the backward pass instead of during it", 0, 0, "", "false"},
-    {"layout.placement", "--placement", K::text, "Rank placement", "", "rank order, innermost first: tp-cp-dp-pp", 0, 0, "", "\"tp-dp-cp-pp\""},
-    {"layout.offload_optimizer", "--offload-optimizer", K::toggle, "offload optimizer to CPU", "", "ZeRO-Offload: optimizer states and step on the host (ZeRO >= 1)", 0, 0, "", "true"},
-    {"layout.offload_params", "--offload-params", K::toggle, "offload parameters to CPU", "", "ZeRO-Infinity: parameters on the host (ZeRO 3)", 0, 0, "", "true"},
-    {"layout.offload_activations", "--offload-activations", K::toggle, "offload activations to CPU", "", "stored activations on the host", 0, 0, "", "true"},
+    {"layout.tp", "--tp", K::integer, "Tensor parallel (TP)", "GPUs", "tensor-parallel size (Megatron)", 0, kDegree, "", "4", INT(layout, tp)},
+    {"layout.pp", "--pp", K::integer, "Pipeline parallel (PP)", "GPUs", "pipeline stages", 0, kDegree, "", "4", INT(layout, pp)},
+    {"layout.vpp", "--vpp", K::integer, "Virtual stages (VPP)", "", "model chunks per pipeline stage; above 1 the schedule is interleaved", 0, kDegree, "", "2", INT(layout, vpp)},
+    {"layout.dp", "--dp", K::integer, "Data parallel (DP)", "GPUs", "data-parallel size; 0: the GPUs left over by tp x pp x cp", 0, kDegree, "", "8", INT(layout, dp)},
+    {"layout.cp", "--cp", K::integer, "Context parallel (CP)", "GPUs", "context-parallel size (sequence split across GPUs)", 0, kDegree, "", "2", INT(layout, cp)},
+    {"layout.ep", "--ep", K::integer, "Expert parallel (EP)", "GPUs", "expert-parallel size of MoE layers", 0, kDegree, "", "8", INT(layout, ep)},
+    {"layout.etp", "--etp", K::integer, "Expert tensor parallel (ETP)", "GPUs", "tensor-parallel size inside an expert; 0: = tp", 0, kDegree, "", "1", INT(layout, etp)},
+    {"layout.zero_stage", "--zero", K::integer, "ZeRO stage", "", "0 none, 1 optimizer states, 2 + gradients, 3 + parameters sharded over DP", 0, 3, "", "1", INT(layout, zero_stage)},
+    {"layout.sequence_parallel", "--sequence-parallel", K::toggle, "sequence parallel", "", "shard norms and dropout activations over TP (Korthikanti et al.)", 0, 0, "", "true", FLAG(layout, sequence_parallel)},
+    {"layout.recompute", "--recompute", K::choice, "Recomputation", "", "activation recomputation", 0, 0, "none|selective|full", "\"selective\"", CHOICE(layout, recompute, Recompute)},
+    {"layout.schedule", "--schedule", K::choice, "Schedule", "", "pipeline schedule", 0, 0, "gpipe|1f1b|interleaved|zb-h1", "\"gpipe\"", CHOICE(layout, schedule, PipelineSchedule)},
+    {"layout.dp_overlap", "--no-dp-overlap", K::toggle_off, "overlap DP communication", "", "reduce gradients after the backward pass instead of during it", 0, 0, "", "false", FLAG(layout, dp_overlap)},
+    {"layout.placement", "--placement", K::text, "Rank placement", "", "rank order, innermost first: tp-cp-dp-pp", 0, 0, "", "\"tp-dp-cp-pp\"", PLACEMENT},
+    {"layout.offload_optimizer", "--offload-optimizer", K::toggle, "offload optimizer to CPU", "", "ZeRO-Offload: optimizer states and step on the host (ZeRO >= 1)", 0, 0, "", "true", FLAG(layout, offload_optimizer)},
+    {"layout.offload_params", "--offload-params", K::toggle, "offload parameters to CPU", "", "ZeRO-Infinity: parameters on the host (ZeRO 3)", 0, 0, "", "true", FLAG(layout, offload_params)},
+    {"layout.offload_activations", "--offload-activations", K::toggle, "offload activations to CPU", "", "stored activations on the host", 0, 0, "", "true", FLAG(layout, offload_activations)},
     // Training.
-    {"training.micro_batch", "--micro-batch", K::integer, "Micro-batch", "sequences", "sequences per micro-batch per GPU", 0, kCount, "", "2"},
-    {"training.global_batch", "--global-batch", K::integer, "Global batch", "sequences", "sequences per iteration", 0, kCount, "", "768"},
-    {"training.seq_len", "--seq-len", K::integer, "Sequence length", "tokens", "tokens per sequence", 0, kCount, "", "4096"},
-    {"training.tokens", "--tokens", K::number, "Token budget", "tokens", "training tokens, for days and cost; 0: none", 0, 1e18, "", "1e12"},
-    {"training.precision", "--precision", K::choice, "Precision", "", "compute precision", 0, 0, "fp32|tf32|fp16|bf16|fp8", "\"bf16\""},
-    {"training.grad_precision", "--grad-precision", K::choice, "Gradient precision", "", "gradients and their reduction; default: the compute precision (bf16 for fp8)", 0, 0, "fp32|tf32|fp16|bf16|fp8", "\"fp32\""},
-    {"training.master_precision", "--master-precision", K::choice, "Master weights", "", "an fp32 master copy of the weights", 0, 0, "none|fp32", "\"none\""},
-    {"training.optimizer", "--optimizer", K::choice, "Optimizer", "", "optimizer and its states", 0, 0, "adam|adam8bit|sgd-momentum|sgd", "\"sgd\""},
-    {"training.attention", "--attention", K::choice, "Attention kernel", "", "standard keeps the score matrix; flash does not", 0, 0, "standard|flash", "\"flash\""},
-    {"training.causal_attention_flops", "--causal-flops", K::toggle, "count causal attention FLOPs", "", "count half the attention score FLOPs (causal mask)", 0, 0, "", "true"},
-    {"training.achieved_tflops", "--achieved-tflops", K::number, "Achieved TFLOP/s", "TFLOP/s", "per GPU, instead of the time model; 0: predicted", 0, 1e6, "", "140"},
-    {"training.mfu", "--mfu", K::number, "MFU", "", "model FLOPs utilisation instead of the time model; 0: predicted", 0, 1, "", "0.4"},
-    {"training.reserve_gib", "--reserve-gib", K::number, "Framework reserve", "GiB", "memory the framework and CUDA context hold per GPU", 0, 1e6, "", "2"},
-    {"training.fragmentation", "--fragmentation", K::number, "Fragmentation", "", "share of allocated memory lost to fragmentation", 0, 0.99, "", "0.1"},
-    {"training.vocab_divisible_by", "--vocab-divisible-by", K::integer, "Pad vocabulary to (× TP)", "", "pad the vocabulary to a multiple of this x tp (Megatron's 128; 1: unpadded)", 0, kDegree, "", "64"},
+    {"training.micro_batch", "--micro-batch", K::integer, "Micro-batch", "sequences", "sequences per micro-batch per GPU", 0, kCount, "", "2", INT(training, micro_batch)},
+    {"training.global_batch", "--global-batch", K::integer, "Global batch", "sequences", "sequences per iteration", 0, kCount, "", "768", INT(training, global_batch)},
+    {"training.seq_len", "--seq-len", K::integer, "Sequence length", "tokens", "tokens per sequence", 0, kCount, "", "4096", INT(training, seq_len)},
+    {"training.tokens", "--tokens", K::number, "Token budget", "tokens", "training tokens, for days and cost; 0: none", 0, 1e18, "", "1e12", REAL(training, tokens, 1)},
+    {"training.precision", "--precision", K::choice, "Precision", "", "compute precision", 0, 0, "fp32|tf32|fp16|bf16|fp8", "\"bf16\"", CHOICE(training, precision, Precision)},
+    {"training.grad_precision", "--grad-precision", K::choice, "Gradient precision", "", "gradients and their reduction; default: the compute precision (bf16 for fp8)", 0, 0, "fp32|tf32|fp16|bf16|fp8", "\"fp32\"", CHOICE(training, grad_precision, Precision)},
+    {"training.master_precision", "--master-precision", K::choice, "Master weights", "", "an fp32 master copy of the weights", 0, 0, "none|fp32", "\"none\"", CHOICE(training, master_precision, MasterPrecision)},
+    {"training.optimizer", "--optimizer", K::choice, "Optimizer", "", "optimizer and its states", 0, 0, "adam|adam8bit|sgd-momentum|sgd", "\"sgd\"", CHOICE(training, optimizer, Optimizer)},
+    {"training.attention", "--attention", K::choice, "Attention kernel", "", "standard keeps the score matrix; flash does not", 0, 0, "standard|flash", "\"flash\"", CHOICE(training, attention, AttentionKernel)},
+    {"training.causal_attention_flops", "--causal-flops", K::toggle, "count causal attention FLOPs", "", "count half the attention score FLOPs (causal mask)", 0, 0, "", "true", FLAG(training, causal_attention_flops)},
+    {"training.achieved_tflops", "--achieved-tflops", K::number, "Achieved TFLOP/s", "TFLOP/s", "per GPU, instead of the time model; 0: predicted", 0, 1e6, "", "140", REAL(training, achieved_tflops, 1)},
+    {"training.mfu", "--mfu", K::number, "MFU", "", "model FLOPs utilisation instead of the time model; 0: predicted", 0, 1, "", "0.4", REAL(training, mfu, 1)},
+    {"training.reserve_gib", "--reserve-gib", K::number, "Framework reserve", "GiB", "memory the framework and CUDA context hold per GPU", 0, 1e6, "", "2", REAL(training, reserve_fixed_bytes, kGiB)},
+    {"training.fragmentation", "--fragmentation", K::number, "Fragmentation", "", "share of allocated memory lost to fragmentation", 0, 0.99, "", "0.1", REAL(training, fragmentation, 1)},
+    {"training.vocab_divisible_by", "--vocab-divisible-by", K::integer, "Pad vocabulary to (× TP)", "", "pad the vocabulary to a multiple of this x tp (Megatron's 128; 1: unpadded)", 0, kDegree, "", "64", INT(training, vocab_divisible_by)},
 };
+
+#undef INT
+#undef REAL
+#undef GIB_INT
+#undef FLAG
+#undef TEXT
+#undef CHOICE
+#undef PLACEMENT
 
 }  // namespace
 

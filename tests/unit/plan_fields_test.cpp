@@ -57,6 +57,42 @@ TEST(PlanFields, EveryExampleLandsAtItsPathAndDiffersFromTheBase) {
   }
 }
 
+// The accessors agree with the plan file: what get() reads is what the writer writes at the
+// path, and set() of the example is what reading the example from a file gives.
+TEST(PlanFields, AccessorsAgreeWithThePlanFile) {
+  for (const auto& f : plan_fields()) {
+    ASSERT_TRUE(f.get && f.set) << f.path;
+    auto base = plan_from_json({{"model", {{"preset", base_model(f)}}}});
+    ASSERT_TRUE(base) << base.error_text();
+    Plan plan = *base;
+    // The writer leaves some fields out at their defaults (ep 1, offloading off).
+    if (const nlohmann::json written = field_value(to_json(plan), f); !written.is_null()) {
+      EXPECT_EQ(f.get(plan), written) << f.path;
+    }
+    const nlohmann::json example = nlohmann::json::parse(f.example);
+    ASSERT_TRUE(f.set(plan, example)) << f.path;
+    EXPECT_EQ(f.get(plan), example) << f.path;
+    EXPECT_EQ(field_value(to_json(plan), f), example) << f.path;
+
+    nlohmann::json file = {{"model", {{"preset", base_model(f)}}}};
+    set_field_value(file, f, example);
+    auto read = plan_from_json(file);
+    ASSERT_TRUE(read) << read.error_text();
+    EXPECT_EQ(f.get(*read), example) << f.path;
+
+    // A value of the wrong type, or a name the reader does not know, changes nothing.
+    const nlohmann::json wrong = f.kind == FieldKind::toggle || f.kind == FieldKind::toggle_off ? nlohmann::json("yes")
+                                 : f.kind == FieldKind::choice || f.kind == FieldKind::text  ? nlohmann::json(7)
+                                                                                             : nlohmann::json("seven");
+    Plan untouched = *base;
+    EXPECT_FALSE(f.set(untouched, wrong)) << f.path;
+    EXPECT_EQ(to_json(untouched), to_json(*base)) << f.path;
+    if (f.kind == FieldKind::choice) {
+      EXPECT_FALSE(f.set(untouched, "no-such-name")) << f.path;
+    }
+  }
+}
+
 TEST(PlanFields, ChoicesAreTheNamesTheReaderAccepts) {
   for (const auto& f : plan_fields()) {
     if (f.kind != FieldKind::choice) continue;

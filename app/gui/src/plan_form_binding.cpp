@@ -16,6 +16,7 @@
 
 #include "plansight/estimator/hf_config.h"
 #include "plansight/estimator/model_derivation.h"
+#include "plansight/estimator/plan_fields.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plan_form.h"
@@ -35,6 +36,43 @@ template <class E>
 E combo_enum(const QComboBox* combo, E fallback) {
   const QVariant v = combo->currentData();
   return v.isValid() ? static_cast<E>(v.toInt()) : fallback;
+}
+
+// How an editor shows a field's value: whole numbers in spin boxes, reals in their display unit
+// (the token budget in billions), toggles as check boxes, names (and the ZeRO stage) in combos.
+double display_scale(const est::PlanField& f) { return f.path == "training.tokens" ? 1e9 : 1.0; }
+
+void show_value(QWidget* editor, const est::PlanField& f, const nlohmann::json& value) {
+  if (auto* spin = qobject_cast<QSpinBox*>(editor)) {
+    const int v = clamp_int(value.get<std::int64_t>());
+    if (spin->value() != v) spin->setValue(v);
+  } else if (auto* real = qobject_cast<QDoubleSpinBox*>(editor)) {
+    real->setValue(value.get<double>() / display_scale(f));
+  } else if (auto* box = qobject_cast<QCheckBox*>(editor)) {
+    box->setChecked(value.get<bool>());
+  } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+    combo->setCurrentIndex(value.is_string() ? combo->findText(QString::fromStdString(value.get<std::string>()))
+                                             : combo->findData(static_cast<int>(value.get<std::int64_t>())));
+  }
+}
+
+// The editor's value as the field's JSON value; `current` (the plan's) when the editor shows it
+// rounded (a spin box with 1 decimal shows 31.5 GB/s as 31.5): an untouched editor keeps the
+// plan's exact value.
+nlohmann::json edited_value(const QWidget* editor, const est::PlanField& f, const nlohmann::json& current) {
+  if (const auto* spin = qobject_cast<const QSpinBox*>(editor)) return static_cast<std::int64_t>(spin->value());
+  if (const auto* real = qobject_cast<const QDoubleSpinBox*>(editor)) {
+    const double scale = display_scale(f);
+    const double half_step = 0.5 * std::pow(10.0, -real->decimals());
+    if (current.is_number() && std::abs(real->value() - current.get<double>() / scale) < half_step) return current;
+    return real->value() * scale;
+  }
+  if (const auto* box = qobject_cast<const QCheckBox*>(editor)) return box->isChecked();
+  if (const auto* combo = qobject_cast<const QComboBox*>(editor)) {
+    if (f.kind == est::FieldKind::choice) return combo->currentText().toStdString();
+    return static_cast<std::int64_t>(combo->currentData().toInt());
+  }
+  return current;
 }
 
 // The preset row whose structure equals the model's, so that an edited preset shows as custom.
@@ -113,12 +151,6 @@ void PlanForm::noteExplicitModelEdits() {
 void PlanForm::populate() {
   populating_ = true;
   const est::Plan& plan = document_->plan();
-  const auto spin = [&](const char* field, std::int64_t value) {
-    qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(field)).editor)->setValue(clamp_int(value));
-  };
-  const auto combo = [&](const char* field) {
-    return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
-  };
 
   // A model from outside the form (preset, file, import) is the new base of edits.
   if (!est::same_structure(plan.model, shown_model_) || plan.model.name != shown_model_.name) {
@@ -131,33 +163,14 @@ void PlanForm::populate() {
   system_combo_->setPlaceholderText(tr("custom"));
   gpu_combo_->setCurrentIndex(gpu_presets_->rowOf(QString::fromStdString(plan.cluster.gpu.name)));
   gpu_combo_->setPlaceholderText(QString::fromStdString(plan.cluster.gpu.name) + tr(" (custom)"));
-  spin("cluster.gpus", plan.cluster.gpus);
-  price_->setValue(plan.cluster.price_per_gpu_hour);
+  // Cluster, layout and training fields: each editor shows its field's value (plan_fields.h).
+  for (const auto& f : est::plan_fields()) {
+    if (f.section() == "model") continue;  // showModel(): edits of a base model
+    if (QWidget* editor = fields_.value(QString::fromUtf8(f.path.data(), static_cast<qsizetype>(f.path.size()))).editor) {
+      show_value(editor, f, f.get(plan));
+    }
+  }
   price_->setSuffix(QLatin1Char(' ') + QString::fromStdString(plan.cluster.currency));  // the price's unit, shown
-  host_link_->setValue(plan.cluster.host_link_bandwidth_bytes_per_s / 1e9);
-
-  spin("layout.tp", plan.layout.tp);
-  spin("layout.pp", plan.layout.pp);
-  spin("layout.vpp", plan.layout.vpp);
-  spin("layout.dp", plan.layout.dp);
-  spin("layout.cp", plan.layout.cp);
-  spin("layout.ep", plan.layout.ep);
-  spin("layout.etp", plan.layout.etp);
-  set_combo_data(combo("layout.zero_stage"), static_cast<int>(plan.layout.zero_stage));
-  sequence_parallel_->setChecked(plan.layout.sequence_parallel);
-  offload_optimizer_->setChecked(plan.layout.offload_optimizer);
-  offload_params_->setChecked(plan.layout.offload_params);
-  offload_activations_->setChecked(plan.layout.offload_activations);
-  set_combo_data(combo("layout.recompute"), static_cast<int>(plan.layout.recompute));
-  set_combo_data(combo("layout.schedule"), static_cast<int>(plan.layout.schedule));
-
-  spin("training.micro_batch", plan.training.micro_batch);
-  spin("training.global_batch", plan.training.global_batch);
-  spin("training.seq_len", plan.training.seq_len);
-  spin("training.vocab_divisible_by", plan.training.vocab_divisible_by);
-  tokens_->setValue(plan.training.tokens / 1e9);
-  set_combo_data(combo("training.precision"), static_cast<int>(plan.training.precision));
-  set_combo_data(combo("training.optimizer"), static_cast<int>(plan.training.optimizer));
   populating_ = false;
 }
 
@@ -165,9 +178,6 @@ est::Plan PlanForm::collect() const {
   est::Plan plan = document_->plan();
   const auto spin = [&](const char* field) -> std::int64_t {
     return qobject_cast<QSpinBox*>(fields_.value(QString::fromLatin1(field)).editor)->value();
-  };
-  const auto combo = [&](const char* field) {
-    return qobject_cast<QComboBox*>(fields_.value(QString::fromLatin1(field)).editor);
   };
 
   // The typed fields over the base; derived fields the user did not type follow them.
@@ -181,45 +191,24 @@ est::Plan PlanForm::collect() const {
   plan.model = est::derive_model(model_base_, edited,
                                  {.kv_heads = explicit_model_fields_.contains(QStringLiteral("model.kv_heads")),
                                   .ffn_hidden = explicit_model_fields_.contains(QStringLiteral("model.ffn_hidden"))});
-  plan.cluster.gpus = spin("cluster.gpus");
-  plan.cluster.price_per_gpu_hour = price_->value();
-  // The spin box rounds to 0.1 GB/s: an unchanged value keeps the plan's exact bandwidth.
-  if (std::abs(host_link_->value() - plan.cluster.host_link_bandwidth_bytes_per_s / 1e9) >= 0.05) {
-    plan.cluster.host_link_bandwidth_bytes_per_s = host_link_->value() * 1e9;
+  // Cluster, layout and training fields: each editor's value into its field (plan_fields.h).
+  for (const auto& f : est::plan_fields()) {
+    if (f.section() == "model") continue;
+    const QWidget* editor = fields_.value(QString::fromUtf8(f.path.data(), static_cast<qsizetype>(f.path.size()))).editor;
+    if (!editor) continue;
+    const nlohmann::json value = edited_value(editor, f, f.get(plan));
+    if (value != f.get(plan)) f.set(plan, value);
   }
-
-  plan.layout.tp = spin("layout.tp");
-  plan.layout.pp = spin("layout.pp");
-  plan.layout.vpp = spin("layout.vpp");
-  plan.layout.dp = spin("layout.dp");
-  plan.layout.cp = spin("layout.cp");
-  plan.layout.ep = spin("layout.ep");
-  plan.layout.etp = spin("layout.etp");
-  plan.layout.zero_stage = combo("layout.zero_stage")->currentData().toInt();
-  plan.layout.sequence_parallel = sequence_parallel_->isChecked();
-  plan.layout.offload_optimizer = offload_optimizer_->isChecked();
-  plan.layout.offload_params = offload_params_->isChecked();
-  plan.layout.offload_activations = offload_activations_->isChecked();
-  plan.layout.recompute = combo_enum(combo("layout.recompute"), plan.layout.recompute);
-  plan.layout.schedule = combo_enum(combo("layout.schedule"), plan.layout.schedule);
   // As in plan files and flags: raising the virtual stages above 1 picks the interleaved schedule
   // (the schedule field then shows it); a schedule chosen with vpp > 1 stays the user's.
-  if (plan.layout.vpp != document_->plan().layout.vpp && plan.layout.schedule == document_->plan().layout.schedule) {
+  const est::Plan& before = document_->plan();
+  if (plan.layout.vpp != before.layout.vpp && plan.layout.schedule == before.layout.schedule) {
     plan.layout.schedule = est::schedule_for_vpp(plan.layout.vpp, plan.layout.schedule);
   }
-
-  plan.training.micro_batch = spin("training.micro_batch");
-  plan.training.global_batch = spin("training.global_batch");
-  plan.training.seq_len = spin("training.seq_len");
-  plan.training.vocab_divisible_by = spin("training.vocab_divisible_by");
-  plan.training.tokens = tokens_->value() * 1e9;
-  const est::Precision precision = combo_enum(combo("training.precision"), plan.training.precision);
-  if (precision != plan.training.precision) {
-    // As in plan files and flags: gradients follow the compute precision.
-    plan.training.grad_precision = est::gradient_precision_for(precision);
-    plan.training.precision = precision;
+  // As in plan files and flags: gradients follow the compute precision.
+  if (plan.training.precision != before.training.precision) {
+    plan.training.grad_precision = est::gradient_precision_for(plan.training.precision);
   }
-  plan.training.optimizer = combo_enum(combo("training.optimizer"), plan.training.optimizer);
   return plan;
 }
 

@@ -1,9 +1,10 @@
 // The plan's editable fields, described once: each with its plan-file path (the JSON key a plan
-// file sets), its command-line flag, its kind, unit, the range an editor offers, its label and
-// one line of help. The CLI's flags and their --help text and the desktop app's Plan form (its
-// labels, ranges and tooltips) are made from this table; the plan-file reader and validate()
-// own the rules, so a flag, a form field and a plan file always mean the same plan
-// (tests/unit/plan_fields_test.cpp sets every field all three ways).
+// file sets), its command-line flag, its kind, unit, the range an editor offers, its label, one
+// line of help, and its accessors into a Plan. The CLI's flags and their --help text and the
+// desktop app's Plan form (its labels, ranges, tooltips, and the values it shows and edits) are
+// made from this table; the plan-file reader and validate() own the rules, so a flag, a form
+// field and a plan file always mean the same plan (tests/unit/plan_fields_test.cpp,
+// tests/integration/plan_fields_cli_test.cpp and the Plan page's test set every field each way).
 #pragma once
 
 #include <string>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "plansight/estimator/plan.h"
 
 namespace plansight::estimator {
 
@@ -33,6 +36,10 @@ struct PlanField {
   double min = 0, max = 0;   // what an editor offers (integer/number); validate() has the rules
   std::string_view choices;  // choice: valid names, "|"-separated, as the reader accepts them
   std::string_view example;  // a valid value other than the default plan's, as JSON text (tests)
+  // The field in a Plan, in the plan file's unit (GB/s, GiB): its value, and setting it; set
+  // returns false, leaving the plan as it was, for a value of the wrong type or an unknown name.
+  nlohmann::json (*get)(const Plan&) = nullptr;
+  bool (*set)(Plan&, const nlohmann::json&) = nullptr;
 
   std::string_view section() const;  // "layout" ("model" for "model.moe.top_k")
   std::string_view key() const;      // "tp", "top_k"
