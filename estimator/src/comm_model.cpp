@@ -18,6 +18,11 @@ double bus_factor(Collective op, std::int64_t ranks) {
   return 1;
 }
 
+double sent_bytes(Collective op, double bytes, std::int64_t ranks) {
+  if (bytes <= 0 || (ranks <= 1 && op != Collective::send_recv)) return 0;
+  return bus_factor(op, ranks) * bytes;
+}
+
 double collective_seconds(Collective op, double bytes, std::int64_t ranks, const Link& link) {
   if (bytes <= 0) return 0;
   if (ranks <= 1 && op != Collective::send_recv) return 0;

@@ -59,9 +59,13 @@ nlohmann::json to_json(const Estimate& e) {
                          {"optimizer_s", b.optimizer_s}};
     if (b.ep_comm_s > 0) time["breakdown"]["ep_comm_s"] = b.ep_comm_s;  // MoE plans only
     if (b.offload_s > 0) time["breakdown"]["offload_s"] = b.offload_s;  // offloading plans only
+    // Bytes one GPU of the first stage sends per iteration, by group (TimeBreakdown).
+    time["communication_bytes"] = {{"tp", b.tp_bytes}, {"cp", b.cp_bytes}, {"pp", b.pp_bytes}, {"dp", b.dp_bytes}};
+    if (b.ep_bytes > 0) time["communication_bytes"]["ep"] = b.ep_bytes;
   } else {
     time["bubble_fraction"] = nullptr;
     time["breakdown"] = nullptr;
+    time["communication_bytes"] = nullptr;
   }
 
   nlohmann::json warnings = nlohmann::json::array();

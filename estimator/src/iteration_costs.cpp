@@ -75,6 +75,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     const double bytes = tokens * static_cast<double>(plan.model.hidden) * e;
     out.p2p_seconds = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
                       (l.tp > 1 && !l.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, l.tp, links.tp) : 0.0);
+    out.p2p_bytes = sent_bytes(Collective::send_recv, bytes / t, 2);  // the gather after it is the TP group's
   }
 
   // MoE models: MoE layers cost moe_layer_cost(); routed experts (split over ep x etp) reduce
@@ -164,6 +165,11 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
                               per_layer_collective_seconds(Collective::all_gather, params * per_param.weights, units, shards, links.dp),
                               per_layer_collective_seconds(Collective::reduce_scatter, grad_bytes, units, shards, links.dp),
                               plan.training.zero3_prefetch);
+      // Per micro-batch: gather before the forward and again before the backward, reduce-scatter
+      // after it: 3 x the parameters' bytes against DP's 2 (Rajbhandari et al. 2020, Sec. 7.2.2).
+      const double gather_bytes = sent_bytes(Collective::all_gather, params * per_param.weights, shards);
+      f.dp_bytes += gather_bytes;
+      bi.dp_bytes += gather_bytes + sent_bytes(Collective::reduce_scatter, grad_bytes, shards);
     }
 
     ChunkCost c;
@@ -175,17 +181,24 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     c.send_gradient_seconds = g > 0 ? out.p2p_seconds : 0.0;
     // ZeRO-3 communicates per micro-batch (inside the phases above); otherwise gradients are
     // reduced once per iteration: all-reduce, or reduce-scatter under ZeRO-1/2.
-    if (l.zero_stage == 0) c.dp_reduce_seconds = collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp);
+    double dp_bytes = 0;
+    if (l.zero_stage == 0) {
+      c.dp_reduce_seconds = collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp);
+      dp_bytes = sent_bytes(Collective::all_reduce, grad_bytes, shards);
+    }
     if (l.zero_stage == 1 || l.zero_stage == 2) {
       c.dp_reduce_seconds = collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
+      dp_bytes = sent_bytes(Collective::reduce_scatter, grad_bytes, shards);
     }
     if (expert_params > 0) {
       // Expert gradients: all-reduce (ZeRO 0) or reduce-scatter (distributed optimizer) over
       // the expert-data-parallel group.
       const Collective op = l.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
       c.dp_reduce_seconds += collective_seconds(op, expert_params * per_param.gradients, expert_shards, links.edp);
+      dp_bytes += sent_bytes(op, expert_params * per_param.gradients, expert_shards);
     }
     out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
+    out.chunk_dp_bytes.push_back(dp_bytes);
     out.chunk_forward.push_back(f);
     out.chunk_backward_input.push_back(bi);
     out.chunk_backward_weight.push_back(bw);
@@ -208,27 +221,31 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   for (std::int64_t r = 0; r < p; ++r) {
     const double params = rank_params[static_cast<std::size_t>(r)];
     const double shard = l.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
-    double gather = 0;
+    double gather = 0, gather_bytes = 0;
     // ZeRO-1/2 (Megatron's distributed optimizer): each rank updates its shard, then all ranks
     // all-gather the updated weights.
     if (l.zero_stage == 1 || l.zero_stage == 2) {
       gather = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+      gather_bytes = sent_bytes(Collective::all_gather, params * per_param.weights, shards);
     }
     const double experts = rank_expert_params[static_cast<std::size_t>(r)];
     if (experts > 0) {
       const double expert_shard = l.zero_stage >= 1 ? experts / static_cast<double>(expert_shards) : experts;
       if (l.zero_stage == 1 || l.zero_stage == 2) {
         gather += collective_seconds(Collective::all_gather, experts * per_param.weights, expert_shards, links.edp);
+        gather_bytes += sent_bytes(Collective::all_gather, experts * per_param.weights, expert_shards);
       }
       double transfer = 0;
       out.optimizer_seconds.push_back(step_seconds(shard + expert_shard, transfer) + gather);
       out.optimizer_dp_seconds.push_back(gather);
+      out.optimizer_dp_bytes.push_back(gather_bytes);
       out.optimizer_offload_seconds.push_back(transfer);
       continue;
     }
     double transfer = 0;
     out.optimizer_seconds.push_back(step_seconds(shard, transfer) + gather);
     out.optimizer_dp_seconds.push_back(gather);
+    out.optimizer_dp_bytes.push_back(gather_bytes);
     out.optimizer_offload_seconds.push_back(transfer);
   }
   return out;

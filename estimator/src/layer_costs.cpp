@@ -142,7 +142,19 @@ void add_mla_gemms(PassCost& c, const DeviceModel& dev, const Dims& d, const Mla
 }  // namespace
 
 PhaseCost operator*(const PhaseCost& c, double k) {
-  return {c.compute_s * k, c.tp_comm_s * k, c.cp_comm_s * k, c.dp_comm_s * k, c.flops * k, c.ep_comm_s * k, c.offload_s * k};
+  PhaseCost out;
+  out.compute_s = c.compute_s * k;
+  out.tp_comm_s = c.tp_comm_s * k;
+  out.cp_comm_s = c.cp_comm_s * k;
+  out.dp_comm_s = c.dp_comm_s * k;
+  out.flops = c.flops * k;
+  out.ep_comm_s = c.ep_comm_s * k;
+  out.offload_s = c.offload_s * k;
+  out.tp_bytes = c.tp_bytes * k;
+  out.cp_bytes = c.cp_bytes * k;
+  out.dp_bytes = c.dp_bytes * k;
+  out.ep_bytes = c.ep_bytes * k;
+  return out;
 }
 
 double per_layer_collective_seconds(Collective op, double bytes, std::int64_t units, std::int64_t ranks, const Link& link) {
@@ -225,6 +237,11 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
                               : 2 * collective_seconds(Collective::all_reduce, activation_bytes, tp, links.tp);
   c.forward.tp_comm_s += tp_pass;
   c.backward_input.tp_comm_s += tp_pass;
+  const double tp_pass_bytes = d.sp ? 2 * (sent_bytes(Collective::all_gather, activation_bytes, tp) +
+                                           sent_bytes(Collective::reduce_scatter, activation_bytes, tp))
+                                    : 2 * sent_bytes(Collective::all_reduce, activation_bytes, tp);
+  c.forward.tp_bytes += tp_pass_bytes;
+  c.backward_input.tp_bytes += tp_pass_bytes;
 
   // Context parallelism: keys and values travel around the CP ring (cp - 1 steps, K and V
   // shards of this rank) while attention computes; only the excess is exposed. Backward also
@@ -235,6 +252,9 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
                         collective_seconds(Collective::send_recv, kv_bytes, 2, links.cp);
     c.forward.cp_comm_s += std::max(0.0, ring - core.forward.compute_s);
     c.backward_input.cp_comm_s += std::max(0.0, 2 * ring - core.backward_input.compute_s);
+    const double ring_bytes = static_cast<double>(plan.layout.cp - 1) * kv_bytes;
+    c.forward.cp_bytes += ring_bytes;
+    c.backward_input.cp_bytes += 2 * ring_bytes;
   }
 
   switch (plan.layout.recompute) {
@@ -260,6 +280,8 @@ PassCost embedding_cost(const Plan& plan, const DeviceModel& dev, const CommLink
     const double bytes = d.T * d.h * d.e;
     c.forward.tp_comm_s += d.sp ? collective_seconds(Collective::reduce_scatter, bytes, plan.layout.tp, links.tp)
                                 : collective_seconds(Collective::all_reduce, bytes, plan.layout.tp, links.tp);
+    c.forward.tp_bytes += d.sp ? sent_bytes(Collective::reduce_scatter, bytes, plan.layout.tp)
+                               : sent_bytes(Collective::all_reduce, bytes, plan.layout.tp);
   }
   return c;
 }
@@ -276,6 +298,8 @@ PassCost lm_head_cost(const Plan& plan, const DeviceModel& dev, const CommLinks&
     const double bytes = d.T * d.h * d.e;
     c.forward.tp_comm_s += collective_seconds(Collective::all_gather, bytes, plan.layout.tp, links.tp);
     c.backward_input.tp_comm_s += collective_seconds(Collective::reduce_scatter, bytes, plan.layout.tp, links.tp);
+    c.forward.tp_bytes += sent_bytes(Collective::all_gather, bytes, plan.layout.tp);
+    c.backward_input.tp_bytes += sent_bytes(Collective::reduce_scatter, bytes, plan.layout.tp);
   }
   return c;
 }

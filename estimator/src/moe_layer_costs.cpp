@@ -94,14 +94,22 @@ PassCost moe_layer_cost(const Plan& plan, const DeviceModel& dev, const CommLink
   c.backward_input.compute_s += 2 * dev.memory_seconds(rows * h * e * 2);
 
   // Dispatch and combine: this GPU's buffer is its routed copies before the ETP gather.
-  const double sent_bytes = rows / etp * h * e;
-  double pass = 2 * all_to_all_seconds(plan.cluster, dev.efficiency(), sent_bytes, l.ep, l.expert_tp());
+  const double dispatch_bytes = rows / etp * h * e;
+  double pass = 2 * all_to_all_seconds(plan.cluster, dev.efficiency(), dispatch_bytes, l.ep, l.expert_tp());
   if (l.expert_tp() > 1) {
     pass += collective_seconds(Collective::all_gather, rows * h * e, l.expert_tp(), links.etp) +
             collective_seconds(Collective::reduce_scatter, rows * h * e, l.expert_tp(), links.etp);
   }
   c.forward.ep_comm_s += pass;
   c.backward_input.ep_comm_s += pass;
+  // Bytes sent: dispatch and combine each send the (ep - 1)/ep of the buffer bound for other
+  // GPUs; the ETP gather and scatter as ring collectives.
+  const double ep_ranks = static_cast<double>(std::max<std::int64_t>(l.ep, 1));
+  const double pass_bytes = 2 * dispatch_bytes * (ep_ranks - 1) / ep_ranks +
+                            sent_bytes(Collective::all_gather, rows * h * e, l.expert_tp()) +
+                            sent_bytes(Collective::reduce_scatter, rows * h * e, l.expert_tp());
+  c.forward.ep_bytes += pass_bytes;
+  c.backward_input.ep_bytes += pass_bytes;
 
   if (l.recompute == Recompute::full) c.recompute = c.forward;  // the whole MoE forward re-runs
   return c;

@@ -58,6 +58,27 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   return in;
 }
 
+// The communication volume of one GPU of the first pipeline stage (TimeBreakdown::*_bytes).
+void add_volume(TimeBreakdown& b, const Plan& plan, const IterationCosts& c) {
+  const std::int64_t p = plan.layout.pp, total = p * plan.layout.vpp;
+  const double m = static_cast<double>(c.micro_batches);
+  for (std::int64_t chunk = 0; chunk < plan.layout.vpp; ++chunk) {
+    const auto g = static_cast<std::size_t>(chunk * p);  // rank 0's chunks
+    for (const PhaseCost* ph : {&c.chunk_forward[g], &c.chunk_backward_input[g], &c.chunk_backward_weight[g], &c.chunk_recompute[g]}) {
+      b.tp_bytes += m * ph->tp_bytes;
+      b.cp_bytes += m * ph->cp_bytes;
+      b.dp_bytes += m * ph->dp_bytes;
+      b.ep_bytes += m * ph->ep_bytes;
+    }
+    b.dp_bytes += c.chunk_dp_bytes[g];
+    // Each micro-batch's activation goes on after every chunk but the last; its gradient goes
+    // back before every chunk but the first.
+    const auto global = static_cast<std::int64_t>(g);
+    b.pp_bytes += m * c.p2p_bytes * ((global < total - 1 ? 1.0 : 0.0) + (global > 0 ? 1.0 : 0.0));
+  }
+  b.dp_bytes += c.optimizer_dp_bytes[0];
+}
+
 double rank_idle_s(const SimulationResult& sim, double busy_s, double optimizer_s) {
   return std::max(0.0, static_cast<double>(sim.iteration_ns) * 1e-9 - busy_s - optimizer_s);
 }
@@ -109,6 +130,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   }
   const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
   out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  add_volume(b, plan, costs);
   if (options.keep_timeline) out.timeline = std::move(sim->timeline);
   return out;
 }
@@ -165,6 +187,7 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s + m * r0.offload));
   const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
   out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  add_volume(b, plan, c);
   return out;
 }
 

@@ -83,6 +83,16 @@ TEST(BreakdownModel, PassesTheModelTesterAndAddsUpToTheIteration) {
   }
   EXPECT_NEAR(seconds, e.time.breakdown.total_s(), 1e-9);
   EXPECT_NEAR(share, 1.0, 1e-12);
+  // Communication rows say what one GPU sends per iteration in that group; the others nothing.
+  const auto sent = [&](TimePart part) {
+    return model.index(static_cast<int>(part), BreakdownModel::SentColumn).data(BreakdownModel::ValueRole);
+  };
+  EXPECT_DOUBLE_EQ(sent(TimePart::tp_comm).toDouble(), e.time.breakdown.tp_bytes);
+  EXPECT_DOUBLE_EQ(sent(TimePart::dp_comm).toDouble(), e.time.breakdown.dp_bytes);
+  EXPECT_DOUBLE_EQ(sent(TimePart::pp_comm).toDouble(), e.time.breakdown.pp_bytes);
+  EXPECT_GT(e.time.breakdown.tp_bytes, e.time.breakdown.dp_bytes) << "GPT-3 175B, TP 8: TP traffic dominates";
+  EXPECT_FALSE(sent(TimePart::compute).isValid());
+  EXPECT_EQ(model.headerData(BreakdownModel::SentColumn, Qt::Horizontal).toString(), QStringLiteral("Sent per GPU"));
   // A given throughput has no breakdown: no rows.
   est::TimeEstimate given = e.time;
   given.predicted = false;

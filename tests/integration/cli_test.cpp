@@ -42,6 +42,24 @@ TEST(Cli, EstimateJsonEqualsLibraryEstimate) {
   EXPECT_NEAR(days * eq4_flops_per_token / eq3_flops_per_token, 34.0, 0.5) << "the paper's 34 days";
 }
 
+// The predicted breakdown's communication volume per group, in the JSON and the text report.
+TEST(Cli, EstimateReportsTheBytesEachGroupSends) {
+  auto r = run_cli({"estimate", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto expected = estimator::estimate(estimator::default_plan());
+  ASSERT_TRUE(expected.ok());
+  const auto& b = expected->time.breakdown;
+  const auto& sent = j["time"]["communication_bytes"];
+  EXPECT_EQ(sent["tp"].get<double>(), b.tp_bytes);
+  EXPECT_EQ(sent["pp"].get<double>(), b.pp_bytes);
+  EXPECT_EQ(sent["dp"].get<double>(), b.dp_bytes);
+  EXPECT_FALSE(sent.contains("ep")) << "a dense model has no expert traffic";
+  auto text = run_cli({"estimate", "--zero", "3"});
+  ASSERT_EQ(text.status, Status::ok) << text.err;
+  EXPECT_NE(text.out.find("  sent per GPU         TP "), std::string::npos) << text.out;
+}
+
 TEST(Cli, FlagsChangeThePlan) {
   auto r = run_cli({"estimate", "--json", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
                     "--zero", "1", "--precision", "bf16", "--attention", "flash", "--global-batch", "64", "--seq-len",

@@ -116,6 +116,13 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       part("optimizer", b.optimizer_s);
       part("exposed offload", b.offload_s);
       if (l.pp > 1) out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12) << " of compute\n";
+      // What one GPU of the first stage sends per iteration, by group, hidden or exposed.
+      std::string sent;
+      for (auto [group, bytes] : {std::pair{"TP", b.tp_bytes}, std::pair{"CP", b.cp_bytes}, std::pair{"PP", b.pp_bytes},
+                                  std::pair{"DP", b.dp_bytes}, std::pair{"EP", b.ep_bytes}}) {
+        if (bytes > 0) sent += std::string(sent.empty() ? "" : ", ") + group + " " + format_gib(bytes);
+      }
+      if (!sent.empty()) out << "  sent per GPU         " << sent << " per iteration\n";
     }
     out << "  throughput           " << format_count(time.tokens_per_s) << " tokens/s, "
         << format_fixed(time.achieved_tflops_per_gpu, 1) << " TFLOP/s per GPU\n";

@@ -45,6 +45,20 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const {
       if (role == ValueRole) return share;
       if (role == Qt::TextAlignmentRole) return QVariant::fromValue<int>(Qt::AlignRight | Qt::AlignVCenter);
       return {};
+    case SentColumn: {
+      const double bytes = part == TimePart::tp_comm   ? breakdown_.tp_bytes
+                           : part == TimePart::cp_comm ? breakdown_.cp_bytes
+                           : part == TimePart::pp_comm ? breakdown_.pp_bytes
+                           : part == TimePart::dp_comm ? breakdown_.dp_bytes
+                           : part == TimePart::ep_comm ? breakdown_.ep_bytes
+                                                       : -1.0;
+      if (bytes < 0) return {};  // not a communication part
+      if (role == Qt::DisplayRole) return format_gib(bytes);
+      if (role == ValueRole) return bytes;
+      if (role == Qt::TextAlignmentRole) return QVariant::fromValue<int>(Qt::AlignRight | Qt::AlignVCenter);
+      if (role == Qt::ToolTipRole) return tr("Bytes one GPU of the first pipeline stage sends per iteration in this group's collectives, hidden behind compute or not");
+      return {};
+    }
     default:
       return {};
   }
@@ -59,6 +73,8 @@ QVariant BreakdownModel::headerData(int section, Qt::Orientation orientation, in
       return tr("Time");
     case ShareColumn:
       return tr("Share");
+    case SentColumn:
+      return tr("Sent per GPU");
     default:
       return {};
   }

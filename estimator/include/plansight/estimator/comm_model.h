@@ -15,6 +15,10 @@ enum class Collective : std::uint8_t { all_reduce, all_gather, reduce_scatter, b
 
 // nccl-tests' bus-bandwidth factor: bus bytes moved per GPU per byte of buffer.
 double bus_factor(Collective op, std::int64_t ranks);
+// Bytes each GPU sends in a ring collective over `ranks` GPUs on a buffer of `bytes`:
+// bus_factor x bytes (all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n, a send its
+// bytes); none within one GPU. The communication volume of Rajbhandari et al. 2020, Sec. 7.
+double sent_bytes(Collective op, double bytes, std::int64_t ranks);
 
 struct Link {
   double bandwidth_bytes_per_s = 0;  // achievable per GPU, one direction (efficiency applied)

@@ -61,6 +61,12 @@ struct TimeBreakdown {
   double optimizer_s = 0;
   double ep_comm_s = 0;  // expert-parallel all-to-all (MoE models)
   double offload_s = 0;  // host-link (PCIe/C2C) transfers of offloading not hidden behind compute
+  // Communication volume: bytes one GPU of the first pipeline stage sends per iteration in each
+  // group's collectives, hidden or exposed (ring algorithms, nccl-tests' bus bytes): tensor-,
+  // context- and pipeline-parallel, data-parallel (gradient reduction, ZeRO's gathers) and
+  // expert-parallel. ZeRO-3 sends 1.5x the data-parallel volume of ZeRO-0/1/2 (Rajbhandari et
+  // al. 2020, Sec. 7.2), per micro-batch.
+  double tp_bytes = 0, cp_bytes = 0, pp_bytes = 0, dp_bytes = 0, ep_bytes = 0;
   double total_s() const {
     return compute_s + tp_comm_s + cp_comm_s + pp_comm_s + dp_comm_s + bubble_s + optimizer_s + ep_comm_s + offload_s;
   }

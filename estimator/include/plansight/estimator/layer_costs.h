@@ -18,6 +18,8 @@ struct PhaseCost {
   double flops = 0;      // hardware FLOPs of the compute
   double ep_comm_s = 0;  // expert all-to-all dispatch/combine (and ETP gathers) on the critical path
   double offload_s = 0;  // host-link transfers of offloading not hidden behind the phase's compute
+  // Bytes this GPU sends in the phase's collectives (sent_bytes(), comm_model.h), hidden or not.
+  double tp_bytes = 0, cp_bytes = 0, dp_bytes = 0, ep_bytes = 0;
   double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s + offload_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
@@ -27,6 +29,10 @@ struct PhaseCost {
     flops += o.flops;
     ep_comm_s += o.ep_comm_s;
     offload_s += o.offload_s;
+    tp_bytes += o.tp_bytes;
+    cp_bytes += o.cp_bytes;
+    dp_bytes += o.dp_bytes;
+    ep_bytes += o.ep_bytes;
     return *this;
   }
 };

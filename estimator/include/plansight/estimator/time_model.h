@@ -34,6 +34,10 @@ struct IterationCosts {
   std::vector<double> optimizer_dp_seconds; // per rank: the parameter all-gather part of it
   std::vector<double> optimizer_offload_seconds;  // per rank: its host-link transfers (offload.h)
   double p2p_seconds = 0;                   // one activation (or gradient) transfer between stages
+  // Bytes this GPU sends (sent_bytes(), comm_model.h): per chunk, its gradient reduction; per
+  // rank, the optimizer's parameter all-gather; one transfer between stages.
+  std::vector<double> chunk_dp_bytes, optimizer_dp_bytes;
+  double p2p_bytes = 0;
   std::int64_t micro_batches = 1;
 };
 

@@ -13,7 +13,9 @@ class BreakdownModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { PartColumn, TimeColumn, ShareColumn, ColumnCount };
+  // SentColumn: for a communication part, the bytes one GPU of the first stage sends per
+  // iteration in that group's collectives, hidden or exposed (TimeBreakdown::*_bytes).
+  enum Column { PartColumn, TimeColumn, ShareColumn, SentColumn, ColumnCount };
   static constexpr int ValueRole = Qt::UserRole + 1;
 
   explicit BreakdownModel(QObject* parent = nullptr);

@@ -1,0 +1,87 @@
+// Communication volume per group (TimeBreakdown::*_bytes), hand-checked: what one GPU of the
+// first pipeline stage sends per iteration, as ring collectives send it (nccl-tests' bus bytes).
+#include <gtest/gtest.h>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+
+namespace plansight::estimator {
+namespace {
+
+// A 4-layer, 1024-wide GPT on 16 A100s: tp 2, dp 8, one micro-batch of 1 x 1024 tokens, bf16.
+Plan small_plan(std::int64_t zero_stage) {
+  Plan p = default_plan();
+  p.model.name = "volume-test";
+  p.model.layers = 4;
+  p.model.hidden = 1024;
+  p.model.heads = 16;
+  p.model.kv_heads = 16;
+  p.model.ffn_hidden = 4096;
+  p.model.vocab = 32000;
+  p.model.max_seq_len = 1024;
+  p.cluster.gpus = 16;
+  p.layout.tp = 2;
+  p.layout.pp = 1;
+  p.layout.vpp = 1;
+  p.layout.dp = 8;
+  p.layout.zero_stage = zero_stage;
+  p.layout.recompute = Recompute::none;
+  p.training.micro_batch = 1;
+  p.training.global_batch = 8;
+  p.training.seq_len = 1024;
+  p.training.precision = Precision::bf16;
+  p.training.grad_precision = Precision::bf16;
+  return p;
+}
+
+TimeBreakdown breakdown_of(const Plan& plan) {
+  auto e = estimate(plan);
+  EXPECT_TRUE(e) << e.error_text();
+  return e ? e->time.breakdown : TimeBreakdown{};
+}
+
+TEST(CommVolume, TensorParallelAllReducesOfALayer) {
+  // Megatron's layer (Shoeybi et al. 2019, Fig. 4): two all-reduces of the [s b, h] activation in
+  // the forward and two in the backward; ring all-reduce sends 2 (t-1)/t of the buffer. Buffer:
+  // 1024 tokens x 1024 x 2 B = 2 MiB; t = 2: 2 MiB sent per all-reduce. 4 layers x 4 = 16, plus
+  // the vocabulary-parallel embedding's forward all-reduce: 17 x 2 MiB.
+  const TimeBreakdown b = breakdown_of(small_plan(0));
+  EXPECT_DOUBLE_EQ(b.tp_bytes, 17.0 * 2 * 1024 * 1024);
+  EXPECT_EQ(b.cp_bytes, 0);
+  EXPECT_EQ(b.pp_bytes, 0);
+  EXPECT_EQ(b.ep_bytes, 0);
+}
+
+TEST(CommVolume, ZeroThreeSendsOneAndAHalfTimesDataParallel) {
+  // Rajbhandari et al. 2020, Sec. 7.2: data parallelism all-reduces the gradients, 2 Psi; ZeRO-1
+  // and -2 reduce-scatter gradients and all-gather parameters, also 2 Psi; ZeRO-3 gathers the
+  // parameters for the forward and again for the backward and reduce-scatters gradients, 3 Psi.
+  // Psi here: this GPU's 2-byte parameters (after the TP split), each collective sending
+  // (n-1)/n of it per pass over n = 8 ranks.
+  auto e = estimate(small_plan(0));
+  ASSERT_TRUE(e) << e.error_text();
+  const double psi = 2.0 * e->memory.stages.at(0).parameters;
+  const double dp0 = e->time.breakdown.dp_bytes;
+  EXPECT_NEAR(dp0, 2 * 7.0 / 8 * psi, 1e-6 * dp0) << "all-reduce: 2 (n-1)/n x the gradients";
+  EXPECT_NEAR(breakdown_of(small_plan(1)).dp_bytes, dp0, 1e-9 * dp0);
+  EXPECT_NEAR(breakdown_of(small_plan(2)).dp_bytes, dp0, 1e-9 * dp0);
+  EXPECT_NEAR(breakdown_of(small_plan(3)).dp_bytes, 1.5 * dp0, 1e-9 * dp0);
+}
+
+TEST(CommVolume, ZeroThreeRepeatsPerMicroBatchAndPipelinesSendEachActivationOnce) {
+  Plan p = small_plan(3);
+  p.training.global_batch = 32;  // 4 micro-batches: ZeRO-3 gathers and reduce-scatters each time
+  const TimeBreakdown four = breakdown_of(p);
+  EXPECT_NEAR(four.dp_bytes, 4 * breakdown_of(small_plan(3)).dp_bytes, 1e-9 * four.dp_bytes);
+
+  // pp 2 on 32 GPUs, 4 micro-batches: stage 0 sends each micro-batch's activation once, 1/t of
+  // it per TP rank (Narayanan et al. 2021, Sec. 4.1): 4 x 2 MiB / 2.
+  Plan piped = small_plan(1);
+  piped.cluster.gpus = 32;
+  piped.layout.pp = 2;
+  piped.training.global_batch = 32;
+  EXPECT_DOUBLE_EQ(breakdown_of(piped).pp_bytes, 4 * 1024.0 * 1024);
+}
+
+}  // namespace
+}  // namespace plansight::estimator
