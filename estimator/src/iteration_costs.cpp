@@ -14,8 +14,8 @@
 namespace plansight::estimator {
 namespace {
 
-void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0) {
-  if (seconds > 0) op.segments.push_back({lane, seconds, flops, 0});
+void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0, double bytes = 0, std::int32_t label = -1) {
+  if (seconds > 0) op.segments.push_back({lane, seconds, flops, bytes, label});
 }
 
 OpCost to_op(const PhaseCost& c) {
@@ -24,8 +24,29 @@ OpCost to_op(const PhaseCost& c) {
   // Exposed host-link transfers stall the compute stream (it waits for the fetched layer or the
   // freed buffer), so they take compute-lane time; the host link is not the NCCL lane.
   add_segment(op, Lane::compute, c.offload_s);
-  add_segment(op, Lane::communication, c.tp_comm_s + c.cp_comm_s + c.dp_comm_s + c.ep_comm_s);
+  // Each group's exposed collectives as their own span, named by IterationCosts::comm_labels.
+  add_segment(op, Lane::communication, c.tp_comm_s, 0, c.tp_bytes, kTpLabel);
+  add_segment(op, Lane::communication, c.cp_comm_s, 0, c.cp_bytes, kCpLabel);
+  add_segment(op, Lane::communication, c.dp_comm_s, 0, c.dp_bytes, kDpLabel);
+  add_segment(op, Lane::communication, c.ep_comm_s, 0, c.ep_bytes, kEpLabel);
   return op;
+}
+
+// "in a node" or "across nodes": the link a group's collectives use.
+std::string link_words(const Link& link) { return link.crosses_nodes ? "across nodes" : "in a node"; }
+
+// What each group's spans are called on the predicted timeline: the collectives, the group's
+// size and its link (IterationCosts::comm_labels, in k*Label order).
+std::vector<std::string> comm_labels(const Plan& plan, const CommLinks& links) {
+  const auto& l = plan.layout;
+  const std::string shards = std::to_string(plan.dp() * l.cp);
+  return {
+      std::string(l.sequence_parallel ? "TP all-gather/reduce-scatter" : "TP all-reduce") + " · tp " + std::to_string(l.tp) +
+          " · " + link_words(links.tp),
+      "CP ring exchange · cp " + std::to_string(l.cp) + " · " + link_words(links.cp),
+      "ZeRO-3 gather/reduce-scatter · dp x cp " + shards + " · " + link_words(links.dp),
+      "EP all-to-all · ep " + std::to_string(l.ep) + (l.expert_tp() > 1 ? ", etp " + std::to_string(l.expert_tp()) : ""),
+  };
 }
 
 // Host-link time of one micro-batch's chunk pass, per direction, overlapped with the layers'
@@ -66,6 +87,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
 
   IterationCosts out;
   out.micro_batches = plan.micro_batches();
+  out.comm_labels = comm_labels(plan, links);
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
                         static_cast<double>(l.cp);
   const double e = plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0;

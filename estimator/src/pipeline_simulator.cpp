@@ -105,6 +105,13 @@ class Simulator {
     }
     return id;
   }
+  // The name of labelled segments (a group's collectives), interned on first use.
+  std::int32_t label_name(std::int32_t label) {
+    if (label_ids_.empty()) label_ids_.assign(in_.labels.size(), -1);
+    auto& id = label_ids_[static_cast<std::size_t>(label)];
+    if (id < 0) id = other_name(in_.labels[static_cast<std::size_t>(label)]);
+    return id;
+  }
   std::int32_t other_name(const std::string& text) {
     auto [it, fresh] = other_names_.try_emplace(text, static_cast<std::int32_t>(tl_.names.size()));
     if (fresh) tl_.names.push_back(text);
@@ -145,7 +152,7 @@ class Simulator {
         t += s.ns;
       } else {
         const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
-        comm_track(r).spans.push_back(span(start, s.ns, s, name, g, mb));
+        comm_track(r).spans.push_back(span(start, s.ns, s, s.label >= 0 ? label_name(s.label) : name, g, mb));
         t = start + s.ns;
       }
     }
@@ -157,7 +164,7 @@ class Simulator {
                            std::int32_t name, std::int32_t g, std::int32_t mb) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, 0}, name,
+    Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, 0, -1}, name,
                   g, mb);
     s.kind = kind;
     comm_track(r).spans.push_back(s);
@@ -272,7 +279,7 @@ class Simulator {
       const std::int64_t opt_start = std::max(free_[r], reduce_end_[r]);
       if (opt_ns > 0) {
         compute_track(rank).spans.push_back(
-            span(opt_start, opt_ns, NsSegment{Lane::compute, Phase::optimizer, opt_ns, 0, 0},
+            span(opt_start, opt_ns, NsSegment{Lane::compute, Phase::optimizer, opt_ns, 0, 0, -1},
                  opt_name, -1, -1));
       }
       res.busy_ns.push_back(busy_[r]);
@@ -295,6 +302,7 @@ class Simulator {
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
   std::vector<std::int32_t> names_;
   std::unordered_map<std::string, std::int32_t> other_names_;
+  std::vector<std::int32_t> label_ids_;  // name ids of SimulationInput::labels, -1 until used
   std::int32_t shared_op_name_ = -1;  // SimulationInput::name_ops false: every op's name
   std::vector<std::size_t> next_;
   std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_;

@@ -136,6 +136,9 @@ class SharedSimulator {
   Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
   Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
 
+  // The name of labelled segments (a group's collectives).
+  std::int32_t label_name(std::int32_t label) { return name(in_.labels[static_cast<std::size_t>(label)]); }
+
   std::int32_t name(const std::string& text) {
     auto [it, fresh] = names_.try_emplace(text, static_cast<std::int32_t>(tl_.names.size()));
     if (fresh) tl_.names.push_back(text);
@@ -168,7 +171,7 @@ class SharedSimulator {
                            std::int32_t g, std::int32_t mb) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    const NsSegment seg{Lane::communication, Phase::communication, ns, 0, 0};
+    const NsSegment seg{Lane::communication, Phase::communication, ns, 0, 0, -1};
     comm_track(r).spans.push_back(span(start, start + ns, seg, name_id, g, mb, kind));
     return start + ns;
   }
@@ -242,7 +245,9 @@ class SharedSimulator {
     const NsChunkCost& c = cost(g);
     s.pieces.clear();
     auto add = [&](const std::vector<NsSegment>& segs, std::int32_t id) {
-      for (const NsSegment& seg : segs) if (seg.ns > 0) s.pieces.push_back(Piece{seg, id});
+      for (const NsSegment& seg : segs) {
+        if (seg.ns > 0) s.pieces.push_back(Piece{seg, seg.lane == Lane::communication && seg.label >= 0 ? label_name(seg.label) : id});
+      }
     };
     if (o.kind == OpKind::forward) {
       add(c.forward, op_name("", 'F', g, mb));
@@ -289,7 +294,7 @@ class SharedSimulator {
   void end_compute_piece(std::int32_t r) {
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     if (s.in_optimizer) {
-      const NsSegment seg{Lane::compute, Phase::optimizer, 0, 0, 0};
+      const NsSegment seg{Lane::compute, Phase::optimizer, 0, 0, 0, -1};
       if (now_ > s.optimizer_start) {
         compute_track(r).spans.push_back(span(s.optimizer_start, now_, seg, name("optimizer"), -1, -1, SpanKind::kernel));
       }

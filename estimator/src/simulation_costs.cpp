@@ -34,7 +34,7 @@ void convert(const OpCost& cost, Phase phase, const std::string& field, std::vec
       continue;
     }
     out.push_back(NsSegment{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
-                            seconds_to_ns(s.seconds), s.flops, s.bytes});
+                            seconds_to_ns(s.seconds), s.flops, s.bytes, s.label});
   }
 }
 

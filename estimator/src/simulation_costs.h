@@ -20,6 +20,7 @@ struct NsSegment {
   Phase phase;  // the op's phase on the compute lane, Phase::communication on the other
   std::int64_t ns;
   double flops, bytes;
+  std::int32_t label;  // OpSegment::label: -1, or the index of its name in SimulationInput::labels
 };
 
 struct NsChunkCost {  // one chunk, in nanoseconds

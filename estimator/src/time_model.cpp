@@ -55,6 +55,7 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   in.shared_processors = plan.cluster.shared_processors;
   in.threads_per_rank = plan.layout.tp * plan.dp() * plan.layout.cp;
   in.title = "predicted: " + plan.model.name;
+  in.labels = c.comm_labels;
   return in;
 }
 

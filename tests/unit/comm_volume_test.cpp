@@ -4,6 +4,7 @@
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
 namespace {
@@ -81,6 +82,35 @@ TEST(CommVolume, ZeroThreeRepeatsPerMicroBatchAndPipelinesSendEachActivationOnce
   piped.layout.pp = 2;
   piped.training.global_batch = 32;
   EXPECT_DOUBLE_EQ(breakdown_of(piped).pp_bytes, 4 * 1024.0 * 1024);
+}
+
+// The predicted timeline draws each group's collectives as their own spans, named with the
+// collective, the group's size and its link, carrying the bytes sent: rank 0's spans of a group
+// add up to the breakdown's volume when none of it is hidden (TP never is; ZeRO-3 without
+// prefetch is not).
+TEST(CommVolume, EachGroupsCollectivesAreTheirOwnSpansWithTheirBytes) {
+  Plan p = small_plan(3);
+  p.training.zero3_prefetch = false;
+  p.training.global_batch = 16;  // 2 micro-batches
+  auto e = estimate(p);
+  ASSERT_TRUE(e) << e.error_text();
+  TimeModelOptions options;
+  options.keep_timeline = true;
+  auto predicted = predict_time(p, e->padded_vocab, options);
+  ASSERT_TRUE(predicted) << predicted.error_text();
+  const Timeline& t = predicted->timeline;
+  double tp = 0, dp = 0;
+  for (const auto& track : t.tracks) {
+    if (track.rank != 0 || track.lane != Lane::communication) continue;
+    for (const auto& span : track.spans) {
+      const std::string& name = t.name_of(span);
+      if (name == "TP all-reduce · tp 2 · in a node") tp += span.bytes;
+      if (name == "ZeRO-3 gather/reduce-scatter · dp x cp 8 · across nodes") dp += span.bytes;
+    }
+  }
+  EXPECT_NEAR(tp, predicted->breakdown.tp_bytes, 1e-6 * tp);
+  EXPECT_NEAR(dp, predicted->breakdown.dp_bytes, 1e-6 * dp);
+  EXPECT_GT(dp, 0);
 }
 
 }  // namespace

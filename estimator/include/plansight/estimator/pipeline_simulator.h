@@ -24,6 +24,9 @@ struct OpSegment {
   double seconds = 0;
   double flops = 0;  // copied to the span
   double bytes = 0;  // copied to the span
+  // A communication segment of one group's collectives: the span is named
+  // SimulationInput::labels[label] ("TP all-reduce · tp 8 · in a node") instead of the op's name.
+  std::int32_t label = -1;
 };
 
 struct OpCost {
@@ -69,6 +72,7 @@ struct SimulationInput {
   std::int64_t shared_processors = 0;
   std::int64_t threads_per_rank = 1;
   std::string title = "predicted iteration";
+  std::vector<std::string> labels = {};  // names of labelled segments (OpSegment::label)
   // false: every op span gets one shared name ("op") instead of "F3.1"-style names, which cost a
   // formatted string per op (a third of an estimate's time): for callers that keep no timeline.
   bool name_ops = true;
