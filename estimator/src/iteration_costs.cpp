@@ -46,6 +46,8 @@ std::vector<std::string> comm_labels(const Plan& plan, const CommLinks& links) {
       "CP ring exchange · cp " + std::to_string(l.cp) + " · " + link_words(links.cp),
       "ZeRO-3 gather/reduce-scatter · dp x cp " + shards + " · " + link_words(links.dp),
       "EP all-to-all · ep " + std::to_string(l.ep) + (l.expert_tp() > 1 ? ", etp " + std::to_string(l.expert_tp()) : ""),
+      std::string(l.zero_stage == 0 ? "DP all-reduce" : "DP reduce-scatter") + " · dp x cp " + shards + " · " +
+          link_words(links.dp),
   };
 }
 
@@ -221,6 +223,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     }
     out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
     out.chunk_dp_bytes.push_back(dp_bytes);
+    c.dp_reduce_bytes = dp_bytes;
     out.chunk_forward.push_back(f);
     out.chunk_backward_input.push_back(bi);
     out.chunk_backward_weight.push_back(bw);

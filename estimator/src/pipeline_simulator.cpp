@@ -161,10 +161,10 @@ class Simulator {
 
   // Books a collective or send on rank r's communication lane; returns its end.
   std::int64_t communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind,
-                           std::int32_t name, std::int32_t g, std::int32_t mb) {
+                           std::int32_t name, std::int32_t g, std::int32_t mb, double bytes = 0) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, 0, -1}, name,
+    Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name,
                   g, mb);
     s.kind = kind;
     comm_track(r).spans.push_back(s);
@@ -251,13 +251,20 @@ class Simulator {
     const NsChunkCost& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
     if (c.dp_reduce <= 0) return;
     const std::int64_t n = in_.dp_buckets;
-    const std::int32_t name = other_name("dp " + std::to_string(g));
+    const std::int32_t name = dp_name(g);
     for (std::int64_t b = 0; b < n; ++b) {
       const std::int64_t ns = c.dp_reduce / n + (b == n - 1 ? c.dp_reduce % n : 0);
       const std::int64_t issue = start + (end - start) * (b + 1) / n;
       auto& done = reduce_end_[static_cast<std::size_t>(r)];
-      done = std::max(done, communicate(r, issue, ns, SpanKind::collective, name, g, -1));
+      done = std::max(done, communicate(r, issue, ns, SpanKind::collective, name, g, -1,
+                                        c.dp_reduce_bytes / static_cast<double>(n)));
     }
+  }
+
+  // Data-parallel reduction spans: the input's label ("DP all-reduce · dp x cp 16 · across
+  // nodes"), or "dp <chunk>".
+  std::int32_t dp_name(std::int32_t g) {
+    return in_.dp_reduce_label >= 0 ? label_name(in_.dp_reduce_label) : other_name("dp " + std::to_string(g));
   }
 
   SimulationResult finish() {
@@ -272,8 +279,8 @@ class Simulator {
           const std::int32_t g = t_.global_chunk(rank, c);
           const NsChunkCost& cost = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
           reduce_end_[r] = std::max(
-              reduce_end_[r], communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective,
-                                          other_name("dp " + std::to_string(g)), g, -1));
+              reduce_end_[r], communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective, dp_name(g), g, -1,
+                                          cost.dp_reduce_bytes));
         }
       }
       const std::int64_t opt_start = std::max(free_[r], reduce_end_[r]);

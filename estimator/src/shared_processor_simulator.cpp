@@ -168,10 +168,10 @@ class SharedSimulator {
 
   // Books communication on rank r's lane from `issue`; returns its end.
   std::int64_t communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind, std::int32_t name_id,
-                           std::int32_t g, std::int32_t mb) {
+                           std::int32_t g, std::int32_t mb, double bytes = 0) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    const NsSegment seg{Lane::communication, Phase::communication, ns, 0, 0, -1};
+    const NsSegment seg{Lane::communication, Phase::communication, ns, 0, bytes, -1};
     comm_track(r).spans.push_back(span(start, start + ns, seg, name_id, g, mb, kind));
     return start + ns;
   }
@@ -360,13 +360,19 @@ class SharedSimulator {
     const NsChunkCost& c = cost(g);
     if (c.dp_reduce <= 0) return;
     const std::int64_t n = in_.dp_buckets;
-    const std::int32_t id = name("dp " + std::to_string(g));
+    const std::int32_t id = dp_name(g);
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     for (std::int64_t b = 0; b < n; ++b) {
       const std::int64_t ns = c.dp_reduce / n + (b == n - 1 ? c.dp_reduce % n : 0);
       const std::int64_t issue = start + (end - start) * (b + 1) / n;
-      s.reduce_end = std::max(s.reduce_end, communicate(r, issue, ns, SpanKind::collective, id, g, -1));
+      s.reduce_end = std::max(s.reduce_end, communicate(r, issue, ns, SpanKind::collective, id, g, -1,
+                                                        c.dp_reduce_bytes / static_cast<double>(n)));
     }
+  }
+
+  // Data-parallel reduction spans: the input's label, or "dp <chunk>" (as pipeline_simulator).
+  std::int32_t dp_name(std::int32_t g) {
+    return in_.dp_reduce_label >= 0 ? label_name(in_.dp_reduce_label) : name("dp " + std::to_string(g));
   }
 
   // After the rank's last op: its reductions (all of them now, without overlap), then the
@@ -377,7 +383,7 @@ class SharedSimulator {
       for (std::int32_t c = 0; c < t_.v; ++c) {
         const std::int32_t g = t_.global_chunk(r, c);
         s.reduce_end = std::max(s.reduce_end, communicate(r, s.compute_end, cost(g).dp_reduce, SpanKind::collective,
-                                                          name("dp " + std::to_string(g)), g, -1));
+                                                          dp_name(g), g, -1, cost(g).dp_reduce_bytes));
       }
     }
     s.optimizer_start = std::max(s.compute_end, s.reduce_end);

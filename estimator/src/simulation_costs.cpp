@@ -102,6 +102,7 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
         checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
     c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);
     c.dp_reduce = checked_ns(in.dp_reduce_seconds, f + "dp_reduce_seconds", errors);
+    c.dp_reduce_bytes = in.dp_reduce_bytes;
     c.param_gather = checked_ns(in.param_gather_seconds, f + "param_gather_seconds", errors);
     c.param_prefetch = in.param_prefetch;
     c.fused_backward = c.backward;

@@ -27,6 +27,7 @@ struct NsChunkCost {  // one chunk, in nanoseconds
   std::vector<NsSegment> forward, backward, weight_grad, recompute;
   std::vector<NsSegment> fused_backward;  // no W ops: backward then weight_grad, as phase B
   std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
+  double dp_reduce_bytes = 0;
   bool param_prefetch = true;
 };
 

@@ -56,6 +56,7 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   in.threads_per_rank = plan.layout.tp * plan.dp() * plan.layout.cp;
   in.title = "predicted: " + plan.model.name;
   in.labels = c.comm_labels;
+  in.dp_reduce_label = kDpReduceLabel;
   return in;
 }
 

@@ -113,5 +113,33 @@ TEST(CommVolume, EachGroupsCollectivesAreTheirOwnSpansWithTheirBytes) {
   EXPECT_GT(dp, 0);
 }
 
+// The gradient reductions are named by their collective and group and carry their bytes: under
+// ZeRO-0 an all-reduce of all the data-parallel volume; under ZeRO-1 a reduce-scatter of half
+// of it (the other half is the optimizer's all-gather).
+TEST(CommVolume, GradientReductionSpansNameTheirCollectiveAndCarryTheirBytes) {
+  for (std::int64_t zero : {0, 1}) {
+    Plan p = small_plan(zero);
+    auto e = estimate(p);
+    ASSERT_TRUE(e) << e.error_text();
+    TimeModelOptions options;
+    options.keep_timeline = true;
+    auto predicted = predict_time(p, e->padded_vocab, options);
+    ASSERT_TRUE(predicted) << predicted.error_text();
+    const std::string name = std::string(zero == 0 ? "DP all-reduce" : "DP reduce-scatter") + " · dp x cp 8 · across nodes";
+    double bytes = 0;
+    int spans = 0;
+    for (const auto& track : predicted->timeline.tracks) {
+      if (track.rank != 0) continue;
+      for (const auto& span : track.spans) {
+        if (predicted->timeline.name_of(span) != name) continue;
+        bytes += span.bytes;
+        ++spans;
+      }
+    }
+    EXPECT_GT(spans, 1) << name << ": one span per gradient bucket";
+    EXPECT_NEAR(bytes, (zero == 0 ? 1.0 : 0.5) * predicted->breakdown.dp_bytes, 1e-6 * bytes) << name;
+  }
+}
+
 }  // namespace
 }  // namespace plansight::estimator

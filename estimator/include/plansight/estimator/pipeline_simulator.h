@@ -46,6 +46,7 @@ struct ChunkCost {
   double send_activation_seconds = 0;  // after F, to the rank of the next chunk (p2p)
   double send_gradient_seconds = 0;    // after B, to the rank of the previous chunk (p2p)
   double dp_reduce_seconds = 0;        // data-parallel reduction of this chunk's gradients
+  double dp_reduce_bytes = 0;          // what this GPU sends in it (on its spans)
   double param_gather_seconds = 0;     // ZeRO-3/FSDP all-gather before first F and first B
   bool param_prefetch = true;          // issue it when the previous op starts; false: at the op
 };
@@ -73,6 +74,8 @@ struct SimulationInput {
   std::int64_t threads_per_rank = 1;
   std::string title = "predicted iteration";
   std::vector<std::string> labels = {};  // names of labelled segments (OpSegment::label)
+  // The name of data-parallel reduction spans: labels[dp_reduce_label]; -1: "dp <chunk>".
+  std::int32_t dp_reduce_label = -1;
   // false: every op span gets one shared name ("op") instead of "F3.1"-style names, which cost a
   // formatted string per op (a third of an estimate's time): for callers that keep no timeline.
   bool name_ops = true;

@@ -39,12 +39,13 @@ struct IterationCosts {
   std::vector<double> chunk_dp_bytes, optimizer_dp_bytes;
   double p2p_bytes = 0;
   // Names of each group's collective spans on the predicted timeline, indexed by the segments'
-  // OpSegment::label: kTpLabel, kCpLabel, kDpLabel, kEpLabel.
+  // OpSegment::label: kTpLabel, kCpLabel, kDpLabel, kEpLabel; kDpReduceLabel names the gradient
+  // reductions (SimulationInput::dp_reduce_label).
   std::vector<std::string> comm_labels;
   std::int64_t micro_batches = 1;
 };
 
-inline constexpr std::int32_t kTpLabel = 0, kCpLabel = 1, kDpLabel = 2, kEpLabel = 3;
+inline constexpr std::int32_t kTpLabel = 0, kCpLabel = 1, kDpLabel = 2, kEpLabel = 3, kDpReduceLabel = 4;
 
 // Bytes the time model charges an optimizer step per parameter (iteration_costs.cpp).
 double optimizer_bytes_per_parameter(const TrainingSpec& training);
