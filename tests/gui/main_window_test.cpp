@@ -4,6 +4,8 @@
 // export; a config.json imports; the timeline steps through the schedule.
 #include <gtest/gtest.h>
 
+#include <QTimer>
+
 #include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
@@ -292,6 +294,34 @@ TEST(MainWindow, TimelineStepsThroughTheSchedule) {
   EXPECT_FALSE(w.find<QLabel>("timelineDetails")->text().isEmpty());
   page->setStepMode(false);
   EXPECT_EQ(page->stepThrough().step(), page->stepThrough().size());
+}
+
+// Play reveals events at the chosen pace: 2,000 events per second reveals a whole schedule in a
+// blink (several per 16 ms frame); 1 per second waits a second between events.
+TEST(MainWindow, TimelinePlaysAtTheChosenSpeed) {
+  Window w;
+  TimelinePage* page = w.window->timelinePage();
+  ASSERT_TRUE(page->stepThrough().available());
+  page->setStepMode(true);
+  auto* speed = w.find<QComboBox>("stepSpeed");
+  ASSERT_NE(speed, nullptr);
+  auto* timer = page->findChild<QTimer*>(QStringLiteral("playTimer"));
+  ASSERT_NE(timer, nullptr);
+  speed->setCurrentIndex(speed->findData(2000));
+  QAction* play = nullptr;
+  for (QAction* a : page->findChildren<QAction*>()) {
+    if (a->text() == QStringLiteral("Play")) play = a;
+  }
+  ASSERT_NE(play, nullptr);
+  play->setChecked(true);
+  EXPECT_EQ(timer->interval(), 16);
+  const std::size_t total = page->stepThrough().size();
+  ASSERT_GT(total, 100u);
+  QTRY_VERIFY_WITH_TIMEOUT(page->stepThrough().step() >= 100, 5000);
+  speed->setCurrentIndex(speed->findData(1));
+  EXPECT_EQ(timer->interval(), 1000) << "a running Play takes the new pace at once";
+  play->setChecked(false);
+  EXPECT_FALSE(timer->isActive());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "plansight/gui/timeline_page.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QLabel>
 #include <QPainter>
 #include <QRegularExpression>
@@ -9,6 +10,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "plansight/gui/format.h"
@@ -55,13 +57,28 @@ TimelinePage::TimelinePage(PlanDocument* document, QWidget* parent)
   toolbar_->addAction(tr("▶|"), this, [this] { setStep(steps_.size()); })->setToolTip(tr("Last event"));
   play_ = toolbar_->addAction(tr("Play"));
   play_->setCheckable(true);
-  connect(play_, &QAction::toggled, this, [this](bool on) { on ? timer_->start(120) : timer_->stop(); });
+  // Play's pace: a slow one for explaining each event, fast ones for a long schedule. Past 60
+  // events per second a tick (every 16 ms, one frame) reveals several events.
+  timer_->setObjectName(QStringLiteral("playTimer"));
+  speed_ = new QComboBox(this);
+  speed_->setObjectName(QStringLiteral("stepSpeed"));
+  speed_->setToolTip(tr("Events revealed per second while playing"));
+  for (int rate : {1, 2, 8, 30, 120, 500, 2000}) speed_->addItem(tr("%1/s").arg(rate), rate);
+  speed_->setCurrentIndex(speed_->findData(8));
+  toolbar_->addWidget(speed_);
+  const auto interval_ms = [this] { return std::max(16, 1000 / std::max(1, speed_->currentData().toInt())); };
+  connect(speed_, &QComboBox::currentIndexChanged, this, [this, interval_ms] {
+    if (timer_->isActive()) timer_->start(interval_ms());
+  });
+  connect(play_, &QAction::toggled, this, [this, interval_ms](bool on) { on ? timer_->start(interval_ms()) : timer_->stop(); });
   connect(timer_, &QTimer::timeout, this, [this] {
     if (steps_.step() >= steps_.size()) {
       play_->setChecked(false);
       return;
     }
-    setStep(steps_.step() + 1);
+    const int rate = std::max(1, speed_->currentData().toInt());
+    const auto per_tick = static_cast<std::size_t>(std::max(1, rate * timer_->interval() / 1000));
+    setStep(std::min(steps_.step() + per_tick, steps_.size()));
   });
   slider_->setObjectName(QStringLiteral("stepSlider"));
   connect(slider_, &QSlider::valueChanged, this, [this](int v) { setStep(static_cast<std::size_t>(v)); });

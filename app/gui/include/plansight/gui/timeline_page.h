@@ -9,6 +9,7 @@
 #include "plansight/gui/step_through.h"
 
 class QAction;
+class QComboBox;
 class QLabel;
 class QSlider;
 class QTimer;
@@ -44,6 +45,7 @@ class TimelinePage : public QWidget, public ExportablePage {
   QToolBar* toolbar_;
   QAction* step_mode_;
   QAction* play_;
+  QComboBox* speed_;  // Play's pace in events per second
   QSlider* slider_;
   QLabel* step_label_;
   QLabel* figures_;
