@@ -303,7 +303,7 @@ TEST(MainWindow, TimelinePlaysAtTheChosenSpeed) {
   TimelinePage* page = w.window->timelinePage();
   ASSERT_TRUE(page->stepThrough().available());
   page->setStepMode(true);
-  auto* speed = w.find<QComboBox>("stepSpeed");
+  auto* speed = page->findChild<QComboBox*>(QStringLiteral("stepSpeed"));
   ASSERT_NE(speed, nullptr);
   auto* timer = page->findChild<QTimer*>(QStringLiteral("playTimer"));
   ASSERT_NE(timer, nullptr);

@@ -28,6 +28,7 @@
 #include "plansight/gui/run_list_model.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/runs_page.h"
+#include "plansight/gui/step_through_bar.h"
 #include "plansight/gui/sweep_chart.h"
 #include "plansight/gui/timeline_widget.h"
 #include "plansight/store/store.h"
@@ -184,6 +185,22 @@ TEST(ProbePage, RunsATinyProbeShowsItsTimelineAndStoresItAsTheCliDoes) {
     for (int x = static_cast<int>(TimelineWidget::kLabelWidth) + 2; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
   }
   EXPECT_GT(colours.size(), 4) << "background, grid and span colours";
+
+  // The measured step steps through as the predicted one does.
+  auto* bar = page.findChild<StepThroughBar*>(QStringLiteral("probeStepThrough"));
+  ASSERT_NE(bar, nullptr);
+  ASSERT_TRUE(bar->stepThrough().available());
+  EXPECT_EQ(bar->stepThrough().size(), page.timeline()->timeline()->span_count());
+  bar->setStepMode(true);
+  bar->setStep(5);
+  std::size_t revealed = 0;
+  for (std::size_t n : bar->stepThrough().revealed()) revealed += n;
+  EXPECT_EQ(revealed, 5u);
+  auto* details = page.findChild<QLabel*>(QStringLiteral("probeStepThroughDetails"));
+  ASSERT_NE(details, nullptr);
+  EXPECT_FALSE(details->text().isEmpty());
+  bar->setStepMode(false);
+  EXPECT_EQ(bar->stepThrough().step(), bar->stepThrough().size());
   EXPECT_EQ(warnings.count(), 0);
 }
 

@@ -84,7 +84,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   top->addWidget(refresh);
   auto* timelines = new QSplitter(Qt::Vertical, content);
   timelines->addWidget(titled_widget(tr("Predicted"), predicted_view_, timelines));
-  timelines->addWidget(titled_widget(tr("Measured"), measured_view_, timelines));
+  timelines->addWidget(stepped_timeline(tr("Measured"), measured_view_, QStringLiteral("measuredStepThrough"), timelines));
   auto* tables = new QWidget(content);
   auto* tl = new QVBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);

@@ -116,7 +116,7 @@ ProbePage::ProbePage(RunRepository* runs, QWidget* parent)
   curves_->setZeroBased(false);  // a loss falling from 5.56 to 5.51 must show
   tl->addWidget(titled_widget(tr("Loss and step time, live"), curves_, tables), 1);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(titled_widget(tr("Measured step"), view_, split));
+  split->addWidget(stepped_timeline(tr("Measured step"), view_, QStringLiteral("probeStepThrough"), split));
   split->addWidget(tables);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);

@@ -2,6 +2,8 @@
 // and the plan buttons are in runs_page_actions.cpp.
 #include "plansight/gui/runs_page.h"
 
+#include "page_widgets.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -126,7 +128,8 @@ QWidget* RunsPage::buildTimelineTab() {
   row->addWidget(new QLabel(tr("Timeline:"), tab));
   row->addWidget(source_);
   l->addLayout(row);
-  l->addWidget(view_, 1);
+  // A stored run's timeline (measured, imported or predicted) steps through as the plan's does.
+  l->addWidget(stepped_timeline(tr("Run timeline"), view_, QStringLiteral("runStepThrough"), tab), 1);
   return tab;
 }
 

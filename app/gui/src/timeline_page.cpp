@@ -2,13 +2,11 @@
 #include "plansight/gui/timeline_page.h"
 
 #include <QAction>
-#include <QComboBox>
 #include <QLabel>
 #include <QPainter>
 #include <QRegularExpression>
-#include <QSlider>
-#include <QTimer>
 #include <QToolBar>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -27,12 +25,10 @@ TimelinePage::TimelinePage(PlanDocument* document, QWidget* parent)
       document_(document),
       view_(new TimelineWidget(this)),
       toolbar_(new QToolBar(this)),
-      slider_(new QSlider(Qt::Horizontal, this)),
-      step_label_(new QLabel(this)),
+      steps_(new StepThroughBar(view_, this)),
       figures_(new QLabel(this)),
       legend_(new QLabel(this)),
-      details_(new QLabel(this)),
-      timer_(new QTimer(this)) {
+      details_(new QLabel(this)) {
   view_->setObjectName(QStringLiteral("timelineView"));
   figures_->setObjectName(QStringLiteral("timelineFigures"));
   figures_->setWordWrap(true);
@@ -45,59 +41,24 @@ TimelinePage::TimelinePage(PlanDocument* document, QWidget* parent)
   toolbar_->addAction(tr("Zoom in"), view_, &TimelineWidget::zoomIn)->setShortcut(QKeySequence::ZoomIn);
   toolbar_->addAction(tr("Zoom out"), view_, &TimelineWidget::zoomOut)->setShortcut(QKeySequence::ZoomOut);
   toolbar_->addAction(tr("Fit"), view_, &TimelineWidget::fitAll);
-  toolbar_->addSeparator();
-  step_mode_ = toolbar_->addAction(tr("Step through"));
-  step_mode_->setCheckable(true);
-  step_mode_->setToolTip(tr("Reveal the schedule one event at a time"));
-  connect(step_mode_, &QAction::toggled, this, &TimelinePage::setStepMode);
-  toolbar_->addAction(tr("|◀"), this, [this] { setStep(0); })->setToolTip(tr("First event"));
-  toolbar_->addAction(tr("◀"), this, [this] { setStep(steps_.step() > 0 ? steps_.step() - 1 : 0); })
-      ->setToolTip(tr("Previous event"));
-  toolbar_->addAction(tr("▶"), this, [this] { setStep(steps_.step() + 1); })->setToolTip(tr("Next event"));
-  toolbar_->addAction(tr("▶|"), this, [this] { setStep(steps_.size()); })->setToolTip(tr("Last event"));
-  play_ = toolbar_->addAction(tr("Play"));
-  play_->setCheckable(true);
-  // Play's pace: a slow one for explaining each event, fast ones for a long schedule. Past 60
-  // events per second a tick (every 16 ms, one frame) reveals several events.
-  timer_->setObjectName(QStringLiteral("playTimer"));
-  speed_ = new QComboBox(this);
-  speed_->setObjectName(QStringLiteral("stepSpeed"));
-  speed_->setToolTip(tr("Events revealed per second while playing"));
-  for (int rate : {1, 2, 8, 30, 120, 500, 2000}) speed_->addItem(tr("%1/s").arg(rate), rate);
-  speed_->setCurrentIndex(speed_->findData(8));
-  toolbar_->addWidget(speed_);
-  const auto interval_ms = [this] { return std::max(16, 1000 / std::max(1, speed_->currentData().toInt())); };
-  connect(speed_, &QComboBox::currentIndexChanged, this, [this, interval_ms] {
-    if (timer_->isActive()) timer_->start(interval_ms());
-  });
-  connect(play_, &QAction::toggled, this, [this, interval_ms](bool on) { on ? timer_->start(interval_ms()) : timer_->stop(); });
-  connect(timer_, &QTimer::timeout, this, [this] {
-    if (steps_.step() >= steps_.size()) {
-      play_->setChecked(false);
-      return;
-    }
-    const int rate = std::max(1, speed_->currentData().toInt());
-    const auto per_tick = static_cast<std::size_t>(std::max(1, rate * timer_->interval() / 1000));
-    setStep(std::min(steps_.step() + per_tick, steps_.size()));
-  });
-  slider_->setObjectName(QStringLiteral("stepSlider"));
-  connect(slider_, &QSlider::valueChanged, this, [this](int v) { setStep(static_cast<std::size_t>(v)); });
-  toolbar_->addWidget(slider_);
-  toolbar_->addWidget(step_label_);
+  // The step-through (step_through_bar.h): it says what each revealed event is below the view.
+  connect(steps_, &StepThroughBar::detailsChanged, details_, &QLabel::setText);
 
   connect(view_, &TimelineWidget::hovered, this, [this](const QString& text) {
-    if (!text.isEmpty() || !step_mode_->isChecked()) details_->setText(text);
+    if (!text.isEmpty() || !steps_->stepMode()) details_->setText(text);
   });
 
+  auto* bars = new QHBoxLayout;
+  bars->addWidget(toolbar_);
+  bars->addWidget(steps_, 1);
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(toolbar_);
+  layout->addLayout(bars);
   layout->addWidget(figures_);
   layout->addWidget(legend_);
   layout->addWidget(view_, 1);
   layout->addWidget(details_);
 
   connect(document_, &PlanDocument::timelineReady, this, &TimelinePage::refresh);
-  setStepMode(false);
   refresh();
 }
 
@@ -139,9 +100,7 @@ void TimelinePage::refresh() {
   const auto outcome = document_->timeline();
   figures_->setText(figuresText());
   if (!outcome || !outcome->index) {
-    steps_ = StepThrough();
-    view_->setTimeline(nullptr, {});
-    applyStep();
+    view_->setTimeline(nullptr, {});  // the step-through follows the view
     return;
   }
   const auto& index = *outcome->index;
@@ -159,55 +118,12 @@ void TimelinePage::refresh() {
       }
     }
   }
-  steps_ = StepThrough(index);
   view_->setTimeline(outcome->index, std::move(notes));
-  slider_->blockSignals(true);
-  slider_->setRange(0, static_cast<int>(steps_.size()));
-  slider_->blockSignals(false);
-  steps_.set_step(step_mode_->isChecked() ? 0 : steps_.size());
-  applyStep();
 }
 
-void TimelinePage::setStepMode(bool on) {
-  if (step_mode_->isChecked() != on) {
-    step_mode_->setChecked(on);  // comes back here through toggled()
-    return;
-  }
-  for (QAction* a : toolbar_->actions()) {
-    if (a != step_mode_ && toolbar_->actions().indexOf(a) > toolbar_->actions().indexOf(step_mode_)) a->setVisible(on);
-  }
-  if (!on) play_->setChecked(false);
-  steps_.set_step(on ? 0 : steps_.size());
-  applyStep();
-}
+void TimelinePage::setStepMode(bool on) { steps_->setStepMode(on); }
 
-void TimelinePage::setStep(std::size_t k) {
-  if (!step_mode_->isChecked()) return;
-  steps_.set_step(k);
-  applyStep();
-}
-
-void TimelinePage::applyStep() {
-  const bool on = step_mode_->isChecked() && steps_.available();
-  if (!on) {
-    view_->setReveal(nullptr, 0, -1, -1);
-    step_label_->clear();
-    return;
-  }
-  slider_->blockSignals(true);
-  slider_->setValue(static_cast<int>(steps_.step()));
-  slider_->blockSignals(false);
-  step_label_->setText(tr(" %1 / %2 ").arg(steps_.step()).arg(steps_.size()));
-  if (steps_.step() == 0) {
-    view_->setReveal(&steps_.revealed(), steps_.revealed_until_ns(), -1, -1);
-    details_->setText(tr("Step through: press ▶ (or Play) to reveal the schedule one event at a time."));
-    return;
-  }
-  const auto e = steps_.event(steps_.step() - 1);
-  view_->setReveal(&steps_.revealed(), steps_.revealed_until_ns(), static_cast<std::ptrdiff_t>(e.track),
-                   static_cast<std::ptrdiff_t>(e.span));
-  details_->setText(span_details(*view_->timeline(), e.track, e.span));
-}
+void TimelinePage::setStep(std::size_t k) { steps_->setStep(k); }
 
 QSize TimelinePage::exportSize() const {
   return view_->size().isEmpty() ? QSize(1200, 500) : view_->size() + QSize(0, 28);

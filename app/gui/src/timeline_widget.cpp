@@ -66,6 +66,7 @@ void TimelineWidget::setTimeline(std::shared_ptr<const TimelineIndex> index, std
   updateScrollBar();
   viewport()->update();
   emit axisChanged();
+  emit timelineChanged();
 }
 
 void TimelineWidget::setReveal(const std::vector<std::size_t>* reveal, std::int64_t until_ns, std::ptrdiff_t track,

@@ -6,13 +6,9 @@
 #include <QWidget>
 
 #include "plansight/gui/chart_export.h"
-#include "plansight/gui/step_through.h"
+#include "plansight/gui/step_through_bar.h"
 
-class QAction;
-class QComboBox;
 class QLabel;
-class QSlider;
-class QTimer;
 class QToolBar;
 
 namespace plansight::gui {
@@ -26,7 +22,7 @@ class TimelinePage : public QWidget, public ExportablePage {
  public:
   explicit TimelinePage(PlanDocument* document, QWidget* parent = nullptr);
   TimelineWidget* timeline() const { return view_; }
-  const StepThrough& stepThrough() const { return steps_; }
+  const StepThrough& stepThrough() const { return steps_->stepThrough(); }
   void setStepMode(bool on);
   void setStep(std::size_t k);
 
@@ -36,23 +32,16 @@ class TimelinePage : public QWidget, public ExportablePage {
 
  private:
   void refresh();
-  void applyStep();
   QString figuresText() const;
   QString legendHtml() const;
 
   PlanDocument* document_;
   TimelineWidget* view_;
   QToolBar* toolbar_;
-  QAction* step_mode_;
-  QAction* play_;
-  QComboBox* speed_;  // Play's pace in events per second
-  QSlider* slider_;
-  QLabel* step_label_;
+  StepThroughBar* steps_;
   QLabel* figures_;
   QLabel* legend_;
   QLabel* details_;
-  QTimer* timer_;
-  StepThrough steps_;
 };
 
 }  // namespace plansight::gui

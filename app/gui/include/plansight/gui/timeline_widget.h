@@ -55,6 +55,7 @@ class TimelineWidget : public QAbstractScrollArea {
  signals:
   void hovered(const QString& details);  // empty when leaving a span
   void axisChanged();
+  void timelineChanged();  // setTimeline() gave it another timeline (or none)
 
  protected:
   void paintEvent(QPaintEvent* event) override;
