@@ -24,7 +24,7 @@ OpCost to_op(const PhaseCost& c) {
   // Exposed host-link transfers stall the compute stream (it waits for the fetched layer or the
   // freed buffer), so they take compute-lane time; the host link is not the NCCL lane.
   add_segment(op, Lane::compute, c.offload_s);
-  // Each group's exposed collectives as their own span, named by IterationCosts::comm_labels.
+  // Each group's exposed collectives as their own span, named by comm_span_labels() (time_model.h).
   add_segment(op, Lane::communication, c.tp_comm_s, 0, c.tp_bytes, kTpLabel);
   add_segment(op, Lane::communication, c.cp_comm_s, 0, c.cp_bytes, kCpLabel);
   add_segment(op, Lane::communication, c.dp_comm_s, 0, c.dp_bytes, kDpLabel);
@@ -35,9 +35,9 @@ OpCost to_op(const PhaseCost& c) {
 // "in a node" or "across nodes": the link a group's collectives use.
 std::string link_words(const Link& link) { return link.crosses_nodes ? "across nodes" : "in a node"; }
 
-// What each group's spans are called on the predicted timeline: the collectives, the group's
-// size and its link (IterationCosts::comm_labels, in k*Label order).
-std::vector<std::string> comm_labels(const Plan& plan, const CommLinks& links) {
+}  // namespace
+
+std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& links) {
   const auto& l = plan.layout;
   const std::string shards = std::to_string(plan.dp() * l.cp);
   return {
@@ -50,6 +50,8 @@ std::vector<std::string> comm_labels(const Plan& plan, const CommLinks& links) {
           link_words(links.dp),
   };
 }
+
+namespace {
 
 // Host-link time of one micro-batch's chunk pass, per direction, overlapped with the layers'
 // compute of that pass (ZeRO-Offload Sec. 4.2 and ZeRO-Infinity Sec. 6 overlap transfers with
@@ -89,7 +91,6 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
 
   IterationCosts out;
   out.micro_batches = plan.micro_batches();
-  out.comm_labels = comm_labels(plan, links);
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
                         static_cast<double>(l.cp);
   const double e = plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0;

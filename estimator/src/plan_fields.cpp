@@ -20,50 +20,24 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 using K = FieldKind;
 
 // Accessors: the plan member behind a field, in the plan file's unit (`scale` plan units per
-// file unit: 1e9 bytes/s per GB/s). Each expands to the {get, set} pair of a table entry.
-#define INT(object, member)                                                              \
-  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    if (!v.is_number_integer()) return false;                                            \
-    p.object.member = v.get<std::int64_t>();                                             \
-    return true;                                                                         \
+// file unit: 1e9 bytes/s per GB/s). ACCESSORS expands to the {get, set} pair of a table entry:
+// `read` is the file value of plan `p`; set() takes JSON `v` when `valid` holds, by `write`.
+#define ACCESSORS(read, valid, write)                                       \
+  [](const Plan& p) -> nlohmann::json { return read; },                     \
+  [](Plan& p, const nlohmann::json& v) {                                    \
+    if (!(valid)) return false;                                             \
+    write;                                                                  \
+    return true;                                                            \
   }
-#define REAL(object, member, scale)                                                      \
-  [](const Plan& p) -> nlohmann::json { return p.object.member / (scale); },             \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    if (!v.is_number()) return false;                                                    \
-    p.object.member = v.get<double>() * (scale);                                         \
-    return true;                                                                         \
-  }
-#define GIB_INT(object, member)                                                          \
-  [](const Plan& p) -> nlohmann::json { return static_cast<double>(p.object.member) / kGiB; }, \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    if (!v.is_number()) return false;                                                    \
-    p.object.member = static_cast<std::int64_t>(v.get<double>() * kGiB);                 \
-    return true;                                                                         \
-  }
-#define FLAG(object, member)                                                             \
-  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    if (!v.is_boolean()) return false;                                                   \
-    p.object.member = v.get<bool>();                                                     \
-    return true;                                                                         \
-  }
-#define TEXT(object, member)                                                             \
-  [](const Plan& p) -> nlohmann::json { return p.object.member; },                       \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    if (!v.is_string()) return false;                                                    \
-    p.object.member = v.get<std::string>();                                              \
-    return true;                                                                         \
-  }
-#define CHOICE(object, member, Enum)                                                     \
-  [](const Plan& p) -> nlohmann::json { return std::string(to_string(p.object.member)); }, \
-  [](Plan& p, const nlohmann::json& v) {                                                 \
-    const auto e = v.is_string() ? parse_enum<Enum>(v.get<std::string>()) : std::nullopt; \
-    if (!e) return false;                                                                \
-    p.object.member = *e;                                                                \
-    return true;                                                                         \
-  }
+#define INT(o, m) ACCESSORS(p.o.m, v.is_number_integer(), p.o.m = v.get<std::int64_t>())
+#define REAL(o, m, scale) ACCESSORS(p.o.m / (scale), v.is_number(), p.o.m = v.get<double>() * (scale))
+#define GIB_INT(o, m) \
+  ACCESSORS(static_cast<double>(p.o.m) / kGiB, v.is_number(), p.o.m = static_cast<std::int64_t>(v.get<double>() * kGiB))
+#define FLAG(o, m) ACCESSORS(p.o.m, v.is_boolean(), p.o.m = v.get<bool>())
+#define TEXT(o, m) ACCESSORS(p.o.m, v.is_string(), p.o.m = v.get<std::string>())
+#define CHOICE(o, m, Enum)                                                                   \
+  ACCESSORS(std::string(to_string(p.o.m)), v.is_string() && parse_enum<Enum>(v.get<std::string>()), \
+            p.o.m = *parse_enum<Enum>(v.get<std::string>()))
 #define PLACEMENT                                                                        \
   [](const Plan& p) -> nlohmann::json { return to_string(p.layout.placement); },         \
   [](Plan& p, const nlohmann::json& v) { return v.is_string() && parse_placement(v.get<std::string>(), p.layout.placement); }
@@ -135,6 +109,7 @@ const std::vector<PlanField> kFields = {
     {"training.vocab_divisible_by", "--vocab-divisible-by", K::integer, "Pad vocabulary to (× TP)", "", "pad the vocabulary to a multiple of this x tp (Megatron's 128; 1: unpadded)", 0, kDegree, "", "64", INT(training, vocab_divisible_by)},
 };
 
+#undef ACCESSORS
 #undef INT
 #undef REAL
 #undef GIB_INT

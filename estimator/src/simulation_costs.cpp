@@ -22,9 +22,14 @@ std::int64_t seconds_to_ns(double seconds) { return std::llround(seconds * 1e9);
 namespace {
 
 // Converts one op cost; errors name e.g. "simulation.chunks[3].forward".
-void convert(const OpCost& cost, Phase phase, const std::string& field, std::vector<NsSegment>& out,
-             std::vector<Diagnostic>& errors) {
+void convert(const OpCost& cost, Phase phase, const std::string& field, std::size_t labels,
+             std::vector<NsSegment>& out, std::vector<Diagnostic>& errors) {
   for (const auto& s : cost.segments) {
+    if (s.label < -1 || s.label >= static_cast<std::int32_t>(labels)) {
+      errors.push_back(make_error(field, "segment label " + std::to_string(s.label) + "; valid: -1 (none) or an index of the " +
+                                             std::to_string(labels) + " simulation.labels"));
+      continue;
+    }
     if (!std::isfinite(s.seconds) || s.seconds < 0 ||
         (s.lane != Lane::compute && s.lane != Lane::communication)) {
       errors.push_back(
@@ -89,15 +94,21 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
   if (input.threads_per_rank < 1) {
     errors.push_back(make_error("simulation.threads_per_rank", std::to_string(input.threads_per_rank) + "; need >= 1"));
   }
+  const std::size_t labels = input.labels.size();
+  if (input.dp_reduce_label < -1 || input.dp_reduce_label >= static_cast<std::int32_t>(labels)) {
+    errors.push_back(make_error("simulation.dp_reduce_label", std::to_string(input.dp_reduce_label) +
+                                                                  "; valid: -1 (\"dp <chunk>\") or an index of the " +
+                                                                  std::to_string(labels) + " simulation.labels"));
+  }
   std::vector<NsChunkCost> costs(input.chunks.size());
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {
     const ChunkCost& in = input.chunks[i];
     const std::string f = "simulation.chunks[" + std::to_string(i) + "].";
     NsChunkCost& c = costs[i];
-    convert(in.forward, Phase::forward, f + "forward", c.forward, errors);
-    convert(in.backward, Phase::backward, f + "backward", c.backward, errors);
-    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", c.weight_grad, errors);
-    convert(in.recompute, Phase::recompute, f + "recompute", c.recompute, errors);
+    convert(in.forward, Phase::forward, f + "forward", labels, c.forward, errors);
+    convert(in.backward, Phase::backward, f + "backward", labels, c.backward, errors);
+    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", labels, c.weight_grad, errors);
+    convert(in.recompute, Phase::recompute, f + "recompute", labels, c.recompute, errors);
     c.send_activation =
         checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
     c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);

@@ -43,7 +43,7 @@ RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank)
 }
 
 
-SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool zero_p2p) {
+SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, const CommLinks& links, bool zero_p2p) {
   SimulationInput in;
   in.chunks = c.chunks;
   if (zero_p2p) {
@@ -55,7 +55,7 @@ SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, bool
   in.shared_processors = plan.cluster.shared_processors;
   in.threads_per_rank = plan.layout.tp * plan.dp() * plan.layout.cp;
   in.title = "predicted: " + plan.model.name;
-  in.labels = c.comm_labels;
+  in.labels = comm_span_labels(plan, links);
   in.dp_reduce_label = kDpReduceLabel;
   return in;
 }
@@ -95,7 +95,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
 
   auto schedule = make_schedule(plan.layout, plan.micro_batches());
   if (!schedule) return schedule.errors();
-  SimulationInput input = simulation_input(plan, costs, false);
+  SimulationInput input = simulation_input(plan, costs, links, false);
   input.name_ops = options.keep_timeline;  // names only for a timeline someone will see
   auto sim = simulate(*schedule, input);
   if (!sim) return sim.errors();
@@ -119,7 +119,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const double idle = rank_idle_s(*sim, busy, step);
   if (plan.layout.pp > 1) {
     // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
-    SimulationInput ideal_input = simulation_input(plan, costs, true);
+    SimulationInput ideal_input = simulation_input(plan, costs, links, true);
     ideal_input.name_ops = false;  // only its idle time is read
     auto ideal = simulate(*schedule, ideal_input);
     if (!ideal) return ideal.errors();

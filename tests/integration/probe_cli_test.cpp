@@ -69,6 +69,20 @@ class ProbeCli : public ::testing::Test {
     args.push_back(db_);
     return run(PLANSIGHT_CLI_EXE, args);
   }
+  // `plansight <args>` with a shell script standing in for plansight-probe (`body` after the
+  // shebang), which is removed again afterwards.
+  Output cli_with_probe(const std::string& body, std::vector<std::string> args) {
+    const std::string script = db_ + ".probe.sh";
+    {
+      std::ofstream f(script);
+      f << "#!/bin/sh\n" << body;
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
+    Output o = cli(std::move(args));
+    std::filesystem::remove(script);
+    return o;
+  }
   std::string db_;
 };
 
@@ -208,15 +222,8 @@ TEST_F(ProbeCli, TrainingFlagsReachTheRequest) {
 // The CLI reads its request with the probe protocol's own reader: a request the probe would
 // refuse is refused before any probe starts, with the probe's message and exit code 2.
 TEST_F(ProbeCli, ABadRequestIsRefusedBeforeTheProbeStarts) {
-  const std::string script = db_ + ".probe.sh", marker = db_ + ".started";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\ntouch '" << marker << "'\ncat > /dev/null\nexit 1\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
-  auto o = cli({"probe", "--model", "tiny", "--tp", "3"});
-  std::filesystem::remove(script);
+  const std::string marker = db_ + ".started";
+  auto o = cli_with_probe("touch '" + marker + "'\ncat > /dev/null\nexit 1\n", {"probe", "--model", "tiny", "--tp", "3"});
   EXPECT_EQ(o.exit_code, 2) << o.stderr_text;
   EXPECT_NE(o.stderr_text.find("layout.tp: value 3 must divide model.heads (4)"), std::string::npos) << o.stderr_text;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "no probe was started";
@@ -226,19 +233,13 @@ TEST_F(ProbeCli, ABadRequestIsRefusedBeforeTheProbeStarts) {
 // A probe whose result breaks the protocol's schema: the run is marked failed and the message
 // names the field the app could not read, instead of storing a guess.
 TEST_F(ProbeCli, AResultThatBreaksTheSchemaNamesTheFieldAndFailsTheRun) {
-  const std::string script = db_ + ".probe.sh";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\ncat > /dev/null\n"
+  auto o = cli_with_probe(
+      "cat > /dev/null\n"
          "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cpu: test\",\"world_size\":1,\"request\":{\"model\":\"tiny\"}}'\n"
          "echo '{\"event\":\"result\",\"device\":\"cpu: test\",\"steps\":[{\"step\":1,\"loss\":5.5,\"seconds\":\"fast\"}],"
          "\"step_time_s\":0.002,\"stopped_early\":false,\"memory\":[]}'\n"
-         "echo '{\"event\":\"done\",\"exit_code\":0}'\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
-  auto o = cli({"probe"});
-  std::filesystem::remove(script);
+         "echo '{\"event\":\"done\",\"exit_code\":0}'\n",
+      {"probe"});
   EXPECT_EQ(o.exit_code, 1) << o.stderr_text;
   EXPECT_NE(o.stderr_text.find("result.steps[0].seconds"), std::string::npos) << o.stderr_text;
   auto list = cli({"runs", "--json"});
@@ -251,22 +252,16 @@ TEST_F(ProbeCli, AResultThatBreaksTheSchemaNamesTheFieldAndFailsTheRun) {
 // A GPU run's summary, from a script speaking the protocol as plansight-probe --device cuda does:
 // the precision and the tensor-core share of the step and of each phase.
 TEST_F(ProbeCli, AGpuRunPrintsItsTensorCoreShare) {
-  const std::string script = db_ + ".probe.sh";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\ncat > /dev/null\n"
+  auto text = cli_with_probe(
+      "cat > /dev/null\n"
          "echo '{\"event\":\"started\",\"protocol\":1,\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"world_size\":1,"
          "\"request\":{\"model\":\"tiny\",\"device\":\"cuda\",\"precision\":\"bf16\",\"global_batch\":1,\"seq_len\":64,"
          "\"layout\":{\"tp\":1}}}'\n"
          "echo '{\"event\":\"result\",\"device\":\"cuda: NVIDIA H100 (sm_90, 79 GiB)\",\"steps\":[{\"step\":1,\"loss\":5.5,"
          "\"seconds\":0.002}],\"step_time_s\":0.002,\"stopped_early\":false,\"memory\":[],\"device_report\":{\"precision\":\"bf16\",\"tensor_cores\":{\"source\":\"kernel-name rules\","
          "\"step\":{\"share\":0.718},\"by_phase\":{\"forward\":{\"share\":0.801},\"backward\":{\"share\":0.75}}}}}'\n"
-         "echo '{\"event\":\"done\",\"exit_code\":0}'\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  ::setenv("PLANSIGHT_PROBE", script.c_str(), 1);
-  auto text = cli({"probe"});
-  std::filesystem::remove(script);
+         "echo '{\"event\":\"done\",\"exit_code\":0}'\n",
+      {"probe"});
   ASSERT_EQ(text.exit_code, 0) << text.stderr_text << text.stdout_text;
   EXPECT_NE(text.stdout_text.find("  precision     bf16\n"), std::string::npos) << text.stdout_text;
   EXPECT_NE(text.stdout_text.find("  tensor cores  71.8 % of kernel time (kernel-name rules); backward 75.0 %, forward 80.1 %\n"),

@@ -35,6 +35,18 @@ Plan small_plan(std::int64_t zero_stage) {
   return p;
 }
 
+// The plan's prediction with its timeline kept.
+TimePrediction predicted_with_timeline(const Plan& plan) {
+  auto e = estimate(plan);
+  EXPECT_TRUE(e) << e.error_text();
+  if (!e) return {};
+  TimeModelOptions options;
+  options.keep_timeline = true;
+  auto predicted = predict_time(plan, e->padded_vocab, options);
+  EXPECT_TRUE(predicted) << predicted.error_text();
+  return predicted ? std::move(*predicted) : TimePrediction{};
+}
+
 TimeBreakdown breakdown_of(const Plan& plan) {
   auto e = estimate(plan);
   EXPECT_TRUE(e) << e.error_text();
@@ -92,13 +104,8 @@ TEST(CommVolume, EachGroupsCollectivesAreTheirOwnSpansWithTheirBytes) {
   Plan p = small_plan(3);
   p.training.zero3_prefetch = false;
   p.training.global_batch = 16;  // 2 micro-batches
-  auto e = estimate(p);
-  ASSERT_TRUE(e) << e.error_text();
-  TimeModelOptions options;
-  options.keep_timeline = true;
-  auto predicted = predict_time(p, e->padded_vocab, options);
-  ASSERT_TRUE(predicted) << predicted.error_text();
-  const Timeline& t = predicted->timeline;
+  const TimePrediction predicted = predicted_with_timeline(p);
+  const Timeline& t = predicted.timeline;
   double tp = 0, dp = 0;
   for (const auto& track : t.tracks) {
     if (track.rank != 0 || track.lane != Lane::communication) continue;
@@ -108,8 +115,8 @@ TEST(CommVolume, EachGroupsCollectivesAreTheirOwnSpansWithTheirBytes) {
       if (name == "ZeRO-3 gather/reduce-scatter · dp x cp 8 · across nodes") dp += span.bytes;
     }
   }
-  EXPECT_NEAR(tp, predicted->breakdown.tp_bytes, 1e-6 * tp);
-  EXPECT_NEAR(dp, predicted->breakdown.dp_bytes, 1e-6 * dp);
+  EXPECT_NEAR(tp, predicted.breakdown.tp_bytes, 1e-6 * tp);
+  EXPECT_NEAR(dp, predicted.breakdown.dp_bytes, 1e-6 * dp);
   EXPECT_GT(dp, 0);
 }
 
@@ -118,26 +125,20 @@ TEST(CommVolume, EachGroupsCollectivesAreTheirOwnSpansWithTheirBytes) {
 // of it (the other half is the optimizer's all-gather).
 TEST(CommVolume, GradientReductionSpansNameTheirCollectiveAndCarryTheirBytes) {
   for (std::int64_t zero : {0, 1}) {
-    Plan p = small_plan(zero);
-    auto e = estimate(p);
-    ASSERT_TRUE(e) << e.error_text();
-    TimeModelOptions options;
-    options.keep_timeline = true;
-    auto predicted = predict_time(p, e->padded_vocab, options);
-    ASSERT_TRUE(predicted) << predicted.error_text();
+    const TimePrediction predicted = predicted_with_timeline(small_plan(zero));
     const std::string name = std::string(zero == 0 ? "DP all-reduce" : "DP reduce-scatter") + " · dp x cp 8 · across nodes";
     double bytes = 0;
     int spans = 0;
-    for (const auto& track : predicted->timeline.tracks) {
+    for (const auto& track : predicted.timeline.tracks) {
       if (track.rank != 0) continue;
       for (const auto& span : track.spans) {
-        if (predicted->timeline.name_of(span) != name) continue;
+        if (predicted.timeline.name_of(span) != name) continue;
         bytes += span.bytes;
         ++spans;
       }
     }
     EXPECT_GT(spans, 1) << name << ": one span per gradient bucket";
-    EXPECT_NEAR(bytes, (zero == 0 ? 1.0 : 0.5) * predicted->breakdown.dp_bytes, 1e-6 * bytes) << name;
+    EXPECT_NEAR(bytes, (zero == 0 ? 1.0 : 0.5) * predicted.breakdown.dp_bytes, 1e-6 * bytes) << name;
   }
 }
 

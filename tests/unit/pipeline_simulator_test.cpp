@@ -230,6 +230,14 @@ TEST(PipelineSimulator, ErrorsNameTheField) {
   SimulationInput buckets{{uniform(1, 1)}};
   buckets.dp_buckets = 0;
   EXPECT_EQ(simulate(table, buckets).errors().front().field, "simulation.dp_buckets");
+  // A labelled segment or reduction needs its name in `labels`: refused, never read past the end.
+  SimulationInput labelled{{uniform(1, 1)}};
+  labelled.chunks[0].forward.segments.push_back({Lane::communication, 1e-3, 0, 4096, 0});
+  EXPECT_EQ(simulate(table, labelled).errors().front().field, "simulation.chunks[0].forward");
+  labelled.labels = {"TP all-reduce · tp 2 · in a node"};
+  EXPECT_TRUE(simulate(table, labelled).ok());
+  labelled.dp_reduce_label = 1;
+  EXPECT_EQ(simulate(table, labelled).errors().front().field, "simulation.dp_reduce_label");
   // Locally valid but globally deadlocked: rank 1 wants micro-batch 1 first, rank 0 sends it only
   // after micro-batch 0's backward, which needs rank 1.
   auto stuck = table;

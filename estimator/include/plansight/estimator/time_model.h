@@ -38,14 +38,15 @@ struct IterationCosts {
   // rank, the optimizer's parameter all-gather; one transfer between stages.
   std::vector<double> chunk_dp_bytes, optimizer_dp_bytes;
   double p2p_bytes = 0;
-  // Names of each group's collective spans on the predicted timeline, indexed by the segments'
-  // OpSegment::label: kTpLabel, kCpLabel, kDpLabel, kEpLabel; kDpReduceLabel names the gradient
-  // reductions (SimulationInput::dp_reduce_label).
-  std::vector<std::string> comm_labels;
   std::int64_t micro_batches = 1;
 };
 
+// The communication segments' labels (OpSegment::label) and the names they stand for on the
+// predicted timeline, comm_span_labels()[label]: the collectives, the group's size and its link
+// ("TP all-reduce · tp 8 · in a node"); kDpReduceLabel names the gradient reductions
+// (SimulationInput::dp_reduce_label). Made only for a simulation, not per searched layout.
 inline constexpr std::int32_t kTpLabel = 0, kCpLabel = 1, kDpLabel = 2, kEpLabel = 3, kDpReduceLabel = 4;
+std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& links);
 
 // Bytes the time model charges an optimizer step per parameter (iteration_costs.cpp).
 double optimizer_bytes_per_parameter(const TrainingSpec& training);
