@@ -226,33 +226,33 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
   // Per (chunk, micro-batch): position of its F, B and W in the rank's list, -1 until seen.
   std::vector<std::int64_t> seen(3 * pairs);
   for (std::int32_t r = 0; r < t.p; ++r) {
-    const std::string field = "schedule.ranks[" + num(r) + "]";
+    // Texts are made only for an error: this check runs before every simulation.
+    auto field = [r] { return "schedule.ranks[" + num(r) + "]"; };
     std::fill(seen.begin(), seen.end(), -1);
     const auto& ops = t.ranks[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const ScheduleOp& o = ops[i];
-      const std::string what = std::string(1, op_letter(o.kind)) + " chunk " + num(o.chunk) +
-                               " micro-batch " + num(o.micro_batch);
+      auto what = [&o] {
+        return std::string(1, op_letter(o.kind)) + " chunk " + num(o.chunk) + " micro-batch " + num(o.micro_batch);
+      };
       if (o.chunk < 0 || o.chunk >= t.v || o.micro_batch < 0 || o.micro_batch >= t.m) {
-        errors.push_back(make_error(field, "op " + num(static_cast<std::int64_t>(i)) + " (" + what +
-                                               ") is outside v = " + num(t.v) +
-                                               ", m = " + num(t.m)));
+        errors.push_back(make_error(field(), "op " + num(static_cast<std::int64_t>(i)) + " (" + what() +
+                                                 ") is outside v = " + num(t.v) + ", m = " + num(t.m)));
         continue;
       }
       if (o.kind == OpKind::weight_grad && !t.split_backward) {
-        errors.push_back(make_error(field, what + ": W op in a schedule without split backward"));
+        errors.push_back(make_error(field(), what() + ": W op in a schedule without split backward"));
         continue;
       }
       const std::size_t pair = static_cast<std::size_t>(o.chunk) * t.m + o.micro_batch;
       const auto k = static_cast<std::size_t>(o.kind);
       if (seen[k * pairs + pair] >= 0) {
-        errors.push_back(make_error(field, what + " appears twice"));
+        errors.push_back(make_error(field(), what() + " appears twice"));
         continue;
       }
       seen[k * pairs + pair] = static_cast<std::int64_t>(i);
       if (o.kind != OpKind::forward && seen[(k - 1) * pairs + pair] < 0) {
-        errors.push_back(make_error(
-            field, what + " comes before its " + std::string(1, op_letter(OpKind(k - 1)))));
+        errors.push_back(make_error(field(), what() + " comes before its " + std::string(1, op_letter(OpKind(k - 1)))));
       }
     }
     const std::size_t kinds = t.split_backward ? 3 : 2;
@@ -260,7 +260,7 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
       for (std::size_t pair = 0; pair < pairs; ++pair) {
         if (seen[k * pairs + pair] >= 0) continue;
         errors.push_back(
-            make_error(field, std::string(1, op_letter(OpKind(k))) + " chunk " +
+            make_error(field(), std::string(1, op_letter(OpKind(k))) + " chunk " +
                                   num(static_cast<std::int64_t>(pair / t.m)) + " micro-batch " +
                                   num(static_cast<std::int64_t>(pair % t.m)) + " is missing"));
       }

@@ -23,14 +23,14 @@ constexpr std::int64_t kUnknown = -1;
 class Simulator {
  public:
   Simulator(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
-      : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()) {
+      : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(in.keep_timeline) {
     const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
     fwd_ready_.assign(pairs, kUnknown);
     std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
     bwd_ready_.assign(pairs, kUnknown);
     f_done_.assign(pairs, kUnknown);
     b_done_.assign(pairs, kUnknown);
-    names_.assign(6 * pairs, -1);
+    if (keep_) names_.assign(6 * pairs, -1);
     const auto p = static_cast<std::size_t>(t.p);
     next_.assign(p, 0);
     free_.assign(p, 0);
@@ -39,27 +39,39 @@ class Simulator {
     reduce_end_.assign(p, 0);
     lanes_.resize(p);
     queued_.assign(p, 1);
-    first_f_.assign(p, std::vector<std::int64_t>(static_cast<std::size_t>(t.v), -1));
-    first_b_ = first_f_;
-    last_bwd_ = first_f_;
+    const auto pv = p * static_cast<std::size_t>(t.v);
+    first_f_.assign(pv, -1);
+    first_b_.assign(pv, -1);
+    last_bwd_.assign(pv, -1);
     for (std::size_t r = 0; r < p; ++r) {
       const auto& ops = t.ranks[r];
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        const auto c = static_cast<std::size_t>(ops[i].chunk);
+        const std::size_t c = r * static_cast<std::size_t>(t.v) + static_cast<std::size_t>(ops[i].chunk);
         auto si = static_cast<std::int64_t>(i);
-        if (ops[i].kind == OpKind::forward && first_f_[r][c] < 0) first_f_[r][c] = si;
-        if (ops[i].kind == OpKind::backward && first_b_[r][c] < 0) first_b_[r][c] = si;
-        if (ops[i].kind != OpKind::forward) last_bwd_[r][c] = si;
+        if (ops[i].kind == OpKind::forward && first_f_[c] < 0) first_f_[c] = si;
+        if (ops[i].kind == OpKind::backward && first_b_[c] < 0) first_b_[c] = si;
+        if (ops[i].kind != OpKind::forward) last_bwd_[c] = si;
       }
       work_.push_back(static_cast<std::int32_t>(r));
-      Track compute{
-          static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r), {}};
-      compute.spans.reserve(ops.size() * 2);
-      Track comm{static_cast<std::int32_t>(r),
-                 Lane::communication,
-                 -1,
-                 "rank " + std::to_string(r) + " comm",
-                 {}};
+      if (!keep_) continue;
+      // Reserved once: a span per compute segment, and on the communication lane a span per
+      // communication segment, send, gather and reduction bucket, so no span ever reallocates.
+      std::size_t compute_spans = 1, comm_spans = 2 * static_cast<std::size_t>(t.v) * (1 + in.dp_buckets);
+      for (const ScheduleOp& o : ops) {
+        const NsChunkCost& c = cost(t.global_chunk(static_cast<std::int32_t>(r), o.chunk));
+        const auto& segs = o.kind == OpKind::forward ? c.forward : o.kind == OpKind::weight_grad ? c.weight_grad
+                                                                   : t.split_backward        ? c.backward
+                                                                                             : c.fused_backward;
+        for (const auto* list : {&segs, o.kind == OpKind::backward ? &c.recompute : nullptr}) {
+          if (list == nullptr) continue;
+          for (const NsSegment& seg : *list) ++(seg.lane == Lane::compute ? compute_spans : comm_spans);
+        }
+        ++comm_spans;  // its send
+      }
+      Track compute{static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r), {}};
+      compute.spans.reserve(compute_spans);
+      Track comm{static_cast<std::int32_t>(r), Lane::communication, -1, "rank " + std::to_string(r) + " comm", {}};
+      comm.spans.reserve(comm_spans);
       tl_.tracks.push_back(std::move(compute));
       tl_.tracks.push_back(std::move(comm));
     }
@@ -91,11 +103,9 @@ class Simulator {
   Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
 
   // Interned names with a direct-indexed cache (Timeline::intern is linear, too slow here).
+  // Without a kept timeline nothing is named.
   std::int32_t op_name(int slot, char letter, const char* prefix, std::int32_t g, std::int32_t mb) {
-    if (!in_.name_ops) {
-      if (shared_op_name_ < 0) shared_op_name_ = other_name("op");
-      return shared_op_name_;
-    }
+    if (!keep_) return -1;
     auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
     if (id < 0) {
       char buf[48];
@@ -104,6 +114,9 @@ class Simulator {
       tl_.names.emplace_back(buf);
     }
     return id;
+  }
+  const NsChunkCost& cost(std::int32_t g) const {
+    return costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
   }
   // The name of labelled segments (a group's collectives), interned on first use.
   std::int32_t label_name(std::int32_t label) {
@@ -147,12 +160,12 @@ class Simulator {
     for (const NsSegment& s : segs) {
       if (s.ns == 0) continue;
       if (s.lane == Lane::compute) {
-        compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
+        if (keep_) compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
         busy_[static_cast<std::size_t>(r)] += s.ns;
         t += s.ns;
       } else {
         const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
-        comm_track(r).spans.push_back(span(start, s.ns, s, s.label >= 0 ? label_name(s.label) : name, g, mb));
+        if (keep_) comm_track(r).spans.push_back(span(start, s.ns, s, s.label >= 0 ? label_name(s.label) : name, g, mb));
         t = start + s.ns;
       }
     }
@@ -164,6 +177,7 @@ class Simulator {
                            std::int32_t name, std::int32_t g, std::int32_t mb, double bytes = 0) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
+    if (!keep_) return start + ns;
     Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name,
                   g, mb);
     s.kind = kind;
@@ -193,13 +207,13 @@ class Simulator {
         break;
     }
     if (ready < 0) return false;
-    const NsChunkCost& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    const NsChunkCost& c = cost(g);
     std::int64_t start = std::max(free_[ri], ready);
-    const auto ci = static_cast<std::size_t>(o.chunk);
-    const bool gather = c.param_gather > 0 && (first_f_[ri][ci] == i || first_b_[ri][ci] == i);
+    const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);
+    const bool gather = c.param_gather > 0 && (first_f_[ci] == i || first_b_[ci] == i);
     if (gather) {  // ZeRO-3 prefetch: issued when the previous op on this rank started
       const bool fwd = o.kind == OpKind::forward;
-      const std::int32_t name = other_name((fwd ? "gather F" : "gather B") + std::to_string(g));
+      const std::int32_t name = keep_ ? other_name((fwd ? "gather F" : "gather B") + std::to_string(g)) : -1;
       const std::int64_t issue = !c.param_prefetch ? start : (i == 0 ? 0 : prev_start_[ri]);
       start = std::max(start, communicate(r, issue, c.param_gather,
                                           SpanKind::collective, name, g, -1));
@@ -241,14 +255,14 @@ class Simulator {
         wake(to);
       }
     }
-    if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ri][ci] == i)
+    if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ci] == i)
       reduce(r, g, start, end);
     return true;
   }
 
   // Issues chunk g's gradient reduction in buckets spread over [start, end] (see header).
   void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end) {
-    const NsChunkCost& c = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+    const NsChunkCost& c = cost(g);
     if (c.dp_reduce <= 0) return;
     const std::int64_t n = in_.dp_buckets;
     const std::int32_t name = dp_name(g);
@@ -264,27 +278,28 @@ class Simulator {
   // Data-parallel reduction spans: the input's label ("DP all-reduce · dp x cp 16 · across
   // nodes"), or "dp <chunk>".
   std::int32_t dp_name(std::int32_t g) {
+    if (!keep_) return -1;
     return in_.dp_reduce_label >= 0 ? label_name(in_.dp_reduce_label) : other_name("dp " + std::to_string(g));
   }
 
   SimulationResult finish() {
     SimulationResult res;
     const auto p = static_cast<std::size_t>(t_.p);
-    const std::int32_t opt_name = other_name("optimizer");
+    const std::int32_t opt_name = keep_ ? other_name("optimizer") : -1;
     const std::int64_t opt_ns = seconds_to_ns(in_.optimizer_seconds);
     for (std::size_t r = 0; r < p; ++r) {
       const auto rank = static_cast<std::int32_t>(r);
       if (in_.dp_issue == DpReduceIssue::at_end) {
-        for (std::int32_t c = 0; c < t_.v; ++c) {
-          const std::int32_t g = t_.global_chunk(rank, c);
-          const NsChunkCost& cost = costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)];
+        for (std::int32_t local = 0; local < t_.v; ++local) {
+          const std::int32_t g = t_.global_chunk(rank, local);
+          const NsChunkCost& c = cost(g);
           reduce_end_[r] = std::max(
-              reduce_end_[r], communicate(rank, free_[r], cost.dp_reduce, SpanKind::collective, dp_name(g), g, -1,
-                                          cost.dp_reduce_bytes));
+              reduce_end_[r], communicate(rank, free_[r], c.dp_reduce, SpanKind::collective, dp_name(g), g, -1,
+                                          c.dp_reduce_bytes));
         }
       }
       const std::int64_t opt_start = std::max(free_[r], reduce_end_[r]);
-      if (opt_ns > 0) {
+      if (opt_ns > 0 && keep_) {
         compute_track(rank).spans.push_back(
             span(opt_start, opt_ns, NsSegment{Lane::compute, Phase::optimizer, opt_ns, 0, 0, -1},
                  opt_name, -1, -1));
@@ -293,11 +308,12 @@ class Simulator {
       res.compute_end_ns.push_back(free_[r]);
       res.reduce_wait_ns.push_back(opt_start - free_[r]);
       res.iteration_ns = std::max({res.iteration_ns, opt_start + opt_ns, lanes_[r].end()});
+      if (!keep_) continue;
       auto& comm = comm_track(rank).spans;
       std::sort(comm.begin(), comm.end(),
                 [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
     }
-    finish_result(res, std::move(tl_), t_.p);
+    if (keep_) finish_result(res, std::move(tl_), t_.p);
     return res;
   }
 
@@ -305,15 +321,16 @@ class Simulator {
   const SimulationInput& in_;
   std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;
+  bool keep_;  // SimulationInput::keep_timeline
   // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
   std::vector<std::int32_t> names_;
   std::unordered_map<std::string, std::int32_t> other_names_;
   std::vector<std::int32_t> label_ids_;  // name ids of SimulationInput::labels, -1 until used
-  std::int32_t shared_op_name_ = -1;  // SimulationInput::name_ops false: every op's name
   std::vector<std::size_t> next_;
   std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_;
-  std::vector<std::vector<std::int64_t>> first_f_, first_b_, last_bwd_;  // [rank][local chunk]
+  // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
+  std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<CommLane> lanes_;
   std::vector<char> queued_;  // rank is in work_
   std::deque<std::int32_t> work_;

@@ -145,7 +145,7 @@ class SharedSimulator {
     return it->second;
   }
   std::int32_t op_name(const char* prefix, char letter, std::int32_t g, std::int32_t mb) {
-    if (!in_.name_ops) return name("op");  // SimulationInput::name_ops
+    if (!in_.keep_timeline) return name("op");  // no timeline is returned: one shared name
     char buf[48];
     std::snprintf(buf, sizeof buf, "%s%c%d.%d", prefix, letter, g, mb);
     return name(buf);
@@ -402,11 +402,12 @@ class SharedSimulator {
       res.compute_end_ns.push_back(s.compute_end);
       res.reduce_wait_ns.push_back(s.optimizer_start - s.compute_end);
       res.iteration_ns = std::max({res.iteration_ns, iteration_end_, s.optimizer_start, lanes_[static_cast<std::size_t>(r)].end()});
+      if (!in_.keep_timeline) continue;
       for (auto* track : {&compute_track(r), &comm_track(r)}) {
         std::sort(track->spans.begin(), track->spans.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
       }
     }
-    finish_result(res, std::move(tl_), t_.p);
+    if (in_.keep_timeline) finish_result(res, std::move(tl_), t_.p);  // else: no timeline, no bubbles
     return res;
   }
 

@@ -21,21 +21,28 @@ std::int64_t seconds_to_ns(double seconds) { return std::llround(seconds * 1e9);
 
 namespace {
 
-// Converts one op cost; errors name e.g. "simulation.chunks[3].forward".
-void convert(const OpCost& cost, Phase phase, const std::string& field, std::size_t labels,
+// The field of chunk i's `part`, e.g. "simulation.chunks[3].forward"; made only for an error.
+std::string chunk_field(std::size_t i, const char* part) {
+  return "simulation.chunks[" + std::to_string(i) + "]." + part;
+}
+
+// Converts one op cost of chunk `chunk`; errors name e.g. "simulation.chunks[3].forward".
+void convert(const OpCost& cost, Phase phase, std::size_t chunk, const char* part, std::size_t labels,
              std::vector<NsSegment>& out, std::vector<Diagnostic>& errors) {
+  out.reserve(cost.segments.size());
   for (const auto& s : cost.segments) {
     if (s.label < -1 || s.label >= static_cast<std::int32_t>(labels)) {
-      errors.push_back(make_error(field, "segment label " + std::to_string(s.label) + "; valid: -1 (none) or an index of the " +
-                                             std::to_string(labels) + " simulation.labels"));
+      errors.push_back(make_error(chunk_field(chunk, part), "segment label " + std::to_string(s.label) +
+                                                                "; valid: -1 (none) or an index of the " +
+                                                                std::to_string(labels) + " simulation.labels"));
       continue;
     }
     if (!std::isfinite(s.seconds) || s.seconds < 0 ||
         (s.lane != Lane::compute && s.lane != Lane::communication)) {
       errors.push_back(
-          make_error(field, "segment of " + std::to_string(s.seconds) + " s on lane " +
-                                std::string(to_string(s.lane)) +
-                                "; need a finite time >= 0 on compute or communication"));
+          make_error(chunk_field(chunk, part), "segment of " + std::to_string(s.seconds) + " s on lane " +
+                                                   std::string(to_string(s.lane)) +
+                                                   "; need a finite time >= 0 on compute or communication"));
       continue;
     }
     out.push_back(NsSegment{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
@@ -47,6 +54,11 @@ std::int64_t checked_ns(double seconds, const std::string& field, std::vector<Di
   if (std::isfinite(seconds) && seconds >= 0) return seconds_to_ns(seconds);
   errors.push_back(make_error(field, std::to_string(seconds) + " s; need a finite time >= 0"));
   return 0;
+}
+
+std::int64_t checked_ns(double seconds, std::size_t chunk, const char* part, std::vector<Diagnostic>& errors) {
+  if (std::isfinite(seconds) && seconds >= 0) return seconds_to_ns(seconds);
+  return checked_ns(seconds, chunk_field(chunk, part), errors);
 }
 
 }  // namespace
@@ -103,19 +115,18 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
   std::vector<NsChunkCost> costs(input.chunks.size());
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {
     const ChunkCost& in = input.chunks[i];
-    const std::string f = "simulation.chunks[" + std::to_string(i) + "].";
     NsChunkCost& c = costs[i];
-    convert(in.forward, Phase::forward, f + "forward", labels, c.forward, errors);
-    convert(in.backward, Phase::backward, f + "backward", labels, c.backward, errors);
-    convert(in.weight_grad, Phase::weight_grad, f + "weight_grad", labels, c.weight_grad, errors);
-    convert(in.recompute, Phase::recompute, f + "recompute", labels, c.recompute, errors);
-    c.send_activation =
-        checked_ns(in.send_activation_seconds, f + "send_activation_seconds", errors);
-    c.send_gradient = checked_ns(in.send_gradient_seconds, f + "send_gradient_seconds", errors);
-    c.dp_reduce = checked_ns(in.dp_reduce_seconds, f + "dp_reduce_seconds", errors);
+    convert(in.forward, Phase::forward, i, "forward", labels, c.forward, errors);
+    convert(in.backward, Phase::backward, i, "backward", labels, c.backward, errors);
+    convert(in.weight_grad, Phase::weight_grad, i, "weight_grad", labels, c.weight_grad, errors);
+    convert(in.recompute, Phase::recompute, i, "recompute", labels, c.recompute, errors);
+    c.send_activation = checked_ns(in.send_activation_seconds, i, "send_activation_seconds", errors);
+    c.send_gradient = checked_ns(in.send_gradient_seconds, i, "send_gradient_seconds", errors);
+    c.dp_reduce = checked_ns(in.dp_reduce_seconds, i, "dp_reduce_seconds", errors);
     c.dp_reduce_bytes = in.dp_reduce_bytes;
-    c.param_gather = checked_ns(in.param_gather_seconds, f + "param_gather_seconds", errors);
+    c.param_gather = checked_ns(in.param_gather_seconds, i, "param_gather_seconds", errors);
     c.param_prefetch = in.param_prefetch;
+    c.fused_backward.reserve(c.backward.size() + c.weight_grad.size());
     c.fused_backward = c.backward;
     for (NsSegment s : c.weight_grad) {
       if (s.lane == Lane::compute) s.phase = Phase::backward;

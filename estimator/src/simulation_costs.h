@@ -51,6 +51,14 @@ class CommLane {
   // Earliest start >= issue where the lane is free for ns; books it and returns the start.
   std::int64_t place(std::int64_t issue, std::int64_t ns) {
     if (ns <= 0) return issue;
+    if (busy_.empty() || issue >= busy_.back().end) {  // the common case: after all booked work
+      if (!busy_.empty() && issue == busy_.back().end) {
+        busy_.back().end += ns;  // touching: one interval, so later searches stay short
+      } else {
+        busy_.push_back(Busy{issue, issue + ns});
+      }
+      return issue;
+    }
     auto it = std::upper_bound(busy_.begin(), busy_.end(), issue,
                                [](std::int64_t t, const Busy& b) { return t < b.end; });
     std::int64_t start = issue;

@@ -43,19 +43,19 @@ RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank)
 }
 
 
-SimulationInput simulation_input(const Plan& plan, const IterationCosts& c, const CommLinks& links, bool zero_p2p) {
+// The simulator's input; the chunk costs are moved out of `c` (rank_sums() reads the phase
+// costs, not these).
+SimulationInput simulation_input(const Plan& plan, IterationCosts& c, const CommLinks& links, bool keep_timeline) {
   SimulationInput in;
-  in.chunks = c.chunks;
-  if (zero_p2p) {
-    for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
-  }
+  in.chunks = std::move(c.chunks);
   in.optimizer_seconds = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
   in.dp_issue = plan.layout.dp_overlap ? DpReduceIssue::per_chunk : DpReduceIssue::at_end;
   in.dp_buckets = plan.layout.dp_overlap ? static_cast<std::int32_t>(kDpBucketsPerChunk) : 1;
   in.shared_processors = plan.cluster.shared_processors;
   in.threads_per_rank = plan.layout.tp * plan.dp() * plan.layout.cp;
-  in.title = "predicted: " + plan.model.name;
-  in.labels = comm_span_labels(plan, links);
+  in.keep_timeline = keep_timeline;
+  if (keep_timeline) in.title = "predicted: " + plan.model.name;
+  in.labels = comm_span_labels(plan, links);  // the segments' labels index these, kept or not
   in.dp_reduce_label = kDpReduceLabel;
   return in;
 }
@@ -91,12 +91,11 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const DeviceEfficiency efficiency = default_efficiency(plan.cluster.gpu);
   const DeviceModel device(plan.cluster.gpu, plan.training.precision, efficiency, options.profile);
   const CommLinks links = plan_links(plan, device.efficiency());
-  const IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
+  IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
 
   auto schedule = make_schedule(plan.layout, plan.micro_batches());
   if (!schedule) return schedule.errors();
-  SimulationInput input = simulation_input(plan, costs, links, false);
-  input.name_ops = options.keep_timeline;  // names only for a timeline someone will see
+  SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
   auto sim = simulate(*schedule, input);
   if (!sim) return sim.errors();
 
@@ -119,9 +118,10 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const double idle = rank_idle_s(*sim, busy, step);
   if (plan.layout.pp > 1) {
     // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
-    SimulationInput ideal_input = simulation_input(plan, costs, links, true);
-    ideal_input.name_ops = false;  // only its idle time is read
-    auto ideal = simulate(*schedule, ideal_input);
+    // The same input with free transfers; only its times are read.
+    for (auto& chunk : input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
+    input.keep_timeline = false;
+    auto ideal = simulate(*schedule, input);
     if (!ideal) return ideal.errors();
     const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 +
                               gather + m * r0.dp_phase + b.ep_comm_s + m * r0.offload;

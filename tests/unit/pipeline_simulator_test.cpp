@@ -217,6 +217,73 @@ TEST(PipelineSimulator, RecomputeRunsBeforeEachBackward) {
   EXPECT_EQ(r.busy_ns[1], 2 * 4 * kMsNs);
 }
 
+// Per-chunk costs with every kind of work the simulator books: compute and TP segments, sends,
+// bucketed DP reductions and ZeRO-3 gathers (whose early issue times place work out of order
+// on the communication lane). Chunk g differs from chunk g+1, as first and last stages do.
+SimulationInput mixed_input(std::int64_t stages, std::uint32_t seed) {
+  SimulationInput in;
+  std::uint32_t x = seed;
+  auto ms = [&x](double lo, double hi) {  // a deterministic draw in [lo, hi) ms
+    x = x * 1664525u + 1013904223u;
+    return (lo + (hi - lo) * static_cast<double>(x >> 8) / static_cast<double>(1u << 24)) * kMs;
+  };
+  for (std::int64_t g = 0; g < stages; ++g) {
+    ChunkCost c;
+    c.forward.segments = {{Lane::compute, ms(0.5, 1.5)}, {Lane::communication, ms(0.05, 0.3)}, {Lane::compute, ms(0.1, 0.4)}};
+    c.backward.segments = {{Lane::compute, ms(1, 3)}, {Lane::communication, ms(0.05, 0.3)}};
+    c.weight_grad = compute_cost(ms(0.3, 1));
+    c.recompute = compute_cost(ms(0, 0.5));
+    c.send_activation_seconds = ms(0.01, 0.2);
+    c.send_gradient_seconds = ms(0.01, 0.2);
+    c.dp_reduce_seconds = ms(1, 6);
+    c.param_gather_seconds = seed % 2 == 0 ? ms(0.1, 1) : 0;
+    c.param_prefetch = seed % 4 != 2;
+    in.chunks.push_back(c);
+  }
+  in.optimizer_seconds = ms(0.2, 1);
+  in.dp_buckets = static_cast<std::int32_t>(1 + seed % 5);
+  in.dp_issue = seed % 3 == 0 ? DpReduceIssue::at_end : DpReduceIssue::per_chunk;
+  return in;
+}
+
+TEST(PipelineSimulator, WithoutATimelineEveryTimeIsTheSame) {
+  // keep_timeline = false skips spans and names; the times it returns must not move by a
+  // nanosecond, on every schedule, with processors shared or not.
+  const std::tuple<PipelineSchedule, std::int64_t, std::int64_t, std::int64_t> grid[] = {
+      {PipelineSchedule::gpipe, 4, 1, 8},       {PipelineSchedule::one_f_one_b, 1, 1, 5},
+      {PipelineSchedule::one_f_one_b, 4, 1, 12}, {PipelineSchedule::zb_h1, 4, 1, 8},
+      {PipelineSchedule::interleaved, 4, 2, 8},  {PipelineSchedule::interleaved, 3, 3, 9}};
+  std::uint32_t seed = 0;
+  for (const auto& [kind, p, v, m] : grid) {
+    for (std::int64_t shared : {std::int64_t{0}, p}) {
+      ++seed;
+      SCOPED_TRACE(std::string(to_string(kind)) + " p=" + std::to_string(p) + " seed=" + std::to_string(seed) +
+                   " shared=" + std::to_string(shared));
+      SimulationInput kept = mixed_input(p * v, seed);
+      kept.shared_processors = shared;
+      kept.threads_per_rank = 2;
+      SimulationInput lean = kept;
+      lean.keep_timeline = false;
+      const auto a = run(kind, p, v, m, kept);
+      const auto b = run(kind, p, v, m, lean);
+      EXPECT_EQ(a.iteration_ns, b.iteration_ns);
+      EXPECT_EQ(a.busy_ns, b.busy_ns);
+      EXPECT_EQ(a.compute_end_ns, b.compute_end_ns);
+      EXPECT_EQ(a.reduce_wait_ns, b.reduce_wait_ns);
+      EXPECT_FALSE(a.timeline.tracks.empty());
+      EXPECT_TRUE(b.timeline.tracks.empty());
+      EXPECT_TRUE(b.bubble_ns.empty());
+      // The communication lane never runs two things at once, however early work was issued.
+      for (const Track& track : a.timeline.tracks) {
+        if (track.lane != Lane::communication) continue;
+        for (std::size_t i = 1; i < track.spans.size(); ++i) {
+          EXPECT_GE(track.spans[i].start_ns, track.spans[i - 1].end_ns()) << track.label << " span " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(PipelineSimulator, ErrorsNameTheField) {
   auto table = *make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 2);
   SimulationInput two{{uniform(1, 1), uniform(1, 1), uniform(1, 1)}};

@@ -76,9 +76,12 @@ struct SimulationInput {
   std::vector<std::string> labels = {};  // names of labelled segments (OpSegment::label)
   // The name of data-parallel reduction spans: labels[dp_reduce_label]; -1: "dp <chunk>".
   std::int32_t dp_reduce_label = -1;
-  // false: every op span gets one shared name ("op") instead of "F3.1"-style names, which cost a
-  // formatted string per op (a third of an estimate's time): for callers that keep no timeline.
-  bool name_ops = true;
+  // false: no timeline is built. The result keeps iteration_ns, busy_ns, compute_end_ns and
+  // reduce_wait_ns (identical to a kept run's) but has no spans, no names and no bubbles
+  // (bubble_ns empty, bubble_fraction 0): for callers that read only times (the time model's
+  // breakdown, the search's re-ranking). Building spans and names is most of a simulation's
+  // cost (bench/results/estimate-cpu.txt).
+  bool keep_timeline = true;
 };
 
 struct SimulationResult {
@@ -91,8 +94,8 @@ struct SimulationResult {
   std::vector<std::int64_t> compute_end_ns;  // per rank: end of its last F/B/W op
   std::vector<std::int64_t>
       reduce_wait_ns;                   // per rank: last op end -> optimizer start (exposed DP)
-  std::vector<std::int64_t> bubble_ns;  // per rank, schedule_bubbles() of the timeline
-  double bubble_fraction = 0;           // mean over ranks of bubble_ns / busy_ns
+  std::vector<std::int64_t> bubble_ns;  // per rank, schedule_bubbles() of the timeline (kept only)
+  double bubble_fraction = 0;           // mean over ranks of bubble_ns / busy_ns (kept only)
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,
