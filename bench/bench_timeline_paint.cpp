@@ -166,6 +166,53 @@ void BM_EditEstimateRepaint(benchmark::State& state) {
 }
 BENCHMARK(BM_EditEstimateRepaint)->ArgNames({"timeline"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// The parts of BM_EditEstimateRepaint/timeline:1 one by one, to see where an edit's time goes.
+void BM_EditPart(benchmark::State& state) {
+  const int part = static_cast<int>(state.range(0));
+  est::Plan plan = est::default_plan();
+  QImage image(QSize(1280, 720), QImage::Format_ARGB32_Premultiplied);
+  MemoryChart chart;
+  TimelineRenderer renderer;
+  est::TimePrediction kept;
+  const EstimateOutcome fixed = compute_estimate(plan, 0, &kept);
+  const TimelineOutcome fixed_timeline = compute_timeline(fixed, &kept);
+  for (auto _ : state) {
+    switch (part) {
+      case 0: {  // the worker's estimate, keeping the simulated timeline
+        est::TimePrediction prediction;
+        const EstimateOutcome e = compute_estimate(plan, 0, &prediction);
+        benchmark::DoNotOptimize(e.estimate->time.iteration_s);
+        break;
+      }
+      case 1: {  // the memory chart's repaint
+        chart.setMemory(fixed.estimate->memory, QString());
+        QPainter painter(&image);
+        chart.paintChart(painter, QRectF(0, 0, 1280, 720));
+        break;
+      }
+      case 2: {  // the timeline's metrics and index, from a kept prediction
+        est::TimePrediction prediction;
+        prediction.timeline = kept.timeline;  // a copy (counted): compute_timeline takes it over
+        const TimelineOutcome t = compute_timeline(fixed, &prediction);
+        benchmark::DoNotOptimize(t.index.get());
+        break;
+      }
+      case 3: {  // the timeline's repaint at full view
+        TimelineScene scene;
+        scene.size = QSizeF(1280, 720);
+        scene.palette = QGuiApplication::palette();
+        scene.font = QGuiApplication::font();
+        scene.axis = fit_axis(fixed_timeline.index->begin_ns(), fixed_timeline.index->end_ns(), 1280 - scene.label_width);
+        QPainter painter(&image);
+        renderer.paint(painter, *fixed_timeline.index, scene);
+        break;
+      }
+    }
+    benchmark::DoNotOptimize(image.constBits());
+  }
+}
+BENCHMARK(BM_EditPart)->ArgNames({"part"})->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,3 +225,4 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
