@@ -1,7 +1,9 @@
 // Simulation of one pipeline iteration (schedule table -> predicted Timeline + bubble metric),
 // timed per call for the sizes the layout search and the GUI ask for. Run:
 //   build/release/bench/plansight_bench_pipeline_simulator --benchmark_min_time=1
-// Arguments: p, v, m. Each simulated op has F, B and W compute, p2p sends, DP buckets, optimizer.
+// Arguments: p, v, m, keep (1: build the Timeline, spans and names, as for a drawn timeline;
+// 0: times only, as the time model's breakdown and the search's re-ranking ask). Each simulated
+// op has F, B and W compute, p2p sends, DP buckets, optimizer.
 #include <benchmark/benchmark.h>
 
 #include "plansight/estimator/pipeline_simulator.h"
@@ -30,7 +32,8 @@ void simulate_schedule(benchmark::State& state, PipelineSchedule kind) {
     state.SkipWithError(table.error_text().c_str());
     return;
   }
-  const SimulationInput in = input();
+  SimulationInput in = input();
+  in.keep_timeline = state.range(3) != 0;
   std::size_t ops = 0;
   for (const auto& r : table->ranks) ops += r.size();
   for (auto _ : state) {
@@ -47,11 +50,16 @@ void BM_SimulateInterleaved(benchmark::State& s) {
   simulate_schedule(s, PipelineSchedule::interleaved);
 }
 
-BENCHMARK(BM_Simulate1F1B)->Args({8, 1, 32})->Args({64, 1, 64})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SimulateZbH1)->Args({8, 1, 32})->Args({64, 1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Simulate1F1B)
+    ->ArgNames({"p", "v", "m", "keep"})
+    ->ArgsProduct({{8}, {1}, {32}, {0, 1}})
+    ->ArgsProduct({{64}, {1}, {64, 1024}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateZbH1)->ArgNames({"p", "v", "m", "keep"})->ArgsProduct({{8, 64}, {1}, {64}, {0, 1}})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateInterleaved)
-    ->Args({8, 4, 32})
-    ->Args({64, 4, 64})
+    ->ArgNames({"p", "v", "m", "keep"})
+    ->ArgsProduct({{8}, {4}, {32}, {0, 1}})
+    ->ArgsProduct({{64}, {4}, {64, 1024}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
 void BM_MakeSchedule(benchmark::State& state) {

@@ -5,8 +5,7 @@
 #include "plansight/estimator/pipeline_simulator.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <deque>
+#include <charconv>
 #include <unordered_map>
 
 #include "plansight/estimator/cancellation.h"
@@ -30,7 +29,10 @@ class Simulator {
     bwd_ready_.assign(pairs, kUnknown);
     f_done_.assign(pairs, kUnknown);
     b_done_.assign(pairs, kUnknown);
-    if (keep_) names_.assign(6 * pairs, -1);
+    if (keep_) {
+      names_.assign(6 * pairs, -1);
+      tl_.names.reserve(4 * pairs + 16);  // F, B, their sends (and W, R) of every pair
+    }
     const auto p = static_cast<std::size_t>(t.p);
     next_.assign(p, 0);
     free_.assign(p, 0);
@@ -39,6 +41,8 @@ class Simulator {
     reduce_end_.assign(p, 0);
     lanes_.resize(p);
     queued_.assign(p, 1);
+    work_.resize(p);  // a ring: each rank is queued at most once
+    work_count_ = p;
     const auto pv = p * static_cast<std::size_t>(t.v);
     first_f_.assign(pv, -1);
     first_b_.assign(pv, -1);
@@ -52,7 +56,7 @@ class Simulator {
         if (ops[i].kind == OpKind::backward && first_b_[c] < 0) first_b_[c] = si;
         if (ops[i].kind != OpKind::forward) last_bwd_[c] = si;
       }
-      work_.push_back(static_cast<std::int32_t>(r));
+      work_[r] = static_cast<std::int32_t>(r);
       if (!keep_) continue;
       // Reserved once: a span per compute segment, and on the communication lane a span per
       // communication segment, send, gather and reduction bucket, so no span ever reallocates.
@@ -81,9 +85,10 @@ class Simulator {
 
   Result<SimulationResult> run() {
     std::uint32_t polls = 0;
-    while (!work_.empty()) {
-      const std::int32_t r = work_.front();
-      work_.pop_front();
+    while (work_count_ > 0) {
+      const std::int32_t r = work_[work_head_];
+      work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
+      --work_count_;
       queued_[static_cast<std::size_t>(r)] = 0;
       while (step(r)) {
         // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
@@ -108,10 +113,16 @@ class Simulator {
     if (!keep_) return -1;
     auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
     if (id < 0) {
+      // "<prefix><letter><g>.<mb>", formatted by hand: snprintf was half of a kept simulation.
       char buf[48];
-      std::snprintf(buf, sizeof buf, "%s%c%d.%d", prefix, letter, g, mb);
+      char* out = buf;
+      for (const char* c = prefix; *c != '\0'; ++c) *out++ = *c;
+      *out++ = letter;
+      out = std::to_chars(out, buf + sizeof buf, g).ptr;
+      *out++ = '.';
+      out = std::to_chars(out, buf + sizeof buf, mb).ptr;
       id = static_cast<std::int32_t>(tl_.names.size());
-      tl_.names.emplace_back(buf);
+      tl_.names.emplace_back(buf, out);
     }
     return id;
   }
@@ -135,7 +146,10 @@ class Simulator {
     auto& q = queued_[static_cast<std::size_t>(r)];
     if (!q) {
       q = 1;
-      work_.push_back(r);
+      std::size_t tail = work_head_ + work_count_;
+      if (tail >= work_.size()) tail -= work_.size();
+      work_[tail] = r;
+      ++work_count_;
     }
   }
 
@@ -333,7 +347,8 @@ class Simulator {
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<CommLane> lanes_;
   std::vector<char> queued_;  // rank is in work_
-  std::deque<std::int32_t> work_;
+  std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
+  std::size_t work_head_ = 0, work_count_ = 0;
   Timeline tl_;
 };
 
@@ -341,6 +356,10 @@ class Simulator {
 
 Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input) {
   if (auto errors = check_schedule(table); !errors.empty()) return errors;
+  return simulate_well_formed(table, input);
+}
+
+Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input) {
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
   if (!costs.ok()) return costs.errors();
   if (input.shared_processors > 0 && input.threads_per_rank * table.p > input.shared_processors) {

@@ -14,10 +14,29 @@ struct Range {
   std::int64_t begin, end;
 };
 
-// Sorts and merges overlapping or touching intervals.
-std::vector<Range> merged(std::vector<Range> v) {
-  std::sort(v.begin(), v.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+// Intervals gathered track by track: each track's spans are sorted by start (Track's contract),
+// so the list is a few sorted runs, joined by linear merges instead of a full sort.
+struct Runs {
+  std::vector<Range> ranges;
+  std::vector<std::size_t> starts;  // index where each run begins
+  void begin_run() {
+    if (starts.empty() || starts.back() != ranges.size()) starts.push_back(ranges.size());
+  }
+};
+
+bool by_begin(const Range& a, const Range& b) { return a.begin < b.begin; }
+
+// Sorts (run by run, then merging the runs) and merges overlapping or touching intervals.
+std::vector<Range> merged(Runs runs) {
+  auto& v = runs.ranges;
+  for (std::size_t i = 0; i < runs.starts.size(); ++i) {
+    const auto first = v.begin() + static_cast<std::ptrdiff_t>(runs.starts[i]);
+    const auto last = i + 1 < runs.starts.size() ? v.begin() + static_cast<std::ptrdiff_t>(runs.starts[i + 1]) : v.end();
+    if (!std::is_sorted(first, last, by_begin)) std::sort(first, last, by_begin);  // a track out of order
+    if (i > 0) std::inplace_merge(v.begin(), first, last, by_begin);
+  }
   std::vector<Range> out;
+  out.reserve(v.size());
   for (const Range& i : v) {
     if (!out.empty() && i.begin <= out.back().end) {
       out.back().end = std::max(out.back().end, i.end);
@@ -40,8 +59,8 @@ std::int64_t covered(const std::vector<Range>& merged_intervals, std::int64_t be
 }
 
 struct RankSpans {
-  std::vector<Range> pipeline;  // compute, not optimizer
-  std::vector<Range> occupied;  // any compute, plus collectives on other lanes
+  Runs pipeline;  // compute, not optimizer
+  Runs occupied;  // any compute, plus collectives on other lanes
   bool has_compute = false;
 };
 
@@ -75,13 +94,17 @@ ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
     for (const Span& s : track.spans) {
       if (s.duration_ns <= 0) continue;
       if (!compute && s.kind != SpanKind::collective) continue;
-      if (rank == nullptr) rank = &ranks[track.rank];
+      if (rank == nullptr) {
+        rank = &ranks[track.rank];
+        rank->occupied.begin_run();
+        if (compute) rank->pipeline.begin_run();
+      }
       const Range i{s.start_ns, s.end_ns()};
-      rank->occupied.push_back(i);
+      rank->occupied.ranges.push_back(i);
       if (!compute) continue;
       rank->has_compute = true;
       if (s.phase == Phase::optimizer) continue;
-      rank->pipeline.push_back(i);
+      rank->pipeline.ranges.push_back(i);
       begin = std::min(begin, i.begin);
       end = std::max(end, i.end);
     }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "plansight/estimator/pipeline_schedule.h"
+#include "simulation_costs.h"
 
 namespace plansight::estimator {
 namespace {
@@ -96,7 +97,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   auto schedule = make_schedule(plan.layout, plan.micro_batches());
   if (!schedule) return schedule.errors();
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
-  auto sim = simulate(*schedule, input);
+  auto sim = simulate_well_formed(*schedule, input);
   if (!sim) return sim.errors();
 
   TimePrediction out;
@@ -121,7 +122,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     // The same input with free transfers; only its times are read.
     for (auto& chunk : input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
     input.keep_timeline = false;
-    auto ideal = simulate(*schedule, input);
+    auto ideal = simulate_well_formed(*schedule, input);
     if (!ideal) return ideal.errors();
     const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 +
                               gather + m * r0.dp_phase + b.ep_comm_s + m * r0.offload;
