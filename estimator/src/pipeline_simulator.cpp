@@ -110,7 +110,10 @@ class Simulator {
   // Interned names with a direct-indexed cache (Timeline::intern is linear, too slow here).
   // Without a kept timeline nothing is named.
   std::int32_t op_name(int slot, char letter, const char* prefix, std::int32_t g, std::int32_t mb) {
-    if (!keep_) return -1;
+    return keep_ ? intern_op_name(slot, letter, prefix, g, mb) : -1;
+  }
+  [[gnu::noinline]] std::int32_t intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,
+                                                std::int32_t mb) {
     auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
     if (id < 0) {
       // "<prefix><letter><g>.<mb>", formatted by hand: snprintf was half of a kept simulation.
@@ -249,7 +252,7 @@ class Simulator {
     if (o.kind == OpKind::forward) {
       f_done_[k] = end;
       if (g + 1 < stages_) {
-        const std::int32_t to = t_.rank_of(g + 1);
+        const std::int32_t to = r + 1 == t_.p ? 0 : r + 1;  // rank_of(g + 1) without a division
         const std::int64_t arrive = to == r ? end
                                             : communicate(r, end, c.send_activation, SpanKind::send,
                                                           op_name(4, 'F', "send ", g, mb), g, mb);
@@ -261,7 +264,7 @@ class Simulator {
     } else if (o.kind == OpKind::backward) {
       b_done_[k] = end;
       if (g > 0) {
-        const std::int32_t to = t_.rank_of(g - 1);
+        const std::int32_t to = r == 0 ? t_.p - 1 : r - 1;  // rank_of(g - 1)
         const std::int64_t arrive = to == r ? end
                                             : communicate(r, end, c.send_gradient, SpanKind::send,
                                                           op_name(5, 'B', "send ", g, mb), g, mb);

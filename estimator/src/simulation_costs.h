@@ -63,6 +63,13 @@ class CommLane {
       }
       return issue;
     }
+    return place_in_gap(issue, ns);
+  }
+  std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
+
+ private:
+  // Work issued before booked work ends: the first gap at or after `issue` that holds it.
+  [[gnu::noinline]] std::int64_t place_in_gap(std::int64_t issue, std::int64_t ns) {
     auto it = std::upper_bound(busy_.begin(), busy_.end(), issue,
                                [](std::int64_t t, const Busy& b) { return t < b.end; });
     std::int64_t start = issue;
@@ -73,9 +80,7 @@ class CommLane {
     busy_.insert(it, Busy{start, start + ns});
     return start;
   }
-  std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
 
- private:
   struct Busy {
     std::int64_t start, end;
   };
