@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +29,22 @@ TEST(ExamplesCli, TableShowsOursBesideThePublishedValue) {
        }) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "in\n" << r.out;
   }
-  EXPECT_EQ(r.out.find("(outside"), std::string::npos) << "every row within its tolerance:\n" << r.out;
+  // Only the rows whose examples say ours is far off (tests/unit/examples_test.cpp, kOutsideAbove)
+  // are marked outside their tolerance.
+  const std::vector<std::string> outside_rows = {
+      "  ZeRO-3, no model parallelism, 384 GPUs ", "  ZeRO-3, no model parallelism, 768 GPUs ",
+      "  ZeRO-3, no model parallelism, 1536 GPUs ", "  50,257 tokens (unpadded) ",
+      "  50,304 tokens (padded to a multiple of 64) "};
+  std::size_t marked = 0;
+  for (std::size_t at = r.out.find("(outside"); at != std::string::npos; at = r.out.find("(outside", at + 1)) {
+    ++marked;
+    const std::size_t line_start = r.out.rfind('\n', at) + 1;
+    const std::string line = r.out.substr(line_start, r.out.find('\n', at) - line_start);
+    bool expected = false;
+    for (const auto& row : outside_rows) expected = expected || line.starts_with(row);
+    EXPECT_TRUE(expected) << "marked outside its tolerance: " << line;
+  }
+  EXPECT_EQ(marked, outside_rows.size()) << r.out;
 }
 
 TEST(ExamplesCli, OneExampleWithItsSourceAndJson) {
