@@ -73,11 +73,21 @@ Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_opti
     TimeModelOptions options;
     options.keep_timeline = estimate_options.prediction != nullptr;
     options.profile = profile;
-    auto predicted = predict_time(plan, e.padded_vocab, options);
+    const std::int64_t ops = schedule_ops(plan);
+    const bool simulate = estimate_options.max_simulated_ops <= 0 || ops <= estimate_options.max_simulated_ops;
+    auto predicted = simulate ? predict_time(plan, e.padded_vocab, options)
+                              : Result<TimePrediction>(predict_time_closed_form(plan, e.padded_vocab, profile));
     if (!predicted) return predicted.errors();
+    if (!simulate) {
+      e.warnings.push_back(make_warning(
+          "time", "iteration time from the closed form, not simulated: the schedule has " + std::to_string(ops) +
+                      " ops, more than the " + std::to_string(estimate_options.max_simulated_ops) +
+                      " this estimate may simulate"));
+    }
     e.time.iteration_s = predicted->iteration_s;
     complete_time_estimate(plan, e.flops, e.time);
     e.time.predicted = true;
+    e.time.simulated = simulate;
     e.time.breakdown = predicted->breakdown;
     e.time.bubble_fraction = predicted->bubble_fraction;
     if (estimate_options.prediction) *estimate_options.prediction = std::move(*predicted);

@@ -389,15 +389,21 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
     RankedLayout r;
     r.candidate = kept[i].candidate;
     r.plan = apply_candidate(base, r.candidate);
-    auto e = estimate(r.plan);
+    EstimateOptions estimate_options;
+    estimate_options.max_simulated_ops = options.max_simulated_ops;
+    auto e = estimate(r.plan, estimate_options);
     if (!e || !e->memory.fits || !e->time.available) return;  // cannot happen for a candidate that passed
     r.estimate = std::move(*e);
     r.closed_form_iteration_s = kept[i].iteration_s;
     r.closed_form_tokens_per_s = tokens / kept[i].iteration_s;
     ranked[i] = std::move(r);
   });
-  result.simulated = kept.size();
-  for (auto& r : ranked) if (r) result.layouts.push_back(std::move(*r));
+  result.simulated = 0;
+  for (auto& r : ranked) {
+    if (!r) continue;
+    result.simulated += r->estimate.time.simulated ? 1 : 0;
+    result.layouts.push_back(std::move(*r));
+  }
   // kept is in closed-form order, so stable_sort leaves that order (and the ordinal) as the last tie-break.
   std::stable_sort(result.layouts.begin(), result.layouts.end(), [](const RankedLayout& a, const RankedLayout& b) {
     const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;

@@ -88,6 +88,29 @@ double rank_idle_s(const SimulationResult& sim, double busy_s, double optimizer_
 
 }  // namespace
 
+std::int64_t schedule_ops(const Plan& plan) {
+  const std::int64_t kinds = plan.layout.schedule == PipelineSchedule::zb_h1 ? 3 : 2;
+  return plan.layout.pp * plan.layout.vpp * std::max<std::int64_t>(plan.micro_batches(), 0) * kinds;
+}
+
+std::vector<Diagnostic> timeline_size_errors(const Plan& plan) {
+  const std::int64_t ops = schedule_ops(plan);
+  if (ops <= kMaxTimelineOps) return {};
+  const std::int64_t per_micro_batch = std::max<std::int64_t>(ops / std::max<std::int64_t>(plan.micro_batches(), 1), 1);
+  return {make_error("training.global_batch",
+                     "the schedule has " + std::to_string(plan.micro_batches()) + " micro-batches x " +
+                         std::to_string(per_micro_batch) + " ops = " + std::to_string(ops) +
+                         " ops, more than the " + std::to_string(kMaxTimelineOps) +
+                         " a predicted timeline is built for; its times are in the estimate; for a timeline "
+                         "use at most " + std::to_string(kMaxTimelineOps / per_micro_batch) + " micro-batches")};
+}
+
+TimePrediction predict_time_closed_form(const Plan& plan, std::int64_t padded_vocab, const HardwareProfile* profile) {
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu), profile);
+  const CommLinks links = plan_links(plan, device.efficiency());
+  return closed_form_time(plan, iteration_costs(plan, device, links, padded_vocab));
+}
+
 Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab, const TimeModelOptions& options) {
   const DeviceEfficiency efficiency = default_efficiency(plan.cluster.gpu);
   const DeviceModel device(plan.cluster.gpu, plan.training.precision, efficiency, options.profile);

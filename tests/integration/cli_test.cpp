@@ -283,6 +283,17 @@ TEST(Cli, VocabularyPaddingIsAPlanField) {
 // Bytes that are not UTF-8 (a Latin-1 terminal, a mangled path) went into error messages that
 // --json writes as JSON: nlohmann::json threw type_error 316 and main() exited 1 with an
 // internal error. They are written as U+FFFD, and the answer is exit 2 with "errors".
+TEST(Cli, ATimelineTooLongToBuildIsRefusedWithTheLimit) {
+  // dp 16: 10,001 micro-batches x pp 8 x (F, B) = 160,016 ops, past estimator::kMaxTimelineOps;
+  // the estimate of the same plan answers.
+  auto r = run_cli({"timeline", "--ascii", "--global-batch", "160016"});
+  EXPECT_EQ(r.status, Status::invalid_input);
+  EXPECT_NE(r.err.find("training.global_batch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 10000 micro-batches"), std::string::npos) << r.err;
+  auto e = run_cli({"estimate", "--global-batch", "160016", "--json"});
+  EXPECT_EQ(e.status, Status::ok) << e.err;
+}
+
 TEST(Cli, NonUtf8InputWithJsonGivesErrors) {
   const std::string latin1 = "gpt\xe9";  // "gpté" in ISO-8859-1
   const std::vector<std::vector<std::string>> requests = {

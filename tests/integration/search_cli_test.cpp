@@ -50,8 +50,10 @@ TEST(SearchCli, JsonHasTheDocumentedKeys) {
     expect_keys(
         l,
         {"rank", "layout", "micro_batches", "tokens_per_s", "iteration_s", "mfu", "hfu", "achieved_tflops_per_gpu",
-         "closed_form_iteration_s", "closed_form_tokens_per_s", "memory", "time", "training_days", "gpu_hours", "cost"},
+         "closed_form_iteration_s", "closed_form_tokens_per_s", "simulated", "memory", "time", "training_days",
+         "gpu_hours", "cost"},
         "layout");
+    EXPECT_TRUE(l["simulated"].get<bool>()) << "a 1.3B model's schedules are short";
     expect_keys(
         l["layout"],
         {"tp", "pp", "vpp", "dp", "cp", "micro_batch", "sequence_parallel", "zero_stage", "recompute", "schedule"},

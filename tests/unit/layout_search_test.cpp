@@ -200,6 +200,24 @@ TEST(LayoutSearch, ReturnedLayoutsAreValidFitAndRanked) {
   }
 }
 
+TEST(LayoutSearch, ReRankedLayoutsOverTheSimulationBoundKeepTheClosedForm) {
+  const Plan base = base_plan("gpt3-175b", "selene", 1024, 1536);
+  SearchOptions options;
+  options.top = 6;
+  auto simulated = search_layouts(base, options);
+  ASSERT_TRUE(simulated.ok()) << simulated.error_text();
+  EXPECT_EQ(simulated->simulated, options.top * options.simulate) << "every re-ranked layout is short enough";
+  options.max_simulated_ops = 1;  // nothing may be simulated
+  auto closed = search_layouts(base, options);
+  ASSERT_TRUE(closed.ok()) << closed.error_text();
+  EXPECT_EQ(closed->simulated, 0u);
+  ASSERT_FALSE(closed->layouts.empty());
+  for (const auto& l : closed->layouts) {
+    EXPECT_FALSE(l.estimate.time.simulated) << describe(l.candidate);
+    EXPECT_DOUBLE_EQ(l.estimate.time.iteration_s, l.closed_form_iteration_s) << describe(l.candidate);
+  }
+}
+
 TEST(LayoutSearch, ThreadCountDoesNotChangeTheResult) {
   const Plan base = base_plan("llama-2-13b", "dgx-h100", 64, 512);
   SearchOptions one;

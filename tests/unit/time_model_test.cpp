@@ -245,6 +245,42 @@ TEST(TimeModel, BreakdownAddsUpAndClosedFormAgrees) {
   }
 }
 
+TEST(TimeModel, AnEstimateOverItsSimulationBoundTakesTheClosedFormAndSaysSo) {
+  const Plan plan = default_plan();  // pp 8 x 96 micro-batches x (F, B) = 1,536 ops
+  EXPECT_EQ(schedule_ops(plan), 1536);
+  const auto simulated = estimate(plan);
+  ASSERT_TRUE(simulated.ok());
+  EXPECT_TRUE(simulated->time.simulated);
+  EstimateOptions bounded;
+  bounded.max_simulated_ops = 1535;
+  const auto closed = estimate(plan, bounded);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_FALSE(closed->time.simulated);
+  EXPECT_TRUE(closed->time.predicted);
+  // The closed form's own figures, as the search ranks them.
+  EXPECT_DOUBLE_EQ(closed->time.iteration_s, predict_time_closed_form(plan, closed->padded_vocab, nullptr).iteration_s);
+  EXPECT_NEAR(closed->time.iteration_s, simulated->time.iteration_s, 0.02 * simulated->time.iteration_s)
+      << "uniform 1F1B: the closed form is the simulation's (m + p - 1)(F + B) up to transfers";
+  bool warned = false;
+  for (const auto& w : closed->warnings) warned |= w.field == "time" && w.message.find("1536 ops") != std::string::npos;
+  EXPECT_TRUE(warned) << "the estimate says its time was not simulated, and why";
+  bounded.max_simulated_ops = 1536;
+  EXPECT_TRUE(estimate(plan, bounded)->time.simulated) << "the bound is inclusive";
+}
+
+TEST(TimeModel, TimelinesLongerThanTheBoundAreRefusedByName) {
+  Plan plan = default_plan();
+  EXPECT_TRUE(timeline_size_errors(plan).empty());
+  plan.training.global_batch = 16 * 10'001;  // dp 16: 10,001 micro-batches x pp 8 x 2 = 160,016 ops
+  const auto errors = timeline_size_errors(plan);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].field, "training.global_batch");
+  EXPECT_NE(errors[0].message.find("160016 ops"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("at most 10000 micro-batches"), std::string::npos) << errors[0].message;
+  plan.training.global_batch = 16 * 10'000;
+  EXPECT_TRUE(timeline_size_errors(plan).empty()) << "160,000 ops is the limit itself";
+}
+
 TEST(TimeModel, PredictedTimelineHasEveryRankAndPhase) {
   auto plan = uniform_plan(4, 8, PipelineSchedule::one_f_one_b);
   auto e = estimate(plan);

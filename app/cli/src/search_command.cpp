@@ -14,7 +14,8 @@
 //               layouts_per_s (enumerated / closed_form_seconds), simulated
 //   rejections: [{reason, count, first: LAYOUT, detail, closest: LAYOUT|null, closest_bytes|null}]
 //   layouts:    [{rank, layout: LAYOUT, micro_batches, tokens_per_s, iteration_s, mfu, hfu,
-//                 achieved_tflops_per_gpu, closed_form_iteration_s, closed_form_tokens_per_s,
+//                 achieved_tflops_per_gpu, closed_form_iteration_s, closed_form_tokens_per_s, simulated
+//                 (false: the time is the closed form's, the schedule being over SearchOptions::max_simulated_ops),
 //                 memory: {most_loaded_stage, weights_bytes, gradients_bytes, optimizer_bytes,
 //                          activations_bytes, buffers_bytes, reserve_bytes, total_bytes, capacity_bytes},
 //                 time: {compute_s, tp_comm_s, cp_comm_s, pp_comm_s, dp_comm_s, bubble_s,
@@ -22,6 +23,7 @@
 //                 training_days, gpu_hours, cost (null without --tokens; cost null without a price)}]
 //   summary:    rejection_summary() text
 //   LAYOUT:     {tp, pp, vpp, dp, cp, micro_batch, sequence_parallel, zero_stage, recompute, schedule}
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "command_util.h"
@@ -188,6 +190,7 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
                        {"achieved_tflops_per_gpu", e.time.achieved_tflops_per_gpu},
                        {"closed_form_iteration_s", l.closed_form_iteration_s},
                        {"closed_form_tokens_per_s", l.closed_form_tokens_per_s},
+                       {"simulated", e.time.simulated},
                        {"memory", std::move(memory)},
                        {"time",
                         {{"compute_s", b.compute_s},
@@ -220,8 +223,14 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
   out << "  " << format_count(static_cast<double>(r.enumerated)) << " layouts in "
       << format_seconds(r.closed_form_seconds) << " on " << r.threads << " threads ("
       << format_count(r.closed_form_seconds > 0 ? static_cast<double>(r.enumerated) / r.closed_form_seconds : 0)
-      << " layouts/s); " << format_count(static_cast<double>(r.fitting)) << " fit; best re-ranked by simulation, "
-      << format_seconds(r.seconds) << " in all\n";
+      << " layouts/s); " << format_count(static_cast<double>(r.fitting)) << " fit; best re-ranked by simulation";
+  const auto closed_form = std::count_if(r.layouts.begin(), r.layouts.end(),
+                                         [](const est::RankedLayout& l) { return !l.estimate.time.simulated; });
+  if (closed_form > 0) {
+    out << " (" << closed_form << " shown by the closed form: more than "
+        << format_count(static_cast<double>(o.max_simulated_ops)) << " schedule ops to simulate)";
+  }
+  out << ", " << format_seconds(r.seconds) << " in all\n";
   out << est::rejection_summary(r);
   for (std::size_t i = 0; i < r.layouts.size(); ++i) {
     const auto& l = r.layouts[i];
@@ -232,7 +241,10 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
     out << "    " << format_count(e.time.tokens_per_s) << " tokens/s, iteration " << format_seconds(e.time.iteration_s)
         << " (" << e.micro_batches << " micro-batches), MFU " << format_fixed(e.time.mfu * 100, 1) << "%, HFU "
         << format_fixed(e.time.hfu * 100, 1) << "%, " << format_fixed(e.time.achieved_tflops_per_gpu, 1)
-        << " TFLOP/s per GPU; closed form " << format_seconds(l.closed_form_iteration_s) << "\n";
+        << " TFLOP/s per GPU; "
+        << (e.time.simulated ? "closed form " + format_seconds(l.closed_form_iteration_s)
+                             : std::string("closed form only (not simulated)"))
+        << "\n";
     out << "    memory, stage " << e.memory.most_loaded_stage << " (GiB): weights " << gib(m.weights_bytes)
         << ", gradients " << gib(m.gradients_bytes) << ", optimizer " << gib(m.optimizer_bytes) << ", activations "
         << gib(m.activations_bytes) << ", buffers " << gib(m.buffers_bytes) << ", reserve " << gib(m.reserve_bytes)

@@ -46,11 +46,16 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   print_adjustments(adjustments, err);
   auto estimate = est::estimate(*plan);  // validates and gives the padded vocabulary
   if (!estimate) return fail(estimate.errors());
+  if (auto too_long = est::timeline_size_errors(*plan); !too_long.empty()) return fail(too_long);
   auto predicted = est::predict_time(*plan, estimate->padded_vocab);
   if (!predicted) return fail(predicted.errors());
 
-  nlohmann::json timeline_json = est::to_json(predicted->timeline);
-  timeline_json["plan"] = est::to_json(*plan);
+  // The JSON document only for --out or --json: for a long schedule it is most of the memory.
+  nlohmann::json timeline_json;
+  if (args->has("--out") || as_json) {
+    timeline_json = est::to_json(predicted->timeline);
+    timeline_json["plan"] = est::to_json(*plan);
+  }
   std::size_t spans = 0;
   for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
   if (auto path = args->value("--out")) {

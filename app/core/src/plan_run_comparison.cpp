@@ -101,6 +101,7 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   }
   auto estimate = est::estimate(plan);  // validates and gives the padded vocabulary
   if (!estimate) return estimate.errors();
+  if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) return too_long;
   auto predicted = est::predict_time(plan, estimate->padded_vocab);
   if (!predicted) return predicted.errors();
 

@@ -234,7 +234,7 @@ void ComparePage::compareCurrent() {
       out->run_id = run_id;
       out->error = QString::fromStdString(db.error_text());
     } else if (with_plan) {
-      *out = compare_run_with_plan(*db, run_id, plan, PlanDocument::kMaxTimelineOps);
+      *out = compare_run_with_plan(*db, run_id, plan);
     } else {
       *out = compare_probe_run(*db, run_id);
     }

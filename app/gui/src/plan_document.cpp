@@ -21,8 +21,7 @@ EstimateOutcome compute_estimate(const est::Plan& plan, std::uint64_t generation
   est::EstimateOptions options;
   if (prediction) {
     *prediction = est::TimePrediction{};
-    const std::int64_t ops = plan.layout.pp * plan.layout.vpp * std::max<std::int64_t>(plan.micro_batches(), 0);
-    if (ops <= PlanDocument::kMaxTimelineOps) options.prediction = prediction;
+    if (est::schedule_ops(plan) <= PlanDocument::kMaxTimelineOps) options.prediction = prediction;
   }
   auto result = est::estimate(plan, options);
   if (result) {
@@ -41,12 +40,8 @@ TimelineOutcome compute_timeline(const EstimateOutcome& estimate, est::TimePredi
     return out;
   }
   const est::Plan& plan = estimate.plan;
-  const std::int64_t ops = plan.layout.pp * plan.layout.vpp * estimate.estimate->micro_batches;
-  if (ops > PlanDocument::kMaxTimelineOps) {
-    out.message = QStringLiteral("No timeline drawn: %1 micro-batches x %2 pipeline chunks is more than %3 ops.")
-                      .arg(estimate.estimate->micro_batches)
-                      .arg(plan.layout.pp * plan.layout.vpp)
-                      .arg(PlanDocument::kMaxTimelineOps);
+  if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) {
+    out.message = QStringLiteral("No timeline drawn: ") + QString::fromStdString(too_long.front().message) + QLatin1Char('.');
     return out;
   }
   est::Timeline timeline;

@@ -121,20 +121,15 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   return out;
 }
 
-RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const est::Plan& plan,
-                                    std::int64_t max_timeline_ops) {
+RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const est::Plan& plan) {
   RunComparison out;
   out.run_id = run_id;
   out.against_plan = true;
   auto estimate = est::estimate(plan);
   if (!estimate) return out.error = QStringLiteral("the current plan has errors: ") + q(estimate.error_text()), out;
-  const std::int64_t ops = plan.layout.pp * plan.layout.vpp * estimate->micro_batches;
-  if (ops > max_timeline_ops) {
-    out.error = QStringLiteral("the current plan's schedule has %1 micro-batches x %2 pipeline chunks, more than the "
-                               "%3 ops a timeline is drawn for; compare with a plan of fewer micro-batches")
-                    .arg(estimate->micro_batches)
-                    .arg(plan.layout.pp * plan.layout.vpp)
-                    .arg(max_timeline_ops);
+  if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) {
+    out.error = QStringLiteral("the current plan's timeline is too long to compare: ") +
+                q(join_messages(too_long));
     return out;
   }
   auto c = core::compare_run_with_plan(db, run_id, plan);

@@ -4,6 +4,8 @@
 // finishes its current chunk (one more thread).
 #include "plansight/gui/search_page.h"
 
+#include <algorithm>
+
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -166,6 +168,13 @@ void SearchPage::deliver(std::shared_ptr<const est::SearchResult> result, QStrin
                          .arg(format_count(static_cast<double>(result->fitting)))
                          .arg(format_seconds(result->seconds))
                          .arg(result->threads));
+    const auto closed_form = std::count_if(result->layouts.begin(), result->layouts.end(),
+                                           [](const est::RankedLayout& l) { return !l.estimate.time.simulated; });
+    if (closed_form > 0) {
+      status_->setText(status_->text() + tr(" %n of them timed by the closed form: their schedules have more than %1 ops to simulate.", "",
+                                            static_cast<int>(closed_form))
+                                             .arg(format_count(static_cast<double>(est::SearchOptions{}.max_simulated_ops))));
+    }
     if (proxy_->rowCount() > 0) table_->selectRow(0);
   }
   emit searchFinished();

@@ -75,6 +75,10 @@ struct TimeBreakdown {
 struct TimeEstimate {
   bool available = false;  // false when no throughput was given or predicted
   bool predicted = false;  // true: from the time model; false: from a given throughput
+  // Predicted by simulating the schedule (true) or by the closed form (false: the schedule had
+  // more ops than EstimateOptions::max_simulated_ops; the bubble and exposed PP/DP times are then
+  // the closed form's).
+  bool simulated = false;
   TimeBreakdown breakdown; // predicted only
   double bubble_fraction = 0;
   double iteration_s = 0;

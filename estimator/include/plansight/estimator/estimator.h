@@ -21,6 +21,11 @@ struct EstimateOptions {
   // result with its timeline, so that a caller showing the timeline (the app) does not simulate
   // the iteration a second time. Left untouched otherwise.
   TimePrediction* prediction = nullptr;
+  // Above this many schedule ops (pp x vpp x micro-batches x 2, or x 3 with W ops) the time comes
+  // from the closed form instead of the simulation, with a warning (TimeEstimate::simulated):
+  // a bound on the time one estimate takes, for callers that run many (the search's re-ranking).
+  // 0: no bound.
+  std::int64_t max_simulated_ops = 0;
 };
 Result<Estimate> estimate(const Plan& plan, const EstimateOptions& options);
 

@@ -51,6 +51,12 @@ struct SearchOptions {
   SearchSpace space;
   std::size_t top = 5;        // layouts returned
   std::size_t simulate = 3;   // the best top * simulate by closed form are re-ranked by estimate()
+  // A re-ranked layout whose schedule has more ops than this keeps its closed-form time
+  // (EstimateOptions::max_simulated_ops): the simulator runs 20-35 M ops/s on one core and an
+  // estimate simulates twice (bench/results/pipeline-simulator-cpu.txt), so 1 M ops bound each
+  // re-ranked layout to about 0.1 s and the whole search stays under a second even at 100,000
+  // GPUs and 10,000 micro-batches. 0: simulate every re-ranked layout.
+  std::int64_t max_simulated_ops = 1'000'000;
   unsigned threads = 0;       // 0: std::thread::hardware_concurrency()
 };
 
@@ -98,7 +104,7 @@ struct Rejection {
 struct RankedLayout {
   Candidate candidate;
   Plan plan;                           // apply_candidate(base, candidate)
-  Estimate estimate;                   // estimate(plan): simulated time, memory of every stage
+  Estimate estimate;                   // estimate(plan): simulated time (unless time.simulated is false), memory
   double closed_form_iteration_s = 0;  // what the search ranked it by
   double closed_form_tokens_per_s = 0;
 };
@@ -110,7 +116,7 @@ struct SearchResult {
   std::int64_t evaluated = 0;         // passed the integer checks: memory (and time if it fits) computed
   std::int64_t fitting = 0;
   std::vector<Rejection> rejections;  // reasons with count > 0, most frequent first
-  std::size_t simulated = 0;          // layouts re-ranked by estimate()
+  std::size_t simulated = 0;          // layouts re-ranked by a simulated estimate (others: closed form, max_simulated_ops)
   unsigned threads = 1;
   double closed_form_seconds = 0;     // enumeration and closed form, the part layouts/s measures
   double seconds = 0;                 // the whole search, re-ranking included

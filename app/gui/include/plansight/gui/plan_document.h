@@ -50,8 +50,9 @@ class PlanDocument : public QObject {
   Q_OBJECT
 
  public:
-  // Plans whose schedule has more ops than this are estimated but not drawn as a timeline.
-  static constexpr std::int64_t kMaxTimelineOps = 400'000;
+  // Plans whose schedule has more ops (estimator::schedule_ops()) than this are estimated but
+  // not drawn as a timeline: the limit every predicted timeline keeps.
+  static constexpr std::int64_t kMaxTimelineOps = estimator::kMaxTimelineOps;
 
   explicit PlanDocument(QObject* parent = nullptr);
   ~PlanDocument() override;

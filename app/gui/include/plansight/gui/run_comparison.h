@@ -52,9 +52,8 @@ bool is_comparable_probe_run(const store::RunRecord& run);
 bool has_measured_timeline(const std::vector<store::TimelineInfo>& timelines);
 
 RunComparison compare_probe_run(store::Store& db, std::int64_t run_id);
-// Plans whose schedule has more than `max_timeline_ops` ops are refused (as the Timeline page
+// Plans whose schedule is longer than estimator::kMaxTimelineOps are refused (as the Timeline page
 // refuses to draw them): the comparison needs the predicted timeline.
-RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const estimator::Plan& plan,
-                                    std::int64_t max_timeline_ops);
+RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const estimator::Plan& plan);
 
 }  // namespace plansight::gui
