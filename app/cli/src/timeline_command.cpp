@@ -44,11 +44,22 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   auto plan = plan_from_args(*args, &adjustments);
   if (!plan) return fail(plan.errors());
   print_adjustments(adjustments, err);
-  auto estimate = est::estimate(*plan);  // validates and gives the padded vocabulary
-  if (!estimate) return fail(estimate.errors());
+  // The estimate validates the plan and keeps its simulated iteration: one simulation in all.
+  if (auto problems = est::validate(*plan); has_errors(problems)) return fail(problems);
   if (auto too_long = est::timeline_size_errors(*plan); !too_long.empty()) return fail(too_long);
-  auto predicted = est::predict_time(*plan, estimate->padded_vocab);
-  if (!predicted) return fail(predicted.errors());
+  est::TimePrediction prediction;
+  est::EstimateOptions estimate_options;
+  estimate_options.prediction = &prediction;
+  auto estimate = est::estimate(*plan, estimate_options);
+  if (!estimate) return fail(estimate.errors());
+  if (!estimate->time.predicted) {
+    // A given throughput (training.achieved_tflops or mfu) sets the estimate's time; the timeline is
+    // the time model's all the same.
+    auto predicted = est::predict_time(*plan, estimate->padded_vocab);
+    if (!predicted) return fail(predicted.errors());
+    prediction = std::move(*predicted);
+  }
+  const est::TimePrediction* predicted = &prediction;
 
   // The JSON document only for --out or --json: for a long schedule it is most of the memory.
   nlohmann::json timeline_json;

@@ -99,19 +99,27 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
                                                            ") has no measured or imported timeline; compare a probe run or an "
                                                            "imported trace with the plan");
   }
-  auto estimate = est::estimate(plan);  // validates and gives the padded vocabulary
-  if (!estimate) return estimate.errors();
+  if (auto problems = est::validate(plan); has_errors(problems)) return problems;
   if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) return too_long;
-  auto predicted = est::predict_time(plan, estimate->padded_vocab);
-  if (!predicted) return predicted.errors();
+  // The estimate keeps its simulated iteration for the comparison: one simulation in all.
+  est::TimePrediction predicted;
+  est::EstimateOptions estimate_options;
+  estimate_options.prediction = &predicted;
+  auto estimate = est::estimate(plan, estimate_options);
+  if (!estimate) return estimate.errors();
+  if (!estimate->time.predicted) {  // a given throughput: the timeline is still the time model's
+    auto again = est::predict_time(plan, estimate->padded_vocab);
+    if (!again) return again.errors();
+    predicted = std::move(*again);
+  }
 
   out.run = std::move(*run);
   out.plan = plan;
   out.estimate = std::move(*estimate);
-  out.predicted = std::move(predicted->timeline);
+  out.predicted = std::move(predicted.timeline);
   out.predicted_phases = step_phases(out.predicted);
   out.measured_phases = step_phases(out.measured);
-  out.predicted_step_s = predicted->iteration_s;
+  out.predicted_step_s = predicted.iteration_s;
   // A probe run's summary holds the median over its timed steps; its timeline is the last step
   // only. An import has no step time: its traced window stands for one.
   if (out.run.summary && out.run.summary->step_time_s) {

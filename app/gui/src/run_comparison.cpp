@@ -125,14 +125,13 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
   RunComparison out;
   out.run_id = run_id;
   out.against_plan = true;
-  auto estimate = est::estimate(plan);
-  if (!estimate) return out.error = QStringLiteral("the current plan has errors: ") + q(estimate.error_text()), out;
-  if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) {
-    out.error = QStringLiteral("the current plan's timeline is too long to compare: ") +
-                q(join_messages(too_long));
-    return out;
+  if (auto problems = est::validate(plan); has_errors(problems)) {
+    return out.error = QStringLiteral("the current plan has errors: ") + q(join_messages(problems)), out;
   }
-  auto c = core::compare_run_with_plan(db, run_id, plan);
+  if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) {
+    return out.error = QStringLiteral("the current plan's timeline is too long to compare: ") + q(join_messages(too_long)), out;
+  }
+  auto c = core::compare_run_with_plan(db, run_id, plan);  // estimates the plan once, keeping its timeline
   if (!c) return out.error = q(c.error_text()), out;
   out.title = QStringLiteral("run %1: %2 (%3 timeline), against the current plan: %4 on %5 x %6")
                   .arg(run_id)
