@@ -42,22 +42,18 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
 
   // Vocabulary: Megatron pads it to training.vocab_divisible_by (128) * TP; other frameworks
   // use it as is, and then the LM head's GEMMs run unaligned (device_model.cpp's 16-byte rule).
+  // Once padding makes each GPU's logits columns a multiple of 8, the GEMMs are aligned and the
+  // vocabulary itself needs no change.
   if (m.vocab % 64 != 0) {
     const std::int64_t per_rank = e.padded_vocab / std::max<std::int64_t>(l.tp, 1);
-    const std::string pad = "pad it to " + std::to_string(round_up(m.vocab, 64));
     if (per_rank % 8 != 0) {
       out.push_back(make_warning("model.vocab", "value " + std::to_string(m.vocab) + " runs as " +
                                                     std::to_string(per_rank) +
                                                     " logits columns per GPU, not a multiple of 8: the LM head's GEMMs "
-                                                    "fall off Tensor Cores' fast path; " + pad +
+                                                    "fall off Tensor Cores' fast path; pad it to " +
+                                                    std::to_string(round_up(m.vocab, 64)) +
                                                     " or set training.vocab_divisible_by (Megatron's 128 pads to " +
                                                     std::to_string(padded_vocab(m.vocab, l.tp, 128)) + ")"));
-    } else {
-      out.push_back(make_warning("model.vocab", "value " + std::to_string(m.vocab) + " is not a multiple of 64; " + pad +
-                                                    " (training.vocab_divisible_by " +
-                                                    std::to_string(plan.training.vocab_divisible_by) + " pads to " +
-                                                    std::to_string(e.padded_vocab) +
-                                                    ") so the logits GEMM runs on Tensor Cores at full speed"));
     }
   }
   if (l.tp > 0) {

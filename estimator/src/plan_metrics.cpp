@@ -26,7 +26,7 @@ const std::vector<MetricInfo>& plan_metrics() {
       {"mfu", "", "model FLOPs utilisation, 0..1", true},
       {"tokens_per_s", "tokens/s", "tokens per second of the whole cluster", true},
       {"bubble_fraction", "", "pipeline bubble time / ideal compute time (schedule_metrics.h)", true},
-      {"achieved_tflops_per_gpu", "TFLOP/s", "model FLOPs per second per GPU", true},
+      {"achieved_tflops_per_gpu", "TFLOP/s", "FLOPs run per second per GPU, recomputation included (Narayanan et al. 2021's measure)", true},
   };
   return metrics;
 }
