@@ -1,5 +1,6 @@
 // GEMM, memory-bound and attention kernel times on one GPU. See device_model.h; the numbers of
-// default_efficiency() are documented in docs/time-model-sources.md.
+// default_efficiency() are documented in docs/time-model-sources.md; the per-GPU ones live in
+// the GPU presets (assets/presets/gpus.json).
 #include "plansight/estimator/device_model.h"
 
 #include <algorithm>
@@ -177,23 +178,16 @@ double DeviceModel::flash_attention_seconds(double flops, bool backward) const {
   return efficiency_.kernel_overhead_s + flops / (peak_flops_ * fraction) * efficiency_.in_step_slowdown;
 }
 
-}  // namespace plansight::estimator
-
-namespace plansight::estimator {
-namespace {
-
-bool name_has(const std::string& name, const char* part) { return name.find(part) != std::string::npos; }
-
-}  // namespace
-
 DeviceEfficiency default_efficiency(const GpuSpec& gpu) {
-  // Every figure: docs/time-model-sources.md (item numbers in brackets).
+  // Every figure: docs/time-model-sources.md (item numbers in brackets). What differs between
+  // GPUs (GEMM, attention and NVLink fractions) comes with the GPU (GpuSpec::efficiency, set by
+  // its preset in assets/presets/gpus.json with its sources); what follows holds for all.
   DeviceEfficiency e;
-  const std::string& n = gpu.name;
-  // [1] Maximum achievable matmul FLOPS (S. Bekman, ml-engineering, "MAMF"): best-shape cuBLAS
-  // bf16 throughput over the dense peak. [3] FlashAttention-2 (Dao 2023, Fig. 4-5) on A100,
-  // FlashAttention-3 (Shah et al. 2024) on H100. [4] BabelStream-class copies reach ~85% of HBM.
-  // [7] nccl-tests all-reduce bus bandwidth inside one node vs NVLink one-direction bandwidth.
+  e.gemm_peak_fraction = gpu.efficiency.gemm_peak_fraction;
+  e.flash_forward_fraction = gpu.efficiency.flash_forward_fraction;
+  e.flash_backward_fraction = gpu.efficiency.flash_backward_fraction;
+  e.nvlink_fraction = gpu.efficiency.nvlink_fraction;
+  // [4] BabelStream-class copies reach ~85% of HBM.
   e.memory_fraction = 0.85;
   e.kernel_overhead_s = 4e-6;  // [5]
   // One end-to-end calibration: Korthikanti et al. 2022 (abstract) report 42.1% MFU for the 530B
@@ -204,33 +198,6 @@ DeviceEfficiency default_efficiency(const GpuSpec& gpu) {
   // the probe's calibration on the machine itself supersedes it.
   e.in_step_slowdown = 1.15;
   e.network_fraction = 0.9;    // [8] large messages reach ~95% of the NIC line rate; 0.9 allows for mid-size buckets
-  if (name_has(n, "a100") && name_has(n, "pcie")) {
-    e.gemm_peak_fraction = 0.81;
-    e.flash_forward_fraction = 0.50;
-    e.flash_backward_fraction = 0.40;
-    e.nvlink_fraction = 0.75;
-  } else if (name_has(n, "a100")) {
-    e.gemm_peak_fraction = 0.85;   // 271 of 312 TFLOP/s
-    e.flash_forward_fraction = 0.50;
-    e.flash_backward_fraction = 0.40;
-    e.nvlink_fraction = 230.0 / 300.0;
-  } else if (name_has(n, "h100") || name_has(n, "h200")) {
-    e.gemm_peak_fraction = 0.80;   // 794.5 of 989 TFLOP/s
-    e.flash_forward_fraction = 0.55;
-    e.flash_backward_fraction = 0.45;
-    e.nvlink_fraction = 365.0 / 450.0;
-  } else if (name_has(n, "b200")) {
-    e.gemm_peak_fraction = 0.77;   // 1745 of 2250 TFLOP/s
-    e.flash_forward_fraction = 0.50;  // no published figure: Hopper's, to be calibrated by the probe
-    e.flash_backward_fraction = 0.40;
-    e.nvlink_fraction = 680.0 / 900.0;
-  } else {
-    // V100, L4, T4: no published MAMF figure; 0.80 is a low-confidence default for calibration.
-    e.gemm_peak_fraction = 0.80;
-    e.flash_forward_fraction = 0.45;
-    e.flash_backward_fraction = 0.35;
-    e.nvlink_fraction = 0.75;
-  }
   return e;
 }
 

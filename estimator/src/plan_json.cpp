@@ -69,11 +69,18 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
       auto found = find_gpu(gpu->get<std::string>());
       if (found) spec = *found; else append(errors, found.errors(), "cluster.gpu");
     } else if (auto g = in->child("gpu")) {
+      const bool from_preset = g->has("preset");
       if (const auto* preset = g->get("preset")) {
         auto found = preset->is_string() ? find_gpu(preset->get<std::string>()) : Result<GpuSpec>(make_error("", "expected a GPU preset name"));
         if (found) spec = *found; else append(errors, found.errors(), "cluster.gpu.preset");
       }
       read_gpu(*g, spec);
+      if (!from_preset && !g->has("efficiency")) {
+        // A GPU given by its numbers without efficiencies (plan files written before they were
+        // a GPU field): its namesake preset's, else the defaults for an unmeasured GPU.
+        auto namesake = find_gpu(spec.name);
+        spec.efficiency = namesake ? namesake->efficiency : GpuEfficiency{};
+      }
     }
     if (!system) {
       // A GPU without a system: a generic node of that GPU, NVLink inside it when it has any.

@@ -95,12 +95,18 @@ nlohmann::json to_json(const GpuSpec& g) {
             {"bf16", g.peak_bf16_flops / 1e12},
             {"fp8", g.peak_fp8_flops / 1e12}}},
           {"nvlink_gb_per_s", g.nvlink_bandwidth_bytes_per_s / 1e9},
-          {"sm_count", g.sm_count}};
+          {"sm_count", g.sm_count},
+          {"efficiency",
+           {{"gemm_peak_fraction", g.efficiency.gemm_peak_fraction},
+            {"flash_forward_fraction", g.efficiency.flash_forward_fraction},
+            {"flash_backward_fraction", g.efficiency.flash_backward_fraction},
+            {"nvlink_fraction", g.efficiency.nvlink_fraction},
+            {"source", g.efficiency.source}}}};
 }
 
 void read_gpu(JsonReader& in, GpuSpec& g) {
   in.reject_unknown({"preset", "name", "description", "source", "memory_gib", "hbm_bandwidth_gb_per_s", "peak_tflops",
-                     "nvlink_gb_per_s", "sm_count"});
+                     "nvlink_gb_per_s", "sm_count", "efficiency"});
   in.read("name", g.name);
   in.read("source", g.source);
   double memory_gib = static_cast<double>(g.memory_bytes) / kGiB;
@@ -122,6 +128,15 @@ void read_gpu(JsonReader& in, GpuSpec& g) {
       peaks->read(keys[i], tflops, 0.0, 1e6);
       *fields[i] = tflops * 1e12;
     }
+  }
+  if (auto e = in.child("efficiency")) {
+    e->reject_unknown({"gemm_peak_fraction", "flash_forward_fraction", "flash_backward_fraction", "nvlink_fraction", "source"});
+    // Fractions of a peak: above 0 (a GPU that reaches nothing would take forever) and at most 1.
+    e->read("gemm_peak_fraction", g.efficiency.gemm_peak_fraction, 0.01, 1.0);
+    e->read("flash_forward_fraction", g.efficiency.flash_forward_fraction, 0.01, 1.0);
+    e->read("flash_backward_fraction", g.efficiency.flash_backward_fraction, 0.01, 1.0);
+    e->read("nvlink_fraction", g.efficiency.nvlink_fraction, 0.01, 1.0);
+    e->read("source", g.efficiency.source);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "plansight/estimator/plan.h"
+#include "plansight/estimator/presets.h"
 
 namespace plansight::testing {
 
@@ -32,6 +33,7 @@ inline estimator::Plan a100_plan(const estimator::ModelSpec& model, std::int64_t
   estimator::Plan p;
   p.model = model;
   p.cluster.gpu.name = "a100-80gb-sxm";
+  p.cluster.gpu.efficiency = estimator::find_gpu("a100-80gb-sxm")->efficiency;  // its preset's measured fractions
   p.cluster.gpu.memory_bytes = 80LL << 30;
   p.cluster.gpu.peak_fp16_flops = 312e12;
   p.cluster.gpu.peak_bf16_flops = 312e12;

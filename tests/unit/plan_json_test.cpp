@@ -2,6 +2,7 @@
 // errors naming the field (never a crash).
 #include <gtest/gtest.h>
 
+#include "plansight/estimator/device_model.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
@@ -165,6 +166,40 @@ TEST(PlanJson, WrongTypesNameTheField) {
 
 // Readers' open bounds are +-1e308; std::to_string printed them as 309-digit numbers
 // ("valid: 0.000000 to 100000000...000.000000").
+TEST(PlanJson, GpuEfficienciesComeWithTheGpu) {
+  // Presets carry their measured fractions (assets/presets/gpus.json, with sources).
+  const GpuSpec a100 = *find_gpu("a100-80gb-sxm");
+  EXPECT_DOUBLE_EQ(a100.efficiency.gemm_peak_fraction, 0.85) << "MAMF 271.2 of 312 TFLOP/s";
+  EXPECT_DOUBLE_EQ(find_gpu("h100-sxm")->efficiency.nvlink_fraction, 365.0 / 450.0);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80gb-pcie")->efficiency.gemm_peak_fraction, 0.81);
+  for (const GpuSpec& g : gpu_presets()) EXPECT_FALSE(g.efficiency.source.empty()) << g.name << " cites its efficiencies";
+  EXPECT_DOUBLE_EQ(default_efficiency(a100).gemm_peak_fraction, 0.85);
+  // A GPU given by numbers: its own efficiencies, checked and kept through a round trip...
+  auto own = parse_plan(R"({"cluster": {"gpu": {"name": "mygpu", "memory_gib": 24, "peak_tflops": {"bf16": 100},
+                            "efficiency": {"gemm_peak_fraction": 0.7, "nvlink_fraction": 0.6, "source": "measured"}}}})");
+  ASSERT_TRUE(own.ok()) << own.error_text();
+  EXPECT_DOUBLE_EQ(own->cluster.gpu.efficiency.gemm_peak_fraction, 0.7);
+  EXPECT_DOUBLE_EQ(own->cluster.gpu.efficiency.nvlink_fraction, 0.6);
+  auto back = plan_from_json(to_json(*own));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_DOUBLE_EQ(back->cluster.gpu.efficiency.gemm_peak_fraction, 0.7);
+  EXPECT_EQ(back->cluster.gpu.efficiency.source, "measured");
+  // ...without them, its namesake preset's (plan files written before efficiencies were a GPU
+  // field), else the defaults for an unmeasured GPU.
+  auto named = parse_plan(R"({"cluster": {"gpu": {"name": "h100-sxm", "memory_gib": 80, "peak_tflops": {"bf16": 989}}}})");
+  ASSERT_TRUE(named.ok()) << named.error_text();
+  EXPECT_DOUBLE_EQ(named->cluster.gpu.efficiency.flash_forward_fraction, 0.55);
+  auto unknown = parse_plan(R"({"cluster": {"gpu": {"name": "mygpu", "memory_gib": 24, "peak_tflops": {"bf16": 100}}}})");
+  ASSERT_TRUE(unknown.ok()) << unknown.error_text();
+  EXPECT_DOUBLE_EQ(unknown->cluster.gpu.efficiency.gemm_peak_fraction, GpuEfficiency{}.gemm_peak_fraction);
+  EXPECT_TRUE(unknown->cluster.gpu.efficiency.source.empty());
+  // Fractions outside (0, 1] name their field.
+  auto bad = parse_plan(R"({"cluster": {"gpu": {"efficiency": {"gemm_peak_fraction": 1.5}}}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().field, "cluster.gpu.efficiency.gemm_peak_fraction");
+  EXPECT_NE(bad.errors().front().message.find("valid: 0.01 to 1.0"), std::string::npos) << bad.errors().front().message;
+}
+
 TEST(PlanJson, RangesInMessagesAreShort) {
   struct Case { const char* json; const char* field; const char* valid; };
   const Case cases[] = {

@@ -123,6 +123,9 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   c.source = "measured by plansight-probe's calibration";
   c.gpu.name = on_gpu ? profile.device : "cpu";
   c.gpu.source = profile.device;
+  // The calibration measured this device; the fractions it did not measure are the defaults
+  // for an unmeasured GPU (no preset describes "cpu" or a driver's device name).
+  c.gpu.efficiency = est::GpuEfficiency{};
   const double gpu_memory = on_gpu ? gpu_memory_bytes(profile.device) : 0;
   c.gpu.memory_bytes = static_cast<std::int64_t>(gpu_memory > 0 ? gpu_memory : physical_memory_bytes());
   // The calibrated peak stands for every precision; the HardwareProfile's GEMM samples carry the

@@ -9,6 +9,17 @@
 
 namespace plansight::estimator {
 
+// What a GPU reaches of its datasheet peaks, measured and published (assets/presets/gpus.json,
+// docs/time-model-sources.md). The defaults are low-confidence figures for a GPU without
+// published measurements, which the probe's calibration on the machine itself supersedes.
+struct GpuEfficiency {
+  double gemm_peak_fraction = 0.80;      // best-shape cuBLAS GEMM over the dense peak (MAMF)
+  double flash_forward_fraction = 0.45;  // FlashAttention forward over the dense peak
+  double flash_backward_fraction = 0.35; // FlashAttention backward over the dense peak
+  double nvlink_fraction = 0.75;         // nccl-tests all-reduce bus bandwidth over NVLink one direction
+  std::string source;                    // where the four figures come from; empty: the defaults
+};
+
 struct GpuSpec {
   std::string name;
   std::string source;
@@ -22,6 +33,7 @@ struct GpuSpec {
   double peak_fp8_flops = 0;
   double nvlink_bandwidth_bytes_per_s = 0;  // per GPU, one direction; 0 = PCIe only
   std::int64_t sm_count = 0;
+  GpuEfficiency efficiency;
 
   double peak_flops(Precision p) const;
 };

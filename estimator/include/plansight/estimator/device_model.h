@@ -30,6 +30,8 @@ struct DeviceEfficiency {
   double in_step_slowdown = 1.0;
 };
 
+// The GPU's own fractions (GpuSpec::efficiency, from its preset) and the figures that hold for
+// every GPU (memory, launch overhead, in-step slowdown, network).
 DeviceEfficiency default_efficiency(const GpuSpec& gpu);
 
 // The element-wise kernels of a step, forward and backward apart, so that a measured profile can
