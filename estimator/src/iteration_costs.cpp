@@ -48,6 +48,8 @@ std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& lin
       "EP all-to-all · ep " + std::to_string(l.ep) + (l.expert_tp() > 1 ? ", etp " + std::to_string(l.expert_tp()) : ""),
       std::string(l.zero_stage == 0 ? "DP all-reduce" : "DP reduce-scatter") + " · dp x cp " + shards + " · " +
           link_words(links.dp),
+      "pp " + std::to_string(l.pp) + " · " + link_words(links.pp),
+      "ZeRO-" + std::to_string(l.zero_stage) + " parameter all-gather · dp x cp " + shards + " · " + link_words(links.dp),
   };
 }
 

@@ -126,6 +126,10 @@ class Simulator {
       out = std::to_chars(out, buf + sizeof buf, mb).ptr;
       id = static_cast<std::int32_t>(tl_.names.size());
       tl_.names.emplace_back(buf, out);
+      if (slot >= 4 && in_.send_label >= 0) {  // a send: its group and link
+        tl_.names.back() += " · ";
+        tl_.names.back() += in_.labels[static_cast<std::size_t>(in_.send_label)];
+      }
     }
     return id;
   }
@@ -304,6 +308,10 @@ class Simulator {
     const auto p = static_cast<std::size_t>(t_.p);
     const std::int32_t opt_name = keep_ ? other_name("optimizer") : -1;
     const std::int64_t opt_ns = seconds_to_ns(in_.optimizer_seconds);
+    const std::int64_t gather_ns = seconds_to_ns(in_.optimizer_gather_seconds);
+    const std::int32_t gather_name = !keep_ || gather_ns <= 0 ? -1
+                                     : in_.optimizer_gather_label >= 0 ? label_name(in_.optimizer_gather_label)
+                                                                       : other_name("parameter all-gather");
     for (std::size_t r = 0; r < p; ++r) {
       const auto rank = static_cast<std::int32_t>(r);
       if (in_.dp_issue == DpReduceIssue::at_end) {
@@ -321,6 +329,8 @@ class Simulator {
             span(opt_start, opt_ns, NsSegment{Lane::compute, Phase::optimizer, opt_ns, 0, 0, -1},
                  opt_name, -1, -1));
       }
+      communicate(rank, opt_start + opt_ns, gather_ns, SpanKind::collective, gather_name, -1, -1,
+                  in_.optimizer_gather_bytes);  // ends the iteration through the lane's end
       res.busy_ns.push_back(busy_[r]);
       res.compute_end_ns.push_back(free_[r]);
       res.reduce_wait_ns.push_back(opt_start - free_[r]);

@@ -148,6 +148,9 @@ class SharedSimulator {
     if (!in_.keep_timeline) return name("op");  // no timeline is returned: one shared name
     char buf[48];
     std::snprintf(buf, sizeof buf, "%s%c%d.%d", prefix, letter, g, mb);
+    if (prefix[0] == 's' && in_.send_label >= 0) {  // a send: its group and link, as the other simulator names it
+      return name(std::string(buf) + " · " + in_.labels[static_cast<std::size_t>(in_.send_label)]);
+    }
     return name(buf);
   }
 
@@ -300,6 +303,13 @@ class SharedSimulator {
       }
       s.state = RankState::finished;
       iteration_end_ = std::max(iteration_end_, now_);
+      // ZeRO-1/2's parameter all-gather after the step: communication, so it keeps its time.
+      const std::int64_t gather_ns = seconds_to_ns(in_.optimizer_gather_seconds);
+      if (gather_ns > 0) {
+        const std::int32_t id = in_.optimizer_gather_label >= 0 ? label_name(in_.optimizer_gather_label) : name("parameter all-gather");
+        iteration_end_ = std::max(iteration_end_, communicate(r, now_, gather_ns, SpanKind::collective, id, -1, -1,
+                                                              in_.optimizer_gather_bytes));
+      }
       return;
     }
     const Piece& p = s.pieces[s.piece];

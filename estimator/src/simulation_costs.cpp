@@ -100,6 +100,7 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
         make_error("simulation.dp_buckets", std::to_string(input.dp_buckets) + "; need >= 1"));
   }
   checked_ns(input.optimizer_seconds, "simulation.optimizer_seconds", errors);
+  checked_ns(input.optimizer_gather_seconds, "simulation.optimizer_gather_seconds", errors);
   if (input.shared_processors < 0) {
     errors.push_back(make_error("simulation.shared_processors", std::to_string(input.shared_processors) + "; need >= 0 (0: none shared)"));
   }
@@ -111,6 +112,13 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
     errors.push_back(make_error("simulation.dp_reduce_label", std::to_string(input.dp_reduce_label) +
                                                                   "; valid: -1 (\"dp <chunk>\") or an index of the " +
                                                                   std::to_string(labels) + " simulation.labels"));
+  }
+  for (const auto& [label, field] : {std::pair{input.optimizer_gather_label, "simulation.optimizer_gather_label"},
+                                      std::pair{input.send_label, "simulation.send_label"}}) {
+    if (label < -1 || label >= static_cast<std::int32_t>(labels)) {
+      errors.push_back(make_error(field, std::to_string(label) + "; valid: -1 (none) or an index of the " +
+                                             std::to_string(labels) + " simulation.labels"));
+    }
   }
   std::vector<NsChunkCost> costs(input.chunks.size());
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {

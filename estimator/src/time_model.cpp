@@ -49,7 +49,15 @@ RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank)
 SimulationInput simulation_input(const Plan& plan, IterationCosts& c, const CommLinks& links, bool keep_timeline) {
   SimulationInput in;
   in.chunks = std::move(c.chunks);
-  in.optimizer_seconds = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
+  // The slowest rank's optimizer: its step on the compute lane, then its parameter all-gather
+  // (ZeRO-1/2) as a collective of its own; together as long as before they were split.
+  const auto slowest = static_cast<std::size_t>(
+      std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end()) - c.optimizer_seconds.begin());
+  in.optimizer_gather_seconds = c.optimizer_dp_seconds[slowest];
+  in.optimizer_gather_bytes = c.optimizer_dp_bytes[slowest];
+  in.optimizer_seconds = c.optimizer_seconds[slowest] - in.optimizer_gather_seconds;
+  in.optimizer_gather_label = kOptimizerGatherLabel;
+  in.send_label = kPpLabel;
   in.dp_issue = plan.layout.dp_overlap ? DpReduceIssue::per_chunk : DpReduceIssue::at_end;
   in.dp_buckets = plan.layout.dp_overlap ? static_cast<std::int32_t>(kDpBucketsPerChunk) : 1;
   in.shared_processors = plan.cluster.shared_processors;

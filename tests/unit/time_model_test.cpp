@@ -281,6 +281,35 @@ TEST(TimeModel, TimelinesLongerThanTheBoundAreRefusedByName) {
   EXPECT_TRUE(timeline_size_errors(plan).empty()) << "160,000 ops is the limit itself";
 }
 
+TEST(TimeModel, PipelineSendsAndZeroParameterGatherAreNamedSpans) {
+  Plan plan = default_plan();  // TP 8 in a node, PP 8 across nodes, DP 16
+  plan.layout.zero_stage = 1;
+  auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  auto t = predict_time(plan, e->padded_vocab);
+  ASSERT_TRUE(t.ok());
+  // Each stage of the default layout sits in its own nodes: sends cross nodes.
+  const std::string send = "send F0.0 · pp 8 · across nodes";
+  const std::string gather = "ZeRO-1 parameter all-gather · dp x cp 16 · across nodes";
+  bool saw_send = false;
+  std::int64_t gather_ns = 0, optimizer_end_ns = -1, gather_start_ns = -1;
+  for (const auto& track : t->timeline.tracks) {
+    if (track.rank != 0) continue;
+    for (const auto& s : track.spans) {
+      const std::string& name = t->timeline.name_of(s);
+      saw_send |= s.kind == SpanKind::send && name == send;
+      if (s.phase == Phase::optimizer) optimizer_end_ns = s.end_ns();
+      if (name == gather) gather_ns = s.duration_ns, gather_start_ns = s.start_ns;
+    }
+  }
+  EXPECT_TRUE(saw_send) << "the first activation send is named with its group and link";
+  ASSERT_GT(gather_ns, 0) << "ZeRO-1's gather of the updated parameters is a span of its own";
+  EXPECT_EQ(gather_start_ns, optimizer_end_ns) << "it follows the step";
+  // The breakdown counts it as data-parallel communication; the iteration still ends with it.
+  EXPECT_NEAR(static_cast<double>(t->timeline.end_ns()) * 1e-9, t->iteration_s, 1e-9);
+  EXPECT_GE(t->breakdown.dp_comm_s, static_cast<double>(gather_ns) * 1e-9 - 1e-9);
+}
+
 TEST(TimeModel, PredictedTimelineHasEveryRankAndPhase) {
   auto plan = uniform_plan(4, 8, PipelineSchedule::one_f_one_b);
   auto e = estimate(plan);

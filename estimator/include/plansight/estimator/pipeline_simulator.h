@@ -60,6 +60,12 @@ struct SimulationInput {
   // Indexed by global chunk c*p + r (ScheduleTable::global_chunk); one entry: every chunk alike.
   std::vector<ChunkCost> chunks;
   double optimizer_seconds = 0;  // per rank, after all its reductions
+  // After the optimizer step: ZeRO-1/2's all-gather of the updated parameter shards (Rajbhandari
+  // et al. 2020, Sec. 5.1), a collective on the communication lane with its own span, named
+  // labels[optimizer_gather_label] ("parameter all-gather" when -1).
+  double optimizer_gather_seconds = 0;
+  double optimizer_gather_bytes = 0;  // what this GPU sends in it
+  std::int32_t optimizer_gather_label = -1;
   DpReduceIssue dp_issue = DpReduceIssue::per_chunk;
   // per_chunk only: the chunk's reduction is split into this many equal buckets, bucket i issued
   // at (i+1)/n of its last backward op (gradients of later layers are ready first), so buckets
@@ -76,6 +82,9 @@ struct SimulationInput {
   std::vector<std::string> labels = {};  // names of labelled segments (OpSegment::label)
   // The name of data-parallel reduction spans: labels[dp_reduce_label]; -1: "dp <chunk>".
   std::int32_t dp_reduce_label = -1;
+  // Pipeline sends are named "send F3.1" (F: activation, B: gradient; chunk 3, micro-batch 1),
+  // followed by " · " + labels[send_label] (the group and its link) when it is not -1.
+  std::int32_t send_label = -1;
   // false: no timeline is built. The result keeps iteration_ns, busy_ns, compute_end_ns and
   // reduce_wait_ns (identical to a kept run's) but has no spans, no names and no bubbles
   // (bubble_ns empty, bubble_fraction 0): for callers that read only times (the time model's
@@ -87,7 +96,8 @@ struct SimulationInput {
 struct SimulationResult {
   // Tracks 2r (rank r, compute) and 2r+1 (rank r, communication). Spans: stage = global chunk,
   // micro_batch; names "<F|B|W|R><global chunk>.<micro-batch>" (e.g. "F3.1": forward of chunk 3,
-  // micro-batch 1), "send F3.1" / "send B3.1", "dp 3", "gather F3" / "gather B3", "optimizer".
+  // micro-batch 1), "send F3.1" / "send B3.1" (+ the send label), "dp 3", "gather F3" / "gather B3",
+  // "optimizer" and the optimizer's parameter all-gather.
   Timeline timeline;
   std::int64_t iteration_ns = 0;             // end of the last span (optimizer steps included)
   std::vector<std::int64_t> busy_ns;         // per rank: compute-lane time of F, B, W, R

@@ -46,6 +46,9 @@ struct IterationCosts {
 // ("TP all-reduce · tp 8 · in a node"); kDpReduceLabel names the gradient reductions
 // (SimulationInput::dp_reduce_label). Made only for a simulation, not per searched layout.
 inline constexpr std::int32_t kTpLabel = 0, kCpLabel = 1, kDpLabel = 2, kEpLabel = 3, kDpReduceLabel = 4;
+// The pipeline sends' group and link (SimulationInput::send_label) and ZeRO-1/2's parameter
+// all-gather after the optimizer step (SimulationInput::optimizer_gather_label).
+inline constexpr std::int32_t kPpLabel = 5, kOptimizerGatherLabel = 6;
 std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& links);
 
 // Bytes the time model charges an optimizer step per parameter (iteration_costs.cpp).
