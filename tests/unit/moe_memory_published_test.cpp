@@ -95,17 +95,19 @@ TEST(MoeMemoryPublished, ModelStatesMatchTheMeasurement) {
   }
 }
 
-// "Real" = "Real Model" + "Real act.": everything PyTorch allocated, which is our memory without
-// the framework reserve (CUDA context and fragmentation are not in it). Tolerance: half a printed
-// unit plus 5%, the total-memory accuracy the probe validation reaches (README, "The probe").
+// "Real" = "Real Model" + "Real act." in every row: the tensors of the run, which is our memory
+// without the framework reserve (CUDA context and fragmentation are not in it). The README's
+// "Allocated/GB" column is not used: it does not say what it counts, and it is below "Real" in the
+// tp 2, micro-batch 2 row (7.96 < 8). Tolerance: half a printed unit plus 5%, the total-memory
+// accuracy the probe validation reaches (README, "The probe").
 // Ours: +2.3% (tp 1, mb 1), +2.8% (tp 1, mb 2), +3.2% (tp 2, mb 1), +4.7% (tp 2, mb 2).
-TEST(MoeMemoryPublished, AllocatedMemoryMatchesTheMeasurement) {
+TEST(MoeMemoryPublished, RealMemoryMatchesTheMeasurement) {
   for (const Row& r : kRows) {
     const auto e = estimate(measured_plan(r.tp, r.micro_batch));
     ASSERT_TRUE(e.ok()) << e.error_text();
     const MemoryBreakdown& m = e->memory.peak;
-    const double allocated_gib = (m.total_bytes() - m.reserve_bytes) / kGiB;
-    EXPECT_NEAR(allocated_gib, r.real_gib, kPrintedHalfUnitGiB + 0.05 * r.real_gib)
+    const double real_gib = (m.total_bytes() - m.reserve_bytes) / kGiB;
+    EXPECT_NEAR(real_gib, r.real_gib, kPrintedHalfUnitGiB + 0.05 * r.real_gib)
         << "tp " << r.tp << " micro-batch " << r.micro_batch;
   }
 }
