@@ -1,13 +1,15 @@
 // The lean closed form of the layout search. Each function mirrors a library function term by
 // term (named at each step) for plans with uniform chunks and no stage_layers, so that the
 // search ranks exactly what estimate_memory() and closed_form_time(iteration_costs()) would
-// compute; layout_search_test checks the equality on a table of plans.
+// compute; the iteration's formulas from the rank sums on are closed_form.h's, the same
+// functions closed_form_time() calls. layout_search_test checks the equality on a table of plans.
 #include "layout_search_lean.h"
 
 #include <algorithm>
 
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/time_model.h"
+#include "closed_form.h"
 
 namespace plansight::estimator::search_detail {
 namespace {
@@ -33,24 +35,14 @@ struct ChunkKind {
   double dp_s = 0;
 };
 
-// Per-rank sums of rank_sums() in time_model.cpp.
-struct Sums {
-  double compute = 0, tp = 0, cp = 0, dp_phase = 0, forward = 0, backward = 0, weight = 0, dp = 0, params = 0, ep = 0;
+// Per-rank sums of rank_sums() in time_model.cpp (closed_form::RankSums), and the rank's
+// parameters for its optimizer step.
+struct Sums : closed_form::RankSums {
+  double params = 0;
   void add(const ChunkKind& k, double times) {
-    for (const PhaseCost* ph : {&k.forward, &k.backward_input, &k.backward_weight, &k.recompute}) {
-      compute += times * ph->compute_s;
-      tp += times * ph->tp_comm_s;
-      cp += times * ph->cp_comm_s;
-      dp_phase += times * ph->dp_comm_s;
-      ep += times * ph->ep_comm_s;
-    }
-    forward += times * k.forward.total_s();
-    backward += times * (k.backward_input.total_s() + k.recompute.total_s());
-    weight += times * k.backward_weight.total_s();
-    dp += times * k.dp_s;
+    RankSums::add(k.forward, k.backward_input, k.backward_weight, k.recompute, k.dp_s, times);
     params += times * k.params;
   }
-  double pass() const { return forward + backward + weight; }
 };
 
 // Forwards of chunk 0 in flight on rank 0 at its peak (memory.cpp, in_flight_of_chunk), and the
@@ -206,7 +198,6 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
   const double t = static_cast<double>(c.tp);
   const std::int64_t shards = c.dp * c.cp;
   const double m = static_cast<double>(micro_batches(ctx, c));
-  const double pm1 = static_cast<double>(p - 1);
   const double n = static_cast<double>(model.layers / (p * c.vpp));
   const auto& counts = key.counts;
 
@@ -276,32 +267,18 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     middle.add(mid, v);
   }
 
-  double pace = r0.pass(), through = r0.pass(), fwd_max = r0.forward, bwd_max = r0.backward, w_max = r0.weight;
+  closed_form::Pipeline pipeline;
+  pipeline.add_rank(r0);
   double optimizer = optimizer_seconds(r0.params);
   if (p > 1) {
-    const double inner = static_cast<double>(p - 2);
-    pace = std::max(pace, last.pass());
-    through += last.pass() + (p > 2 ? inner * middle.pass() : 0.0);
-    fwd_max = std::max(fwd_max, last.forward);
-    bwd_max = std::max(bwd_max, last.backward);
-    w_max = std::max(w_max, last.weight);
+    pipeline.add_rank(last);
     optimizer = std::max(optimizer, optimizer_seconds(last.params));
     if (p > 2) {
-      pace = std::max(pace, middle.pass());
-      fwd_max = std::max(fwd_max, middle.forward);
-      bwd_max = std::max(bwd_max, middle.backward);
-      w_max = std::max(w_max, middle.weight);
+      pipeline.add_rank(middle, static_cast<double>(p - 2));
       optimizer = std::max(optimizer, optimizer_seconds(middle.params));
     }
   }
-
-  double pipe = 0;
-  switch (c.schedule) {
-    case PipelineSchedule::gpipe:
-    case PipelineSchedule::one_f_one_b: pipe = (m - 1) * pace + through; break;
-    case PipelineSchedule::interleaved: pipe = m * pace + pm1 * pace / v; break;
-    case PipelineSchedule::zb_h1: pipe = m * pace + pm1 * std::max(fwd_max + bwd_max - w_max, fwd_max); break;
-  }
+  const double pipe = closed_form::pipeline_seconds(c.schedule, m, static_cast<double>(p), v, pipeline);
   // iteration_costs(): Megatron's scatter/gather of activations between stages.
   double p2p = 0;
   if (p > 1) {
@@ -311,31 +288,12 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     p2p = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
           (c.tp > 1 && !c.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, c.tp, key.tp_link) : 0.0);
   }
-  const double ramp = 2 * pm1 * p2p * (c.schedule == PipelineSchedule::interleaved ? v : 1.0);
-
-  double dp_exposed = r0.dp;
-  if (ctx.base.layout.dp_overlap) {
-    const double buckets = kDpBucketsPerChunk;
-    const double backward_last = first.backward_input.total_s() + first.backward_weight.total_s();
-    const double last_reduce =
-        std::max(first.dp_s / buckets, first.dp_s - backward_last * (buckets - 1) / buckets);
-    const double earlier = r0.dp - first.dp_s;
-    const double window = (v - 1) * static_cast<double>(p) * backward_last;
-    dp_exposed = last_reduce + std::max(0.0, earlier - window);
-  }
+  const double ramp = closed_form::ramp_seconds(c.schedule, static_cast<double>(p), v, p2p);
+  const double dp_exposed = closed_form::exposed_dp_seconds(
+      ctx.base.layout.dp_overlap, kDpBucketsPerChunk, v, static_cast<double>(p), r0.dp, first.dp_s,
+      first.backward_input.total_s() + first.backward_weight.total_s());
   const double iteration = pipe + ramp + dp_exposed + optimizer;
-  if (breakdown) {
-    const double gather0 = optimizer_gather(r0.params);
-    auto& b = *breakdown;
-    b.compute_s = m * r0.compute;
-    b.tp_comm_s = m * r0.tp;
-    b.cp_comm_s = m * r0.cp;
-    b.ep_comm_s = m * r0.ep;
-    b.pp_comm_s = ramp;
-    b.dp_comm_s = dp_exposed + gather0 + m * r0.dp_phase;
-    b.optimizer_s = optimizer - gather0;
-    b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s));
-  }
+  if (breakdown) closed_form::fill_breakdown(*breakdown, m, r0, pipe, ramp, dp_exposed, optimizer, optimizer_gather(r0.params), 0);
   return iteration;
 }
 

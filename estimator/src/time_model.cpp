@@ -7,42 +7,23 @@
 #include <cmath>
 
 #include "plansight/estimator/pipeline_schedule.h"
+#include "closed_form.h"
 #include "simulation_costs.h"
 
 namespace plansight::estimator {
 namespace {
 
-struct RankSums {
-  double compute = 0, tp = 0, cp = 0, dp_phase = 0, ep = 0, offload = 0;  // per micro-batch, over the rank's chunks
-  double forward = 0, backward = 0, weight = 0;  // per micro-batch totals (compute + exposed comm)
-  double dp = 0, dp_last_chunk = 0, backward_last_chunk = 0;
-};
-
-RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank) {
-  RankSums s;
+// One rank's per-micro-batch sums over its chunks (closed_form.h).
+closed_form::RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank) {
+  closed_form::RankSums s;
   const std::int64_t p = plan.layout.pp;
   for (std::int64_t chunk = 0; chunk < plan.layout.vpp; ++chunk) {
     const auto g = static_cast<std::size_t>(chunk * p + rank);
-    for (const PhaseCost* ph : {&c.chunk_forward[g], &c.chunk_backward_input[g], &c.chunk_backward_weight[g], &c.chunk_recompute[g]}) {
-      s.compute += ph->compute_s;
-      s.tp += ph->tp_comm_s;
-      s.cp += ph->cp_comm_s;
-      s.dp_phase += ph->dp_comm_s;
-      s.ep += ph->ep_comm_s;
-      s.offload += ph->offload_s;
-    }
-    s.forward += c.chunk_forward[g].total_s();
-    s.backward += c.chunk_backward_input[g].total_s() + c.chunk_recompute[g].total_s();
-    s.weight += c.chunk_backward_weight[g].total_s();
-    s.dp += c.chunk_dp_seconds[g];
+    s.add(c.chunk_forward[g], c.chunk_backward_input[g], c.chunk_backward_weight[g], c.chunk_recompute[g],
+          c.chunk_dp_seconds[g], 1);
   }
-  // Megatron's schedules finish with chunk 0 (the last backward runs the first chunk).
-  s.dp_last_chunk = c.chunk_dp_seconds[static_cast<std::size_t>(rank)];
-  s.backward_last_chunk = c.chunk_backward_input[static_cast<std::size_t>(rank)].total_s() +
-                          c.chunk_backward_weight[static_cast<std::size_t>(rank)].total_s();
   return s;
 }
-
 
 // The simulator's input; the chunk costs are moved out of `c` (rank_sums() reads the phase
 // costs, not these).
@@ -133,7 +114,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
 
   TimePrediction out;
   out.iteration_s = static_cast<double>(sim->iteration_ns) * 1e-9;
-  const RankSums r0 = rank_sums(plan, costs, 0);
+  const closed_form::RankSums r0 = rank_sums(plan, costs, 0);
   const double m = static_cast<double>(costs.micro_batches);
   auto& b = out.breakdown;
   b.compute_s = m * r0.compute;
@@ -170,55 +151,25 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
 }
 
 TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
-  const std::int64_t p = plan.layout.pp;
+  const double p = static_cast<double>(plan.layout.pp);
   const double v = static_cast<double>(plan.layout.vpp);
   const double m = static_cast<double>(c.micro_batches);
-  const double pm1 = static_cast<double>(p - 1);
-
-  // The slowest rank sets the steady-state pace; the ramps cost one pass through every stage.
-  double pace = 0, through = 0, fwd_max = 0, bwd_max = 0, w_max = 0;
-  for (std::int64_t r = 0; r < p; ++r) {
-    const RankSums s = rank_sums(plan, c, r);
-    pace = std::max(pace, s.forward + s.backward + s.weight);
-    through += s.forward + s.backward + s.weight;
-    fwd_max = std::max(fwd_max, s.forward);
-    bwd_max = std::max(bwd_max, s.backward);
-    w_max = std::max(w_max, s.weight);
-  }
-  double pipe = 0;
-  switch (plan.layout.schedule) {
-    case PipelineSchedule::gpipe:
-    case PipelineSchedule::one_f_one_b: pipe = (m - 1) * pace + through; break;
-    case PipelineSchedule::interleaved: pipe = m * pace + pm1 * pace / v; break;
-    case PipelineSchedule::zb_h1: pipe = m * pace + pm1 * std::max(fwd_max + bwd_max - w_max, fwd_max); break;
-  }
-  const double ramp_transfers = 2 * pm1 * c.p2p_seconds * (plan.layout.schedule == PipelineSchedule::interleaved ? v : 1.0);
-
-  const RankSums r0 = rank_sums(plan, c, 0);
-  // Exposed DP: without overlap all of it; with overlap, the last chunk's buckets overlap the
-  // rest of its last backward, and earlier chunks' reductions overlap later work.
-  double dp_exposed = r0.dp;
-  if (plan.layout.dp_overlap) {
-    const double buckets = kDpBucketsPerChunk;
-    const double last = std::max(r0.dp_last_chunk / buckets, r0.dp_last_chunk - r0.backward_last_chunk * (buckets - 1) / buckets);
-    const double earlier = r0.dp - r0.dp_last_chunk;
-    const double window = (v - 1) * static_cast<double>(p) * r0.backward_last_chunk;
-    dp_exposed = last + std::max(0.0, earlier - window);
-  }
+  closed_form::Pipeline pipeline;
+  for (std::int64_t r = 0; r < plan.layout.pp; ++r) pipeline.add_rank(rank_sums(plan, c, r));
+  const double pipe = closed_form::pipeline_seconds(plan.layout.schedule, m, p, v, pipeline);
+  const double ramp = closed_form::ramp_seconds(plan.layout.schedule, p, v, c.p2p_seconds);
+  // Megatron's schedules finish with chunk 0 (the last backward runs the first chunk).
+  const closed_form::RankSums r0 = rank_sums(plan, c, 0);
+  const double dp_exposed = closed_form::exposed_dp_seconds(
+      plan.layout.dp_overlap, kDpBucketsPerChunk, v, p, r0.dp, c.chunk_dp_seconds[0],
+      c.chunk_backward_input[0].total_s() + c.chunk_backward_weight[0].total_s());
   const double optimizer = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
 
   TimePrediction out;
-  out.iteration_s = pipe + ramp_transfers + dp_exposed + optimizer;
+  out.iteration_s = pipe + ramp + dp_exposed + optimizer;
   auto& b = out.breakdown;
-  b.compute_s = m * r0.compute;
-  b.tp_comm_s = m * r0.tp;
-  b.cp_comm_s = m * r0.cp;
-  b.ep_comm_s = m * r0.ep;
-  b.pp_comm_s = ramp_transfers;
-  b.dp_comm_s = dp_exposed + c.optimizer_dp_seconds[0] + m * r0.dp_phase;
-  b.optimizer_s = optimizer - c.optimizer_dp_seconds[0] - c.optimizer_offload_seconds[0];
-  b.offload_s = m * r0.offload + c.optimizer_offload_seconds[0];
-  b.bubble_s = std::max(0.0, pipe - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s + m * r0.offload));
+  closed_form::fill_breakdown(b, m, r0, pipe, ramp, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
+                              c.optimizer_offload_seconds[0]);
   const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
   out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
   add_volume(b, plan, c);

@@ -1,0 +1,103 @@
+// Private to the estimator: the closed form of one iteration, the one set of formulas that
+// closed_form_time() (time_model.cpp) and the layout search's lean evaluation
+// (layout_search_lean.cpp) both use. Each caller sums its ranks' chunk costs its own way (the
+// library chunk by chunk, the search by chunk kind); from those sums on, the pipeline, ramp,
+// data-parallel and breakdown terms are these.
+#pragma once
+
+#include <algorithm>
+
+#include "plansight/estimator/estimate.h"
+#include "plansight/estimator/layer_costs.h"
+
+namespace plansight::estimator::closed_form {
+
+// One rank's costs per micro-batch, summed over its chunks: compute and exposed communication by
+// group (over F, B, W and recomputation), the F, B (+ recomputation) and W passes, and its
+// chunks' data-parallel reduction seconds.
+struct RankSums {
+  double compute = 0, tp = 0, cp = 0, dp_phase = 0, ep = 0, offload = 0;
+  double forward = 0, backward = 0, weight = 0;
+  double dp = 0;
+
+  // A chunk's phases, `times` over (chunks of one kind on the rank).
+  void add(const PhaseCost& f, const PhaseCost& b, const PhaseCost& w, const PhaseCost& r, double dp_s, double times) {
+    for (const PhaseCost* ph : {&f, &b, &w, &r}) {
+      compute += times * ph->compute_s;
+      tp += times * ph->tp_comm_s;
+      cp += times * ph->cp_comm_s;
+      dp_phase += times * ph->dp_comm_s;
+      ep += times * ph->ep_comm_s;
+      offload += times * ph->offload_s;
+    }
+    forward += times * f.total_s();
+    backward += times * (b.total_s() + r.total_s());
+    weight += times * w.total_s();
+    dp += times * dp_s;
+  }
+  double pass() const { return forward + backward + weight; }
+};
+
+// The pipeline's pace (its slowest rank's pass), one pass through every stage (the ramps), and
+// the longest F, B and W of any rank (ZB-H1's cooldown).
+struct Pipeline {
+  double pace = 0, through = 0, fwd_max = 0, bwd_max = 0, w_max = 0;
+  void add_rank(const RankSums& s, double ranks = 1) {
+    pace = std::max(pace, s.pass());
+    through += ranks * s.pass();
+    fwd_max = std::max(fwd_max, s.forward);
+    bwd_max = std::max(bwd_max, s.backward);
+    w_max = std::max(w_max, s.weight);
+  }
+};
+
+// Compute span of the pipeline for m micro-batches on p ranks with v chunks each: 1F1B and GPipe
+// (m + p - 1)(F + B) as (m - 1) paces plus one pass through every stage (Narayanan et al. 2021,
+// Sec. 2.2.1), interleaved (m + (p - 1)/v) paces (Sec. 2.2.2), ZB-H1 m(F + B + W) +
+// (p - 1)(F + B - W) (Qi et al. 2023, Sec. 2.1).
+inline double pipeline_seconds(PipelineSchedule schedule, double m, double p, double v, const Pipeline& s) {
+  const double pm1 = p - 1;
+  switch (schedule) {
+    case PipelineSchedule::gpipe:
+    case PipelineSchedule::one_f_one_b: return (m - 1) * s.pace + s.through;
+    case PipelineSchedule::interleaved: return m * s.pace + pm1 * s.pace / v;
+    case PipelineSchedule::zb_h1: return m * s.pace + pm1 * std::max(s.fwd_max + s.bwd_max - s.w_max, s.fwd_max);
+  }
+  return 0;
+}
+
+// The ramps' transfers between stages: the warm-up's activations and the cooldown's gradients
+// cross p - 1 boundaries each, v times with interleaving.
+inline double ramp_seconds(PipelineSchedule schedule, double p, double v, double p2p_s) {
+  return 2 * (p - 1) * p2p_s * (schedule == PipelineSchedule::interleaved ? v : 1.0);
+}
+
+// Exposed data-parallel reduction of the first rank: without overlap all of it; with overlap
+// (buckets per chunk, kDpBucketsPerChunk) the last chunk's buckets overlap the rest of its last
+// backward, and earlier chunks' reductions overlap the (v - 1) p backwards that follow them.
+inline double exposed_dp_seconds(bool overlap, double buckets, double v, double p, double dp_total_s,
+                                 double dp_last_chunk_s, double backward_last_chunk_s) {
+  if (!overlap) return dp_total_s;
+  const double last = std::max(dp_last_chunk_s / buckets, dp_last_chunk_s - backward_last_chunk_s * (buckets - 1) / buckets);
+  const double earlier = dp_total_s - dp_last_chunk_s;
+  const double window = (v - 1) * p * backward_last_chunk_s;
+  return last + std::max(0.0, earlier - window);
+}
+
+// The first rank's breakdown from the terms above: m micro-batches of its sums, the ramps as
+// pipeline communication, the exposed reduction plus the optimizer's parameter all-gather as
+// data-parallel communication, and as bubble what the pipeline span holds beyond its work.
+inline void fill_breakdown(TimeBreakdown& b, double m, const RankSums& r0, double pipe_s, double ramp_s,
+                           double dp_exposed_s, double optimizer_s, double optimizer_gather_s, double optimizer_offload_s) {
+  b.compute_s = m * r0.compute;
+  b.tp_comm_s = m * r0.tp;
+  b.cp_comm_s = m * r0.cp;
+  b.ep_comm_s = m * r0.ep;
+  b.pp_comm_s = ramp_s;
+  b.dp_comm_s = dp_exposed_s + optimizer_gather_s + m * r0.dp_phase;
+  b.optimizer_s = optimizer_s - optimizer_gather_s - optimizer_offload_s;
+  b.offload_s = m * r0.offload + optimizer_offload_s;
+  b.bubble_s = std::max(0.0, pipe_s - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s + m * r0.offload));
+}
+
+}  // namespace plansight::estimator::closed_form
