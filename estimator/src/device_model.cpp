@@ -74,9 +74,12 @@ double DeviceModel::modelled_gemm_seconds(double m, double n, double k, double b
   } else {
     compute = 2 * m * n * k * batch / rate;
   }
-  const double bytes = (m * k + k * n + m * n) * batch * element_bytes_;
-  const double memory = bytes / (gpu_.hbm_bandwidth_bytes_per_s * efficiency_.memory_fraction);
+  const double memory = gemm_bytes(m, n, k, batch) / (gpu_.hbm_bandwidth_bytes_per_s * efficiency_.memory_fraction);
   return std::max(compute, memory) * efficiency_.in_step_slowdown + efficiency_.kernel_overhead_s;
+}
+
+double DeviceModel::gemm_bytes(double m, double n, double k, double batch) const {
+  return (m * k + k * n + m * n) * batch * element_bytes_;
 }
 
 double DeviceModel::gemm_seconds(double m, double n, double k, double batch) const {

@@ -15,24 +15,17 @@
 // times etp, times the assumed max/mean imbalance (capped by the capacity factor): the
 // busiest GPU sets the pace of the whole EP group. The backward repeats both all-to-alls on
 // the gradients. No overlap of the all-to-all with compute (Megatron-Core's default; its
-// --overlap-moe-expert-parallel-comm and DualPipe are not modelled here).
+// --overlap-moe-expert-parallel-comm and DualPipe are not modelled here). The kernels of 2-5 are
+// for_each_routed_expert_operator's (operator_costs.h), summed here beside the communication.
 #include "moe_memory.h"
+#include "operator_emitter.h"
 #include "plansight/estimator/layer_costs.h"
+#include "plansight/estimator/operator_costs.h"
 
 #include <algorithm>
 
 namespace plansight::estimator {
 namespace {
-
-// The forward GEMM of every local expert and its two backward GEMMs, as one grouped GEMM each.
-void add_grouped_gemm(PassCost& c, const DeviceModel& dev, double m, double n, double k, double groups) {
-  c.forward.compute_s += dev.gemm_seconds(m, n, k, groups);
-  c.forward.flops += 2 * m * n * k * groups;
-  c.backward_input.compute_s += dev.gemm_seconds(m, k, n, groups);
-  c.backward_input.flops += 2 * m * n * k * groups;
-  c.backward_weight.compute_s += dev.gemm_seconds(k, n, m, groups);
-  c.backward_weight.flops += 2 * m * n * k * groups;
-}
 
 // One all-to-all of `bytes` per GPU over `ranks` GPUs `stride` apart. Each GPU keeps 1/n of its
 // buffer, sends (g - 1)/n to the g - 1 group members in its node over NVLink and (n - g)/n to the
@@ -54,44 +47,90 @@ double all_to_all_seconds(const ClusterSpec& cluster, const DeviceEfficiency& ef
   return (n - 1) * latency + std::max(intra_s, inter_s);
 }
 
-}  // namespace
-
-PassCost moe_layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& links) {
-  const ModelSpec& model = plan.model;
-  const MoeSpec& moe = model.moe;
+// Tokens on this GPU per micro-batch (its local shard: T / t with sequence parallelism), the
+// routed copies its experts receive (rows), and bytes per activation element.
+struct RoutedTokens {
+  double element_bytes, tokens, rows;
+};
+RoutedTokens routed_tokens(const Plan& plan) {
   const LayoutSpec& l = plan.layout;
-
-  Plan shared = plan;
-  shared.model.ffn_hidden = moe.shared_experts * moe.effective_shared_ffn_hidden();
-  shared.model.moe = MoeSpec{};
-  PassCost c = layer_cost(shared, dev, links);
-
-  const double e = plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0;
-  const double h = static_cast<double>(model.hidden);
   const double split = l.sequence_parallel && l.tp > 1 ? static_cast<double>(l.tp) : 1.0;
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
                         static_cast<double>(l.cp) / split;
+  return {plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0, tokens,
+          tokens * routed_copies_per_token(plan)};
+}
+
+// Adds the routed experts' operators to the dense part's sums, in the order they come. Their
+// recomputation is the full forward's (below); selective recomputation re-runs only attention.
+struct ExpertSum final : OperatorSink {
+  explicit ExpertSum(PassCost start) : sum(start) {}
+  void add(const OperatorCost& op) override {
+    PhaseCost& phase = op.pass == OperatorPass::forward          ? sum.forward
+                       : op.pass == OperatorPass::backward_input ? sum.backward_input
+                                                                 : sum.backward_weight;
+    phase.compute_s += op.seconds;
+    if (op.matmul) phase.flops += op.flops;
+  }
+  PassCost sum;
+};
+
+}  // namespace
+
+Plan moe_dense_part(const Plan& plan) {
+  Plan shared = plan;
+  shared.model.ffn_hidden = plan.model.moe.shared_experts * plan.model.moe.effective_shared_ffn_hidden();
+  shared.model.moe = MoeSpec{};
+  return shared;
+}
+
+void for_each_routed_expert_operator(const Plan& plan, const DeviceModel& dev, OperatorSink& sink) {
+  const ModelSpec& model = plan.model;
+  const MoeSpec& moe = model.moe;
+  const LayoutSpec& l = plan.layout;
+  operators::Emitter out(dev, sink);
+  using namespace operators;
+
+  const RoutedTokens routed = routed_tokens(plan);
+  const double e = routed.element_bytes, tokens = routed.tokens, rows = routed.rows;
+  const double h = static_cast<double>(model.hidden);
   const double experts = static_cast<double>(moe.experts);
   const double etp = static_cast<double>(l.expert_tp());
   const double gate = model.gated_mlp ? 2.0 : 1.0;
   const double f = static_cast<double>(moe.expert_ffn_hidden) / etp;
 
   // Router (replicated weights) and its fp32 scoring (read logits, write scores and indices).
-  add_grouped_gemm(c, dev, tokens, experts, h, 1);
-  c.forward.compute_s += dev.memory_seconds(tokens * experts * (e + 4) * 2);
-  c.backward_input.compute_s += dev.memory_seconds(tokens * experts * (e + 4) * 2);
+  out.gemm("router", step::kMlpUp - 0.4, tokens, experts, h, 1);
+  out.streaming("router scoring", step::kMlpUp - 0.3, kRouterFlops, tokens * experts, tokens * experts * (e + 4) * 2,
+                tokens * experts * (e + 4) * 2);
 
-  // Routed experts on this GPU.
-  const double rows = tokens * routed_copies_per_token(plan);
+  // Routed experts on this GPU: grouped GEMMs, M = tokens per local expert.
   const double local_experts = experts / static_cast<double>(l.ep);
   const double per_expert = rows / local_experts;
-  add_grouped_gemm(c, dev, per_expert, gate * f, h, local_experts);  // FC1 (gate and up)
-  add_grouped_gemm(c, dev, per_expert, h, f, local_experts);         // FC2
-  c.forward.compute_s += dev.memory_seconds(rows * f * (gate + 1) * e);       // activation (SwiGLU)
-  c.backward_input.compute_s += dev.memory_seconds(rows * f * (2 * gate + 1) * e);
-  // Permute before dispatch and unpermute after combine: read and write every routed copy.
-  c.forward.compute_s += 2 * dev.memory_seconds(rows * h * e * 2);
-  c.backward_input.compute_s += 2 * dev.memory_seconds(rows * h * e * 2);
+  out.gemm("experts FC1 (grouped)", step::kMlpUp + 0.1, per_expert, gate * f, h, local_experts);  // gate and up
+  out.gemm("experts FC2 (grouped)", step::kMlpDown + 0.1, per_expert, h, f, local_experts);
+  out.streaming("expert activation", step::kActivation + 0.1, kActivationFlops, rows * f, rows * f * (gate + 1) * e,
+                rows * f * (2 * gate + 1) * e);
+  // Permute before dispatch and unpermute after combine: two kernels, each reading and writing
+  // every routed copy.
+  out.streaming("permute + unpermute", step::kMlpUp - 0.2, kCopyFlops, rows * h, rows * h * e * 2, rows * h * e * 2, 2);
+}
+
+PassCost moe_layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& links) {
+  const ModelSpec& model = plan.model;
+  const LayoutSpec& l = plan.layout;
+
+  // Attention and shared experts, then the router, permutation and routed experts (above) added
+  // to the same sums.
+  const PassCost dense = layer_cost(moe_dense_part(plan), dev, links);
+  ExpertSum experts(dense);
+  for_each_routed_expert_operator(plan, dev, experts);
+  PassCost c = experts.sum;
+
+  const RoutedTokens routed = routed_tokens(plan);
+  const double e = routed.element_bytes, rows = routed.rows;
+  const double h = static_cast<double>(model.hidden);
+  const double etp = static_cast<double>(l.expert_tp());
 
   // Dispatch and combine: this GPU's buffer is its routed copies before the ETP gather.
   const double dispatch_bytes = rows / etp * h * e;

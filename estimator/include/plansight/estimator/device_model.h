@@ -55,6 +55,9 @@ class DeviceModel {
 
   // C[m,n] = A[m,k] B[k,n], `batch` times (batched GEMM); operands in the compute precision.
   double gemm_seconds(double m, double n, double k, double batch = 1) const;
+  // The HBM bytes such a GEMM moves when each operand is read once and the output written once
+  // (the memory side of gemm_seconds' roofline): (mk + kn + mn) * batch * element_bytes().
+  double gemm_bytes(double m, double n, double k, double batch = 1) const;
   // A kernel that streams `bytes` through HBM.
   double memory_seconds(double bytes) const;
   // An element-wise kernel of `kind` charged `bytes`: kernel overhead + bytes at the profile's
@@ -71,6 +74,11 @@ class DeviceModel {
   double optimizer_seconds(double bytes) const;
 
   double peak_flops() const { return peak_flops_; }
+  // The datasheet HBM bandwidth (a measured profile's when the GPU gives none): the roofline's
+  // memory slope; memory_seconds() runs at efficiency().memory_fraction of it.
+  double hbm_bandwidth_bytes_per_s() const { return gpu_.hbm_bandwidth_bytes_per_s; }
+  // Bytes per GEMM operand element: 4 in fp32/tf32, 1 in fp8, 2 otherwise.
+  double element_bytes() const { return element_bytes_; }
   const DeviceEfficiency& efficiency() const { return efficiency_; }
 
  private:

@@ -1,7 +1,8 @@
 // Seconds of one transformer layer (and of the embedding and LM head) for one micro-batch on one
 // GPU: every GEMM, attention kernel and memory-bound kernel of Megatron-LM's layer, forward and
-// backward (input gradient and weight gradient apart, for zero-bubble schedules), plus the
-// tensor- and context-parallel communication the layer waits on.
+// backward (input gradient and weight gradient apart, for zero-bubble schedules), summed from the
+// operator list of operator_costs.h, plus the tensor- and context-parallel communication the
+// layer waits on.
 #pragma once
 
 #include "plansight/estimator/comm_model.h"
