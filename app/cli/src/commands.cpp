@@ -48,6 +48,9 @@ const char* kUsage =
     "                 examples [NAME] [--row N --write-plan FILE.json] [--json]\n"
     "  placement      which GPU of which node holds which TP/CP/DP/PP rank, and each group's link\n"
     "                 [--nodes N] [--json] and the estimate options\n"
+    "  operators      one transformer layer's and the LM head's operators on one GPU, as the time model costs\n"
+    "                 them: GEMM shapes, FLOPs, bytes, FLOP/byte, time, compute or memory bound (roofline)\n"
+    "                 [--layer dense|moe] [--json] and the estimate options\n"
     "  sweep          one plan field over a range: sweep FIELD=A..B|A..B*F|a,b,c --metric M[,M2] [--csv|--json]\n"
     "                 and the estimate options (FIELD: tp, pp, vpp, dp, cp, ep, etp, zero, gpus, micro_batch,\n"
     "                 global_batch, micro_batches, seq_len, tokens or a plan-file path)\n"
@@ -76,7 +79,7 @@ const char* kUsage =
 // table so that every flag a plan command takes is listed with its help.
 std::string usage() {
   return std::string(kUsage) +
-         "plan options of estimate, search, timeline, sweep, placement and compare (all optional; the default plan is\n"
+         "plan options of estimate, search, timeline, sweep, placement, operators and compare (all optional; the default plan is\n"
          "GPT-3 175B on 1024 A100-80GB; each sets the plan-file field of its name, so --tp 4 = {\"layout\": {\"tp\": 4}}):\n"
          "  --plan FILE.json  --model NAME|config.json|FOLDER  --params N (a GPT-shaped model of N parameters)\n"
          "  --gpu NAME  --system NAME  --json\n" +
@@ -304,7 +307,8 @@ Status run(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "examples") return run_examples(rest, out, err);
   if (command == "sweep") return run_sweep(rest, out, err);
   if (command == "placement") return run_placement(rest, out, err);
-  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model, examples, sweep, placement\n";
+  if (command == "operators") return run_operators(rest, out, err);
+  err << "error: unknown command \"" << command << "\"; valid: estimate, timeline, search, import, analyze, export, diff, probe, runs, compare, models, gpus, systems, import-model, examples, sweep, placement, operators\n";
   return Status::invalid_input;
 }
 

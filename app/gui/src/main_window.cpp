@@ -29,6 +29,7 @@
 #include "plansight/gui/runs_page.h"
 #include "plansight/gui/search_page.h"
 #include "plansight/gui/placement_page.h"
+#include "plansight/gui/operators_page.h"
 #include "plansight/gui/plans_page.h"
 #include "plansight/gui/sweep_page.h"
 #include "plansight/gui/time_cost_page.h"
@@ -70,6 +71,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   sweep_page_ = new SweepPage(document_, this);
   plans_page_ = new PlansPage(document_, this);
   placement_page_ = new PlacementPage(document_, this);
+  operators_page_ = new OperatorsPage(document_, this);
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->addTab(plan_form_, tr("&Plan"));
   tabs_->addTab(memory_page_, tr("&Memory"));
@@ -82,6 +84,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(sweep_page_, tr("S&weep"));
   tabs_->addTab(plans_page_, tr("Pl&ans"));
   tabs_->addTab(placement_page_, tr("Placeme&nt"));
+  tabs_->addTab(operators_page_, tr("&Operators"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
 

@@ -10,6 +10,7 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTabWidget>
 #include <QTimer>
 
@@ -19,6 +20,7 @@
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/memory_page.h"
+#include "plansight/gui/operators_page.h"
 #include "plansight/gui/placement_page.h"
 #include "plansight/gui/plan_caption.h"
 #include "plansight/gui/plans_page.h"
@@ -195,6 +197,13 @@ QString MainWindow::saveScreenshots(const QString& dir) {
   tabs_->setCurrentWidget(placement_page_);
   placement_page_->map()->setHovered(13);
   if (QString error = shoot(QStringLiteral("14-placement")); !error.isEmpty()) return error;
+  // The Operators page on the default plan, the QKV GEMM's forward row selected (its point ringed).
+  document_->replacePlan(est::default_plan());
+  if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
+  tabs_->setCurrentWidget(operators_page_);
+  statusBar()->clearMessage();  // the example's message is not about this plan
+  operators_page_->table()->selectRow(1);
+  if (QString error = shoot(QStringLiteral("15-operators")); !error.isEmpty()) return error;
   tabs_->setCurrentIndex(0);
   return {};
 }

@@ -28,6 +28,8 @@ Status run_runs(const std::vector<std::string>& args, std::ostream& out, std::os
 Status run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_search(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_placement(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// One layer's and the LM head's operators on one GPU: shapes, FLOPs, bytes, intensity, time, bound.
+Status run_operators(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 Status run_examples(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

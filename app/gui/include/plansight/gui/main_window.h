@@ -1,6 +1,7 @@
-// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Probe, Compare) over one
-// PlanDocument, the File menu (open/save plan JSON, import config.json, export PNG/SVG), and the
-// last plan restored from QSettings on the next start (the default plan otherwise).
+// The main window: pages (Plan, Memory, Time & cost, Timeline, Runs, Search, Probe, Compare, Sweep,
+// Plans, Placement, Operators) over one PlanDocument, the File menu (open/save plan JSON, import
+// config.json, export PNG/SVG), and the last plan restored from QSettings on the next start (the
+// default plan otherwise).
 #pragma once
 
 #include <QMainWindow>
@@ -29,6 +30,7 @@ class SearchPage;
 class SweepPage;
 class PlansPage;
 class PlacementPage;
+class OperatorsPage;
 class TimeCostPage;
 class TimelinePage;
 
@@ -57,6 +59,7 @@ class MainWindow : public QMainWindow {
   SweepPage* sweepPage() const { return sweep_page_; }
   PlansPage* plansPage() const { return plans_page_; }
   PlacementPage* placementPage() const { return placement_page_; }
+  OperatorsPage* operatorsPage() const { return operators_page_; }
   RunRepository* runs() const { return runs_; }
   QTabWidget* pages() const { return tabs_; }
   ExamplePanel* examplePanel() const { return example_panel_; }
@@ -116,6 +119,7 @@ class MainWindow : public QMainWindow {
   SweepPage* sweep_page_;
   PlansPage* plans_page_;
   PlacementPage* placement_page_;
+  OperatorsPage* operators_page_;
   QLabel* busy_;
   QPushButton* cancel_estimate_;  // shown while an estimate has run for kBusyAfterMs
   QTimer* busy_timer_;
