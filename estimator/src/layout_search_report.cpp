@@ -57,6 +57,9 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   plan.layout.ep = c.ep;
   plan.layout.etp = c.etp;
   plan.layout.dp_overlap = dp_overlap;
+  // The plan's expert all-to-all overlap where the candidate allows it (validate_expert_layout's
+  // rules: ep > 1, and virtual stages with pipeline parallelism); elsewhere it runs exposed.
+  plan.layout.ep_overlap = base.layout.ep_overlap && c.ep > 1 && (c.pp == 1 || c.vpp > 1);
   const std::int64_t chunks = c.pp * c.vpp;
   if (base.model.moe.enabled() && chunks > 0 && base.model.layers % chunks != 0 && base.model.layers >= chunks) {
     // MoE models (DeepSeek-V3's 61 layers) rarely divide evenly: the earliest chunks take one

@@ -14,8 +14,9 @@
 // Tokens per GPU come from the local shard (T / t with sequence parallelism), times top_k,
 // times etp, times the assumed max/mean imbalance (capped by the capacity factor): the
 // busiest GPU sets the pace of the whole EP group. The backward repeats both all-to-alls on
-// the gradients. No overlap of the all-to-all with compute (Megatron-Core's default; its
-// --overlap-moe-expert-parallel-comm and DualPipe are not modelled here). The kernels of 2-5 are
+// the gradients. The all-to-all is exposed (Megatron-Core's default) unless layout.ep_overlap
+// pairs micro-batches as Megatron-Core's combined 1F1B does (below); DualPipe's own pairing is
+// not modelled. The kernels of 2-5 are
 // for_each_routed_expert_operator's (operator_costs.h), summed here beside the communication.
 #include "moe_memory.h"
 #include "operator_emitter.h"
@@ -139,8 +140,19 @@ PassCost moe_layer_cost(const Plan& plan, const DeviceModel& dev, const CommLink
     pass += collective_seconds(Collective::all_gather, rows * h * e, l.expert_tp(), links.etp) +
             collective_seconds(Collective::reduce_scatter, rows * h * e, l.expert_tp(), links.etp);
   }
-  c.forward.ep_comm_s += pass;
-  c.backward_input.ep_comm_s += pass;
+  if (l.ep_overlap) {
+    // Combined 1F1B (Megatron-Core user guide, "Combined 1F1B: Expert-Parallel All-to-All
+    // Overlap"): a forward is paired with an adjacent micro-batch's backward, and each one's
+    // dispatch and combine run under the other's computation of the same layer; what the
+    // partner's computation cannot cover stays exposed. The pipeline's warm-up and cool-down
+    // have no partner and are charged as the steady state (an optimistic bound there).
+    const double backward_compute = c.backward_input.compute_s + c.backward_weight.compute_s;
+    c.forward.ep_comm_s += std::max(0.0, pass - backward_compute);
+    c.backward_input.ep_comm_s += std::max(0.0, pass - c.forward.compute_s);
+  } else {
+    c.forward.ep_comm_s += pass;
+    c.backward_input.ep_comm_s += pass;
+  }
   // Bytes sent: dispatch and combine each send the (ep - 1)/ep of the buffer bound for other
   // GPUs; the ETP gather and scatter as ring collectives.
   const double ep_ranks = static_cast<double>(std::max<std::int64_t>(l.ep, 1));

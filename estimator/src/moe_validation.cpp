@@ -106,6 +106,17 @@ void validate_expert_layout(const Plan& p, std::vector<Diagnostic>& out) {
                                                str(1 << 20)));
     return;
   }
+  // Megatron-Core's combined 1F1B checks: EP > 1 (there is no all-to-all to hide otherwise) and,
+  // with pipeline parallelism, virtual stages (user guide, "Combined 1F1B: Expert-Parallel
+  // All-to-All Overlap", compatibility rules).
+  if (l.ep_overlap && l.ep <= 1) {
+    out.push_back(make_error("layout.ep_overlap", "true with ep = " + str(l.ep) +
+                                                      ": there is no expert all-to-all to overlap; valid: false, or ep > 1"));
+  } else if (l.ep_overlap && l.pp > 1 && l.vpp <= 1) {
+    out.push_back(make_error("layout.ep_overlap", "true with pp = " + str(l.pp) +
+                                                      " and vpp 1: Megatron-Core pairs the micro-batches of the interleaved "
+                                                      "schedule only; valid: false, or vpp > 1"));
+  }
   if (!e.enabled()) {
     if (l.ep != 1) out.push_back(make_error("layout.ep", "value " + str(l.ep) + " needs a model with routed experts (model.moe.experts is 0); valid: 1"));
     if (l.etp > 1) out.push_back(make_error("layout.etp", "value " + str(l.etp) + " needs a model with routed experts (model.moe.experts is 0); valid: 0 or 1"));

@@ -202,6 +202,7 @@ nlohmann::json to_json(const LayoutSpec& l) {
   // Expert parallelism only when used, so dense plans keep their JSON.
   if (l.ep != 1) out["ep"] = l.ep;
   if (l.etp != 0) out["etp"] = l.etp;
+  if (l.ep_overlap) out["ep_overlap"] = true;
   // Offloading only when on, for the same reason.
   if (l.offload_optimizer) out["offload_optimizer"] = true;
   if (l.offload_params) out["offload_params"] = true;
@@ -211,8 +212,8 @@ nlohmann::json to_json(const LayoutSpec& l) {
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "placement", "stage_layers", "ep", "etp", "offload_optimizer", "offload_params",
-                     "offload_activations"});
+                     "dp_overlap", "placement", "stage_layers", "ep", "etp", "ep_overlap", "offload_optimizer",
+                     "offload_params", "offload_activations"});
   in.read("tp", l.tp);
   in.read("ep", l.ep);
   in.read("etp", l.etp);
@@ -228,6 +229,7 @@ void read_layout(JsonReader& in, LayoutSpec& l) {
   in.read_enum("recompute", l.recompute);
   in.read_enum("schedule", l.schedule);
   in.read("dp_overlap", l.dp_overlap);
+  in.read("ep_overlap", l.ep_overlap);
   if (in.has("placement")) {
     std::string text;
     in.read("placement", text);

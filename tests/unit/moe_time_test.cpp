@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/moe_models.h"
+#include "plansight/estimator/device_model.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/flops.h"
 #include "plansight/estimator/json_io.h"
@@ -74,6 +75,42 @@ TEST(MoeTime, AllToAllCrossesTheNetworkWhenTheEpGroupSpansNodes) {
   EXPECT_GT(b->time.breakdown.ep_comm_s, 3 * a->time.breakdown.ep_comm_s)
       << "NICs give a GPU 50 GB/s, NVLink 450 GB/s";
   EXPECT_DOUBLE_EQ(a->time.breakdown.compute_s, b->time.breakdown.compute_s);
+}
+
+TEST(MoeTime, CombinedOneFOneBHidesTheAllToAllUnderThePartnerPass) {
+  // Per MoE layer and micro-batch: exposed = max(0, a2a - the partner pass's compute), forward
+  // against the backward's compute and backward against the forward's (combined 1F1B).
+  Plan plan = mixtral_on("dgx-h100", 32, 8);
+  plan.cluster.gpus_per_node = 4;  // the all-to-all crosses nodes, so it is large
+  plan.layout.vpp = 2;             // Megatron-Core pairs micro-batches with virtual stages only
+  plan.layout.schedule = PipelineSchedule::interleaved;
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const CommLinks links = plan_links(plan, device.efficiency());
+  const PassCost exposed = moe_layer_cost(plan, device, links);
+  plan.layout.ep_overlap = true;
+  const PassCost hidden = moe_layer_cost(plan, device, links);
+  const double a2a = exposed.forward.ep_comm_s;  // dispatch + combine of one pass
+  ASSERT_GT(a2a, 0);
+  const double backward_compute = exposed.backward_input.compute_s + exposed.backward_weight.compute_s;
+  EXPECT_DOUBLE_EQ(hidden.forward.ep_comm_s, std::max(0.0, a2a - backward_compute));
+  EXPECT_DOUBLE_EQ(hidden.backward_input.ep_comm_s, std::max(0.0, a2a - exposed.forward.compute_s));
+  EXPECT_DOUBLE_EQ(hidden.forward.compute_s, exposed.forward.compute_s) << "only the communication changes";
+  const auto slow = estimate(mixtral_on("dgx-h100", 32, 8));
+  Plan overlapped_plan = plan;
+  const auto fast = estimate(overlapped_plan);
+  ASSERT_TRUE(slow.ok() && fast.ok()) << fast.error_text();
+  // Validation: nothing to overlap without EP; pipeline parallelism needs virtual stages.
+  Plan no_ep = plan;
+  no_ep.layout.ep = 1;
+  EXPECT_EQ(estimate(no_ep).errors().front().field, "layout.ep_overlap");
+  Plan no_vpp = plan;
+  no_vpp.layout.vpp = 1;
+  no_vpp.layout.schedule = PipelineSchedule::one_f_one_b;
+  EXPECT_EQ(estimate(no_vpp).errors().front().field, "layout.ep_overlap");
+  // The plan file keeps it.
+  auto back = plan_from_json(to_json(plan));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_TRUE(back->layout.ep_overlap);
 }
 
 TEST(MoeTime, AnExposedAllToAllAcrossNodesIsFlagged) {

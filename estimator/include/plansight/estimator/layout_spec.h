@@ -50,6 +50,11 @@ struct LayoutSpec {
   // Data-parallel gradient reduction overlapped with the backward pass in buckets (PyTorch DDP,
   // Megatron's overlap_grad_reduce) or run after it (Megatron-LM's 2021 "local" DDP).
   bool dp_overlap = true;
+  // MoE: the expert all-to-all (dispatch and combine) of one micro-batch runs under the
+  // computation of an adjacent micro-batch, as Megatron-Core's "Combined 1F1B"
+  // (--overlap-moe-expert-parallel-comm) pairs a forward with a backward; off: exposed
+  // (Megatron-Core's default).
+  bool ep_overlap = false;
   Placement placement = kDefaultPlacement;
   // Optional explicit layers per model chunk, pp * vpp entries in pipeline order
   // (chunk c of rank r is entry c * pp + r). Empty: uniform split.
