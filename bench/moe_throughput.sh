@@ -59,13 +59,13 @@ ROWS = [
                             "precision": "bf16", "grad_precision": "bf16"}}),
     # [R25] same table: Qwen3_235B_a22B | 256 | FP8 | GBS 8192 | MBS 1 | 4096 | TP 2 | PP 8 | CP 1 |
     # VP 4 | EP 32 | 1633 tokens/s/GPU | 242 TFLOP/s/GPU. Recipe: ETP 1, no recomputation,
-    # moe_a2a_overlap True (not modelled), grad_reduce_in_fp32 False, embedding and loss counted as
+    # moe_a2a_overlap True (layout.ep_overlap), grad_reduce_in_fp32 False, embedding and loss counted as
     # one layer each in the pipeline split: (94 + 2) / 32 chunks = 3 -> 2, 3 x 30, 2.
     dict(name="qwen3-235b-a22b", src="R25", metric="tokens", pub_tokens=1633.0, pub_tflops=242.0,
          plan={"model": "qwen3-235b-a22b", "cluster": {"system": "dgx-h100", "gpus": 256},
                "layout": {"tp": 2, "pp": 8, "vpp": 4, "ep": 32, "etp": 1, "zero_stage": 1,
                           "sequence_parallel": True, "recompute": "none", "dp_overlap": True,
-                          "stage_layers": chunks(2, 3, 30, 2)},
+                          "ep_overlap": True, "stage_layers": chunks(2, 3, 30, 2)},
                "training": {"micro_batch": 1, "global_batch": 8192, "seq_len": 4096,
                             "precision": "fp8", "grad_precision": "bf16"}}),
     # [R23] yanring/Megatron-MoE-ModelZoo examples/qwen3/readme.md @ 8017e11 (2025-05-27), H100,
@@ -89,12 +89,13 @@ ROWS = [
     # and configs/deepseek/deepseek_v3_llm_pretrain.yaml): ETP 1, layout "Et|(tt|)*30mL"
     # (1, 2 x 30, then MTP and loss), recompute_modules mla_up_proj + mlp, overlap_grad_reduce False
     # on H100, grad_reduce_in_fp32 False, MTP 1 layer; on H100 also DeepEP and the all-to-all
-    # overlapped with compute (A2A_1F1B: overlap_moe_expert_parallel_comm), neither modelled.
+    # overlapped with compute (A2A_1F1B: overlap_moe_expert_parallel_comm: layout.ep_overlap; DeepEP
+# is not modelled).
     dict(name="deepseek-v3", src="R25", metric="tokens", pub_tokens=1297.0, pub_tflops=338.0,
          plan={"model": "deepseek-v3", "cluster": {"system": "dgx-h100", "gpus": 1024},
                "layout": {"tp": 2, "pp": 8, "vpp": 4, "ep": 64, "etp": 1, "zero_stage": 1,
                           "sequence_parallel": True, "recompute": "none", "dp_overlap": False,
-                          "stage_layers": chunks(1, 2, 30, 0)},
+                          "ep_overlap": True, "stage_layers": chunks(1, 2, 30, 0)},
                "training": {"micro_batch": 1, "global_batch": 8192, "seq_len": 4096,
                             "precision": "fp8", "grad_precision": "bf16"}}),
     # [R26] DeepSeek-V3 Technical Report (arXiv:2412.19437) and deepseek-ai/DeepSeek-V3 README
