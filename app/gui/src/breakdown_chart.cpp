@@ -1,5 +1,6 @@
 // Iteration-time stacked bar with legend (see breakdown_chart.h).
 #include "plansight/gui/breakdown_chart.h"
+#include "plansight/gui/tool_tip.h"
 
 #include <QFontMetricsF>
 #include <QHelpEvent>
@@ -103,15 +104,7 @@ QString BreakdownChart::toolTipAt(const QPointF& pos) const {
 }
 
 bool BreakdownChart::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty())
-      QToolTip::hideText();
-    else
-      QToolTip::showText(help->globalPos(), text, this);
-    return true;
-  }
+  if (show_tool_tip(this, event, [this](const QPoint& at) { return toolTipAt(at); })) return true;
   return QWidget::event(event);
 }
 

@@ -1,5 +1,6 @@
 // The roofline chart (roofline_chart.h).
 #include "plansight/gui/roofline_chart.h"
+#include "plansight/gui/tool_tip.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -289,13 +290,7 @@ void RooflineChart::leaveEvent(QEvent*) {
 }
 
 bool RooflineChart::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(help->globalPos(), text, this);
-    return true;
-  }
+  if (show_tool_tip(this, event, [this](const QPoint& at) { return toolTipAt(at); })) return true;
   return QWidget::event(event);
 }
 

@@ -1,5 +1,6 @@
 // Sweep charts (sweep_chart.h).
 #include "plansight/gui/sweep_chart.h"
+#include "plansight/gui/tool_tip.h"
 
 #include <QHelpEvent>
 #include <QPainter>
@@ -224,13 +225,7 @@ void SweepChart::paintEvent(QPaintEvent*) {
 }
 
 bool SweepChart::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(help->globalPos(), text, this);
-    return true;
-  }
+  if (show_tool_tip(this, event, [this](const QPoint& at) { return toolTipAt(at); })) return true;
   return QWidget::event(event);
 }
 
