@@ -76,7 +76,7 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
   const auto& t = e.time;
   if (t.predicted && t.bubble_fraction > 0.10) {
     out.push_back(make_warning("layout.schedule", "pipeline bubble is " + percent(t.bubble_fraction) +
-                                                      " of compute: raise micro-batches per pipeline (now " +
+                                                      " of the pipeline work (mean over stages): raise micro-batches per pipeline (now " +
                                                       std::to_string(e.micro_batches) + "), interleave (vpp > 1) or use zb-h1"));
   }
   if (t.predicted && t.iteration_s > 0 && t.breakdown.dp_comm_s > 0.10 * t.iteration_s) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "plansight/estimator/estimate.h"
 #include "plansight/estimator/layer_costs.h"
@@ -42,12 +43,17 @@ struct RankSums {
 // the longest F, B and W of any rank (ZB-H1's cooldown).
 struct Pipeline {
   double pace = 0, through = 0, fwd_max = 0, bwd_max = 0, w_max = 0;
+  struct Stage {
+    double pass = 0, ranks = 1;
+  };
+  std::vector<Stage> stages;  // for the bubble fractions, a kind of rank each
   void add_rank(const RankSums& s, double ranks = 1) {
     pace = std::max(pace, s.pass());
     through += ranks * s.pass();
     fwd_max = std::max(fwd_max, s.forward);
     bwd_max = std::max(bwd_max, s.backward);
     w_max = std::max(w_max, s.weight);
+    stages.push_back({s.pass(), ranks});
   }
 };
 
@@ -64,6 +70,26 @@ inline double pipeline_seconds(PipelineSchedule schedule, double m, double p, do
     case PipelineSchedule::zb_h1: return m * s.pace + pm1 * std::max(s.fwd_max + s.bwd_max - s.w_max, s.fwd_max);
   }
   return 0;
+}
+
+// The bubble fractions by their one definition (schedule_metrics.h) in closed form: every stage
+// is idle for what the pipeline window (the pipeline span and its ramps) holds beyond its own m
+// passes, relative to those passes; the mean over stages and the worst stage.
+struct BubbleFractions {
+  double mean = 0, max = 0;
+};
+inline BubbleFractions bubble_fractions(double window_s, double m, const Pipeline& s) {
+  BubbleFractions out;
+  double ranks = 0;
+  for (const Pipeline::Stage& st : s.stages) {
+    const double work = std::min(window_s, m * st.pass);
+    const double f = work > 0 ? (window_s - work) / work : 0.0;
+    out.mean += st.ranks * f;
+    out.max = std::max(out.max, f);
+    ranks += st.ranks;
+  }
+  if (ranks > 0) out.mean /= ranks;
+  return out;
 }
 
 // The ramps' transfers between stages: the warm-up's activations and the cooldown's gradients

@@ -54,6 +54,7 @@ nlohmann::json to_json(const Estimate& e) {
   if (t.predicted) {
     const auto& b = t.breakdown;
     time["bubble_fraction"] = t.bubble_fraction;
+    time["bubble_fraction_max"] = t.bubble_fraction_max;
     time["breakdown"] = {{"compute_s", b.compute_s}, {"tp_comm_s", b.tp_comm_s}, {"cp_comm_s", b.cp_comm_s},
                          {"pp_comm_s", b.pp_comm_s}, {"dp_comm_s", b.dp_comm_s}, {"bubble_s", b.bubble_s},
                          {"optimizer_s", b.optimizer_s}};
@@ -64,6 +65,7 @@ nlohmann::json to_json(const Estimate& e) {
     if (b.ep_bytes > 0) time["communication_bytes"]["ep"] = b.ep_bytes;
   } else {
     time["bubble_fraction"] = nullptr;
+    time["bubble_fraction_max"] = nullptr;
     time["breakdown"] = nullptr;
     time["communication_bytes"] = nullptr;
   }

@@ -90,6 +90,7 @@ Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_opti
     e.time.simulated = simulate;
     e.time.breakdown = predicted->breakdown;
     e.time.bubble_fraction = predicted->bubble_fraction;
+    e.time.bubble_fraction_max = predicted->bubble_fraction_max;
     if (estimate_options.prediction) *estimate_options.prediction = std::move(*predicted);
   }
   memory_warnings(e, e.warnings);

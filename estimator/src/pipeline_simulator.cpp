@@ -40,6 +40,7 @@ class Simulator {
     busy_.assign(p, 0);
     reduce_end_.assign(p, 0);
     lanes_.resize(p);
+    activity_.resize(p);
     queued_.assign(p, 1);
     work_.resize(p);  // a ring: each rank is queued at most once
     work_count_ = p;
@@ -57,6 +58,7 @@ class Simulator {
         if (ops[i].kind != OpKind::forward) last_bwd_[c] = si;
       }
       work_[r] = static_cast<std::int32_t>(r);
+      activity_[r].rank = static_cast<std::int32_t>(r);
       if (!keep_) continue;
       // Reserved once: a span per compute segment, and on the communication lane a span per
       // communication segment, send, gather and reduction bucket, so no span ever reallocates.
@@ -121,7 +123,7 @@ class Simulator {
       char* out = buf;
       for (const char* c = prefix; *c != '\0'; ++c) *out++ = *c;
       *out++ = letter;
-      out = std::to_chars(out, buf + sizeof buf, g).ptr;
+      out = std::to_chars(out, buf + 32, g).ptr;  // <= 5 + 1 + 11 characters; room left for ".<mb>"
       *out++ = '.';
       out = std::to_chars(out, buf + sizeof buf, mb).ptr;
       id = static_cast<std::int32_t>(tl_.names.size());
@@ -175,18 +177,34 @@ class Simulator {
     return out;
   }
 
+  // What the bubble needs (schedule_metrics.h's RankActivity): a rank's ops run one after another,
+  // so its occupied pieces arrive in time order and the gaps between them are appended as found.
+  static void occupy(RankActivity& a, std::int64_t begin, std::int64_t end) {
+    if (a.occupied_begin_ns > a.occupied_end_ns) {
+      a.occupied_begin_ns = begin;
+    } else if (begin > a.occupied_end_ns) {
+      a.gaps.push_back({a.occupied_end_ns, begin});
+    }
+    a.occupied_end_ns = std::max(a.occupied_end_ns, end);
+  }
+
   // Runs segments back to back from `t`; returns the end.
   std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
                             std::int32_t name, std::int32_t g, std::int32_t mb) {
+    RankActivity& a = activity_[static_cast<std::size_t>(r)];
     for (const NsSegment& s : segs) {
       if (s.ns == 0) continue;
       if (s.lane == Lane::compute) {
         if (keep_) compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
         busy_[static_cast<std::size_t>(r)] += s.ns;
+        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = t;
+        occupy(a, t, t + s.ns);
         t += s.ns;
+        a.compute_end_ns = t;
       } else {
         const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
         if (keep_) comm_track(r).spans.push_back(span(start, s.ns, s, s.label >= 0 ? label_name(s.label) : name, g, mb));
+        occupy(a, start, start + s.ns);
         t = start + s.ns;
       }
     }
@@ -198,6 +216,7 @@ class Simulator {
                            std::int32_t name, std::int32_t g, std::int32_t mb, double bytes = 0) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
+    if (kind == SpanKind::collective) activity_[static_cast<std::size_t>(r)].collectives.push_back({start, start + ns});
     if (!keep_) return start + ns;
     Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name,
                   g, mb);
@@ -340,7 +359,8 @@ class Simulator {
       std::sort(comm.begin(), comm.end(),
                 [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
     }
-    if (keep_) finish_result(res, std::move(tl_), t_.p);
+    set_bubbles(res, schedule_bubbles(std::move(activity_)), t_.p);
+    if (keep_) res.timeline = std::move(tl_);
     return res;
   }
 
@@ -359,6 +379,7 @@ class Simulator {
   // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<CommLane> lanes_;
+  std::vector<RankActivity> activity_;  // per rank, for the bubble
   std::vector<char> queued_;  // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
   std::size_t work_head_ = 0, work_count_ = 0;

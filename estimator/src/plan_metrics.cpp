@@ -25,7 +25,8 @@ const std::vector<MetricInfo>& plan_metrics() {
       {"cost", "", "cost of training the plan's tokens, in the price's currency", true},
       {"mfu", "", "model FLOPs utilisation, 0..1", true},
       {"tokens_per_s", "tokens/s", "tokens per second of the whole cluster", true},
-      {"bubble_fraction", "", "pipeline bubble time / ideal compute time (schedule_metrics.h)", true},
+      {"bubble_fraction", "", "pipeline bubble / pipeline work, mean over stages (schedule_metrics.h)", true},
+      {"bubble_fraction_max", "", "pipeline bubble / pipeline work of the worst stage (schedule_metrics.h)", true},
       {"achieved_tflops_per_gpu", "TFLOP/s", "FLOPs run per second per GPU, recomputation included (Narayanan et al. 2021's measure)", true},
   };
   return metrics;
@@ -64,6 +65,7 @@ Result<double> plan_metric(std::string_view metric, const Plan& plan, const Esti
   if (metric == "mfu") return e.time.mfu;
   if (metric == "tokens_per_s") return e.time.tokens_per_s;
   if (metric == "bubble_fraction") return e.time.bubble_fraction;
+  if (metric == "bubble_fraction_max") return e.time.bubble_fraction_max;
   return e.time.achieved_tflops_per_gpu;  // the last entry
 }
 

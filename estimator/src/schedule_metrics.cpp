@@ -47,20 +47,10 @@ std::vector<Range> merged(Runs runs) {
   return out;
 }
 
-// Length of the merged intervals inside [begin, end).
-std::int64_t covered(const std::vector<Range>& merged_intervals, std::int64_t begin,
-                     std::int64_t end) {
-  std::int64_t total = 0;
-  for (const Range& i : merged_intervals) {
-    const std::int64_t b = std::max(i.begin, begin), e = std::min(i.end, end);
-    if (e > b) total += e - b;
-  }
-  return total;
-}
-
 struct RankSpans {
   Runs pipeline;  // compute, not optimizer
-  Runs occupied;  // any compute, plus collectives on other lanes
+  Runs occupied;  // pipeline compute, plus collectives of micro-batches on other lanes
+  std::vector<Interval> collectives;  // the other collectives
   bool has_compute = false;
 };
 
@@ -84,10 +74,53 @@ int glyph_class(Phase phase) {
 
 }  // namespace
 
-ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
-  std::map<std::int32_t, RankSpans> ranks;
+ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks) {
+  ScheduleBubbles report;
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  for (const RankActivity& r : ranks) {
+    if (r.compute_begin_ns > r.compute_end_ns) continue;
+    begin = std::min(begin, r.compute_begin_ns);
+    end = std::max(end, r.compute_end_ns);
+  }
+  if (end <= begin) return report;
+  report.window_begin_ns = begin;
+  report.window_end_ns = end;
+  std::vector<Interval> idle;
+  for (RankActivity& r : ranks) {
+    // The window outside the rank's extent (fill and drain), and its gaps inside the window
+    // less what other collectives fill of them.
+    std::int64_t bubble = 0;
+    idle.clear();
+    if (r.occupied_begin_ns > r.occupied_end_ns) {
+      bubble = end - begin;
+    } else {
+      bubble += std::max<std::int64_t>(0, std::min(r.occupied_begin_ns, end) - begin);
+      bubble += std::max<std::int64_t>(0, end - std::max(r.occupied_end_ns, begin));
+      for (const Interval& g : r.gaps) {
+        const Interval c{std::max(g.begin_ns, begin), std::min(g.end_ns, end)};
+        if (c.end_ns > c.begin_ns) idle.push_back(c);
+      }
+    }
+    for (const Interval& i : idle) bubble += i.length_ns();
+    if (!r.collectives.empty() && !idle.empty()) {
+      bubble -= intersection_length(idle, merge_intervals(std::move(r.collectives)));
+    }
+    const std::int64_t busy = (end - begin) - bubble;
+    const double fraction = busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;
+    report.ranks.push_back(r.rank);
+    report.busy_ns.push_back(busy);
+    report.bubble_ns.push_back(bubble);
+    report.fraction.push_back(fraction);
+    report.mean_fraction += fraction;
+    report.max_fraction = std::max(report.max_fraction, fraction);
+  }
+  if (!report.ranks.empty()) report.mean_fraction /= static_cast<double>(report.ranks.size());
+  return report;
+}
+
+ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
+  std::map<std::int32_t, RankSpans> ranks;
   for (const Track& track : timeline.tracks) {
     const bool compute = track.lane == Lane::compute;
     RankSpans* rank = nullptr;
@@ -99,36 +132,37 @@ ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
         rank->occupied.begin_run();
         if (compute) rank->pipeline.begin_run();
       }
+      if (compute) rank->has_compute = true;
+      if (compute && s.phase == Phase::optimizer) continue;  // hides no bubble (see the header)
+      if (!compute && s.micro_batch < 0) {
+        rank->collectives.push_back({s.start_ns, s.end_ns()});
+        continue;
+      }
       const Range i{s.start_ns, s.end_ns()};
       rank->occupied.ranges.push_back(i);
-      if (!compute) continue;
-      rank->has_compute = true;
-      if (s.phase == Phase::optimizer) continue;
-      rank->pipeline.ranges.push_back(i);
-      begin = std::min(begin, i.begin);
-      end = std::max(end, i.end);
+      if (compute) rank->pipeline.ranges.push_back(i);
     }
   }
-  ScheduleBubbles report;
-  if (end <= begin) return report;
-  report.window_begin_ns = begin;
-  report.window_end_ns = end;
+  std::vector<RankActivity> activity;
   for (auto& [rank, spans] : ranks) {
     if (!spans.has_compute) continue;
-    const std::int64_t busy = covered(merged(std::move(spans.pipeline)), begin, end);
-    const std::int64_t bubble =
-        (end - begin) - covered(merged(std::move(spans.occupied)), begin, end);
-    const double fraction =
-        busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;
-    report.ranks.push_back(rank);
-    report.busy_ns.push_back(busy);
-    report.bubble_ns.push_back(bubble);
-    report.fraction.push_back(fraction);
-    report.mean_fraction += fraction;
-    report.max_fraction = std::max(report.max_fraction, fraction);
+    RankActivity a;
+    a.rank = rank;
+    const std::vector<Range> pipeline = merged(std::move(spans.pipeline));
+    if (!pipeline.empty()) {
+      a.compute_begin_ns = pipeline.front().begin;
+      a.compute_end_ns = pipeline.back().end;
+    }
+    a.collectives = std::move(spans.collectives);
+    const std::vector<Range> occupied = merged(std::move(spans.occupied));
+    if (!occupied.empty()) {
+      a.occupied_begin_ns = occupied.front().begin;
+      a.occupied_end_ns = occupied.back().end;
+      for (std::size_t i = 1; i < occupied.size(); ++i) a.gaps.push_back({occupied[i - 1].end, occupied[i].begin});
+    }
+    activity.push_back(std::move(a));
   }
-  if (!report.ranks.empty()) report.mean_fraction /= static_cast<double>(report.ranks.size());
-  return report;
+  return schedule_bubbles(std::move(activity));
 }
 
 std::string render_ascii(const Timeline& timeline, int width) {

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "plansight/estimator/cancellation.h"
+#include "plansight/estimator/schedule_metrics.h"
 #include "shared_processor_simulator.h"
 
 namespace plansight::estimator {
@@ -417,7 +418,9 @@ class SharedSimulator {
         std::sort(track->spans.begin(), track->spans.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
       }
     }
-    if (in_.keep_timeline) finish_result(res, std::move(tl_), t_.p);  // else: no timeline, no bubbles
+    // Spans are built either way here (the probe's plans are small): the bubble is the timeline's.
+    set_bubbles(res, schedule_bubbles(tl_), t_.p);
+    if (in_.keep_timeline) res.timeline = std::move(tl_);
     return res;
   }
 

@@ -63,14 +63,13 @@ std::int64_t checked_ns(double seconds, std::size_t chunk, const char* part, std
 
 }  // namespace
 
-void finish_result(SimulationResult& result, Timeline&& timeline, std::int32_t ranks) {
-  const ScheduleBubbles bubbles = schedule_bubbles(timeline);
+void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::int32_t ranks) {
   result.bubble_ns.assign(static_cast<std::size_t>(ranks), 0);
   for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
     result.bubble_ns[static_cast<std::size_t>(bubbles.ranks[i])] = bubbles.bubble_ns[i];
   }
   result.bubble_fraction = bubbles.mean_fraction;
-  result.timeline = std::move(timeline);
+  result.bubble_fraction_max = bubbles.max_fraction;
 }
 
 std::string deadlock_message(const ScheduleTable& table, const std::vector<std::size_t>& next) {

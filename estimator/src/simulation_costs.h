@@ -10,6 +10,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/schedule_metrics.h"
 
 namespace plansight::estimator {
 
@@ -39,9 +40,8 @@ Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const 
 // negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
 Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages);
 
-// Both simulators' endings: the per-rank bubbles of the finished timeline (schedule_bubbles())
-// into `result`, and the timeline moved in.
-void finish_result(SimulationResult& result, Timeline&& timeline, std::int32_t ranks);
+// Both simulators' endings: the per-rank bubbles (schedule_metrics.h) into `result`.
+void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::int32_t ranks);
 
 // "deadlock: rank 1 waits at op 3 (B chunk 0 micro-batch 2); ..." for every rank whose next op
 // (next[r]) was never run; empty when every rank finished.

@@ -129,22 +129,26 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   b.dp_comm_s = static_cast<double>(sim->reduce_wait_ns[0]) * 1e-9 + gather + m * r0.dp_phase;
   const double busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.dp_comm_s + b.ep_comm_s + m * r0.offload;
   const double idle = rank_idle_s(*sim, busy, step);
+  // The first stage's bubble (schedule_metrics.h), split into what the schedule leaves idle with
+  // free pipeline transfers and what the transfers add. Its other idle time faces data-parallel
+  // work: a ZeRO-3 gather its op waits for, or, after its optimizer step, a later stage's
+  // gradient reduction that ends the iteration (Megatron-LM's step waits for every stage in its
+  // global gradient-norm reduction): exposed DP communication, so the parts still add up.
+  const double stage_bubble = static_cast<double>(sim->bubble_ns[0]) * 1e-9;
+  double schedule_bubble = stage_bubble;
   if (plan.layout.pp > 1) {
-    // Bubble: the idle time that remains with free pipeline transfers; the rest is their cost.
-    // The same input with free transfers; only its times are read.
+    // The same input with free transfers; only its figures are read.
     for (auto& chunk : input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
     input.keep_timeline = false;
     auto ideal = simulate_well_formed(*schedule, input);
     if (!ideal) return ideal.errors();
-    const double ideal_busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + static_cast<double>(ideal->reduce_wait_ns[0]) * 1e-9 +
-                              gather + m * r0.dp_phase + b.ep_comm_s + m * r0.offload;
-    b.bubble_s = std::min(idle, rank_idle_s(*ideal, ideal_busy, step));
-    b.pp_comm_s = idle - b.bubble_s;
-  } else {
-    b.bubble_s = idle;
+    schedule_bubble = std::min(stage_bubble, static_cast<double>(ideal->bubble_ns[0]) * 1e-9);
   }
-  const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
-  out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  b.bubble_s = std::min(schedule_bubble, idle);
+  b.pp_comm_s = std::min(stage_bubble - schedule_bubble, idle - b.bubble_s);
+  b.dp_comm_s += idle - b.bubble_s - b.pp_comm_s;
+  out.bubble_fraction = sim->bubble_fraction;
+  out.bubble_fraction_max = sim->bubble_fraction_max;
   add_volume(b, plan, costs);
   if (options.keep_timeline) out.timeline = std::move(sim->timeline);
   return out;
@@ -170,8 +174,9 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   auto& b = out.breakdown;
   closed_form::fill_breakdown(b, m, r0, pipe, ramp, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
                               c.optimizer_offload_seconds[0]);
-  const double work = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
-  out.bubble_fraction = work > 0 ? b.bubble_s / work : 0;
+  const closed_form::BubbleFractions bubbles = closed_form::bubble_fractions(pipe + ramp, m, pipeline);
+  out.bubble_fraction = bubbles.mean;
+  out.bubble_fraction_max = bubbles.max;
   add_volume(b, plan, c);
   return out;
 }

@@ -25,7 +25,7 @@ TEST(ExamplesCli, TableShowsOursBesideThePublishedValue) {
            "  ZeRO-1 (P_os)                                31.27       31.4    -0.4 %  GB\n",
            "  ZeRO-3 (P_os+g+p)                            1.867       1.88    -0.7 %  GB\n",
            "  weights                                      650.5      651.9    -0.2 %  GiB\n",
-           "  1F1B, m = 8                                  0.382      0.375    +1.9 %  -\n",
+           "  1F1B, m = 8                                 0.3811      0.375    +1.6 %  -\n",
        }) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "in\n" << r.out;
   }
@@ -142,7 +142,7 @@ TEST(SweepCli, TableCsvJsonAndErrors) {
   auto table = run_cli(args({"sweep", "micro_batches=4..16*2", "--metric", "bubble_fraction,memory_gib"}));
   ASSERT_EQ(table.status, Status::ok) << table.err;
   EXPECT_EQ(table.out.substr(0, table.out.find('\n')), " micro_batches     bubble_fraction  memory_gib (GiB)");
-  EXPECT_NE(table.out.find("\n             4              0.7591            142.51\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n             4             0.75819            142.51\n"), std::string::npos) << table.out;
 
   auto csv = run_cli(args({"sweep", "pp=3..4", "--metric", "memory_gib", "--csv"}));
   ASSERT_EQ(csv.status, Status::ok) << csv.err;

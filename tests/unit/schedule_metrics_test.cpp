@@ -45,12 +45,55 @@ TEST(ScheduleMetrics, BubbleIsIdleInTheCommonWindowOverIdealCompute) {
   EXPECT_EQ(b.window_begin_ns, 0);
   EXPECT_EQ(b.window_end_ns, 30);
   ASSERT_EQ(b.ranks, (std::vector<std::int32_t>{0, 1}));
-  EXPECT_EQ(b.busy_ns, (std::vector<std::int64_t>{20, 15}));
+  // Busy: the rest of the window, rank 1's exposed collective [20,23) included.
+  EXPECT_EQ(b.busy_ns, (std::vector<std::int64_t>{20, 18}));
   EXPECT_EQ(b.bubble_ns, (std::vector<std::int64_t>{10, 12}));  // rank 1: [0,10) + [23,25)
   EXPECT_DOUBLE_EQ(b.fraction[0], 0.5);
-  EXPECT_DOUBLE_EQ(b.fraction[1], 12.0 / 15.0);
-  EXPECT_DOUBLE_EQ(b.mean_fraction, (0.5 + 0.8) / 2);
-  EXPECT_DOUBLE_EQ(b.max_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(b.fraction[1], 12.0 / 18.0);
+  EXPECT_DOUBLE_EQ(b.mean_fraction, (0.5 + 12.0 / 18.0) / 2);
+  EXPECT_DOUBLE_EQ(b.max_fraction, 12.0 / 18.0);
+}
+
+TEST(ScheduleMetrics, AnOptimizerStepInsideTheWindowHidesNoBubble) {
+  // Rank 1 ends its backward at 10 and steps its optimizer over [12,20) while rank 0 computes
+  // until 30: a real run's step waits for every stage (the gradient-norm clip is global), so
+  // rank 1's [10,30) is bubble all the same.
+  Timeline t;
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 30, Phase::forward)}));
+  t.tracks.push_back(
+      make_track(1, Lane::compute, {make_span(0, 10, Phase::backward), make_span(12, 8, Phase::optimizer)}));
+  const ScheduleBubbles b = schedule_bubbles(t);
+  ASSERT_EQ(b.ranks.size(), 2u);
+  EXPECT_EQ(b.bubble_ns[1], 20);
+  EXPECT_EQ(b.busy_ns[1], 10);
+  EXPECT_DOUBLE_EQ(b.fraction[1], 2.0);
+}
+
+TEST(ScheduleMetrics, ActivityAndTimelineGiveTheSameBubble) {
+  // Rank 0: occupied [0,10) and [14,30), a DP collective [10,12) in the gap; rank 1: compute
+  // [5,25), nothing else. Window [0,30).
+  std::vector<RankActivity> ranks(2);
+  ranks[0].rank = 0;
+  ranks[0].compute_begin_ns = 0, ranks[0].compute_end_ns = 30;
+  ranks[0].occupied_begin_ns = 0, ranks[0].occupied_end_ns = 30;
+  ranks[0].gaps = {{10, 14}};
+  ranks[0].collectives = {{10, 12}, {40, 50}};
+  ranks[1].rank = 1;
+  ranks[1].compute_begin_ns = 5, ranks[1].compute_end_ns = 25;
+  ranks[1].occupied_begin_ns = 5, ranks[1].occupied_end_ns = 25;
+  const ScheduleBubbles a = schedule_bubbles(std::move(ranks));
+  Timeline t;
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(14, 16, Phase::backward)}));
+  t.tracks.push_back(make_track(0, Lane::communication,
+                                {make_span(10, 2, Phase::communication, SpanKind::collective),
+                                 make_span(40, 10, Phase::communication, SpanKind::collective)}));
+  t.tracks.push_back(make_track(1, Lane::compute, {make_span(5, 20, Phase::forward)}));
+  const ScheduleBubbles b = schedule_bubbles(t);
+  EXPECT_EQ(a.bubble_ns, (std::vector<std::int64_t>{2, 10}));
+  EXPECT_EQ(a.bubble_ns, b.bubble_ns);
+  EXPECT_EQ(a.busy_ns, b.busy_ns);
+  EXPECT_EQ(a.window_begin_ns, b.window_begin_ns);
+  EXPECT_EQ(a.window_end_ns, b.window_end_ns);
 }
 
 TEST(ScheduleMetrics, ComputeStreamsOfOneRankCountOnce) {

@@ -115,7 +115,12 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
       part("pipeline bubble", b.bubble_s);
       part("optimizer", b.optimizer_s);
       part("exposed offload", b.offload_s);
-      if (l.pp > 1) out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12) << " of compute\n";
+      // One definition on every page (schedule_metrics.h): per stage, idle pipeline time / its work.
+      if (l.pp > 1) {
+        out << "    bubble fraction    " << pad_left(format_fixed(time.bubble_fraction * 100, 1) + "%", 12)
+            << " mean over stages, " << format_fixed(time.bubble_fraction_max * 100, 1)
+            << "% worst (a stage's idle pipeline time / its work)\n";
+      }
       // What one GPU of the first stage sends per iteration, by group, hidden or exposed.
       std::string sent;
       for (auto [group, bytes] : {std::pair{"TP", b.tp_bytes}, std::pair{"CP", b.cp_bytes}, std::pair{"PP", b.pp_bytes},

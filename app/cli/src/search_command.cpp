@@ -19,7 +19,7 @@
 //                 memory: {most_loaded_stage, weights_bytes, gradients_bytes, optimizer_bytes,
 //                          activations_bytes, buffers_bytes, reserve_bytes, total_bytes, capacity_bytes},
 //                 time: {compute_s, tp_comm_s, cp_comm_s, pp_comm_s, dp_comm_s, bubble_s,
-//                        optimizer_s, bubble_fraction},
+//                        optimizer_s, bubble_fraction, bubble_fraction_max},
 //                 training_days, gpu_hours, cost (null without --tokens; cost null without a price)}]
 //   summary:    rejection_summary() text
 //   LAYOUT:     {tp, pp, vpp, dp, cp, micro_batch, sequence_parallel, zero_stage, recompute, schedule}
@@ -200,7 +200,8 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
                          {"dp_comm_s", b.dp_comm_s},
                          {"bubble_s", b.bubble_s},
                          {"optimizer_s", b.optimizer_s},
-                         {"bubble_fraction", e.time.bubble_fraction}}},
+                         {"bubble_fraction", e.time.bubble_fraction},
+                         {"bubble_fraction_max", e.time.bubble_fraction_max}}},
                        {"training_days", budget ? json(e.time.training_days) : json(nullptr)},
                        {"gpu_hours", budget ? json(e.time.gpu_hours) : json(nullptr)},
                        {"cost", budget && base.cluster.price_per_gpu_hour > 0 ? json(e.time.cost) : json(nullptr)},

@@ -86,8 +86,8 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
     out << est::render_ascii(predicted->timeline, static_cast<int>(width));
     const auto& b = predicted->breakdown;
     out << "iteration " << format_seconds(predicted->iteration_s) << ": compute " << format_seconds(b.compute_s)
-        << ", bubble " << format_seconds(b.bubble_s) << " (" << format_fixed(predicted->bubble_fraction * 100, 1)
-        << "% of compute), exposed comm. TP " << format_seconds(b.tp_comm_s) << " PP " << format_seconds(b.pp_comm_s)
+        << ", bubble " << format_seconds(b.bubble_s) << " (bubble fraction " << format_fixed(predicted->bubble_fraction * 100, 1)
+        << "% mean over stages, " << format_fixed(predicted->bubble_fraction_max * 100, 1) << "% worst), exposed comm. TP " << format_seconds(b.tp_comm_s) << " PP " << format_seconds(b.pp_comm_s)
         << " DP " << format_seconds(b.dp_comm_s) << ", optimizer " << format_seconds(b.optimizer_s) << "\n";
     out << "F forward, B backward, W weight gradient, R recompute, O optimizer, . idle\n";
   }

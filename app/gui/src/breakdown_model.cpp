@@ -72,7 +72,7 @@ QVariant BreakdownModel::headerData(int section, Qt::Orientation orientation, in
     case TimeColumn:
       return tr("Time");
     case ShareColumn:
-      return tr("Share");
+      return tr("Share of iteration");
     case SentColumn:
       return tr("Sent per GPU");
     default:

@@ -50,7 +50,9 @@ TimeCostPage::TimeCostPage(PlanDocument* document, QWidget* parent)
   gpu_hours_ = figures_->add(QStringLiteral("gpuHours"), tr("GPU-hours"));
   cost_ = figures_->add(QStringLiteral("cost"), tr("Cost"));
   bubble_ =
-      figures_->add(QStringLiteral("bubbleFraction"), tr("Bubble"), tr("Pipeline bubble / (compute + exposed TP/CP)"));
+      figures_->add(QStringLiteral("bubbleFraction"), tr("Bubble"),
+                    tr("Pipeline bubble: per stage, idle pipeline time / its work; mean over stages and the worst "
+                       "stage, as on the Timeline page"));
   micro_batches_ = figures_->add(QStringLiteral("microBatches"), tr("Micro-batches"), tr("Per pipeline per iteration"));
   dp_ = figures_->add(QStringLiteral("dataParallel"), tr("Data parallel"));
   flops_ = figures_->add(QStringLiteral("modelFlops"), tr("Model FLOPs/iter"));
@@ -124,7 +126,8 @@ void TimeCostPage::refresh() {
   cost_->setText(budget && outcome->plan.cluster.price_per_gpu_hour > 0
                      ? format_money(t.cost) + QLatin1Char(' ') + QString::fromStdString(outcome->plan.cluster.currency)
                      : tr("no price"));
-  bubble_->setText(t.predicted ? format_percent(t.bubble_fraction) : QStringLiteral("—"));
+  bubble_->setText(t.predicted ? tr("%1 mean, %2 max").arg(format_percent(t.bubble_fraction), format_percent(t.bubble_fraction_max))
+                               : QStringLiteral("—"));
   source_->setText(t.predicted
                        ? tr("Predicted by the time model (kernel and collective costs through the schedule simulator).")
                        : tr("From the given throughput (training.achieved_tflops or training.mfu)."));

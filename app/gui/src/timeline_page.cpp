@@ -87,7 +87,7 @@ QString TimelinePage::figuresText() const {
     if (std::isfinite(r.overlap_ratio)) overlap_sum += r.overlap_ratio, ++overlap_n;
   }
   const auto& index = *outcome->index;
-  return tr("Iteration %1 · bubble %2 mean, %3 max (per rank: idle pipeline time / its compute) · "
+  return tr("Iteration %1 · bubble %2 mean, %3 max (per rank: idle pipeline time / its work) · "
             "communication overlapped with compute %4 · %5 spans on %6 rows")
       .arg(format_duration_ns(index.end_ns() - index.begin_ns()), format_percent(b.mean_fraction),
            format_percent(b.max_fraction),

@@ -50,7 +50,10 @@ struct FlopsEstimate {
 };
 
 // Where the time of one iteration goes, on the first pipeline rank: each exposed (not hidden
-// behind compute) and adding up to the iteration time.
+// behind compute) and adding up to the iteration time. bubble_s + pp_comm_s is that rank's
+// pipeline bubble (schedule_metrics.h): its idle time inside the pipeline window facing no
+// collective, split into what the schedule leaves idle with free transfers (bubble_s) and what
+// the pipeline transfers add (pp_comm_s).
 struct TimeBreakdown {
   double compute_s = 0;
   double tp_comm_s = 0;
@@ -80,7 +83,10 @@ struct TimeEstimate {
   // the closed form's).
   bool simulated = false;
   TimeBreakdown breakdown; // predicted only
+  // Predicted only: per stage, idle pipeline time / the stage's work (schedule_metrics.h), the
+  // mean over stages and the worst stage; TimePrediction's.
   double bubble_fraction = 0;
+  double bubble_fraction_max = 0;
   double iteration_s = 0;
   double tokens_per_s = 0;
   double mfu = 0;

@@ -85,11 +85,10 @@ struct SimulationInput {
   // Pipeline sends are named "send F3.1" (F: activation, B: gradient; chunk 3, micro-batch 1),
   // followed by " · " + labels[send_label] (the group and its link) when it is not -1.
   std::int32_t send_label = -1;
-  // false: no timeline is built. The result keeps iteration_ns, busy_ns, compute_end_ns and
-  // reduce_wait_ns (identical to a kept run's) but has no spans, no names and no bubbles
-  // (bubble_ns empty, bubble_fraction 0): for callers that read only times (the time model's
-  // breakdown, the search's re-ranking). Building spans and names is most of a simulation's
-  // cost (bench/results/estimate-cpu.txt).
+  // false: no timeline is built. The result keeps every figure (times and bubbles, identical to a
+  // kept run's) but has no spans and no names: for callers that read only figures (the time
+  // model's breakdown, the search's re-ranking). Building spans and names is most of a
+  // simulation's cost (bench/results/estimate-cpu.txt).
   bool keep_timeline = true;
 };
 
@@ -104,8 +103,11 @@ struct SimulationResult {
   std::vector<std::int64_t> compute_end_ns;  // per rank: end of its last F/B/W op
   std::vector<std::int64_t>
       reduce_wait_ns;                   // per rank: last op end -> optimizer start (exposed DP)
-  std::vector<std::int64_t> bubble_ns;  // per rank, schedule_bubbles() of the timeline (kept only)
-  double bubble_fraction = 0;           // mean over ranks of bubble_ns / busy_ns (kept only)
+  // Per rank, the bubble by schedule_bubbles()'s definition (schedule_metrics.h), equal to
+  // schedule_bubbles() of the kept timeline; recorded as the simulation runs, timeline or not.
+  std::vector<std::int64_t> bubble_ns;
+  double bubble_fraction = 0;      // mean over ranks of bubble_ns / busy_ns
+  double bubble_fraction_max = 0;  // the worst rank's
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,

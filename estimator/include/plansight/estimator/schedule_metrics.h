@@ -8,21 +8,33 @@
 #include <string>
 #include <vector>
 
+#include "plansight/estimator/interval_set.h"
 #include "plansight/estimator/timeline.h"
 
 namespace plansight::estimator {
 
-// Bubble of one iteration, per rank. Definition:
-//  - window: from the earliest start to the latest end of any compute-lane span that is not
-//    phase optimizer, over ALL ranks (the pipeline flush is the common end; the optimizer step
-//    after it is not pipeline time).
-//  - busy_ns: time covered by the rank's non-optimizer compute-lane spans inside the window
-//    (overlapping spans counted once) = the rank's ideal pipeline compute time.
-//  - bubble_ns: window time in which the rank's compute lane is idle (no compute span of any
-//    phase) and its communication lanes run no collective (SpanKind::collective). Idle time facing
-//    an exposed TP/DP/ZeRO collective is exposed communication, not bubble; idle time facing a
-//    p2p send/recv or nothing is bubble.
-//  - fraction = bubble_ns / busy_ns.
+// Bubble of one iteration, per rank: the one definition behind every bubble figure of a
+// predicted iteration (the estimate, the CLI, the Time & cost and Timeline pages, sweeps, search).
+//  - window: from the earliest start to the latest end of any pipeline compute (compute-lane span
+//    of phase forward, backward, weight_grad or recompute) over ALL ranks: the pipeline flush is
+//    the common end.
+//  - the rank's pipeline work: its pipeline compute and the collectives of its micro-batches
+//    (SpanKind::collective spans tagged with a micro-batch: the TP/CP/EP collectives inside its
+//    ops), from the first to the last of them (its extent).
+//  - bubble_ns: window time outside the rank's extent (the pipeline's fill and drain), and time
+//    inside it in which the rank runs no pipeline work and no other collective. Idle time facing
+//    an exposed TP/DP/ZeRO collective between its ops is exposed communication, not bubble; idle
+//    time facing a p2p send/recv or nothing is bubble, and so is the drain even where the rank
+//    reduces its gradients in it (with no drain to hide in, that reduction would be exposed, so
+//    the bubble does not shrink when data-parallel overlap is turned off).
+//  - busy_ns: the rest of the window = the rank's pipeline work, its exposed collectives
+//    included: the "ideal time" m (t_f + t_b) of Narayanan et al. 2021, Sec. 2.2, whose per-stage
+//    t_f and t_b include the stage's tensor-parallel communication.
+//    An optimizer step inside the window does not hide bubble: the step waits for every stage's
+//    gradients in a real run (Megatron-LM's gradient-norm clip and loss-scale check are global),
+//    so only where a simulation places it early would it overlap the window.
+//  - fraction = bubble_ns / busy_ns; reported as the mean over ranks and the worst rank.
+//    bubble_ns + busy_ns is the window on every rank.
 // With uniform stages and no communication this gives (p-1)/m for GPipe and 1F1B and
 // (p-1)/(v*m) for interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2), on every rank.
 // Caveat for measured traces: a collective kernel that spins waiting for peers counts as
@@ -41,6 +53,24 @@ struct ScheduleBubbles {
 };
 
 ScheduleBubbles schedule_bubbles(const Timeline& timeline);
+
+// One rank's activity in the form the bubble needs, so that the simulator, which never builds
+// spans for an estimate, computes the same bubble as schedule_bubbles(Timeline) from what it
+// records as it runs (pipeline_simulator.cpp; a test holds the two equal on every schedule).
+struct RankActivity {
+  std::int32_t rank = 0;
+  // First start and last end of its pipeline compute; begin > end: none.
+  std::int64_t compute_begin_ns = 0, compute_end_ns = -1;
+  // Its pipeline work (pipeline compute and the collectives of its micro-batches) as its extent
+  // and the sorted, disjoint gaps inside it; begin > end: none.
+  std::int64_t occupied_begin_ns = 0, occupied_end_ns = -1;
+  std::vector<Interval> gaps;
+  // Its other collectives in any order, overlapping anything: they fill gaps, nothing else.
+  std::vector<Interval> collectives;
+};
+
+// The bubbles of ranks described by their activity (entries in ascending rank order).
+ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks);
 
 // ASCII picture of the compute lanes: one row per rank, `width` characters spanning the
 // timeline's [begin_ns, end_ns) in equal time buckets. A bucket shows the phase that covers most

@@ -60,7 +60,11 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
 struct TimePrediction {
   double iteration_s = 0;
   TimeBreakdown breakdown;
-  double bubble_fraction = 0;  // bubble / (compute + exposed TP/CP) on the reported rank
+  // The pipeline bubble by its one definition (schedule_metrics.h): per stage, idle pipeline time
+  // / the stage's compute; the mean over stages and the worst stage. The breakdown's bubble_s +
+  // pp_comm_s is the first stage's bubble time.
+  double bubble_fraction = 0;
+  double bubble_fraction_max = 0;
   Timeline timeline;
 };
 
