@@ -19,10 +19,29 @@ namespace {
 
 constexpr std::int64_t kUnknown = -1;
 
+// The simulator's per-run arrays, kept per thread between runs: an estimate simulates twice and a
+// search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
+// tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
+struct Arrays {
+  std::vector<std::int64_t> fwd_ready, bwd_ready, f_done, b_done;
+  std::vector<std::int64_t> free, prev_start, busy, reduce_end, collective_end;
+  std::vector<std::int64_t> first_f, first_b, last_bwd;
+  std::vector<std::size_t> next;
+  std::vector<CommLane> lanes;
+  std::vector<char> queued;
+  std::vector<std::int32_t> work;
+};
+Arrays& thread_arrays() {
+  thread_local Arrays arrays;
+  return arrays;
+}
+
 class Simulator {
  public:
   Simulator(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
       : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(in.keep_timeline) {
+    swap_arrays();
+    for (CommLane& lane : lanes_) lane.clear();
     const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
     fwd_ready_.assign(pairs, kUnknown);
     std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
@@ -40,7 +59,8 @@ class Simulator {
     busy_.assign(p, 0);
     reduce_end_.assign(p, 0);
     lanes_.resize(p);
-    activity_.resize(p);
+    activity_.assign(p, RankActivity{});
+    collective_end_.assign(p, 0);
     queued_.assign(p, 1);
     work_.resize(p);  // a ring: each rank is queued at most once
     work_count_ = p;
@@ -85,6 +105,10 @@ class Simulator {
     tl_.title = in.title;
   }
 
+  ~Simulator() { swap_arrays(); }
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
   Result<SimulationResult> run() {
     std::uint32_t polls = 0;
     while (work_count_ > 0) {
@@ -102,6 +126,15 @@ class Simulator {
   }
 
  private:
+  void swap_arrays() {
+    Arrays& a = thread_arrays();
+    fwd_ready_.swap(a.fwd_ready), bwd_ready_.swap(a.bwd_ready), f_done_.swap(a.f_done), b_done_.swap(a.b_done);
+    free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
+    collective_end_.swap(a.collective_end);
+    first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
+    next_.swap(a.next), lanes_.swap(a.lanes), queued_.swap(a.queued), work_.swap(a.work);
+  }
+
   std::size_t pair(std::int32_t global, std::int32_t mb) const {
     return static_cast<std::size_t>(global) * static_cast<std::size_t>(m_) +
            static_cast<std::size_t>(mb);
@@ -177,38 +210,65 @@ class Simulator {
     return out;
   }
 
-  // What the bubble needs (schedule_metrics.h's RankActivity): a rank's ops run one after another,
-  // so its occupied pieces arrive in time order and the gaps between them are appended as found.
-  static void occupy(RankActivity& a, std::int64_t begin, std::int64_t end) {
-    if (a.occupied_begin_ns > a.occupied_end_ns) {
-      a.occupied_begin_ns = begin;
-    } else if (begin > a.occupied_end_ns) {
-      a.gaps.push_back({a.occupied_end_ns, begin});
-    }
-    a.occupied_end_ns = std::max(a.occupied_end_ns, end);
-  }
-
-  // Runs segments back to back from `t`; returns the end.
+  // Runs segments back to back from `t`; returns the end. What the bubble needs
+  // (schedule_metrics.h's RankActivity) costs this loop, most of a simulation's time, nothing:
+  // the rare wait of a collective for a busy lane is recorded out of line, and the first and
+  // last compute (the window) only for the ops that can hold them (Record: the rank's ops until
+  // its first compute, and its last op).
+  template <bool Record>
   std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
                             std::int32_t name, std::int32_t g, std::int32_t mb) {
-    RankActivity& a = activity_[static_cast<std::size_t>(r)];
+    [[maybe_unused]] std::int64_t compute_first = -1, compute_end = -1;
     for (const NsSegment& s : segs) {
       if (s.ns == 0) continue;
       if (s.lane == Lane::compute) {
         if (keep_) compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
         busy_[static_cast<std::size_t>(r)] += s.ns;
-        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = t;
-        occupy(a, t, t + s.ns);
+        if constexpr (Record) compute_first = compute_first < 0 ? t : compute_first;
         t += s.ns;
-        a.compute_end_ns = t;
+        if constexpr (Record) compute_end = t;
       } else {
         const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
         if (keep_) comm_track(r).spans.push_back(span(start, s.ns, s, s.label >= 0 ? label_name(s.label) : name, g, mb));
-        occupy(a, start, start + s.ns);
+        if (start > t) [[unlikely]] lane_wait(r, t, start);
         t = start + s.ns;
       }
     }
+    if constexpr (Record) {
+      if (compute_end >= 0) {
+        RankActivity& a = activity_[static_cast<std::size_t>(r)];
+        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = compute_first;
+        a.compute_end_ns = compute_end;
+      }
+    }
     return t;
+  }
+
+  std::int64_t segments(bool record, std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
+                        std::int32_t name, std::int32_t g, std::int32_t mb) {
+    return record ? run_segments<true>(r, t, segs, name, g, mb) : run_segments<false>(r, t, segs, name, g, mb);
+  }
+
+  // Idle time of rank r over [begin, end) between its ops. Collectives placed later never start
+  // before `end` (they are issued at or after the op that follows), so a gap that begins after
+  // every collective placed so far has ended is clear of them all: a sum, not a list.
+  void gap(std::size_t r, std::int64_t begin, std::int64_t end) {
+    if (begin >= collective_end_[r]) {
+      activity_[r].clear_gap_ns += end - begin;
+    } else {
+      activity_[r].gaps.push_back({begin, end});
+    }
+  }
+
+  // A collective of an op waits for the busy lane over [t, start): a gap in the rank's work, or,
+  // before its first piece of work, the later start of that work.
+  [[gnu::noinline]] void lane_wait(std::int32_t r, std::int64_t t, std::int64_t start) {
+    RankActivity& a = activity_[static_cast<std::size_t>(r)];
+    if (a.occupied_end_ns < 0 && a.occupied_begin_ns == t) {
+      a.occupied_begin_ns = start;
+    } else {
+      a.gaps.push_back({t, start});  // a list, not the sum: it may lie outside the window
+    }
   }
 
   // Books a collective or send on rank r's communication lane; returns its end.
@@ -216,7 +276,10 @@ class Simulator {
                            std::int32_t name, std::int32_t g, std::int32_t mb, double bytes = 0) {
     if (ns <= 0) return issue;
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(issue, ns);
-    if (kind == SpanKind::collective) activity_[static_cast<std::size_t>(r)].collectives.push_back({start, start + ns});
+    if (kind == SpanKind::collective) {
+      activity_[static_cast<std::size_t>(r)].collectives.push_back({start, start + ns});
+      collective_end_[static_cast<std::size_t>(r)] = std::max(collective_end_[static_cast<std::size_t>(r)], start + ns);
+    }
     if (!keep_) return start + ns;
     Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name,
                   g, mb);
@@ -258,17 +321,26 @@ class Simulator {
       start = std::max(start, communicate(r, issue, c.param_gather,
                                           SpanKind::collective, name, g, -1));
     }
+    RankActivity& a = activity_[ri];
+    if (i == 0) {
+      a.occupied_begin_ns = start;
+      a.occupied_end_ns = -1;  // until the op ends: lane_wait() knows the rank's first work
+    } else if (start > free_[ri]) {
+      gap(ri, free_[ri], start);
+    }
+    const bool record = a.compute_begin_ns > a.compute_end_ns || next_[ri] + 1 == ops.size();
     std::int64_t end = start;
     const std::int32_t mb = o.micro_batch;
     if (o.kind == OpKind::forward) {
-      end = run_segments(r, end, c.forward, op_name(0, 'F', "", g, mb), g, mb);
+      end = segments(record, r, end, c.forward, op_name(0, 'F', "", g, mb), g, mb);
     } else if (o.kind == OpKind::backward) {
-      end = run_segments(r, end, c.recompute, op_name(3, 'R', "", g, mb), g, mb);
+      end = segments(record, r, end, c.recompute, op_name(3, 'R', "", g, mb), g, mb);
       const std::int32_t name = op_name(1, 'B', "", g, mb);
-      end = run_segments(r, end, t_.split_backward ? c.backward : c.fused_backward, name, g, mb);
+      end = segments(record, r, end, t_.split_backward ? c.backward : c.fused_backward, name, g, mb);
     } else {
-      end = run_segments(r, end, c.weight_grad, op_name(2, 'W', "", g, mb), g, mb);
+      end = segments(record, r, end, c.weight_grad, op_name(2, 'W', "", g, mb), g, mb);
     }
+    if (i == 0) a.occupied_end_ns = end;
     prev_start_[ri] = start;
     free_[ri] = end;
     ++next_[ri];
@@ -359,6 +431,9 @@ class Simulator {
       std::sort(comm.begin(), comm.end(),
                 [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
     }
+    for (std::size_t r = 0; r < p; ++r) {
+      if (!t_.ranks[r].empty()) activity_[r].occupied_end_ns = free_[r];
+    }
     set_bubbles(res, schedule_bubbles(std::move(activity_)), t_.p);
     if (keep_) res.timeline = std::move(tl_);
     return res;
@@ -379,7 +454,8 @@ class Simulator {
   // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<CommLane> lanes_;
-  std::vector<RankActivity> activity_;  // per rank, for the bubble
+  std::vector<RankActivity> activity_;      // per rank, for the bubble
+  std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
   std::vector<char> queued_;  // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
   std::size_t work_head_ = 0, work_count_ = 0;

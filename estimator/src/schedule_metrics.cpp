@@ -102,6 +102,7 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks) {
         if (c.end_ns > c.begin_ns) idle.push_back(c);
       }
     }
+    bubble += r.clear_gap_ns;
     for (const Interval& i : idle) bubble += i.length_ns();
     if (!r.collectives.empty() && !idle.empty()) {
       bubble -= intersection_length(idle, merge_intervals(std::move(r.collectives)));

@@ -66,6 +66,7 @@ class CommLane {
     return place_in_gap(issue, ns);
   }
   std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
+  void clear() { busy_.clear(); }  // keeps the capacity, for a lane used again
 
  private:
   // Work issued before booked work ends: the first gap at or after `issue` that holds it.

@@ -256,7 +256,9 @@ TEST(TimeModel, EveryBubbleFigureIsTheScheduleBubble) {
   interleaved.layout.schedule = PipelineSchedule::interleaved;
   interleaved.layout.vpp = 3;
   interleaved.layout.zero_stage = 1;
-  for (const Plan& plan : {default_plan(), interleaved, uniform_plan(4, 16, PipelineSchedule::zb_h1)}) {
+  Plan zero3 = default_plan();
+  zero3.layout.zero_stage = 3;
+  for (const Plan& plan : {default_plan(), interleaved, zero3, uniform_plan(4, 16, PipelineSchedule::zb_h1)}) {
     SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + " pp " + std::to_string(plan.layout.pp));
     TimePrediction predicted;
     EstimateOptions options;
@@ -266,6 +268,10 @@ TEST(TimeModel, EveryBubbleFigureIsTheScheduleBubble) {
     const ScheduleBubbles b = schedule_bubbles(predicted.timeline);
     EXPECT_DOUBLE_EQ(e->time.bubble_fraction, b.mean_fraction);
     EXPECT_DOUBLE_EQ(e->time.bubble_fraction_max, b.max_fraction);
+    auto lean = estimate(plan);  // no timeline kept: the simulator's own record of the bubble
+    ASSERT_TRUE(lean.ok()) << lean.error_text();
+    EXPECT_DOUBLE_EQ(lean->time.bubble_fraction, b.mean_fraction);
+    EXPECT_DOUBLE_EQ(lean->time.breakdown.bubble_s, e->time.breakdown.bubble_s);
     EXPECT_GT(b.max_fraction, b.mean_fraction) << "the stages differ (embedding, head)";
     const auto& t = e->time.breakdown;
     EXPECT_NEAR(t.bubble_s + t.pp_comm_s, static_cast<double>(b.bubble_ns[0]) * 1e-9, 1e-6);

@@ -65,6 +65,9 @@ struct RankActivity {
   // and the sorted, disjoint gaps inside it; begin > end: none.
   std::int64_t occupied_begin_ns = 0, occupied_end_ns = -1;
   std::vector<Interval> gaps;
+  // Further gap time inside the window that no collective overlaps, as a sum (the simulator's
+  // common case, kept out of `gaps` to keep the list short).
+  std::int64_t clear_gap_ns = 0;
   // Its other collectives in any order, overlapping anything: they fill gaps, nothing else.
   std::vector<Interval> collectives;
 };
