@@ -74,7 +74,7 @@ int glyph_class(Phase phase) {
 
 }  // namespace
 
-ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks) {
+ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns) {
   ScheduleBubbles report;
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
@@ -91,19 +91,23 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks) {
     // The window outside the rank's extent (fill and drain), and its gaps inside the window
     // less what other collectives fill of them.
     std::int64_t bubble = 0;
+    std::int32_t stretches = 0;
     idle.clear();
     if (r.occupied_begin_ns > r.occupied_end_ns) {
       bubble = end - begin;
+      stretches = 1;
     } else {
-      bubble += std::max<std::int64_t>(0, std::min(r.occupied_begin_ns, end) - begin);
-      bubble += std::max<std::int64_t>(0, end - std::max(r.occupied_end_ns, begin));
+      for (const std::int64_t edge : {std::min(r.occupied_begin_ns, end) - begin, end - std::max(r.occupied_end_ns, begin)}) {
+        if (edge > 0) bubble += edge, ++stretches;
+      }
       for (const Interval& g : r.gaps) {
         const Interval c{std::max(g.begin_ns, begin), std::min(g.end_ns, end)};
-        if (c.end_ns > c.begin_ns) idle.push_back(c);
+        if (c.length_ns() > 0 && c.length_ns() >= min_gap_ns) idle.push_back(c);
       }
     }
-    bubble += r.clear_gap_ns;
+    if (r.clear_gap_ns > 0) bubble += r.clear_gap_ns, ++stretches;
     for (const Interval& i : idle) bubble += i.length_ns();
+    stretches += static_cast<std::int32_t>(idle.size());
     if (!r.collectives.empty() && !idle.empty()) {
       bubble -= intersection_length(idle, merge_intervals(std::move(r.collectives)));
     }
@@ -113,6 +117,7 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks) {
     report.busy_ns.push_back(busy);
     report.bubble_ns.push_back(bubble);
     report.fraction.push_back(fraction);
+    report.idle_intervals.push_back(stretches);
     report.mean_fraction += fraction;
     report.max_fraction = std::max(report.max_fraction, fraction);
   }

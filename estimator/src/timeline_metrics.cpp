@@ -7,6 +7,7 @@
 
 #include "plansight/estimator/hta_metrics.h"
 #include "plansight/estimator/kernel_rules.h"
+#include "plansight/estimator/schedule_metrics.h"
 
 namespace plansight::estimator {
 namespace {
@@ -149,53 +150,73 @@ std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const Bubble
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   }
-  // Annotated mode only when every stage has tagged pipeline work; a half-tagged pipeline would
-  // compare tagged and untagged busy sets.
-  std::map<std::int32_t, std::vector<Interval>> tagged, compute, device;
+  // The one definition of schedule_metrics.h, with the work found by kernel class: pipeline
+  // compute (the phase-tagged forward/backward/weight-gradient/recompute work when every stage is
+  // tagged, else every compute kernel) and the collectives of its micro-batches make a stage's
+  // work; other collectives and copies fill its gaps; point-to-point transfers fill nothing (a
+  // receive kernel spins while its stage waits); optimizer kernels hide no bubble.
+  struct Sets {
+    std::vector<Interval> tagged, compute, work, fill, untagged;
+  };
+  std::map<std::int32_t, Sets> sets;
   for (const auto& track : timeline.tracks) {
     for (const auto& span : track.spans) {
-      if (!is_device_work(track, span)) continue;
+      if (!is_device_work(track, span) || span.duration_ns <= 0) continue;
       const Interval iv{span.start_ns, span.end_ns()};
-      device[track.rank].push_back(iv);
-      if (!is_compute(span_class(span, classes))) continue;
-      compute[track.rank].push_back(iv);
-      if (is_pipeline_phase(span.phase)) tagged[track.rank].push_back(iv);
+      Sets& r = sets[track.rank];
+      const KernelClass c = span_class(span, classes);
+      if (is_compute(c)) {
+        if (span.phase == Phase::optimizer) continue;
+        r.compute.push_back(iv);
+        (is_pipeline_phase(span.phase) ? r.tagged : r.untagged).push_back(iv);
+      } else if (c == KernelClass::communication) {
+        const bool p2p = span.kind == SpanKind::send || span.kind == SpanKind::recv ||
+                         (span.name_id >= 0 && [&] {
+                           const CollectiveKind k = collective_kind_from_name(timeline.names[static_cast<std::size_t>(span.name_id)]);
+                           return k == CollectiveKind::send || k == CollectiveKind::recv || k == CollectiveKind::send_recv;
+                         }());
+        if (p2p) continue;
+        (span.micro_batch >= 0 ? r.work : r.fill).push_back(iv);
+      } else {
+        r.fill.push_back(iv);
+      }
     }
   }
   const bool annotated = !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [&](std::int32_t r) {
-    auto it = tagged.find(r);
-    return it != tagged.end() && !it->second.empty();
+    auto it = sets.find(r);
+    return it != sets.end() && !it->second.tagged.empty();
   });
-  auto& source = annotated ? tagged : compute;
-  std::int64_t begin = std::numeric_limits<std::int64_t>::max(), end = std::numeric_limits<std::int64_t>::min();
-  for (std::int32_t r : ranks) {
-    const auto merged = merge_intervals(source[r]);
-    if (!merged.empty()) {
-      begin = std::min(begin, merged.front().begin_ns);
-      end = std::max(end, merged.back().end_ns);
+  std::vector<RankActivity> activity;
+  for (std::int32_t rank : ranks) {
+    Sets& r = sets[rank];
+    RankActivity a;
+    a.rank = rank;
+    const auto pipeline = merge_intervals(annotated ? r.tagged : r.compute);
+    if (!pipeline.empty()) a.compute_begin_ns = pipeline.front().begin_ns, a.compute_end_ns = pipeline.back().end_ns;
+    std::vector<Interval> work = pipeline;
+    work.insert(work.end(), r.work.begin(), r.work.end());
+    work = merge_intervals(std::move(work));
+    if (!work.empty()) {
+      a.occupied_begin_ns = work.front().begin_ns, a.occupied_end_ns = work.back().end_ns;
+      for (std::size_t i = 1; i < work.size(); ++i) a.gaps.push_back({work[i - 1].end_ns, work[i].begin_ns});
     }
+    a.collectives = std::move(r.fill);
+    if (annotated) a.collectives.insert(a.collectives.end(), r.untagged.begin(), r.untagged.end());
+    activity.push_back(std::move(a));
   }
+  const ScheduleBubbles b = schedule_bubbles(std::move(activity), options.min_gap_ns);
   std::vector<StageBubble> out;
   for (std::size_t s = 0; s < ranks.size(); ++s) {
     StageBubble row;
     row.stage = static_cast<std::int32_t>(s);
     row.rank = ranks[s];
     row.from_annotations = annotated;
-    // Gaps in all of the rank's device work (communication is not bubble: a stage inside a
-    // transfer is moving data, and HTA's trace_filter example counted 1.02 s of bubble against
-    // 675 ms idle that way), inside the pipeline's window clipped to the rank's own device
-    // window, so that a stage's bubble never exceeds the idle time of its row of the breakdown.
-    const auto busy = merge_intervals(device[ranks[s]]);
-    if (end > begin && !busy.empty()) {
-      const std::int64_t b = std::max(begin, busy.front().begin_ns), e = std::min(end, busy.back().end_ns);
-      if (e > b) {
-        row.window_ns = e - b;
-        row.busy_ns = total_length(clip(merge_intervals(source[ranks[s]]), b, e));
-        const auto gaps = gaps_of(busy, b, e, options.min_gap_ns);
-        row.bubble_ns = total_length(gaps);
-        row.gaps = static_cast<std::int32_t>(gaps.size());
-        row.fraction = double(row.bubble_ns) / double(row.window_ns);
-      }
+    if (s < b.ranks.size()) {
+      row.window_ns = b.window_end_ns - b.window_begin_ns;
+      row.busy_ns = b.busy_ns[s];
+      row.bubble_ns = b.bubble_ns[s];
+      row.gaps = b.idle_intervals[s];
+      row.fraction = b.fraction[s];
     }
     out.push_back(row);
   }

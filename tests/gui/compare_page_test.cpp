@@ -115,7 +115,7 @@ TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
   ASSERT_GE(phases->rowCount(), 6);
   QStringList names;
   for (int r = 0; r < phases->rowCount(); ++r) names << phases->index(r, ComparisonModel::kName).data().toString();
-  for (const char* n : {"forward", "backward", "communication", "bubble", "optimizer", "step"}) {
+  for (const char* n : {"forward", "backward", "communication", "idle", "optimizer", "step"}) {
     EXPECT_TRUE(names.contains(QString::fromLatin1(n))) << n;
   }
   const int step = static_cast<int>(names.indexOf(QStringLiteral("step")));
@@ -287,7 +287,7 @@ TEST(ComparisonModel, PassesTheModelTesterAndFormatsErrors) {
   ModelTesterWarnings warnings;
   ComparisonModel model(ComparisonModel::Unit::seconds);
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
-  model.setRows({{QStringLiteral("forward"), 1.1, 1.0, true}, {QStringLiteral("bubble"), 0.5, 0, true},
+  model.setRows({{QStringLiteral("forward"), 1.1, 1.0, true}, {QStringLiteral("idle"), 0.5, 0, true},
                  {QStringLiteral("step"), 2, 0, false}});
   EXPECT_EQ(model.index(0, ComparisonModel::kError).data().toString(), QStringLiteral("+10.0%"));
   EXPECT_EQ(model.index(1, ComparisonModel::kError).data().toString(), QStringLiteral("-")) << "nothing measured";

@@ -106,7 +106,7 @@ TEST_F(ComparePlanCli, ImportedTraceBesideThePlansPrediction) {
   EXPECT_DOUBLE_EQ(phase(j, "forward")["measured_s"].get<double>(), m.forward_s);
   EXPECT_DOUBLE_EQ(phase(j, "backward")["measured_s"].get<double>(), m.backward_s);
   EXPECT_DOUBLE_EQ(phase(j, "communication")["measured_s"].get<double>(), m.communication_s);
-  EXPECT_DOUBLE_EQ(phase(j, "bubble")["measured_s"].get<double>(), m.bubble_s);
+  EXPECT_DOUBLE_EQ(phase(j, "idle")["measured_s"].get<double>(), m.idle_s);
   EXPECT_DOUBLE_EQ(phase(j, "forward")["error"].get<double>(), ps.forward_s / m.forward_s - 1);
   // The fixture's NCCL kernels are communication, not hidden under its ProfilerStep annotation.
   EXPECT_GT(m.communication_s, 0);
@@ -123,7 +123,7 @@ TEST_F(ComparePlanCli, ImportedTraceBesideThePlansPrediction) {
   // The legend says what the sign means and what each phase measures.
   EXPECT_NE(table.out.find("of step"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("error = predicted / measured - 1: + the estimator predicted more"), std::string::npos) << table.out;
-  EXPECT_NE(table.out.find("bubble: time a rank is idle inside the step"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("idle: time a rank is idle inside the step"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("kineto_multirank (imported timeline)"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("the traced window"), std::string::npos) << table.out;
 }

@@ -315,7 +315,7 @@ TEST_F(ProbeCli, ProbeStoreListCompareDelete) {
       EXPECT_TRUE(std::isfinite(p["error"].get<double>()));
     }
   }
-  for (const char* phase : {"forward", "backward", "communication", "bubble", "optimizer"}) {
+  for (const char* phase : {"forward", "backward", "communication", "idle", "optimizer"}) {
     EXPECT_NE(std::find(phases.begin(), phases.end(), phase), phases.end()) << phase;
   }
   for (const auto& m : c["memory"]) {

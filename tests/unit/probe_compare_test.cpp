@@ -55,7 +55,7 @@ TEST(StepPhases, SplitsEachRankAndAverages) {
   t.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 10, est::Phase::forward), span(10, 20, est::Phase::backward),
                                                         span(35, 5, est::Phase::optimizer)}});
   t.tracks.push_back({0, est::Lane::communication, -1, "r0c", {span(25, 10, est::Phase::communication, est::SpanKind::collective)}});
-  // Rank 1: idle 0-20 (bubble), F 20-30, B with a nested annotation of the same step 30-50.
+  // Rank 1: idle 0-20, F 20-30, B with a nested annotation of the same step 30-50.
   t.tracks.push_back({1, est::Lane::compute, -1, "r1", {span(20, 10, est::Phase::forward), span(30, 20, est::Phase::backward)}});
   t.tracks.push_back({1, est::Lane::host, -1, "r1h", {span(30, 20, est::Phase::backward, est::SpanKind::annotation)}});
   const auto p = step_phases(t);
@@ -64,8 +64,8 @@ TEST(StepPhases, SplitsEachRankAndAverages) {
   EXPECT_DOUBLE_EQ(p.backward_s, 20e-9) << "the annotation over rank 1's backward counts once";
   EXPECT_DOUBLE_EQ(p.communication_s, 2.5e-9);
   EXPECT_DOUBLE_EQ(p.optimizer_s, 2.5e-9);
-  EXPECT_DOUBLE_EQ(p.bubble_s, 15e-9);
-  EXPECT_DOUBLE_EQ(p.forward_s + p.backward_s + p.communication_s + p.optimizer_s + p.bubble_s + p.other_s, p.step_s);
+  EXPECT_DOUBLE_EQ(p.idle_s, 15e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s + p.backward_s + p.communication_s + p.optimizer_s + p.idle_s + p.other_s, p.step_s);
 }
 
 TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {
@@ -86,7 +86,7 @@ TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {
   const auto p = step_phases(t);
   EXPECT_DOUBLE_EQ(p.communication_s, 10e-9) << "both ranks move data from 30 to 40";
   EXPECT_DOUBLE_EQ(p.waiting_s, 10e-9) << "rank 0 waits 20 ns, rank 1 none: 10 on average";
-  EXPECT_DOUBLE_EQ(p.bubble_s, 10e-9);
+  EXPECT_DOUBLE_EQ(p.idle_s, 10e-9);
   EXPECT_DOUBLE_EQ(p.forward_s, 20e-9);
 }
 

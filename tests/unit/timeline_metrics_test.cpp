@@ -9,6 +9,10 @@
 #include "plansight/estimator/timeline_align.h"
 #include "plansight/estimator/timeline_diff.h"
 #include "plansight/estimator/timeline_metrics.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/estimator/parameters.h"
 
 namespace plansight::estimator {
 namespace {
@@ -204,14 +208,17 @@ TEST(PipelineBubbles, AnnotatedPhasesKeepTheOptimizerOut) {
   const auto rows = pipeline_bubbles(two_stage(true));  // stage tags 0 and 1: pipelined
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_TRUE(rows[0].from_annotations);
-  // Pipeline window = [0, 800) µs. Stage 0 idles [200,400): 200 (its optimizer, [800,900), is
-  // outside). Stage 1's device work spans [100, 700), so its window is that: no bubble; the
-  // [0,100) and [700,800) it was not yet or no longer working are outside its measured window.
-  EXPECT_EQ(rows[0].window_ns, 800'000);
-  EXPECT_EQ(rows[0].bubble_ns, 200'000);
+  // Pipeline window = [0, 800) µs; stage 0's optimizer [800,900) is outside. Stage 0 idles
+  // [200,400); stage 1 fills [0,100) and drains [700,800): both 200 µs against 600 µs of work,
+  // as the schedule gives every stage the same bubble (schedule_metrics.h).
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.window_ns, 800'000);
+    EXPECT_EQ(row.bubble_ns, 200'000) << "stage " << row.stage;
+    EXPECT_EQ(row.busy_ns, 600'000);
+    EXPECT_DOUBLE_EQ(row.fraction, 1.0 / 3.0);
+  }
   EXPECT_EQ(rows[0].gaps, 1);
-  EXPECT_EQ(rows[1].window_ns, 600'000);
-  EXPECT_EQ(rows[1].bubble_ns, 0);
+  EXPECT_EQ(rows[1].gaps, 2);
 }
 
 TEST(PipelineBubbles, InferredFromIdleGapsWithoutAnnotations) {
@@ -220,16 +227,17 @@ TEST(PipelineBubbles, InferredFromIdleGapsWithoutAnnotations) {
   const auto rows = pipeline_bubbles(two_stage(false), o);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].from_annotations);
-  // The optimizer kernel is compute too: window [0, 900) for stage 0.
+  // Untagged, the optimizer kernel is compute too: window [0, 900), stage 1 drains to 900.
   EXPECT_EQ(rows[0].window_ns, 900'000);
   EXPECT_EQ(rows[0].bubble_ns, 200'000);
-  EXPECT_EQ(rows[1].bubble_ns, 0);
+  EXPECT_EQ(rows[1].bubble_ns, 300'000);
 }
 
 // Issue 17: a data-parallel trace has no pipeline (every rank was called a stage, with an
-// 18.4 ms bubble inside a 13.0 ms window), and communication is not bubble (HTA's trace_filter
-// example: bubble 1.02 s > idle 675 ms).
-TEST(PipelineBubbles, NoneWithoutAPipelineAndNeverMoreThanIdle) {
+// 18.4 ms bubble inside a 13.0 ms window). A collective between a stage's ops is exposed
+// communication, not bubble; a point-to-point kernel that spins while its stage waits for the
+// previous one is bubble, as idle time facing a pipeline transfer is on a predicted timeline.
+TEST(PipelineBubbles, NoneWithoutAPipelineAndPointToPointWaitsAreBubble) {
   Timeline dp;
   dp.tracks.reserve(4);
   for (std::int32_t r = 0; r < 2; ++r) {
@@ -242,24 +250,46 @@ TEST(PipelineBubbles, NoneWithoutAPipelineAndNeverMoreThanIdle) {
   EXPECT_FALSE(is_pipelined(dp));
   EXPECT_TRUE(pipeline_bubbles(dp).empty());
 
-  // Two stages whose later one waits inside a SendRecv kernel: the wait is communication.
   Timeline pp;
   pp.tracks.reserve(4);
   auto& c0 = add_track(pp, 0, Lane::compute, 7);
+  auto& n0 = add_track(pp, 0, Lane::communication, 20);
   auto& c1 = add_track(pp, 1, Lane::compute, 7);
   auto& n1 = add_track(pp, 1, Lane::communication, 20);
   add_span(pp, c0, "fwd", 0, 300);
+  add_span(pp, n0, "ncclDevKernel_AllReduce_Sum_f32", 300, 400, SpanKind::collective);  // between its ops
   add_span(pp, c0, "fwd", 600, 900);
-  add_span(pp, n1, "ncclDevKernel_SendRecv", 0, 300, SpanKind::collective);
+  add_span(pp, n1, "ncclDevKernel_SendRecv", 0, 300, SpanKind::collective);  // waits for stage 0
   add_span(pp, c1, "fwd", 300, 500);
   add_span(pp, c1, "fwd", 700, 900);
   EXPECT_TRUE(is_pipelined(pp));
   const auto rows = pipeline_bubbles(pp);
   ASSERT_EQ(rows.size(), 2u);
-  const auto idle = rank_breakdown(pp);
-  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_LE(rows[i].bubble_ns, idle[i].idle_ns) << "stage " << i;
-  EXPECT_EQ(rows[0].bubble_ns, 300'000);  // [300, 600)
-  EXPECT_EQ(rows[1].bubble_ns, 200'000);  // [500, 700); the SendRecv wait [0, 300) is communication
+  EXPECT_EQ(rows[0].bubble_ns, 200'000);  // [400, 600); [300, 400) is exposed communication
+  EXPECT_EQ(rows[1].bubble_ns, 500'000);  // [0, 300) waiting in the SendRecv, and [500, 700)
+}
+
+// On a predicted timeline the measured path gives schedule_bubbles()'s numbers: one definition.
+TEST(PipelineBubbles, OnAPredictedTimelineTheyAreTheSchedulesBubbles) {
+  Plan plan = default_plan();
+  plan.layout.zero_stage = 1;
+  for (const auto schedule : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved}) {
+    plan.layout.schedule = schedule;
+    plan.layout.vpp = schedule == PipelineSchedule::interleaved ? 3 : 1;
+    auto predicted = predict_time(plan, padded_vocab(plan.model.vocab, plan.layout.tp, plan.training.vocab_divisible_by));
+    ASSERT_TRUE(predicted.ok()) << predicted.error_text();
+    const ScheduleBubbles expected = schedule_bubbles(predicted->timeline);
+    BubbleOptions exact;
+    exact.min_gap_ns = 0;
+    const auto rows = pipeline_bubbles(predicted->timeline, exact);
+    ASSERT_EQ(rows.size(), expected.ranks.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].rank, expected.ranks[i]);
+      EXPECT_EQ(rows[i].bubble_ns, expected.bubble_ns[i]) << to_string(schedule) << " stage " << i;
+      EXPECT_EQ(rows[i].busy_ns, expected.busy_ns[i]);
+      EXPECT_DOUBLE_EQ(rows[i].fraction, expected.fraction[i]);
+    }
+  }
 }
 
 TEST(Alignment, SharedOffsetMovesEarliestToZero) {

@@ -5,7 +5,7 @@
 // instead (compare_plan_command.cpp).
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
 // On the CPU, time a rank spends inside a communication call before its last peer arrived is
-// bubble (waiting), not communication; see step_phases.h.
+// idle (waiting), not communication; see step_phases.h.
 #include <cmath>
 
 #include "command_util.h"
@@ -88,7 +88,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
                              {"small", r.small()}});
     }
     j["traced_step_s"] = has_phases ? nlohmann::json(m.step_s) : nlohmann::json();
-    j["measured_waiting_s"] = has_phases ? nlohmann::json(m.waiting_s) : nlohmann::json();  // part of the bubble
+    j["measured_waiting_s"] = has_phases ? nlohmann::json(m.waiting_s) : nlohmann::json();  // part of the idle time
     j["memory"] = nlohmann::json::array();
     for (const auto& r : memory) {
       j["memory"].push_back({{"category", r.name}, {"predicted_bytes", r.predicted}, {"measured_bytes", r.measured},
@@ -101,7 +101,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";
   print_phase_table(out, phases, step);
   if (has_phases) {
-    out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its bubble includes "
+    out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its idle time includes "
         << format_seconds(m.waiting_s) << " waiting inside communication calls for a peer; step: the run's median)\n";
   }
   out << core::comparison_legend() << "\n";

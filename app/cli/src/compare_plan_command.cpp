@@ -27,7 +27,7 @@ void print_table(std::ostream& out, const core::PlanRunComparison& c) {
   std::vector<core::ComparedValue> phases(c.phases.begin(), c.phases.end() - 1);
   print_phase_table(out, phases, c.phases.back());
   out << "(phases: each timeline averaged over its ranks; the measured one spans " << format_seconds(c.measured_phases.step_s)
-      << " and its bubble includes " << format_seconds(c.measured_phases.waiting_s)
+      << " and its idle time includes " << format_seconds(c.measured_phases.waiting_s)
       << " waiting inside communication calls; step: "
       << (c.measured_step_is_median ? "the run's median step" : "the traced window") << ")\n";
   out << core::comparison_legend() << "\n";
@@ -51,7 +51,7 @@ nlohmann::json to_json(const core::PlanRunComparison& c) {
   }
   j["predicted_window_s"] = c.predicted_phases.step_s;
   j["traced_window_s"] = c.measured_phases.step_s;
-  j["measured_waiting_s"] = c.measured_phases.waiting_s;  // part of the measured bubble
+  j["measured_waiting_s"] = c.measured_phases.waiting_s;  // part of the measured idle time
   j["memory"] = nlohmann::json::array();
   for (const auto& r : c.memory) {
     j["memory"].push_back({{"category", r.name}, {"predicted_bytes", r.predicted}, {"measured_bytes", r.measured},

@@ -191,11 +191,15 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
   if (!pipelined) {
     out << "\npipeline bubbles: none, no pipeline parallelism in this run (no stage tags or point-to-point transfers)\n";
   } else if (!bubbles.empty()) {
-    out << "\npipeline bubbles (" << (bubbles[0]["from_annotations"].get<bool>() ? "from stage annotations" : "inferred from idle gaps") << ")\n";
+    out << "\npipeline bubbles (" << (bubbles[0]["from_annotations"].get<bool>() ? "from stage annotations" : "inferred from compute kernels") << ")\n";
     for (const auto& b : bubbles) {
       out << "  stage " << b["stage"].get<int>() << " (rank " << b["rank"].get<int>() << "): " << format_seconds(b["bubble_s"].get<double>())
-          << ", " << format_fixed(b["fraction"].get<double>() * 100, 1) << "% of the window\n";
+          << ", " << format_fixed(b["fraction"].get<double>() * 100, 1) << "% of its work in the pipeline window\n";
     }
+    // The table counts every communication kernel as busy; the bubble counts a stage waiting inside
+    // a point-to-point transfer as waiting, as a predicted timeline does (schedule_metrics.h).
+    out << "  (the pipeline's fill, drain and waits, point-to-point transfers included, which the table above "
+           "counts as communication)\n";
   }
   if (!collectives.empty()) {
     out << "\ncollectives (nccl-tests bus bandwidth)\n";

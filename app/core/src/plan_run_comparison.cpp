@@ -41,8 +41,8 @@ std::string comparison_legend() {
          "of step = (predicted - measured) / the measured step: the phase's part in the step's error; a phase "
          "under 5% of the step on both sides shows only this (its own error would be noise-sized).\n"
          "forward, backward: compute of the micro-batches (backward with recomputation); communication: "
-         "collectives and pipeline sends not hidden behind compute, from when the last peer arrived; bubble: time a "
-         "rank is idle inside the step (pipeline fill and drain, waiting for a peer, and on a CPU the host's gaps "
+         "collectives and pipeline sends not hidden behind compute, from when the last peer arrived; idle: time a "
+         "rank is idle inside the step (the pipeline bubble, waiting for a peer, and on a CPU the host's gaps "
          "between traced operations); optimizer: gradient clipping and the AdamW update.";
 }
 
@@ -51,7 +51,7 @@ std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, 
   std::vector<ComparedValue> rows = {{"forward", p.forward_s, m.forward_s, has_measured},
                                      {"backward", p.backward_s, m.backward_s, has_measured},
                                      {"communication", p.communication_s, m.communication_s, has_measured},
-                                     {"bubble", p.bubble_s, m.bubble_s, has_measured},
+                                     {"idle", p.idle_s, m.idle_s, has_measured},
                                      {"optimizer", p.optimizer_s, m.optimizer_s, has_measured}};
   if (p.other_s > 0 || m.other_s > 0) rows.push_back({"other", p.other_s, m.other_s, has_measured});
   for (auto& r : rows) r.step_s = has_measured ? m.step_s : 0;

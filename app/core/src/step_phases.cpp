@@ -133,13 +133,13 @@ StepPhases step_phases(const est::Timeline& timeline) {
     out.optimizer_s += take(r.optimizer);
     out.other_s += take(r.other);
     out.communication_s += take(r.transfer);
-    out.waiting_s += take(r.waiting);  // inside a communication call, part of the bubble
-    out.bubble_s += window - static_cast<double>(est::total_length(covered)) * 1e-9;
+    out.waiting_s += take(r.waiting);  // inside a communication call, part of the idle time
+    out.idle_s += window - static_cast<double>(est::total_length(covered)) * 1e-9;
   }
   const double n = static_cast<double>(ranks.size());
   out.forward_s /= n, out.backward_s /= n, out.optimizer_s /= n, out.other_s /= n;
   out.communication_s /= n, out.waiting_s /= n;
-  out.bubble_s = out.bubble_s / n + out.waiting_s;
+  out.idle_s = out.idle_s / n + out.waiting_s;
   out.step_s = window;
   return out;
 }

@@ -112,7 +112,7 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   const bool has = measured.ok();
   out.phases = rows_of(core::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
-  out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its bubble includes %2 waiting "
+  out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its idle time includes %2 waiting "
                                   "inside communication calls for a peer. Step: the run's median.")
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
                        QLatin1Char('\n') + q(core::comparison_legend())
@@ -141,8 +141,8 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
                   .arg(q(plan.cluster.gpu.name));
   out.phases = rows_of(c->phases);
   out.memory = rows_of(c->memory);
-  out.note = QStringLiteral("Phases: each timeline averaged over its ranks (the measured one spans %1; its bubble "
-                            "includes %2 waiting inside communication calls). Step: predicted iteration against %3.")
+  out.note = QStringLiteral("Phases: each timeline averaged over its ranks (the measured one spans %1; its idle "
+                            "time includes %2 waiting inside communication calls). Step: predicted iteration against %3.")
                  .arg(format_seconds(c->measured_phases.step_s), format_seconds(c->measured_phases.waiting_s),
                       c->measured_step_is_median ? QStringLiteral("the run's median step")
                                                  : QStringLiteral("the traced window")) +

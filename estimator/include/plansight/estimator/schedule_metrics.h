@@ -37,10 +37,11 @@ namespace plansight::estimator {
 //    bubble_ns + busy_ns is the window on every rank.
 // With uniform stages and no communication this gives (p-1)/m for GPipe and 1F1B and
 // (p-1)/(v*m) for interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2), on every rank.
+// Measured and imported timelines get the same definition through timeline_metrics.h's
+// pipeline_bubbles(), which finds compute and communication by kernel name and ignores gaps
+// shorter than a kernel launch; on a predicted timeline it gives this function's numbers.
 // Caveat for measured traces: a collective kernel that spins waiting for peers counts as
-// communication, not bubble. timeline_metrics.h's pipeline_bubbles() is the idle share of the
-// window instead (bubble / window: (p-1)/(m+p-1)), ignoring gaps < 10 us; this one is relative to
-// ideal compute, the form the schedule papers quote.
+// communication, not bubble (a point-to-point kernel's wait is bubble).
 struct ScheduleBubbles {
   std::int64_t window_begin_ns = 0;
   std::int64_t window_end_ns = 0;
@@ -48,6 +49,7 @@ struct ScheduleBubbles {
   std::vector<std::int64_t> busy_ns;    // per entry of ranks
   std::vector<std::int64_t> bubble_ns;  // per entry of ranks
   std::vector<double> fraction;         // per entry of ranks; 0 when busy_ns is 0
+  std::vector<std::int32_t> idle_intervals;  // per entry of ranks: the idle stretches counted
   double mean_fraction = 0;             // mean of fraction
   double max_fraction = 0;
 };
@@ -72,8 +74,10 @@ struct RankActivity {
   std::vector<Interval> collectives;
 };
 
-// The bubbles of ranks described by their activity (entries in ascending rank order).
-ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks);
+// The bubbles of ranks described by their activity (entries in ascending rank order). Gaps
+// (listed ones) shorter than min_gap_ns are not counted: between measured kernels they are
+// launch latency, not the pipeline waiting (a predicted timeline has none to drop).
+ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns = 0);
 
 // ASCII picture of the compute lanes: one row per rank, `width` characters spanning the
 // timeline's [begin_ns, end_ns) in equal time buckets. A bucket shows the phase that covers most

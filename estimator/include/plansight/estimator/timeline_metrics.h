@@ -56,12 +56,11 @@ struct BubbleOptions {
 struct StageBubble {
   std::int32_t stage = 0;      // position in the pipeline
   std::int32_t rank = 0;
-  std::int64_t window_ns = 0;  // the pipeline's window (first to last pipeline compute of any stage)
-                               // clipped to this rank's own device work
-  std::int64_t busy_ns = 0;    // merged pipeline compute of this stage inside the window
-  std::int64_t bubble_ns = 0;  // gaps >= min_gap_ns in all of the rank's device work inside the window
-  std::int32_t gaps = 0;       // how many such gaps
-  double fraction = 0;         // bubble_ns / window_ns
+  std::int64_t window_ns = 0;  // the pipeline's window: first to last pipeline compute of any stage
+  std::int64_t busy_ns = 0;    // the stage's work in the window: window_ns - bubble_ns
+  std::int64_t bubble_ns = 0;  // schedule_metrics.h's definition
+  std::int32_t gaps = 0;       // idle stretches counted (fill, drain, gaps >= min_gap_ns)
+  double fraction = 0;         // bubble_ns / busy_ns, the form the schedule papers quote
   // True when the compute set came from forward/backward/weight-grad/recompute phase tags
   // (annotations); false when it was every compute kernel of the rank (inferred from idle gaps).
   bool from_annotations = false;
@@ -71,13 +70,13 @@ struct StageBubble {
 // point-to-point transfers (send/recv spans, NCCL SendRecv/Send/Recv kernels).
 bool is_pipelined(const Timeline& timeline);
 
-// Pipeline bubble per stage; none (empty) for a timeline that is not pipelined unless
-// options.pipeline_ranks names the stages. With phase tags (see timeline_annotations.h) the
-// window is that of the tagged pipeline work, so the optimizer step stays out; without, it is
-// that of all compute-class device work. A bubble is idle time: gaps in all of the rank's device
-// work, communication included, so it never exceeds the rank's idle time in rank_breakdown().
-// The bubble fraction is the idle share of the window, the measured counterpart of the
-// (p-1)/m bubble of GPipe/1F1B (Narayanan et al. 2021, §2.2).
+// Pipeline bubble per stage by the one definition of schedule_metrics.h (schedule_bubbles()),
+// for any timeline: measured, imported or predicted (on a predicted one, with min_gap_ns 0, the
+// same numbers as schedule_bubbles()). None (empty) for a timeline that is not pipelined unless
+// options.pipeline_ranks names the stages. Compute and communication are found by kernel class;
+// with phase tags on every stage (timeline_annotations.h) the pipeline work is the tagged work,
+// so the optimizer step stays out; without, it is every compute kernel. The fraction is bubble /
+// the stage's work, (p-1)/m for GPipe/1F1B (Narayanan et al. 2021, §2.2).
 std::vector<StageBubble> pipeline_bubbles(const Timeline& timeline, const BubbleOptions& options = {},
                                           const KernelClassifier& classifier = KernelClassifier());
 

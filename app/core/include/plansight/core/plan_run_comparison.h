@@ -48,7 +48,7 @@ std::string percent_text(std::optional<double> fraction);
 // what "of step" is, and what each phase measures.
 std::string comparison_legend();
 
-// forward, backward, communication, bubble, optimizer ("other" when either side has some),
+// forward, backward, communication, idle, optimizer ("other" when either side has some),
 // then "step" = (predicted_step_s, measured_step_s). Phases are shares of measured.step_s.
 std::vector<ComparedValue> phase_rows(const StepPhases& predicted, const StepPhases& measured, bool has_measured,
                                       double predicted_step_s, double measured_step_s);
