@@ -1,0 +1,218 @@
+// The iteration's event engine, shared by the processor models (iteration_engine.h).
+#include "iteration_engine.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace plansight::estimator {
+namespace {
+
+// The engine's per-run arrays, kept per thread between runs: an estimate simulates twice and a
+// search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
+// tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
+struct Arrays {
+  std::vector<std::int64_t> fwd_ready, bwd_ready, f_done, b_done;
+  std::vector<std::size_t> next;
+  std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
+  std::vector<std::int64_t> first_f, first_b, last_bwd;
+  std::vector<CommLane> lanes;
+};
+Arrays& thread_arrays() {
+  thread_local Arrays arrays;
+  return arrays;
+}
+
+}  // namespace
+
+IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs,
+                                 bool keep_spans)
+    : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(keep_spans) {
+  swap_arrays();
+  for (CommLane& lane : lanes_) lane.clear();
+  const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
+  fwd_ready_.assign(pairs, kUnknown);
+  std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
+  bwd_ready_.assign(pairs, kUnknown);
+  f_done_.assign(pairs, kUnknown);
+  b_done_.assign(pairs, kUnknown);
+  if (keep_) {
+    names_.assign(6 * pairs, -1);
+    tl_.names.reserve(4 * pairs + 16);  // F, B, their sends (and W, R) of every pair
+  }
+  const auto p = static_cast<std::size_t>(t.p);
+  next_.assign(p, 0);
+  for (auto* v : {&free_, &prev_start_, &busy_, &reduce_end_, &step_start_, &end_, &collective_end_}) v->assign(p, 0);
+  lanes_.resize(p);
+  activity_.assign(p, RankActivity{});
+  const auto pv = p * static_cast<std::size_t>(t.v);
+  first_f_.assign(pv, -1);
+  first_b_.assign(pv, -1);
+  last_bwd_.assign(pv, -1);
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto& ops = t.ranks[r];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const std::size_t c = r * static_cast<std::size_t>(t.v) + static_cast<std::size_t>(ops[i].chunk);
+      auto si = static_cast<std::int64_t>(i);
+      if (ops[i].kind == OpKind::forward && first_f_[c] < 0) first_f_[c] = si;
+      if (ops[i].kind == OpKind::backward && first_b_[c] < 0) first_b_[c] = si;
+      if (ops[i].kind != OpKind::forward) last_bwd_[c] = si;
+    }
+    activity_[r].rank = static_cast<std::int32_t>(r);
+    if (!keep_) continue;
+    // Reserved once: a span per compute segment, and on the communication lane a span per
+    // communication segment, send, gather and reduction bucket, so no span ever reallocates.
+    std::size_t compute_spans = 1, comm_spans = 2 * static_cast<std::size_t>(t.v) * (1 + in.dp_buckets) + 1;
+    for (const ScheduleOp& o : ops) {
+      const NsChunkCost& c = cost(t.global_chunk(static_cast<std::int32_t>(r), o.chunk));
+      for (const auto* list : {&op_segments(o, c), o.kind == OpKind::backward ? &c.recompute : nullptr}) {
+        if (list == nullptr) continue;
+        for (const NsSegment& seg : *list) ++(seg.lane == Lane::compute ? compute_spans : comm_spans);
+      }
+      ++comm_spans;  // its send
+    }
+    Track compute{static_cast<std::int32_t>(r), Lane::compute, -1, "rank " + std::to_string(r), {}};
+    compute.spans.reserve(compute_spans);
+    Track comm{static_cast<std::int32_t>(r), Lane::communication, -1, "rank " + std::to_string(r) + " comm", {}};
+    comm.spans.reserve(comm_spans);
+    tl_.tracks.push_back(std::move(compute));
+    tl_.tracks.push_back(std::move(comm));
+  }
+  tl_.source = TimelineSource::predicted;
+  tl_.title = in.title;
+}
+
+IterationEngine::~IterationEngine() { swap_arrays(); }
+
+void IterationEngine::swap_arrays() {
+  Arrays& a = thread_arrays();
+  fwd_ready_.swap(a.fwd_ready), bwd_ready_.swap(a.bwd_ready), f_done_.swap(a.f_done), b_done_.swap(a.b_done);
+  next_.swap(a.next);
+  free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
+  step_start_.swap(a.step_start), end_.swap(a.end), collective_end_.swap(a.collective_end);
+  first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
+  lanes_.swap(a.lanes);
+}
+
+std::int32_t IterationEngine::intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,
+                                             std::int32_t mb) {
+  auto& id = names_[static_cast<std::size_t>(slot) * pair(stages_, 0) + pair(g, mb)];
+  if (id < 0) {
+    // "<prefix><letter><g>.<mb>", formatted by hand: snprintf was half of a kept simulation.
+    char buf[48];
+    char* out = buf;
+    for (const char* c = prefix; *c != '\0'; ++c) *out++ = *c;
+    *out++ = letter;
+    out = std::to_chars(out, buf + 32, g).ptr;  // <= 5 + 1 + 11 characters; room left for ".<mb>"
+    *out++ = '.';
+    out = std::to_chars(out, buf + sizeof buf, mb).ptr;
+    id = static_cast<std::int32_t>(tl_.names.size());
+    tl_.names.emplace_back(buf, out);
+    if (slot >= 4 && in_.send_label >= 0) {  // a send: its group and link
+      tl_.names.back() += " · ";
+      tl_.names.back() += in_.labels[static_cast<std::size_t>(in_.send_label)];
+    }
+  }
+  return id;
+}
+
+std::int32_t IterationEngine::label_name(std::int32_t label) {
+  if (label_ids_.empty()) label_ids_.assign(in_.labels.size(), -1);
+  auto& id = label_ids_[static_cast<std::size_t>(label)];
+  if (id < 0) id = other_name(in_.labels[static_cast<std::size_t>(label)]);
+  return id;
+}
+
+std::int32_t IterationEngine::other_name(const std::string& text) {
+  auto [it, fresh] = other_names_.try_emplace(text, static_cast<std::int32_t>(tl_.names.size()));
+  if (fresh) tl_.names.push_back(text);
+  return it->second;
+}
+
+Span IterationEngine::span(std::int64_t start, std::int64_t ns, const NsSegment& s, std::int32_t name, std::int32_t g,
+                           std::int32_t mb) const {
+  Span out;
+  out.start_ns = start;
+  out.duration_ns = ns;
+  out.flops = s.flops;
+  out.bytes = s.bytes;
+  out.name_id = name;
+  out.stage = g;
+  out.micro_batch = mb;
+  out.kind = s.lane == Lane::compute ? SpanKind::kernel : SpanKind::collective;
+  out.phase = s.phase;
+  return out;
+}
+
+// Chunk g's gradient reduction in dp_buckets buckets, bucket i issued at (i+1)/n of its last
+// backward op [start, end] (SimulationInput::dp_buckets).
+void IterationEngine::reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end) {
+  const NsChunkCost& c = cost(g);
+  if (c.dp_reduce <= 0) return;
+  const std::int64_t n = in_.dp_buckets;
+  const std::int32_t name = dp_name(g);
+  auto& done = reduce_end_[static_cast<std::size_t>(r)];
+  for (std::int64_t b = 0; b < n; ++b) {
+    const std::int64_t ns = c.dp_reduce / n + (b == n - 1 ? c.dp_reduce % n : 0);
+    const std::int64_t issue = start + (end - start) * (b + 1) / n;
+    done = std::max(done, communicate(r, issue, ns, SpanKind::collective, name, g, -1,
+                                      c.dp_reduce_bytes / static_cast<double>(n)));
+  }
+}
+
+// Data-parallel reduction spans: the input's label ("DP all-reduce · dp x cp 16 · across
+// nodes"), or "dp <chunk>".
+std::int32_t IterationEngine::dp_name(std::int32_t g) {
+  if (!keep_) return -1;
+  return in_.dp_reduce_label >= 0 ? label_name(in_.dp_reduce_label) : other_name("dp " + std::to_string(g));
+}
+
+std::int64_t IterationEngine::step_may_start(std::int32_t r) {
+  const auto ri = static_cast<std::size_t>(r);
+  if (in_.dp_issue == DpReduceIssue::at_end) {
+    for (std::int32_t local = 0; local < t_.v; ++local) {
+      const std::int32_t g = t_.global_chunk(r, local);
+      const NsChunkCost& c = cost(g);
+      reduce_end_[ri] = std::max(reduce_end_[ri], communicate(r, free_[ri], c.dp_reduce, SpanKind::collective,
+                                                              dp_name(g), g, -1, c.dp_reduce_bytes));
+    }
+  }
+  step_start_[ri] = std::max(free_[ri], reduce_end_[ri]);
+  return step_start_[ri];
+}
+
+void IterationEngine::step_ran(std::int32_t r, std::int64_t start, std::int64_t end) {
+  const auto ri = static_cast<std::size_t>(r);
+  if (end > start && keep_) {
+    compute_track(r).spans.push_back(span(start, end - start, NsSegment{Lane::compute, Phase::optimizer, end - start, 0, 0, -1},
+                                          other_name("optimizer"), -1, -1));
+  }
+  const std::int64_t gather_ns = seconds_to_ns(in_.optimizer_gather_seconds);
+  const std::int32_t gather_name = !keep_ || gather_ns <= 0 ? -1
+                                   : in_.optimizer_gather_label >= 0 ? label_name(in_.optimizer_gather_label)
+                                                                     : other_name("parameter all-gather");
+  end_[ri] = std::max(end, communicate(r, end, gather_ns, SpanKind::collective, gather_name, -1, -1,
+                                       in_.optimizer_gather_bytes));
+}
+
+SimulationResult IterationEngine::results(const ScheduleBubbles& bubbles) {
+  SimulationResult res;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
+    res.busy_ns.push_back(busy_[r]);
+    res.compute_end_ns.push_back(free_[r]);
+    res.reduce_wait_ns.push_back(step_start_[r] - free_[r]);
+    res.iteration_ns = std::max({res.iteration_ns, end_[r], lanes_[r].end()});
+    if (!keep_) continue;
+    for (auto* track : {&compute_track(static_cast<std::int32_t>(r)), &comm_track(static_cast<std::int32_t>(r))}) {
+      if (!std::is_sorted(track->spans.begin(), track->spans.end(),
+                          [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; })) {
+        std::sort(track->spans.begin(), track->spans.end(),
+                  [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
+      }
+    }
+  }
+  set_bubbles(res, bubbles, t_.p);
+  if (keep_ && in_.keep_timeline) res.timeline = std::move(tl_);
+  return res;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,197 @@
+// Private to the simulator: the one event engine of an iteration, whatever runs its ranks' compute.
+// It holds what a schedule's execution is made of, the same for every processor model: which op
+// of each rank runs next and when its inputs arrive, the ZeRO-3 gathers before a chunk's first
+// ops, the pipeline sends and data-parallel reductions after an op, the reductions and the
+// optimizer step that end a rank's iteration, the communication lanes, the spans and names of the
+// predicted timeline, and the results. The processor models drive it (pipeline_simulator.cpp):
+//  - dedicated: every rank has its processors; an op's time never depends on the others, so a
+//    worklist runs each rank as far as its inputs allow, in any order (the result is the same);
+//  - shared: the ranks' threads outnumber the processors (shared_processor_simulator.cpp); a
+//    computing rank slows while others compute, so ranks advance together in time order.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "simulation_costs.h"
+
+namespace plansight::estimator {
+
+class IterationEngine {
+ public:
+  IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool keep_spans);
+  ~IterationEngine();
+  IterationEngine(const IterationEngine&) = delete;
+  IterationEngine& operator=(const IterationEngine&) = delete;
+
+ protected:
+  static constexpr std::int64_t kUnknown = -1;
+
+  std::size_t pair(std::int32_t global, std::int32_t mb) const {
+    return static_cast<std::size_t>(global) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb);
+  }
+  const NsChunkCost& cost(std::int32_t g) const { return costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)]; }
+  Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
+  Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
+
+  // The segments an op runs: F's, W's, and B's (with recomputation first: `recompute` is
+  // non-null only for B).
+  const std::vector<NsSegment>& op_segments(const ScheduleOp& o, const NsChunkCost& c) const {
+    return o.kind == OpKind::forward       ? c.forward
+           : o.kind == OpKind::weight_grad ? c.weight_grad
+           : t_.split_backward             ? c.backward
+                                           : c.fused_backward;
+  }
+  // The op's span name: slot 0 F, 1 B, 2 W, 3 R (4, 5: the sends of F and B).
+  std::int32_t op_name(const ScheduleOp& o, std::int32_t g, bool recompute = false) {
+    if (!keep_) return -1;
+    if (recompute) return op_name(3, 'R', "", g, o.micro_batch);
+    return o.kind == OpKind::forward ? op_name(0, 'F', "", g, o.micro_batch)
+           : o.kind == OpKind::backward ? op_name(1, 'B', "", g, o.micro_batch)
+                                        : op_name(2, 'W', "", g, o.micro_batch);
+  }
+  // Interned names with a direct-indexed cache (Timeline::intern is linear, too slow here).
+  // Without kept spans nothing is named.
+  std::int32_t op_name(int slot, char letter, const char* prefix, std::int32_t g, std::int32_t mb) {
+    return keep_ ? intern_op_name(slot, letter, prefix, g, mb) : -1;
+  }
+  // The name of labelled segments (a group's collectives), interned on first use.
+  std::int32_t label_name(std::int32_t label);
+  std::int32_t other_name(const std::string& text);
+  std::int32_t segment_name(const NsSegment& s, std::int32_t op) { return s.label >= 0 && keep_ ? label_name(s.label) : op; }
+
+  Span span(std::int64_t start, std::int64_t ns, const NsSegment& s, std::int32_t name, std::int32_t g,
+            std::int32_t mb) const;
+
+  // Books a collective or send on rank r's communication lane from `issue`; returns its end.
+  // Collectives also count for the bubble (RankActivity::collectives).
+  std::int64_t communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind, std::int32_t name,
+                           std::int32_t g, std::int32_t mb, double bytes = 0);
+
+  // When the inputs of rank r's next op `o` (global chunk g) arrive; kUnknown while a producer
+  // has not run.
+  std::int64_t input_ready(const ScheduleOp& o, std::int32_t g) const {
+    const std::size_t k = pair(g, o.micro_batch);
+    switch (o.kind) {
+      case OpKind::forward: return fwd_ready_[k];
+      case OpKind::backward: return f_done_[k] < 0 ? kUnknown : bwd_ready_[k];
+      case OpKind::weight_grad: return b_done_[k];
+    }
+    return kUnknown;
+  }
+  // The start of rank r's next op `o` once it may start at `earliest`: after its ZeRO-3
+  // parameter gather when it is the chunk's first F or B (prefetched: issued when the rank's
+  // previous op started).
+  std::int64_t gather_before(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::int64_t earliest);
+  // Rank r's next op `o` ran over [start, end]: its outputs leave (the activation or gradient
+  // send, or the loss), the chunk's gradient reduction is issued after its last backward, and the
+  // rank moves to its next op. Returns the rank that may now run (-1: none).
+  std::int32_t op_finished(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::int64_t start, std::int64_t end);
+  // After rank r's last op (which ended at free_[r]): its reductions when not overlapped; returns
+  // when its optimizer step may start.
+  std::int64_t step_may_start(std::int32_t r);
+  // Rank r's optimizer step ran over [start, end]: its span, then ZeRO-1/2's parameter
+  // all-gather. Records the rank's end of the iteration.
+  void step_ran(std::int32_t r, std::int64_t start, std::int64_t end);
+  // The result, with every rank's step done; `bubbles` from the recorded activity or the spans.
+  SimulationResult results(const ScheduleBubbles& bubbles);
+
+  const ScheduleTable& t_;
+  const SimulationInput& in_;
+  std::vector<NsChunkCost> costs_;
+  std::int32_t m_, stages_;
+  bool keep_;  // spans and names are built
+  // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
+  std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
+  // Per rank: next op, end of its last op, start of its last op, its compute time, when its
+  // reductions end, when its optimizer step started, when its iteration ends.
+  std::vector<std::size_t> next_;
+  std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_, step_start_, end_;
+  // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
+  std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
+  std::vector<CommLane> lanes_;
+  std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
+  std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
+  Timeline tl_;
+
+ private:
+  [[gnu::noinline]] std::int32_t intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,
+                                                std::int32_t mb);
+  void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end);
+  std::int32_t dp_name(std::int32_t g);
+  void swap_arrays();
+
+  std::vector<std::int32_t> names_;
+  std::unordered_map<std::string, std::int32_t> other_names_;
+  std::vector<std::int32_t> label_ids_;  // name ids of SimulationInput::labels, -1 until used
+};
+
+// The per-op steps, inline: they run once per op of every simulation.
+inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind,
+                                          std::int32_t name, std::int32_t g, std::int32_t mb, double bytes) {
+  if (ns <= 0) return issue;
+  const auto ri = static_cast<std::size_t>(r);
+  const std::int64_t start = lanes_[ri].place(issue, ns);
+  if (kind == SpanKind::collective) {
+    activity_[ri].collectives.push_back({start, start + ns});
+    collective_end_[ri] = std::max(collective_end_[ri], start + ns);
+  }
+  if (!keep_) return start + ns;
+  Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name, g, mb);
+  s.kind = kind;
+  comm_track(r).spans.push_back(s);
+  return start + ns;
+}
+
+[[gnu::always_inline]] inline std::int64_t IterationEngine::gather_before(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::int64_t earliest) {
+  const NsChunkCost& c = cost(g);
+  if (c.param_gather <= 0) return earliest;
+  const auto ri = static_cast<std::size_t>(r);
+  const auto i = static_cast<std::int64_t>(next_[ri]);
+  const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);
+  if (first_f_[ci] != i && first_b_[ci] != i) return earliest;
+  const bool fwd = o.kind == OpKind::forward;
+  const std::int32_t name = keep_ ? other_name((fwd ? "gather F" : "gather B") + std::to_string(g)) : -1;
+  const std::int64_t issue = !c.param_prefetch ? earliest : (i == 0 ? 0 : prev_start_[ri]);
+  return std::max(earliest, communicate(r, issue, c.param_gather, SpanKind::collective, name, g, -1));
+}
+
+[[gnu::always_inline]] inline std::int32_t IterationEngine::op_finished(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::int64_t start,
+                                          std::int64_t end) {
+  const auto ri = static_cast<std::size_t>(r);
+  const auto i = static_cast<std::int64_t>(next_[ri]);
+  const std::int32_t mb = o.micro_batch;
+  const std::size_t k = pair(g, mb);
+  const NsChunkCost& c = cost(g);
+  prev_start_[ri] = start;
+  free_[ri] = end;
+  ++next_[ri];
+  std::int32_t to = -1;
+  if (o.kind == OpKind::forward) {
+    f_done_[k] = end;
+    if (g + 1 < stages_) {
+      to = r + 1 == t_.p ? 0 : r + 1;  // rank_of(g + 1) without a division
+      fwd_ready_[pair(g + 1, mb)] =
+          to == r ? end : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
+    } else {
+      bwd_ready_[k] = end;  // the loss: the last chunk's backward needs only its own forward
+    }
+  } else if (o.kind == OpKind::backward) {
+    b_done_[k] = end;
+    if (g > 0) {
+      to = r == 0 ? t_.p - 1 : r - 1;  // rank_of(g - 1)
+      bwd_ready_[pair(g - 1, mb)] =
+          to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
+    }
+  }
+  const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);
+  if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ci] == i) reduce(r, g, start, end);
+  return to;
+}
+
+}  // namespace plansight::estimator
