@@ -65,14 +65,18 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant BreakdownModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && section == ShareColumn) {
+    return tr("Share of the iteration time (the bubble fraction above is relative to the stages' work)");
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case PartColumn:
       return tr("Part");
     case TimeColumn:
       return tr("Time");
     case ShareColumn:
-      return tr("Share of iteration");
+      return tr("Share");
     case SentColumn:
       return tr("Sent per GPU");
     default:
