@@ -56,21 +56,46 @@ DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, DeviceEfficien
   }
 }
 
+namespace {
+
+// The fastest candidate tile for C[m,n] = A[m,k] B[k,n] x batch at `rate` FLOP/s: tile and wave
+// quantization, every tile costing a full tile of work and tiles running in waves of one per SM.
+// Returns the compute seconds; `tiling` receives the tile's figures.
+double tiled_compute_seconds(double m, double n, double k, double batch, double rate, double sms, GemmTiling& tiling) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& t : kTiles) {
+    const double tiles = ceil_div(m, t.rows) * ceil_div(n, t.cols) * batch;
+    const double waves = ceil_div(tiles, sms);
+    const double seconds = waves * 2 * t.rows * t.cols * k / (rate / sms * t.relative_efficiency);
+    if (seconds < best) {
+      best = seconds;
+      tiling.tile_rows = t.rows, tiling.tile_cols = t.cols, tiling.tiles = tiles, tiling.waves = waves;
+    }
+  }
+  tiling.tile_fill = m * n * batch / (tiling.tiles * tiling.tile_rows * tiling.tile_cols);
+  tiling.wave_fill = tiling.tiles / (tiling.waves * sms);
+  return best;
+}
+
+}  // namespace
+
+GemmTiling DeviceModel::gemm_tiling(double m, double n, double k, double batch) const {
+  GemmTiling tiling;
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return tiling;
+  tiling.aligned = alignment_factor(n, k, element_bytes_) == 1.0;
+  if (gpu_.sm_count > 0 && peak_flops_ > 0) {
+    tiled_compute_seconds(m, n, k, batch, peak_flops_, static_cast<double>(gpu_.sm_count), tiling);
+  }
+  return tiling;
+}
+
 double DeviceModel::modelled_gemm_seconds(double m, double n, double k, double batch) const {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || peak_flops_ <= 0) return 0;
   const double rate = peak_flops_ * efficiency_.gemm_peak_fraction * alignment_factor(n, k, element_bytes_);
   double compute = 0;
   if (gpu_.sm_count > 0) {
-    // Tile and wave quantization: every tile costs a full tile of work, and tiles run in
-    // waves of one per SM.
-    const double sms = static_cast<double>(gpu_.sm_count);
-    compute = std::numeric_limits<double>::infinity();
-    for (const auto& t : kTiles) {
-      const double tiles = ceil_div(m, t.rows) * ceil_div(n, t.cols) * batch;
-      const double waves = ceil_div(tiles, sms);
-      const double per_tile = 2 * t.rows * t.cols * k / (rate / sms * t.relative_efficiency);
-      compute = std::min(compute, waves * per_tile);
-    }
+    GemmTiling tiling;
+    compute = tiled_compute_seconds(m, n, k, batch, rate, static_cast<double>(gpu_.sm_count), tiling);
   } else {
     compute = 2 * m * n * k * batch / rate;
   }

@@ -10,7 +10,8 @@
 namespace plansight::estimator {
 namespace {
 
-void add_rows(OperatorReport& report, const std::vector<OperatorCost>& ops, OperatorBlock block, double block_s) {
+void add_rows(OperatorReport& report, const DeviceModel& device, const std::vector<OperatorCost>& ops, OperatorBlock block,
+              double block_s) {
   for (const auto& op : ops) {
     OperatorRow row;
     row.op = op;
@@ -20,6 +21,7 @@ void add_rows(OperatorReport& report, const std::vector<OperatorCost>& ops, Oper
     row.achieved_flops_per_s = op.seconds > 0 ? op.flops / op.seconds : 0;
     row.attainable_flops_per_s = report.roofline.attainable_flops_per_s(row.intensity_flops_per_byte);
     row.share = block_s > 0 ? op.seconds / block_s : 0;
+    if (op.op_class == OperatorClass::gemm) row.tiling = device.gemm_tiling(op.m, op.n, op.k, op.batch);
     report.rows.push_back(row);
   }
 }
@@ -69,8 +71,8 @@ Result<OperatorReport> operator_report(const Plan& plan, const OperatorReportOpt
   report.lm_head = lm_head_cost(plan, device, links, report.padded_vocab);
   report.layer_operator_s = seconds_of(layer);
   report.lm_head_operator_s = seconds_of(head);
-  add_rows(report, layer, OperatorBlock::layer, report.layer_operator_s);
-  add_rows(report, head, OperatorBlock::lm_head, report.lm_head_operator_s);
+  add_rows(report, device, layer, OperatorBlock::layer, report.layer_operator_s);
+  add_rows(report, device, head, OperatorBlock::lm_head, report.lm_head_operator_s);
   return report;
 }
 

@@ -39,6 +39,12 @@ TEST(OperatorsCli, JsonKeysAndValuesAreTheLibrarysReport) {
   EXPECT_EQ(qkv["gemm"]["n"].get<double>(), 4608.0);
   EXPECT_EQ(qkv["flops"].get<double>(), 231'928'233'984.0);
   EXPECT_EQ(qkv["seconds"].get<double>(), report->rows[1].op.seconds);
+  // Its tiling, as the time model costs it: 2048 x 4608 on 108 SMs.
+  const auto& tiling = report->rows[1].tiling;
+  EXPECT_EQ(qkv["gemm"]["tiles"].get<double>(), tiling.tiles);
+  EXPECT_EQ(qkv["gemm"]["waves"].get<double>(), tiling.waves);
+  EXPECT_EQ(qkv["gemm"]["tile"], (nlohmann::json{tiling.tile_rows, tiling.tile_cols}));
+  EXPECT_EQ(qkv["gemm"]["aligned"], true);
   EXPECT_TRUE(j["operators"][0]["gemm"].is_null()) << "a norm has no GEMM shape";
   EXPECT_EQ(j["operators"][0]["bound"], "memory");
   // The operators add up to the time model's compute of the layer.
@@ -57,6 +63,12 @@ TEST(OperatorsCli, TableAndPlanFlags) {
   EXPECT_NE(r.out.find("QKV                     fwd     2048 x 4608 x 12288"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("scores Q K^T            fwd     2048 x 2048 x 128 (x12)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LM head on the last stage (vocabulary 51200 / TP 8)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  tile     waves  fill\n"), std::string::npos) << r.out;
+  // A hidden size off the 16-byte alignment is marked.
+  auto odd = run_cli({"operators", "--hidden", "12296", "--heads", "8"});  // 1537-wide heads: 3074 bytes
+  ASSERT_EQ(odd.status, Status::ok) << odd.err;
+  EXPECT_NE(odd.out.find("2048 x 4611 x 12296"), std::string::npos) << odd.out;
+  EXPECT_NE(odd.out.find("256x128!"), std::string::npos) << odd.out;
 
   // Flash attention and TP 4 with sequence parallelism: one attention kernel, wider GEMMs,
   // norms over a quarter of the tokens.

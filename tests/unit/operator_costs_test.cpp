@@ -263,5 +263,50 @@ TEST(OperatorReport, ErrorsNameTheField) {
   EXPECT_EQ(dense_of_moe->layer_kind, LayerKind::dense);
 }
 
+// Tile and wave quantization by hand (NVIDIA's Matrix Multiplication Background guide), A100 with
+// 108 SMs, fp16: C = 1024 x N x K with N = K = 768 and with 772. Candidate tiles and their
+// relative speed in device_model.cpp; per wave a tile costs rows x cols / speed:
+//   768: 128x64 -> 8 x 12 = 96 tiles, 1 wave, 8192 / 0.80 = 10240 (64x64: 192 tiles, 2 waves,
+//        13213; 128x128: 48 tiles, 17617): 128x64, tiles full, 96 / 108 of the SMs busy.
+//   772: 128x64 -> 8 x ceil(772 / 64) = 8 x 13 = 104 tiles, 1 wave, still the fastest; the edge
+//        tiles hold 1024 x 772 / (104 x 8192) of useful work; 772 x 2 bytes = 1544 is not a
+//        multiple of 16, so the operands are off the Tensor Cores' alignment.
+TEST(OperatorReport, GemmTilingIsTheTileAndWaveQuantizationByHand) {
+  const GpuSpec a100 = *find_gpu("a100-80gb-sxm");
+  ASSERT_EQ(a100.sm_count, 108);
+  const DeviceModel device(a100, Precision::fp16, default_efficiency(a100));
+  const GemmTiling even = device.gemm_tiling(1024, 768, 768);
+  EXPECT_EQ(even.tile_rows, 128);
+  EXPECT_EQ(even.tile_cols, 64);
+  EXPECT_EQ(even.tiles, 96);
+  EXPECT_EQ(even.waves, 1);
+  EXPECT_DOUBLE_EQ(even.tile_fill, 1.0);
+  EXPECT_DOUBLE_EQ(even.wave_fill, 96.0 / 108.0);
+  EXPECT_TRUE(even.aligned);
+  const GemmTiling odd = device.gemm_tiling(1024, 772, 772);
+  EXPECT_EQ(odd.tile_rows, 128);
+  EXPECT_EQ(odd.tile_cols, 64);
+  EXPECT_EQ(odd.tiles, 104);
+  EXPECT_DOUBLE_EQ(odd.tile_fill, 1024.0 * 772.0 / (104.0 * 128.0 * 64.0));
+  EXPECT_DOUBLE_EQ(odd.wave_fill, 104.0 / 108.0);
+  EXPECT_FALSE(odd.aligned);
+  // Four more columns double the compute (half rate off alignment, in the same single wave); the
+  // kernel's fixed launch overhead, the same for both, keeps the ratio of their times under 2.
+  const double ratio = device.gemm_seconds(1024, 772, 772) / device.gemm_seconds(1024, 768, 768);
+  EXPECT_GT(ratio, 1.5);
+  EXPECT_LT(ratio, 2.0);
+  // The report carries each GEMM's tiling; other operators have none.
+  Plan plan = default_plan();
+  auto report = operator_report(plan);
+  ASSERT_TRUE(report.ok()) << report.error_text();
+  for (const auto& row : report->rows) {
+    EXPECT_EQ(row.tiling.tiles > 0, row.op.op_class == OperatorClass::gemm) << row.op.name;
+    if (row.tiling.tiles > 0) {
+      EXPECT_GT(row.tiling.tile_fill * row.tiling.wave_fill, 0.0);
+      EXPECT_LE(row.tiling.tile_fill * row.tiling.wave_fill, 1.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plansight::estimator

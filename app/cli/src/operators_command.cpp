@@ -39,6 +39,13 @@ std::string shape_text(const est::OperatorCost& op) {
   return s;
 }
 
+// "128x64     1   89%" (tile, waves, tile fill x wave fill), "!" when off alignment; "" for other operators.
+std::string tiling_text(const est::GemmTiling& t) {
+  if (t.tiles <= 0) return t.aligned ? "" : "!";
+  return pad_right(number(t.tile_rows) + "x" + number(t.tile_cols) + (t.aligned ? "" : "!"), 8) + pad_left(number(t.waves), 6) +
+         pad_left(format_fixed(100 * t.tile_fill * t.wave_fill, 0) + "%", 6);
+}
+
 nlohmann::json pass_json(const est::PassCost& c, double operators_s) {
   const auto comm = [&](auto member) {
     return c.forward.*member + c.backward_input.*member + c.backward_weight.*member + c.recompute.*member;
@@ -60,7 +67,13 @@ nlohmann::json report_json(const est::Plan& plan, const est::OperatorReport& r) 
   for (const auto& row : r.rows) {
     const auto& op = row.op;
     nlohmann::json gemm = nullptr;
-    if (op.op_class == est::OperatorClass::gemm) gemm = {{"m", op.m}, {"n", op.n}, {"k", op.k}, {"batch", op.batch}};
+    if (op.op_class == est::OperatorClass::gemm) {
+      const auto& t = row.tiling;
+      gemm = {{"m", op.m}, {"n", op.n}, {"k", op.k}, {"batch", op.batch},
+              {"tile", t.tiles > 0 ? nlohmann::json{t.tile_rows, t.tile_cols} : nlohmann::json()},
+              {"tiles", t.tiles}, {"waves", t.waves}, {"tile_fill", t.tile_fill}, {"wave_fill", t.wave_fill},
+              {"aligned", t.aligned}};
+    }
     rows.push_back({{"block", est::to_string(row.block)},
                     {"name", op.name},
                     {"pass", est::to_string(op.pass)},
@@ -95,7 +108,8 @@ void print_block(std::ostream& out, const est::OperatorReport& r, est::OperatorB
   out << "\n" << title << "\n";
   out << pad_right("operator", 24) << pad_right("pass", 8) << pad_right("GEMM M x N x K (x batch)", 28) << pad_left("GFLOP", 9)
       << pad_left("MiB", 9) << pad_left("FLOP/B", 9) << pad_left("time us", 10) << "  " << pad_right("bound", 8)
-      << pad_left("TFLOP/s", 8) << pad_left("of roof", 8) << pad_left("share", 7) << "\n";
+      << pad_left("TFLOP/s", 8) << pad_left("of roof", 8) << pad_left("share", 7) << "  " << pad_right("tile", 8)
+      << pad_left("waves", 6) << pad_left("fill", 6) << "\n";
   for (const auto& row : r.rows) {
     if (row.block != block) continue;
     const auto& op = row.op;
@@ -108,7 +122,7 @@ void print_block(std::ostream& out, const est::OperatorReport& r, est::OperatorB
                         ? format_fixed(100 * row.achieved_flops_per_s / row.attainable_flops_per_s, 0) + "%"
                         : "-",
                     8)
-        << pad_left(format_fixed(100 * row.share, 1) + "%", 7) << "\n";
+        << pad_left(format_fixed(100 * row.share, 1) + "%", 7) << "  " << tiling_text(row.tiling) << "\n";
   }
   const est::PassCost& c = block == est::OperatorBlock::layer ? r.layer : r.lm_head;
   const double operators_s = block == est::OperatorBlock::layer ? r.layer_operator_s : r.lm_head_operator_s;
@@ -174,7 +188,9 @@ Status run_operators(const std::vector<std::string>& argv, std::ostream& out, st
               "LM head on the last stage (vocabulary " + std::to_string(report->padded_vocab) + " / TP " +
                   std::to_string(p.layout.tp) + "):");
   out << "\nbound: intensity (FLOP/B) left or right of the ridge point; of roof: achieved FLOP/s over min(peak, "
-         "intensity x HBM bandwidth); element-wise FLOPs are nominal (a few per element)\n";
+         "intensity x HBM bandwidth); element-wise FLOPs are nominal (a few per element)\n"
+         "tile: the output tile a GEMM is costed with, waves of one tile per SM, fill: the useful share of those "
+         "tiles' work (tile x wave quantization); ! : n or k rows off 16-byte alignment, half the Tensor Core rate\n";
   return Status::ok;
 }
 

@@ -98,6 +98,21 @@ QVariant OperatorTableModel::data(const QModelIndex& index, int role) const {
       if (value) return row.attainable_flops_per_s > 0 ? row.achieved_flops_per_s / row.attainable_flops_per_s : 0.0;
       return roof_text(row);
     case ShareColumn: return value ? QVariant(row.share) : QVariant(format_percent(row.share));
+    case TileColumn: {
+      const est::GemmTiling& t = row.tiling;
+      if (t.tiles <= 0) return value ? QVariant() : QVariant(t.aligned ? QString() : QStringLiteral("!"));
+      if (value) return t.waves;
+      return (t.waves == 1 ? tr("%1×%2%3, %4 wave") : tr("%1×%2%3, %4 waves"))
+          .arg(t.tile_rows)
+          .arg(t.tile_cols)
+          .arg(t.aligned ? QString() : QStringLiteral(" !"))
+          .arg(t.waves);
+    }
+    case FillColumn: {
+      const est::GemmTiling& t = row.tiling;
+      if (t.tiles <= 0) return {};
+      return value ? QVariant(t.tile_fill * t.wave_fill) : QVariant(format_percent(t.tile_fill * t.wave_fill));
+    }
     default: return {};
   }
 }
@@ -116,6 +131,12 @@ QVariant OperatorTableModel::headerData(int section, Qt::Orientation orientation
         return tr("Compute bound right of the GPU's ridge point (peak FLOP/s / HBM bandwidth), memory bound left of it");
       case RoofColumn: return tr("Achieved FLOP/s over the roof above its intensity: min(peak, intensity × HBM bandwidth)");
       case ShareColumn: return tr("Share of the layer's (or the LM head's) operator time");
+      case TileColumn:
+        return tr("The output tile a GEMM is costed with and its waves of one tile per SM; ! : N or K rows off the "
+                  "16-byte alignment Tensor Cores want (half rate)");
+      case FillColumn:
+        return tr("Useful share of the tiles' work: tile quantization (partly empty edge tiles) times wave "
+                  "quantization (SMs idle in the last wave)");
       default: return {};
     }
   }
@@ -133,6 +154,8 @@ QVariant OperatorTableModel::headerData(int section, Qt::Orientation orientation
     case AchievedColumn: return tr("TFLOP/s");
     case RoofColumn: return tr("Of roof");
     case ShareColumn: return tr("Share");
+    case TileColumn: return tr("Tile");
+    case FillColumn: return tr("Fill");
     default: return {};
   }
 }

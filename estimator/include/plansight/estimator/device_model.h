@@ -48,6 +48,19 @@ enum class ElementwiseKind {
 };
 std::string_view elementwise_kind_name(ElementwiseKind kind);  // "norm_forward", ...
 
+// How a GEMM maps onto the GPU in the time model (DeviceModel::gemm_tiling): the output tile
+// it is costed with, how many tiles and waves of one tile per SM, and what the quantization
+// wastes (NVIDIA's Matrix Multiplication Background guide, "Tile quantization" and "Wave
+// quantization"): a hidden size of 772 instead of 768 adds a row of mostly empty tiles and leaves
+// the operands off the 16-byte alignment Tensor Cores want.
+struct GemmTiling {
+  double tile_rows = 0, tile_cols = 0;  // 0: no SM count, costed without tiles
+  double tiles = 0, waves = 0;          // tiles of all `batch` GEMMs; waves of one tile per SM
+  double tile_fill = 1;                 // m n batch / (tiles x tile area): useful share of the tiles
+  double wave_fill = 1;                 // tiles / (waves x SMs): share of the last waves' SMs busy
+  bool aligned = true;                  // n and k rows a multiple of 16 bytes (else half speed)
+};
+
 class DeviceModel {
  public:
   DeviceModel(const GpuSpec& gpu, Precision precision, DeviceEfficiency efficiency,
@@ -55,6 +68,8 @@ class DeviceModel {
 
   // C[m,n] = A[m,k] B[k,n], `batch` times (batched GEMM); operands in the compute precision.
   double gemm_seconds(double m, double n, double k, double batch = 1) const;
+  // The tiling gemm_seconds costs that GEMM with (the fastest of its candidate tiles).
+  GemmTiling gemm_tiling(double m, double n, double k, double batch = 1) const;
   // The HBM bytes such a GEMM moves when each operand is read once and the output written once
   // (the memory side of gemm_seconds' roofline): (mk + kn + mn) * batch * element_bytes().
   double gemm_bytes(double m, double n, double k, double batch = 1) const;

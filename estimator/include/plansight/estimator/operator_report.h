@@ -41,6 +41,7 @@ struct OperatorRow {
   double achieved_flops_per_s = 0;     // op.flops / op.seconds
   double attainable_flops_per_s = 0;   // the roof above its intensity
   double share = 0;                    // of its block's operator seconds (0..1)
+  GemmTiling tiling;                   // GEMMs: the tile, tiles and waves it is costed with
 };
 
 struct OperatorReport {

@@ -16,7 +16,7 @@ class OperatorTableModel : public QAbstractTableModel {
  public:
   enum Column {
     BlockColumn, OperatorColumn, PassColumn, ShapeColumn, FlopsColumn, BytesColumn, IntensityColumn, TimeColumn,
-    BoundColumn, AchievedColumn, RoofColumn, ShareColumn, ColumnCount
+    BoundColumn, AchievedColumn, RoofColumn, ShareColumn, TileColumn, FillColumn, ColumnCount
   };
   static constexpr int ValueRole = Qt::UserRole + 1;
 
