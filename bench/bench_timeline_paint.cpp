@@ -1,4 +1,4 @@
-// Timeline painting at frame rate: a synthetic 1,000,000-span timeline (16 ranks, a compute lane of
+// Timeline painting at frame rate (and the Operators page's edit -> report -> roofline repaint): a synthetic 1,000,000-span timeline (16 ranks, a compute lane of
 // back-to-back F/B/W/R spans and a communication lane each) painted offscreen into a 1920x1080
 // QImage at several zoom levels, and the whole "edit the default plan -> estimate -> repaint" path.
 // The frame budget is 16 ms (DESIGN.md section 4). Run:
@@ -14,7 +14,9 @@
 #include <QPainter>
 
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/operator_report.h"
 #include "plansight/gui/memory_chart.h"
+#include "plansight/gui/roofline_chart.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/timeline_painter.h"
 
@@ -213,6 +215,30 @@ void BM_EditPart(benchmark::State& state) {
 }
 BENCHMARK(BM_EditPart)->ArgNames({"part"})->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
+// The Operators page after an edit of the default plan (TP 8 <-> 4): the operator report (one
+// layer's and the LM head's kernels with their tilings), then the roofline's repaint at 1280 x 720.
+void BM_EditOperatorsRepaint(benchmark::State& state) {
+  est::Plan plan = est::default_plan();
+  QImage image(QSize(1280, 720), QImage::Format_ARGB32_Premultiplied);
+  RooflineChart chart;
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    plan.layout.tp = plan.layout.tp == 8 ? 4 : 8;
+    auto report = est::operator_report(plan);
+    if (!report.ok()) {
+      state.SkipWithError("operator_report failed");
+      break;
+    }
+    rows = report->rows.size();
+    chart.setReport(report->roofline, std::move(report->rows));
+    QPainter painter(&image);
+    chart.paintChart(painter, QRectF(0, 0, 1280, 720));
+    benchmark::DoNotOptimize(image.constBits());
+  }
+  state.counters["operators"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_EditOperatorsRepaint)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -225,4 +251,3 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
-
