@@ -125,7 +125,10 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t m
   return report;
 }
 
-ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
+namespace {
+
+// Each rank's activity as schedule_bubbles() reads it from spans (ascending ranks).
+std::vector<RankActivity> activity_of(const Timeline& timeline) {
   std::map<std::int32_t, RankSpans> ranks;
   for (const Track& track : timeline.tracks) {
     const bool compute = track.lane == Lane::compute;
@@ -168,7 +171,44 @@ ScheduleBubbles schedule_bubbles(const Timeline& timeline) {
     }
     activity.push_back(std::move(a));
   }
-  return schedule_bubbles(std::move(activity));
+  return activity;
+}
+
+}  // namespace
+
+ScheduleBubbles schedule_bubbles(const Timeline& timeline) { return schedule_bubbles(activity_of(timeline)); }
+
+std::vector<RankBubbleIntervals> bubble_intervals(const Timeline& timeline) {
+  std::vector<RankActivity> ranks = activity_of(timeline);
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  for (const RankActivity& r : ranks) {
+    if (r.compute_begin_ns > r.compute_end_ns) continue;
+    begin = std::min(begin, r.compute_begin_ns);
+    end = std::max(end, r.compute_end_ns);
+  }
+  std::vector<RankBubbleIntervals> out;
+  for (RankActivity& r : ranks) {
+    RankBubbleIntervals row;
+    row.rank = r.rank;
+    if (end > begin) {
+      // The same pieces schedule_bubbles() adds up: fill, gaps less other collectives, drain.
+      if (r.occupied_begin_ns > r.occupied_end_ns) {
+        row.intervals.push_back({begin, end});
+      } else {
+        if (r.occupied_begin_ns > begin) row.intervals.push_back({begin, std::min(r.occupied_begin_ns, end)});
+        std::vector<Interval> gaps;
+        for (const Interval& g : r.gaps) {
+          const Interval c{std::max(g.begin_ns, begin), std::min(g.end_ns, end)};
+          if (c.length_ns() > 0) gaps.push_back(c);
+        }
+        for (const Interval& g : subtract(gaps, merge_intervals(std::move(r.collectives)))) row.intervals.push_back(g);
+        if (r.occupied_end_ns < end) row.intervals.push_back({std::max(r.occupied_end_ns, begin), end});
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 std::string render_ascii(const Timeline& timeline, int width) {

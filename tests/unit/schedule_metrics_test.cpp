@@ -96,6 +96,32 @@ TEST(ScheduleMetrics, ActivityAndTimelineGiveTheSameBubble) {
   EXPECT_EQ(a.window_end_ns, b.window_end_ns);
 }
 
+// What the Timeline page draws is what it counts: the intervals of bubble_intervals() add up to
+// schedule_bubbles()' bubble on every rank (the example above: rank 1's [0,10) and [23,25)).
+TEST(ScheduleMetrics, DrawnBubbleIntervalsAddUpToTheBubble) {
+  Timeline t;
+  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(20, 10, Phase::backward)}));
+  t.tracks.push_back(make_track(1, Lane::compute,
+                                {make_span(10, 10, Phase::forward), make_span(25, 5, Phase::backward),
+                                 make_span(30, 10, Phase::optimizer)}));
+  t.tracks.push_back(make_track(1, Lane::communication,
+                                {make_span(20, 3, Phase::communication, SpanKind::collective),
+                                 make_span(23, 2, Phase::communication, SpanKind::send)}));
+  const auto drawn = bubble_intervals(t);
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn[0].intervals.size(), 1u);  // rank 0: [10,20)
+  ASSERT_EQ(drawn[1].intervals.size(), 2u);
+  EXPECT_EQ(drawn[1].intervals[0].begin_ns, 0);
+  EXPECT_EQ(drawn[1].intervals[0].end_ns, 10);
+  EXPECT_EQ(drawn[1].intervals[1].begin_ns, 23);
+  EXPECT_EQ(drawn[1].intervals[1].end_ns, 25);
+  const ScheduleBubbles b = schedule_bubbles(t);
+  for (std::size_t i = 0; i < drawn.size(); ++i) {
+    EXPECT_EQ(drawn[i].rank, b.ranks[i]);
+    EXPECT_EQ(total_length(drawn[i].intervals), b.bubble_ns[i]) << "rank " << drawn[i].rank;
+  }
+}
+
 TEST(ScheduleMetrics, ComputeStreamsOfOneRankCountOnce) {
   Timeline t;
   t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward)}));

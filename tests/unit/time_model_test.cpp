@@ -273,6 +273,9 @@ TEST(TimeModel, EveryBubbleFigureIsTheScheduleBubble) {
     EXPECT_DOUBLE_EQ(lean->time.bubble_fraction, b.mean_fraction);
     EXPECT_DOUBLE_EQ(lean->time.breakdown.bubble_s, e->time.breakdown.bubble_s);
     EXPECT_GT(b.max_fraction, b.mean_fraction) << "the stages differ (embedding, head)";
+    const auto drawn = bubble_intervals(predicted.timeline);  // what the Timeline page shades
+    ASSERT_EQ(drawn.size(), b.ranks.size());
+    for (std::size_t i = 0; i < drawn.size(); ++i) EXPECT_EQ(total_length(drawn[i].intervals), b.bubble_ns[i]) << i;
     const auto& t = e->time.breakdown;
     EXPECT_NEAR(t.bubble_s + t.pp_comm_s, static_cast<double>(b.bubble_ns[0]) * 1e-9, 1e-6);
     const auto closed = predict_time_closed_form(plan, e->padded_vocab, nullptr);

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <numeric>
+
+#include "plansight/estimator/schedule_metrics.h"
 
 namespace plansight::gui {
 
@@ -49,35 +50,13 @@ TimelineIndex::TimelineIndex(est::Timeline timeline) : timeline_(std::move(timel
   build_bubbles();
 }
 
-// Bubbles as schedule_metrics.h defines them: inside the pipeline window (first to last
-// non-optimizer compute span over all ranks), time when a rank's compute lanes run nothing and
-// its communication lanes run no collective (idle time facing a collective is exposed
-// communication, not bubble).
+// Bubbles where schedule_metrics.h's one definition puts them (bubble_intervals(), whose lengths
+// are the figures the page shows), drawn on each rank's first compute track.
 void TimelineIndex::build_bubbles() {
-  std::int64_t window_begin = std::numeric_limits<std::int64_t>::max();
-  std::int64_t window_end = std::numeric_limits<std::int64_t>::min();
-  std::map<std::int32_t, std::vector<est::Interval>> busy, collectives;
-  for (const auto& track : timeline_.tracks) {
-    for (const auto& s : track.spans) {
-      if (track.lane == est::Lane::compute) {
-        busy[track.rank].push_back({s.start_ns, s.end_ns()});
-        if (s.phase != est::Phase::optimizer) {
-          window_begin = std::min(window_begin, s.start_ns);
-          window_end = std::max(window_end, s.end_ns());
-        }
-      } else if (s.kind == est::SpanKind::collective) {
-        collectives[track.rank].push_back({s.start_ns, s.end_ns()});
-      }
-    }
-  }
-  if (window_begin >= window_end) return;
-  for (auto& [rank, intervals] : busy) {
-    auto idle = est::subtract({{window_begin, window_end}}, est::merge_intervals(std::move(intervals)));
-    idle = est::subtract(idle, est::merge_intervals(std::move(collectives[rank])));
-    // Drawn on the rank's first compute track.
+  for (auto& rank : est::bubble_intervals(timeline_)) {
     for (std::size_t t : order_) {
-      if (timeline_.tracks[t].rank == rank && timeline_.tracks[t].lane == est::Lane::compute) {
-        index_[t].bubbles = std::move(idle);
+      if (timeline_.tracks[t].rank == rank.rank && timeline_.tracks[t].lane == est::Lane::compute) {
+        index_[t].bubbles = std::move(rank.intervals);
         break;
       }
     }

@@ -56,6 +56,14 @@ struct ScheduleBubbles {
 
 ScheduleBubbles schedule_bubbles(const Timeline& timeline);
 
+// Where each rank's bubble lies, as schedule_bubbles() counts it (for drawing): per rank with a
+// compute lane, ascending, sorted disjoint intervals whose lengths add up to its bubble_ns.
+struct RankBubbleIntervals {
+  std::int32_t rank = 0;
+  std::vector<Interval> intervals;
+};
+std::vector<RankBubbleIntervals> bubble_intervals(const Timeline& timeline);
+
 // One rank's activity in the form the bubble needs, so that the simulator, which never builds
 // spans for an estimate, computes the same bubble as schedule_bubbles(Timeline) from what it
 // records as it runs (pipeline_simulator.cpp; a test holds the two equal on every schedule).
