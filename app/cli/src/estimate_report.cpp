@@ -99,7 +99,9 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
     out << "  give --achieved-tflops or --mfu for time and cost\n";
   } else {
     out << "  iteration            " << format_seconds(time.iteration_s)
-        << (time.predicted ? " (predicted)" : " (from the given throughput)") << "\n";
+        << (time.predicted ? (l.pp > 1 ? " (predicted; where the first stage's time goes)" : " (predicted)")
+                           : " (from the given throughput)")
+        << "\n";
     if (time.predicted) {
       const auto& b = time.breakdown;
       auto part = [&](const char* label, double s) {
