@@ -1,8 +1,9 @@
 // The iteration simulator when ranks share processors (SimulationInput::shared_processors): the
 // probe's ranks are threads on the cores of one machine, so when TP x PP x DP threads outnumber
-// the cores, a rank computes more slowly while other ranks compute too. Unlike simulate()'s
-// worklist, which may run one rank far ahead of another because its durations never depend on
-// the others, this loop advances all ranks together in time order.
+// the cores, a rank computes more slowly while other ranks compute too. Unlike the dedicated
+// model's worklist (pipeline_simulator.cpp), which may run one rank far ahead of another because
+// its durations never depend on the others, this loop advances all ranks together in time order;
+// both drive the same engine (iteration_engine.h).
 //
 // Model: fluid processor sharing (Kleinrock 1967; the limit of round-robin with a vanishing time
 // slice). The OS scheduler comes close on the probe's ranks: its wake-up preemption runs a rank

@@ -40,7 +40,7 @@ Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const 
 // negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
 Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages);
 
-// Both simulators' endings: the per-rank bubbles (schedule_metrics.h) into `result`.
+// The engine's ending (iteration_engine.h): the per-rank bubbles (schedule_metrics.h) into `result`.
 void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::int32_t ranks);
 
 // "deadlock: rank 1 waits at op 3 (B chunk 0 micro-batch 2); ..." for every rank whose next op
