@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace plansight::estimator {
 namespace {
@@ -72,10 +73,9 @@ int glyph_class(Phase phase) {
   }
 }
 
-}  // namespace
-
-ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns) {
-  ScheduleBubbles report;
+// The pipeline window: the earliest start to the latest end of any rank's pipeline compute
+// (empty, end <= begin, when there is none).
+std::pair<std::int64_t, std::int64_t> pipeline_window(const std::vector<RankActivity>& ranks) {
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
   for (const RankActivity& r : ranks) {
@@ -83,6 +83,14 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t m
     begin = std::min(begin, r.compute_begin_ns);
     end = std::max(end, r.compute_end_ns);
   }
+  return {begin, end};
+}
+
+}  // namespace
+
+ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns) {
+  ScheduleBubbles report;
+  const auto [begin, end] = pipeline_window(ranks);
   if (end <= begin) return report;
   report.window_begin_ns = begin;
   report.window_end_ns = end;
@@ -180,13 +188,7 @@ ScheduleBubbles schedule_bubbles(const Timeline& timeline) { return schedule_bub
 
 std::vector<RankBubbleIntervals> bubble_intervals(const Timeline& timeline) {
   std::vector<RankActivity> ranks = activity_of(timeline);
-  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
-  std::int64_t end = std::numeric_limits<std::int64_t>::min();
-  for (const RankActivity& r : ranks) {
-    if (r.compute_begin_ns > r.compute_end_ns) continue;
-    begin = std::min(begin, r.compute_begin_ns);
-    end = std::max(end, r.compute_end_ns);
-  }
+  const auto [begin, end] = pipeline_window(ranks);
   std::vector<RankBubbleIntervals> out;
   for (RankActivity& r : ranks) {
     RankBubbleIntervals row;

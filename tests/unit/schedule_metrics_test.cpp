@@ -26,21 +26,25 @@ Track make_track(std::int32_t rank, Lane lane, std::vector<Span> spans) {
   return t;
 }
 
-TEST(ScheduleMetrics, BubbleIsIdleInTheCommonWindowOverIdealCompute) {
+// Rank 0 computes [0,10) and [20,30); rank 1 computes [10,20) and [25,30), then an optimizer
+// [30,40) that must stay out of the window [0,30). Rank 1's communication lane: a collective
+// covering [20,23) (exposed comm, not bubble) and a send covering [23,25) (still bubble).
+Timeline two_stages() {
   Timeline t;
-  // Rank 0 computes [0,10) and [20,30); rank 1 computes [10,20) and [25,30), then an optimizer
-  // [30,40) that must stay out of the window [0,30).
   t.tracks.push_back(make_track(
       0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(20, 10, Phase::backward)}));
   t.tracks.push_back(
       make_track(1, Lane::compute,
                  {make_span(10, 10, Phase::forward), make_span(25, 5, Phase::backward),
                   make_span(30, 10, Phase::optimizer)}));
-  // Rank 1's communication lane: a collective covering [20,23) (exposed comm, not bubble) and a
-  // send covering [23,25) (still bubble).
   t.tracks.push_back(make_track(1, Lane::communication,
                                 {make_span(20, 3, Phase::communication, SpanKind::collective),
                                  make_span(23, 2, Phase::communication, SpanKind::send)}));
+  return t;
+}
+
+TEST(ScheduleMetrics, BubbleIsIdleInTheCommonWindowOverIdealCompute) {
+  const Timeline t = two_stages();
   const ScheduleBubbles b = schedule_bubbles(t);
   EXPECT_EQ(b.window_begin_ns, 0);
   EXPECT_EQ(b.window_end_ns, 30);
@@ -99,14 +103,7 @@ TEST(ScheduleMetrics, ActivityAndTimelineGiveTheSameBubble) {
 // What the Timeline page draws is what it counts: the intervals of bubble_intervals() add up to
 // schedule_bubbles()' bubble on every rank (the example above: rank 1's [0,10) and [23,25)).
 TEST(ScheduleMetrics, DrawnBubbleIntervalsAddUpToTheBubble) {
-  Timeline t;
-  t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(20, 10, Phase::backward)}));
-  t.tracks.push_back(make_track(1, Lane::compute,
-                                {make_span(10, 10, Phase::forward), make_span(25, 5, Phase::backward),
-                                 make_span(30, 10, Phase::optimizer)}));
-  t.tracks.push_back(make_track(1, Lane::communication,
-                                {make_span(20, 3, Phase::communication, SpanKind::collective),
-                                 make_span(23, 2, Phase::communication, SpanKind::send)}));
+  const Timeline t = two_stages();
   const auto drawn = bubble_intervals(t);
   ASSERT_EQ(drawn.size(), 2u);
   EXPECT_EQ(drawn[0].intervals.size(), 1u);  // rank 0: [10,20)
