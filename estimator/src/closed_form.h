@@ -46,14 +46,17 @@ struct Pipeline {
   struct Stage {
     double pass = 0, ranks = 1;
   };
-  std::vector<Stage> stages;  // for the bubble fractions, a kind of rank each
+  // For the bubble fractions, a kind of rank each; only when asked (the search's ranking, which
+  // evaluates millions of layouts, reads no bubble fraction and allocates nothing here).
+  bool keep_stages = false;
+  std::vector<Stage> stages;
   void add_rank(const RankSums& s, double ranks = 1) {
     pace = std::max(pace, s.pass());
     through += ranks * s.pass();
     fwd_max = std::max(fwd_max, s.forward);
     bwd_max = std::max(bwd_max, s.backward);
     w_max = std::max(w_max, s.weight);
-    stages.push_back({s.pass(), ranks});
+    if (keep_stages) stages.push_back({s.pass(), ranks});
   }
 };
 

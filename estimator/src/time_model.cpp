@@ -159,6 +159,7 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   const double v = static_cast<double>(plan.layout.vpp);
   const double m = static_cast<double>(c.micro_batches);
   closed_form::Pipeline pipeline;
+  pipeline.keep_stages = true;
   for (std::int64_t r = 0; r < plan.layout.pp; ++r) pipeline.add_rank(rank_sums(plan, c, r));
   const double pipe = closed_form::pipeline_seconds(plan.layout.schedule, m, p, v, pipeline);
   const double ramp = closed_form::ramp_seconds(plan.layout.schedule, p, v, c.p2p_seconds);
