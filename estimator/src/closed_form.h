@@ -40,7 +40,7 @@ struct RankSums {
 };
 
 // The pipeline's pace (its slowest rank's pass), one pass through every stage (the ramps), and
-// the longest F, B and W of any rank (ZB-H1's cooldown).
+// the longest F, B and W of any rank (ZB-H1's and DualPipeV's cooldown).
 struct Pipeline {
   double pace = 0, through = 0, fwd_max = 0, bwd_max = 0, w_max = 0;
   struct Stage {
@@ -71,6 +71,12 @@ inline double pipeline_seconds(PipelineSchedule schedule, double m, double p, do
     case PipelineSchedule::one_f_one_b: return (m - 1) * s.pace + s.through;
     case PipelineSchedule::interleaved: return m * s.pace + pm1 * s.pace / v;
     case PipelineSchedule::zb_h1: return m * s.pace + pm1 * std::max(s.fwd_max + s.bwd_max - s.w_max, s.fwd_max);
+    // DualPipe README's bubble for PP = 2p stages, (PP/2 - 1)(F&B + B - 3W) with per-chunk F, full
+    // backward B (our B + W) and F&B = F + B unoverlapped: (p - 1)(F + 2B - W) in this struct's
+    // terms, halved since a rank's sums cover its two chunks. The simulation of the generated
+    // table equals it with equal F and B and W = 0, and stays at or below it (dualpipev_test).
+    case PipelineSchedule::dualpipev:
+      return m * s.pace + pm1 * std::max(s.fwd_max + 2 * s.bwd_max - s.w_max, s.fwd_max) / 2;
   }
   return 0;
 }
@@ -98,7 +104,7 @@ inline BubbleFractions bubble_fractions(double window_s, double m, const Pipelin
 // The ramps' transfers between stages: the warm-up's activations and the cooldown's gradients
 // cross p - 1 boundaries each, v times with interleaving.
 inline double ramp_seconds(PipelineSchedule schedule, double p, double v, double p2p_s) {
-  return 2 * (p - 1) * p2p_s * (schedule == PipelineSchedule::interleaved ? v : 1.0);
+  return 2 * (p - 1) * p2p_s * (schedule == PipelineSchedule::interleaved || schedule == PipelineSchedule::dualpipev ? v : 1.0);
 }
 
 // Exposed data-parallel reduction of the first rank: without overlap all of it; with overlap

@@ -43,7 +43,8 @@ struct Spellings<PipelineSchedule> {
   static constexpr std::pair<std::string_view, PipelineSchedule> table[] = {
       {"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b},
       {"interleaved", PipelineSchedule::interleaved}, {"zb-h1", PipelineSchedule::zb_h1},
-      {"interleaved-1f1b", PipelineSchedule::interleaved}, {"zbh1", PipelineSchedule::zb_h1}};
+      {"dualpipev", PipelineSchedule::dualpipev}, {"interleaved-1f1b", PipelineSchedule::interleaved},
+      {"zbh1", PipelineSchedule::zb_h1}, {"dualpipe-v", PipelineSchedule::dualpipev}};
 };
 template <>
 struct Spellings<NormKind> {

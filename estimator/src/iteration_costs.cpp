@@ -9,6 +9,7 @@
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/offload.h"
 #include "plansight/estimator/parameters.h"
+#include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
@@ -150,8 +151,10 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       f += head.forward;
       bi += head.backward_input;
       bw += head.backward_weight;
+      // A tied embedding is copied onto the head's rank unless the first chunk is there too.
+      const bool head_with_embedding = rank_of_chunk(l.schedule, p, g) == 0;
       params += counts.final_norm +
-                (plan.model.tied_embeddings ? (p > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t);
+                (plan.model.tied_embeddings ? (head_with_embedding ? 0.0 : counts.word_embedding / t) : counts.lm_head / t);
       // MTP module k: its layer and a second pass through the shared head (the 2h -> h
       // projection, under 1% of a layer, is left out).
       for (std::int64_t k = 0; k < plan.model.mtp_modules; ++k) {
@@ -183,8 +186,9 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       f.offload_s += exposed_transfer_seconds(plan.cluster, fetch, stored, layers_forward_s);
       bi.offload_s += exposed_transfer_seconds(plan.cluster, fetch + stored, grads, layers_backward_s);
     }
-    rank_params[static_cast<std::size_t>(g % p)] += params;
-    rank_expert_params[static_cast<std::size_t>(g % p)] += expert_params;
+    const auto rank = static_cast<std::size_t>(rank_of_chunk(l.schedule, p, g));
+    rank_params[rank] += params;
+    rank_expert_params[rank] += expert_params;
     const double grad_bytes = params * per_param.gradients;
     if (l.zero_stage >= 3) {
       const auto units = layers[static_cast<std::size_t>(g)];

@@ -15,6 +15,7 @@ struct Arrays {
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
+  std::vector<std::int32_t> rank_of;
   std::vector<CommLane> lanes;
 };
 Arrays& thread_arrays() {
@@ -26,7 +27,7 @@ Arrays& thread_arrays() {
 
 IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs,
                                  bool keep_spans)
-    : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(keep_spans) {
+    : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(keep_spans), v_shape_(t.v_shape()) {
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
@@ -48,6 +49,8 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   first_f_.assign(pv, -1);
   first_b_.assign(pv, -1);
   last_bwd_.assign(pv, -1);
+  rank_of_.resize(static_cast<std::size_t>(stages_));
+  for (std::int32_t g = 0; g < stages_; ++g) rank_of_[static_cast<std::size_t>(g)] = t.rank_of(g);
   for (std::size_t r = 0; r < p; ++r) {
     const auto& ops = t.ranks[r];
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -90,6 +93,7 @@ void IterationEngine::swap_arrays() {
   free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
   step_start_.swap(a.step_start), end_.swap(a.end), collective_end_.swap(a.collective_end);
   first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
+  rank_of_.swap(a.rank_of);
   lanes_.swap(a.lanes);
 }
 
@@ -170,7 +174,7 @@ std::int64_t IterationEngine::step_may_start(std::int32_t r) {
   const auto ri = static_cast<std::size_t>(r);
   if (in_.dp_issue == DpReduceIssue::at_end) {
     for (std::int32_t local = 0; local < t_.v; ++local) {
-      const std::int32_t g = t_.global_chunk(r, local);
+      const std::int32_t g = global_of(r, local);
       const NsChunkCost& c = cost(g);
       reduce_end_[ri] = std::max(reduce_end_[ri], communicate(r, free_[ri], c.dp_reduce, SpanKind::collective,
                                                               dp_name(g), g, -1, c.dp_reduce_bytes));

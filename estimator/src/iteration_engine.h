@@ -35,6 +35,10 @@ class IterationEngine {
   std::size_t pair(std::int32_t global, std::int32_t mb) const {
     return static_cast<std::size_t>(global) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb);
   }
+  // ScheduleTable::global_chunk, with the common layout's arithmetic inline (once per op).
+  std::int32_t global_of(std::int32_t r, std::int32_t chunk) const {
+    return v_shape_ ? t_.global_chunk(r, chunk) : chunk * t_.p + r;
+  }
   const NsChunkCost& cost(std::int32_t g) const { return costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)]; }
   Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
   Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
@@ -75,7 +79,16 @@ class IterationEngine {
 
   // When the inputs of rank r's next op `o` (global chunk g) arrive; kUnknown while a producer
   // has not run.
-  std::int64_t input_ready(const ScheduleOp& o, std::int32_t g) const {
+  std::int64_t input_ready(std::int32_t r, const ScheduleOp& o, std::int32_t g) const {
+    const std::int64_t own = op_input_ready(o, g);
+    if (!o.pairs_with_next) [[likely]] return own;
+    if (own < 0) return kUnknown;
+    // An overlapped pair (DualPipe's F&B) waits for its second op's input too.
+    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][next_[static_cast<std::size_t>(r)] + 1];
+    const std::int64_t other = op_input_ready(second, global_of(r, second.chunk));
+    return other < 0 ? kUnknown : std::max(own, other);
+  }
+  std::int64_t op_input_ready(const ScheduleOp& o, std::int32_t g) const {
     const std::size_t k = pair(g, o.micro_batch);
     switch (o.kind) {
       case OpKind::forward: return fwd_ready_[k];
@@ -106,6 +119,7 @@ class IterationEngine {
   std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;
   bool keep_;  // spans and names are built
+  bool v_shape_;  // DualPipeV: chunk g + 1 is not always on rank r + 1 (ScheduleTable::v_shape)
   // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
   // Per rank: next op, end of its last op, start of its last op, its compute time, when its
@@ -114,6 +128,7 @@ class IterationEngine {
   std::vector<std::int64_t> free_, prev_start_, busy_, reduce_end_, step_start_, end_;
   // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
+  std::vector<std::int32_t> rank_of_;  // per global chunk: ScheduleTable::rank_of without its division
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
@@ -175,7 +190,7 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   if (o.kind == OpKind::forward) {
     f_done_[k] = end;
     if (g + 1 < stages_) {
-      to = r + 1 == t_.p ? 0 : r + 1;  // rank_of(g + 1) without a division
+      to = rank_of_[static_cast<std::size_t>(g) + 1];
       fwd_ready_[pair(g + 1, mb)] =
           to == r ? end : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
     } else {
@@ -184,7 +199,7 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   } else if (o.kind == OpKind::backward) {
     b_done_[k] = end;
     if (g > 0) {
-      to = r == 0 ? t_.p - 1 : r - 1;  // rank_of(g - 1)
+      to = rank_of_[static_cast<std::size_t>(g) - 1];
       bwd_ready_[pair(g - 1, mb)] =
           to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
     }

@@ -16,6 +16,7 @@
 #include "moe_memory.h"
 #include "plansight/estimator/offload.h"
 #include "plansight/estimator/parameters.h"
+#include "plansight/estimator/pipeline_schedule.h"
 
 namespace plansight::estimator {
 namespace {
@@ -52,6 +53,13 @@ double in_flight_of_chunk(const Plan& plan, std::int64_t r, std::int64_t chunk) 
       const std::int64_t n = std::min(warmup + 1, m * v);
       return interleaved_forwards_of_chunk(n, p, v, chunk);
     }
+    case PipelineSchedule::dualpipev:
+      // pipeline_schedule.cpp's phases: 2(p-r-1) + (r+1) forwards of chunk 0 and r+1 of chunk 1
+      // before the first backward, and the main phase's F0 before its first release: 2p-r and
+      // r+1, together 2p+1 chunk-micro-batches on every rank (the DualPipe README's "PP+1"
+      // activations per device with PP = 2p stages). A deferred W keeps its micro-batch stored,
+      // but no forward runs while Ws are deferred after that point (m >= 2p by the schedule).
+      return static_cast<double>(chunk == 0 ? 2 * p - r : r + 1);
   }
   return static_cast<double>(m);
 }
@@ -166,7 +174,8 @@ double in_flight_layer_equivalents(const Plan& plan, std::int64_t stage, const s
   const std::int64_t p = plan.layout.pp;
   double total = 0;
   for (std::int64_t c = 0; c < plan.layout.vpp; ++c) {
-    total += in_flight_of_chunk(plan, stage, c) * static_cast<double>(chunks[static_cast<std::size_t>(c * p + stage)]);
+    const auto g = static_cast<std::size_t>(global_chunk_of(plan.layout.schedule, p, stage, c));
+    total += in_flight_of_chunk(plan, stage, c) * static_cast<double>(chunks[g]);
   }
   return total;
 }
@@ -211,20 +220,26 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
   MemoryEstimate out;
   out.capacity_bytes = static_cast<double>(plan.cluster.gpu.memory_bytes);
   out.stages.reserve(static_cast<std::size_t>(l.pp));
+  // The rank with the last chunk: the final norm, the LM head, the loss (and MTP); rank 0 in
+  // DualPipeV's V, the last rank otherwise.
+  const std::int64_t head_rank = rank_of_chunk(l.schedule, l.pp, l.pp * l.vpp - 1);
   for (std::int64_t r = 0; r < l.pp; ++r) {
     StageMemory stage;
     stage.stage = r;
-    for (std::int64_t c = 0; c < l.vpp; ++c) stage.layers += chunks[static_cast<std::size_t>(c * l.pp + r)];
     std::int64_t moe_layers = 0;
-    for (std::int64_t c = 0; c < l.vpp; ++c) moe_layers += moe_chunks[static_cast<std::size_t>(c * l.pp + r)];
+    for (std::int64_t c = 0; c < l.vpp; ++c) {
+      const auto g = static_cast<std::size_t>(global_chunk_of(l.schedule, l.pp, r, c));
+      stage.layers += chunks[g];
+      moe_layers += moe_chunks[g];
+    }
     double params = static_cast<double>(stage.layers - moe_layers) * layer_params +
                     static_cast<double>(moe_layers) * moe_layer_params;
     double expert_params = static_cast<double>(moe_layers) * experts_per_gpu_per_layer;
     if (r == 0) params += counts.word_embedding / t + counts.position_embedding;
-    if (r == l.pp - 1) {
+    if (r == head_rank) {
       params += counts.final_norm;
-      // Megatron keeps a copy of tied word embeddings on the last stage when PP > 1.
-      params += model.tied_embeddings ? (l.pp > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
+      // Megatron keeps a copy of tied word embeddings on the last stage when it is not the first.
+      params += model.tied_embeddings ? (head_rank != 0 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
       // Megatron-Core places the MTP modules on the last pipeline stage.
       for (std::int64_t k = 0; k < model.mtp_modules; ++k) {
         const bool moe = model.is_moe_layer(model.layers + k);
@@ -284,7 +299,7 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, 0, 0);
     }
     double working = stage.layers > 0 ? backward_working : 0.0;
-    if (r == l.pp - 1) {
+    if (r == head_rank) {
       // Final norm input and LM-head input (2eh), logits (e V/t) and the fp32 softmax kept by
       // the vocab-parallel cross-entropy (4 V/t), for each micro-batch awaiting its backward.
       const double waiting = l.schedule == PipelineSchedule::gpipe ? static_cast<double>(plan.micro_batches()) : 1.0;

@@ -1,6 +1,7 @@
-// Generators of per-rank op orders for GPipe, 1F1B, interleaved 1F1B and ZB-H1, their validation,
-// and the in-flight walk. Each generator is written from the paper's description (and, for the
-// interleaved order, from reading Megatron-LM's schedules.py); no code is copied from either.
+// Generators of per-rank op orders for GPipe, 1F1B, interleaved 1F1B, ZB-H1 and DualPipeV, their
+// validation, and the in-flight walk. Each generator is written from the paper's description (and,
+// for the interleaved order, from reading Megatron-LM's schedules.py, for DualPipeV from reading
+// DeepSeek-AI's dualpipev.py); no code is copied from any of them.
 #include "plansight/estimator/pipeline_schedule.h"
 
 #include <algorithm>
@@ -104,6 +105,73 @@ std::vector<ScheduleOp> interleaved_rank(std::int32_t p, std::int32_t v, std::in
   return ops;
 }
 
+// DualPipeV (DeepSeek-AI's DualPipe repository, dualpipe/dualpipev.py, DualPipeV.step; the
+// "cut-in-half" V-shape of Sea AI Lab). Rank r holds two chunks: local chunk 0 is global chunk r
+// (the way down, ranks 0 .. p-1) and local chunk 1 is global chunk 2p-1-r (the way back up), so
+// rank 0 holds the first and the last chunk and computes the loss. Each chunk runs its
+// micro-batches in order. A backward whose weight gradient is deferred ("zero bubble") leaves its W
+// in a first-in first-out queue that later W slots drain; every other backward is followed at once
+// by its W, which is the fused backward split in two with the same total time. With m >= 2p
+// (the reference asserts it), rank r runs eight phases:
+//  1. 2(p-r-1) F0                      5. p-r-1 x (B1, F1 B0)
+//  2. r+1 x (F0, F1)                   6. r+1 x (B1, B0), the later half deferring W
+//  3. p-r-1 x (B1 deferred, W, F1)     7. p-r-1 x (W, B0 deferred)
+//  4. m-2p+r+1 x (F0 B1, F1 B0)        8. r+1 x W
+// "F0 B1" is the reference's overlapped forward-backward pair (ScheduleOp::pairs_with_next): it
+// starts when both inputs are there and runs here as F then B.
+std::vector<ScheduleOp> dualpipev_rank(std::int32_t p, std::int32_t r, std::int32_t m) {
+  std::vector<ScheduleOp> ops;
+  ops.reserve(6 * static_cast<std::size_t>(m));
+  std::int32_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
+  std::vector<ScheduleOp> deferred;  // W queue, oldest first
+  std::size_t deferred_head = 0;
+  auto forward = [&](std::int32_t chunk) { ops.push_back(op(OpKind::forward, chunk, next_f[chunk]++)); };
+  auto backward = [&](std::int32_t chunk, bool defer_w) {
+    const std::int32_t mb = next_b[chunk]++;
+    ops.push_back(op(OpKind::backward, chunk, mb));
+    (defer_w ? deferred : ops).push_back(op(OpKind::weight_grad, chunk, mb));
+  };
+  auto weight = [&] { ops.push_back(deferred[deferred_head++]); };
+  const std::int32_t down = p - r - 1, up = r + 1;
+  for (std::int32_t i = 0; i < 2 * down; ++i) forward(0);
+  // The reference receives ahead and waits for every posted receive before it computes: F1 of
+  // phase 2 waits for the next F0's input, and phase 3's W for the F1 after it.
+  for (std::int32_t i = 0; i < up; ++i) {
+    forward(0), forward(1);
+    ops.back().pairs_with_next = i + 1 < up;
+  }
+  for (std::int32_t i = 0; i < down; ++i) {
+    backward(1, true), weight();
+    ops.back().pairs_with_next = true;
+    forward(1);
+  }
+  // An overlapped pair: the forward waits for the backward's input too.
+  auto pair = [&](std::int32_t f_chunk, std::int32_t b_chunk) {
+    forward(f_chunk);
+    ops.back().pairs_with_next = true;
+    backward(b_chunk, false);
+  };
+  for (std::int32_t i = 0; i < m - 2 * p + r + 1; ++i) {
+    // The reference does not overlap the last rank's first pair (its F0 feeds its own F1).
+    if (i == 0 && r == p - 1) {
+      forward(0), backward(1, false);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
+  }
+  for (std::int32_t i = 0; i < down; ++i) backward(1, false), pair(1, 0);
+  for (std::int32_t i = 0; i < up; ++i) {
+    // The reference turns deferral on halfway through: odd ranks from this B1, even from this B0.
+    const bool half = i >= up / 2;
+    backward(1, half && (r % 2 == 1 || i > up / 2));
+    backward(0, half);
+  }
+  for (std::int32_t i = 0; i < down; ++i) weight(), backward(0, true);
+  for (std::int32_t i = 0; i < up; ++i) weight();
+  return ops;
+}
+
 std::string num(std::int64_t value) { return std::to_string(value); }
 
 std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int64_t v,
@@ -122,6 +190,18 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
                                                              " chunk-micro-batches; at most " +
                                                              num(kMaxOps / 3) +
                                                              " can be scheduled"));
+    return errors;
+  }
+  if (kind == PipelineSchedule::dualpipev) {
+    // dualpipev.py: two modules per rank, and DualPipeV.step asserts num_chunks >= 2 * num_ranks.
+    if (v != 2) {
+      errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + " with schedule dualpipev; it must be 2 "
+                                                "(DualPipeV holds two chunks per rank, one each way of its V)"));
+    }
+    if (m < 2 * p) {
+      errors.push_back(make_error("training.global_batch", "dualpipev with pp = " + num(p) + " needs m >= 2 * pp = " +
+                                                               num(2 * p) + " micro-batches, but m = " + num(m)));
+    }
     return errors;
   }
   if (kind != PipelineSchedule::interleaved) {
@@ -186,7 +266,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   table.p = static_cast<std::int32_t>(p);
   table.v = static_cast<std::int32_t>(v);
   table.m = static_cast<std::int32_t>(m);
-  table.split_backward = kind == PipelineSchedule::zb_h1;
+  table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev;
   table.ranks.resize(static_cast<std::size_t>(p));
   for (std::int32_t r = 0; r < table.p; ++r) {
     auto& ops = table.ranks[static_cast<std::size_t>(r)];
@@ -202,6 +282,9 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
         break;
       case PipelineSchedule::interleaved:
         ops = interleaved_rank(table.p, table.v, r, table.m, static_cast<std::int32_t>(group));
+        break;
+      case PipelineSchedule::dualpipev:
+        ops = dualpipev_rank(table.p, r, table.m);
         break;
     }
   }
@@ -255,6 +338,11 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
         errors.push_back(make_error(field(), what() + " comes before its " + std::string(1, op_letter(OpKind(k - 1)))));
       }
     }
+    if (!ops.empty() && ops.back().pairs_with_next) {
+      errors.push_back(make_error(field(), std::string(1, op_letter(ops.back().kind)) + " chunk " + num(ops.back().chunk) +
+                                               " micro-batch " + num(ops.back().micro_batch) +
+                                               " pairs with the next op, but it is the rank's last"));
+    }
     const std::size_t kinds = t.split_backward ? 3 : 2;
     for (std::size_t k = 0; k < kinds; ++k) {
       for (std::size_t pair = 0; pair < pairs; ++pair) {
@@ -282,6 +370,26 @@ std::vector<std::int32_t> peak_in_flight(const ScheduleTable& t) {
     peaks.push_back(peak);
   }
   return peaks;
+}
+
+std::vector<std::int32_t> in_flight_at_peak(const std::vector<ScheduleOp>& ops, bool split_backward,
+                                            const std::vector<double>& chunk_weight) {
+  const OpKind releases = split_backward ? OpKind::weight_grad : OpKind::backward;
+  std::vector<std::int32_t> now(chunk_weight.size(), 0), at_peak = now;
+  double total = 0, peak = 0;
+  for (const ScheduleOp& o : ops) {
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (c >= now.size()) continue;
+    if (o.kind == OpKind::forward) {
+      ++now[c];
+      total += chunk_weight[c];
+      if (total > peak) peak = total, at_peak = now;
+    } else if (o.kind == releases) {
+      --now[c];
+      total -= chunk_weight[c];
+    }
+  }
+  return at_peak;
 }
 
 }  // namespace plansight::estimator

@@ -69,8 +69,8 @@ class DedicatedRun : IterationEngine {
     const auto& ops = t_.ranks[ri];
     if (next_[ri] >= ops.size()) return false;
     const ScheduleOp& o = ops[next_[ri]];
-    const std::int32_t g = t_.global_chunk(r, o.chunk);
-    const std::int64_t ready = input_ready(o, g);
+    const std::int32_t g = global_of(r, o.chunk);
+    const std::int64_t ready = input_ready(r, o, g);
     if (ready < 0) return false;
     const std::int64_t start = gather_before(r, o, g, std::max(free_[ri], ready));
     RankActivity& a = activity_[ri];

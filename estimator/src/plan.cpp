@@ -137,6 +137,9 @@ void validate_layout(const Plan& p, Rules& r) {
   if (l.schedule == PipelineSchedule::interleaved) {
     if (l.vpp < 2) r.error("layout.vpp", "value " + str(l.vpp) + " with schedule interleaved; valid: vpp >= 2");
     if (l.pp < 2) r.error("layout.pp", "value " + str(l.pp) + " with schedule interleaved; valid: pp >= 2");
+  } else if (l.schedule == PipelineSchedule::dualpipev) {
+    // Two chunks per rank, one each way of the V (pipeline_schedule.h).
+    if (l.vpp != 2) r.error("layout.vpp", "value " + str(l.vpp) + " with schedule dualpipev; valid: vpp = 2");
   } else if (l.vpp > 1) {
     r.error("layout.vpp", "value " + str(l.vpp) + " needs schedule interleaved (schedule is " +
                               std::string(to_string(l.schedule)) + "); valid: vpp = 1 or schedule interleaved");
@@ -225,7 +228,13 @@ void validate_training(const Plan& p, Rules& r) {
       r.error("training.global_batch", "interleaved schedule needs micro-batches per pipeline (" + str(m) +
                                            ") divisible by pp (" + str(p.layout.pp) + ")");
     }
-    if (m < p.layout.pp) {
+    if (p.layout.schedule == PipelineSchedule::dualpipev && m < 2 * p.layout.pp) {
+      // DualPipe's dualpipev.py asserts num_chunks >= 2 * num_ranks.
+      r.error("training.global_batch", "value " + str(t.global_batch) + " gives " + str(m) +
+                                           " micro-batches per pipeline; dualpipev needs at least 2 * pp = " +
+                                           str(2 * p.layout.pp) + "; valid: global_batch >= " +
+                                           str(2 * p.layout.pp * t.micro_batch * dp));
+    } else if (m < p.layout.pp) {
       r.warning("training.global_batch", str(m) + " micro-batches per pipeline for pp = " + str(p.layout.pp) +
                                              ": fewer micro-batches than stages leaves most of the pipeline idle");
     }

@@ -130,8 +130,8 @@ class SharedRun : IterationEngine {
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     if (next_[static_cast<std::size_t>(r)] >= t_.ranks[static_cast<std::size_t>(r)].size()) return start_optimizer(r);
     const ScheduleOp& o = op(r);
-    const std::int32_t g = t_.global_chunk(r, o.chunk);
-    const std::int64_t ready = input_ready(o, g);
+    const std::int32_t g = global_of(r, o.chunk);
+    const std::int64_t ready = input_ready(r, o, g);
     if (ready < 0) {
       s.state = RankState::blocked;
       return true;
@@ -147,7 +147,7 @@ class SharedRun : IterationEngine {
   void begin_op(std::int32_t r) {
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     const ScheduleOp& o = op(r);
-    const std::int32_t g = t_.global_chunk(r, o.chunk);
+    const std::int32_t g = global_of(r, o.chunk);
     const NsChunkCost& c = cost(g);
     s.pieces.clear();
     auto add = [&](const std::vector<NsSegment>& segs, std::int32_t id) {
@@ -180,7 +180,7 @@ class SharedRun : IterationEngine {
     // A collective inside the op (exposed TP/CP/EP time): the compute lane waits for it.
     const ScheduleOp& o = op(r);
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(now_, p.segment.ns);
-    comm_track(r).spans.push_back(span(start, p.segment.ns, p.segment, p.name, t_.global_chunk(r, o.chunk), o.micro_batch));
+    comm_track(r).spans.push_back(span(start, p.segment.ns, p.segment, p.name, global_of(r, o.chunk), o.micro_batch));
     s.state = RankState::timer;
     s.at = start + p.segment.ns;
   }
@@ -200,7 +200,7 @@ class SharedRun : IterationEngine {
     const Piece& p = s.pieces[s.piece];
     const ScheduleOp& o = op(r);
     compute_track(r).spans.push_back(span(s.piece_start, now_ - s.piece_start, p.segment, p.name,
-                                          t_.global_chunk(r, o.chunk), o.micro_batch));
+                                          global_of(r, o.chunk), o.micro_batch));
     busy_[static_cast<std::size_t>(r)] += now_ - s.piece_start;
     next_piece(r);
   }
@@ -208,7 +208,7 @@ class SharedRun : IterationEngine {
   void end_op(std::int32_t r) {
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     const ScheduleOp& o = op(r);
-    op_finished(r, o, t_.global_chunk(r, o.chunk), s.op_start, now_);
+    op_finished(r, o, global_of(r, o.chunk), s.op_start, now_);
     // W ops wait on their own rank's B, and a blocked rank may wait on any: all look again.
     for (auto& peer : ranks_) {
       if (peer.state == RankState::blocked) peer.state = RankState::idle;

@@ -18,7 +18,7 @@ closed_form::RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::
   closed_form::RankSums s;
   const std::int64_t p = plan.layout.pp;
   for (std::int64_t chunk = 0; chunk < plan.layout.vpp; ++chunk) {
-    const auto g = static_cast<std::size_t>(chunk * p + rank);
+    const auto g = static_cast<std::size_t>(global_chunk_of(plan.layout.schedule, p, rank, chunk));
     s.add(c.chunk_forward[g], c.chunk_backward_input[g], c.chunk_backward_weight[g], c.chunk_recompute[g],
           c.chunk_dp_seconds[g], 1);
   }
@@ -55,7 +55,7 @@ void add_volume(TimeBreakdown& b, const Plan& plan, const IterationCosts& c) {
   const std::int64_t p = plan.layout.pp, total = p * plan.layout.vpp;
   const double m = static_cast<double>(c.micro_batches);
   for (std::int64_t chunk = 0; chunk < plan.layout.vpp; ++chunk) {
-    const auto g = static_cast<std::size_t>(chunk * p);  // rank 0's chunks
+    const auto g = static_cast<std::size_t>(global_chunk_of(plan.layout.schedule, p, 0, chunk));  // rank 0's chunks
     for (const PhaseCost* ph : {&c.chunk_forward[g], &c.chunk_backward_input[g], &c.chunk_backward_weight[g], &c.chunk_recompute[g]}) {
       b.tp_bytes += m * ph->tp_bytes;
       b.cp_bytes += m * ph->cp_bytes;
@@ -64,9 +64,12 @@ void add_volume(TimeBreakdown& b, const Plan& plan, const IterationCosts& c) {
     }
     b.dp_bytes += c.chunk_dp_bytes[g];
     // Each micro-batch's activation goes on after every chunk but the last; its gradient goes
-    // back before every chunk but the first.
+    // back before every chunk but the first; to another rank (DualPipeV's turn stays on one).
     const auto global = static_cast<std::int64_t>(g);
-    b.pp_bytes += m * c.p2p_bytes * ((global < total - 1 ? 1.0 : 0.0) + (global > 0 ? 1.0 : 0.0));
+    auto crosses = [&](std::int64_t to) {
+      return to >= 0 && to < total && rank_of_chunk(plan.layout.schedule, p, to) != 0 ? 1.0 : 0.0;
+    };
+    b.pp_bytes += m * c.p2p_bytes * (crosses(global + 1) + crosses(global - 1));
   }
   b.dp_bytes += c.optimizer_dp_bytes[0];
 }
@@ -78,7 +81,8 @@ double rank_idle_s(const SimulationResult& sim, double busy_s, double optimizer_
 }  // namespace
 
 std::int64_t schedule_ops(const Plan& plan) {
-  const std::int64_t kinds = plan.layout.schedule == PipelineSchedule::zb_h1 ? 3 : 2;
+  const std::int64_t kinds =
+      plan.layout.schedule == PipelineSchedule::zb_h1 || plan.layout.schedule == PipelineSchedule::dualpipev ? 3 : 2;
   return plan.layout.pp * plan.layout.vpp * std::max<std::int64_t>(plan.micro_batches(), 0) * kinds;
 }
 

@@ -34,7 +34,10 @@ Result<ProbeConfig> make_config(const ProbeRequest& r) {
   if (l.cp != 1) fail("layout.cp", "value " + str(l.cp) + ": the probe does not run context parallelism; valid: 1");
   if (l.sequence_parallel && l.tp > 1) fail("layout.sequence_parallel", "the CPU probe runs plain Megatron TP; valid: false");
   if (l.zero_stage < 0 || l.zero_stage > 3) fail("layout.zero_stage", "value " + str(l.zero_stage) + "; valid: 0..3");
-  if (l.schedule == est::PipelineSchedule::zb_h1) fail("layout.schedule", "zb_h1 splits the backward, which the probe's kernels do not; valid: gpipe, one_f_one_b, interleaved");
+  if (l.schedule == est::PipelineSchedule::zb_h1 || l.schedule == est::PipelineSchedule::dualpipev) {
+    fail("layout.schedule", std::string(est::to_string(l.schedule)) +
+                                " splits the backward, which the probe's kernels do not; valid: gpipe, 1f1b, interleaved");
+  }
   if (m.gated_mlp || !m.norm_bias || m.norms_per_layer != 2 || m.norm != est::NormKind::layer_norm || m.position != est::PositionKind::learned || m.kv_heads != m.heads) {
     fail("model", "the probe's kernels run a GPT-2 decoder (two LayerNorms with bias per layer, GeLU MLP, learned positions, multi-head attention)");
   }

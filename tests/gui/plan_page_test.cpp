@@ -145,6 +145,28 @@ TEST(PlanPage, FieldsFollowTheEstimatorsRules) {
   EXPECT_EQ(w.window->document()->plan().training.grad_precision, est::gradient_precision_for(est::Precision::fp8));
 }
 
+// Choosing DualPipeV sets its two virtual stages (as "schedule": "dualpipev" does in a plan
+// file); going back to 1F1B sets one again, and the estimate follows each time.
+TEST(PlanPage, DualPipeVBringsItsTwoVirtualStages) {
+  Window w;
+  auto* schedule = w.find<QComboBox>("layout.schedule");
+  auto* vpp = w.find<QSpinBox>("layout.vpp");
+  ASSERT_TRUE(schedule && vpp);
+  const int dualpipev = schedule->findData(static_cast<int>(est::PipelineSchedule::dualpipev));
+  ASSERT_GE(dualpipev, 0);
+  EXPECT_EQ(schedule->itemText(dualpipev), QStringLiteral("dualpipev"));
+  schedule->setCurrentIndex(dualpipev);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().layout.schedule, est::PipelineSchedule::dualpipev);
+  EXPECT_EQ(w.window->document()->plan().layout.vpp, 2);
+  EXPECT_EQ(vpp->value(), 2);
+  ASSERT_TRUE(w.window->document()->estimate() && w.window->document()->estimate()->estimate.has_value());
+  schedule->setCurrentIndex(schedule->findData(static_cast<int>(est::PipelineSchedule::one_f_one_b)));
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().layout.vpp, 1);
+  EXPECT_EQ(vpp->value(), 1);
+}
+
 // The offload checkboxes edit the plan's layout, and the rule that parameter offloading needs
 // ZeRO-3 shows under its own field until ZeRO-3 is chosen.
 TEST(PlanPage, OffloadCheckboxesEditThePlan) {

@@ -205,6 +205,10 @@ est::Plan PlanForm::collect() const {
   if (plan.layout.vpp != before.layout.vpp && plan.layout.schedule == before.layout.schedule) {
     plan.layout.schedule = est::schedule_for_vpp(plan.layout.vpp, plan.layout.schedule);
   }
+  // Choosing DualPipeV sets its two virtual stages; leaving it goes back to one.
+  if (plan.layout.schedule != before.layout.schedule && plan.layout.vpp == before.layout.vpp) {
+    plan.layout.vpp = est::vpp_for_schedule(plan.layout.schedule, before.layout.schedule, plan.layout.vpp);
+  }
   // As in plan files and flags: gradients follow the compute precision.
   if (plan.training.precision != before.training.precision) {
     plan.training.grad_precision = est::gradient_precision_for(plan.training.precision);
@@ -222,6 +226,13 @@ void PlanForm::onEdited() {
   if (schedule->currentData().toInt() != static_cast<int>(plan.layout.schedule)) {
     populating_ = true;
     set_combo_data(schedule, static_cast<int>(plan.layout.schedule));
+    populating_ = false;
+  }
+  // ... and virtual stages that followed the schedule in theirs.
+  if (auto* vpp = qobject_cast<QSpinBox*>(fields_.value(QStringLiteral("layout.vpp")).editor);
+      vpp != nullptr && vpp->value() != plan.layout.vpp) {
+    populating_ = true;
+    vpp->setValue(static_cast<int>(plan.layout.vpp));
     populating_ = false;
   }
   document_->editPlan(plan);

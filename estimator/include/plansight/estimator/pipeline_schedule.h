@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "plansight/estimator/diagnostic.h"
@@ -18,12 +19,22 @@ namespace plansight::estimator {
 enum class OpKind : std::uint8_t { forward, backward, weight_grad };
 
 struct ScheduleOp {
+  constexpr ScheduleOp() = default;
+  // {kind, chunk, micro_batch[, pairs_with_next]}, in that order whatever the layout below.
+  constexpr ScheduleOp(OpKind k, std::int32_t c, std::int32_t mb, bool pairs = false)
+      : kind(k), pairs_with_next(pairs), chunk(c), micro_batch(mb) {}
+
   OpKind kind = OpKind::forward;
+  // The op and the next one on this rank run as one overlapped pair (DualPipe's F&B: a forward
+  // and a backward of different micro-batches, each hiding the other's communication): the pair
+  // starts when the inputs of both have arrived (dualpipev.py waits for both receives before it).
+  bool pairs_with_next = false;
   std::int32_t chunk = 0;        // local model chunk on this rank, 0 .. v-1
   std::int32_t micro_batch = 0;  // 0 .. m-1
   friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;
 };
-static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays a small POD");
+static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays small: tables of millions of ops are walked per simulation");
+static_assert(std::is_trivially_copyable_v<ScheduleOp>);
 
 struct ScheduleTable {
   PipelineSchedule kind = PipelineSchedule::one_f_one_b;
@@ -33,15 +44,34 @@ struct ScheduleTable {
   bool split_backward = false;                 // true: W ops exist and B is the input gradient only
   std::vector<std::vector<ScheduleOp>> ranks;  // ranks[r] = ops of rank r in execution order
 
-  // Model chunks are numbered in pipeline order: local chunk c of rank r is global chunk c*p + r
-  // (the same numbering as LayoutSpec::stage_layers). Activations flow from global chunk g to g+1.
+  // Model chunks are numbered in pipeline order (global_chunk_of below; the same numbering as
+  // LayoutSpec::stage_layers). Activations flow from global chunk g to g+1.
   std::int32_t stages() const { return p * v; }
-  std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const {
-    return chunk * p + rank;
-  }
-  std::int32_t rank_of(std::int32_t global) const { return global % p; }
+  std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const;
+  std::int32_t rank_of(std::int32_t global) const;
   std::int32_t local_chunk_of(std::int32_t global) const { return global / p; }
+  // Consecutive chunks g, g+1 sit on ranks r, r+1 (wrapping) in every schedule but DualPipeV.
+  bool v_shape() const { return kind == PipelineSchedule::dualpipev; }
 };
+
+// The global chunk (pipeline position) of local chunk `chunk` on `rank` with p ranks: c*p + r,
+// chunk 0 on ranks 0 .. p-1, then chunk 1 on ranks 0 .. p-1 again (Narayanan et al. 2021,
+// Sec. 2.2.2). DualPipeV's V shape runs odd chunks back up the ranks: chunk 1 of rank r is
+// 2p-1-r, so rank 0 holds the first and the last chunk (DualPipe repository, dualpipev.py).
+constexpr std::int64_t global_chunk_of(PipelineSchedule kind, std::int64_t p, std::int64_t rank, std::int64_t chunk) {
+  return chunk * p + (kind == PipelineSchedule::dualpipev && chunk % 2 == 1 ? p - 1 - rank : rank);
+}
+// The rank that holds global chunk g.
+constexpr std::int64_t rank_of_chunk(PipelineSchedule kind, std::int64_t p, std::int64_t global) {
+  const std::int64_t position = global % p;
+  return kind == PipelineSchedule::dualpipev && (global / p) % 2 == 1 ? p - 1 - position : position;
+}
+inline std::int32_t ScheduleTable::global_chunk(std::int32_t rank, std::int32_t chunk) const {
+  return static_cast<std::int32_t>(global_chunk_of(kind, p, rank, chunk));
+}
+inline std::int32_t ScheduleTable::rank_of(std::int32_t global) const {
+  return static_cast<std::int32_t>(rank_of_chunk(kind, p, global));
+}
 
 struct ScheduleOptions {
   // Interleaved only: Megatron-LM's microbatch_group_size_per_vp_stage, the number of consecutive
@@ -63,8 +93,10 @@ struct ScheduleOptions {
 //  - zb_h1: Qi et al. 2023 (Zero Bubble Pipeline Parallelism, Sec. 2.1, Fig. 3 top): 1F1B with the
 //    backward split into B and W, where rank r keeps r W passes deferred so that every rank holds
 //    at most p micro-batches (1F1B's peak) and the deferred Ws fill the drain bubble. v must be 1.
-// DualPipe (DeepSeek-V3) is not generated: it needs two model copies per rank and bidirectional
-// micro-batch streams, which this table and the memory model do not describe yet.
+//  - dualpipev: DualPipeV, the V-shaped "cut-in-half" DualPipe of DeepSeek-V3 (DeepSeek-AI's
+//    DualPipe repository, dualpipe/dualpipev.py): two chunks per rank in a V (global_chunk_of),
+//    the backward split into B and W with some Ws deferred. Needs v = 2 and m >= 2p. The
+//    bidirectional DualPipe with two model copies per rank is not generated.
 Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v,
                                     std::int64_t m, ScheduleOptions options = {});
 
@@ -84,6 +116,13 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& table);
 // stores 1 + (p-1)/(p*v) times a stage's p micro-batches: Korthikanti et al. 2022, Sec. 4,
 // pipeline parallelism).
 std::vector<std::int32_t> peak_in_flight(const ScheduleTable& table);
+
+// Walking one rank's ops, the number of stored forwards of each local chunk (0 .. v-1) at the
+// moment their weighted sum (weight: a chunk's activation per micro-batch, e.g. its layers) is
+// largest. A forward is stored until its W when the backward is split, else until its B
+// (peak_in_flight's rule), so a deferred W keeps its micro-batch's activation.
+std::vector<std::int32_t> in_flight_at_peak(const std::vector<ScheduleOp>& ops, bool split_backward,
+                                            const std::vector<double>& chunk_weight);
 
 // Short op label, e.g. "F", "B", "W".
 char op_letter(OpKind kind);
