@@ -106,6 +106,18 @@ MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParamete
 // Flash attention keeps no scores, only the fp32 log-sum-exp (4a bytes per token).
 // Selective recomputation drops the scores (recomputed); full recomputation keeps only the
 // layer's input (2sbh; divided by t with sequence parallelism, as Megatron stores it sharded).
+Fp8SavedInputs fp8_saved_gemm_input_bytes(const Plan& plan) {
+  const double e = activation_element_bytes(plan.training.precision);
+  if (plan.training.precision != Precision::fp8) return {e, e};
+  // Transformer Engine saves a GEMM's input for the weight gradient as its fp8 columnwise copy,
+  // not in 16 bits (TE docs, "Performance Considerations", Memory usage: "By default, TE saves the
+  // columnwise quantized input for the backward pass"). The attention output is saved in 16 bits
+  // anyway when flash attention's backward needs it, so the fp8 copy comes on top there (the
+  // same page: "if it is the attention output which is saved anyway").
+  const bool flash = plan.training.attention == AttentionKernel::flash;
+  return {1.0, flash ? e + 1.0 : 1.0};
+}
+
 double layer_activation_bytes(const Plan& plan, Recompute recompute) {
   const auto& m = plan.model;
   const auto& l = plan.layout;
@@ -124,8 +136,13 @@ double layer_activation_bytes(const Plan& plan, Recompute recompute) {
   const double a = static_cast<double>(m.heads);
   const double keys = static_cast<double>(plan.training.seq_len);  // each query sees the full key length
 
-  const double replicated = 4 * e * h + 2 * mask * h;
-  const double sharded = e * (q + 2 * k) + e * q + e * f * (m.gated_mlp ? 3 : 2);
+  // Per token: the two norms' inputs (e h each) and outputs (the QKV and MLP-up GEMMs' inputs),
+  // Q, K, V, the attention output (the output projection's input), the MLP-up output(s) (the
+  // activation's input) and the MLP-down input (Korthikanti et al. 2022, Sec. 4.1). Under fp8 the
+  // GEMM inputs are saved as fp8 copies (fp8_saved_gemm_input_bytes).
+  const Fp8SavedInputs g = fp8_saved_gemm_input_bytes(plan);
+  const double replicated = 2 * e * h + 2 * g.input * h + 2 * mask * h;
+  const double sharded = e * (q + 2 * k) + g.attention_output * q + e * f * (m.gated_mlp ? 2 : 1) + g.input * f;
   double scores = 0;
   if (plan.training.attention == AttentionKernel::flash) {
     scores = 4 * a;
@@ -255,6 +272,18 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.weights_bytes += experts.weights_bytes;
       mem.gradients_bytes += experts.gradients_bytes;
       mem.optimizer_bytes += experts.optimizer_bytes;
+    }
+    if (tr.precision == Precision::fp8 && l.zero_stage < 3) {
+      // Transformer Engine's fp8 copies of the layers' GEMM weights: a rowwise copy for the
+      // forward and a columnwise one for the input gradient (Hopper transposes it physically,
+      // MXFP8 scales it per column block; TE docs, "Performance Considerations", Handling
+      // transposes), cast on the first micro-batch and kept for the rest (TE Linear.forward's
+      // is_first_microbatch, which Megatron-Core's forward_step sets): 2 bytes per weight beside
+      // the 16-bit one. The embedding and the LM head run in 16 bits. (ZeRO-3 gathers each layer
+      // when it runs, so its copies come and go with the gathered layer.)
+      const double gemm_params = static_cast<double>(stage.layers - moe_layers) * layer_params +
+                                 static_cast<double>(moe_layers) * moe_layer_params + expert_params;
+      mem.weights_bytes += 2.0 * gemm_params;
     }
     // This GPU's shard of the parameters, as ZeRO partitions optimizer states (zero_stage >= 1).
     const double shard_params = params / static_cast<double>(std::max<std::int64_t>(l.zero_stage >= 1 ? shards : 1, 1)) +

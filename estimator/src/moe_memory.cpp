@@ -20,6 +20,7 @@
 // Selective recomputation drops the attention scores (Megatron's default "core_attn" module);
 // full recomputation keeps only each layer's input, as for dense layers.
 #include "moe_memory.h"
+#include "plansight/estimator/memory.h"
 
 #include <algorithm>
 
@@ -53,7 +54,8 @@ double layer_activation_bytes_by_kind(const Plan& plan, Recompute recompute, boo
   const double keys = static_cast<double>(plan.training.seq_len);
   const double gate = m.gated_mlp ? 3.0 : 2.0;
 
-  double replicated = 2 * e * h + mask * h;  // attention half
+  const Fp8SavedInputs g = fp8_saved_gemm_input_bytes(plan);  // memory.h: fp8 copies of GEMM inputs
+  double replicated = e * h + g.input * h + mask * h;  // attention half: the norm's input and output
   double unsplit = 0, sharded = 0;
   if (m.mla.enabled()) {
     const MlaSpec& x = m.mla;
@@ -61,7 +63,7 @@ double layer_activation_bytes_by_kind(const Plan& plan, Recompute recompute, boo
                    static_cast<double>(x.kv_lora_rank));
     sharded = e * a * (2.0 * static_cast<double>(x.qk_head_dim()) + 2.0 * static_cast<double>(x.v_head_dim));
   } else {
-    sharded = e * static_cast<double>(m.q_width() + 2 * m.kv_width()) + e * static_cast<double>(m.q_width());
+    sharded = e * static_cast<double>(m.q_width() + 2 * m.kv_width()) + g.attention_output * static_cast<double>(m.q_width());
   }
   double scores = 0;
   if (plan.training.attention == AttentionKernel::flash) {
@@ -70,17 +72,23 @@ double layer_activation_bytes_by_kind(const Plan& plan, Recompute recompute, boo
     scores = e * a * keys + (m.dropout ? (1 + e) * a * keys : 0);
   }
 
-  replicated += 2 * e * h + mask * h;  // MLP half
+  // An MLP of width f: its up output(s) in 16 bits (the activation's input) and its down input,
+  // a GEMM input (fp8 under fp8 training).
+  auto mlp = [&](double f) { return e * f * (gate - 1) + g.input * f; };
   double routed = 0;
   if (moe_layer) {
+    // The norm's output stays in 16 bits: the router's weight gradient needs it.
+    replicated += 2 * e * h + mask * h;
     const MoeSpec& moe = m.moe;
     replicated += (e + 4) * static_cast<double>(moe.experts);
     const double etp = static_cast<double>(l.expert_tp());
-    const double per_copy = 2 * e * h + e * static_cast<double>(moe.expert_ffn_hidden) * gate / etp;
+    // Each routed copy: the experts' dispatched input (a GEMM input) and their output, and the FFN.
+    const double per_copy = (e + g.input) * h + mlp(static_cast<double>(moe.expert_ffn_hidden) / etp);
     routed = routed_copies_per_token(plan) * per_copy;
-    sharded += static_cast<double>(moe.shared_experts) * e * static_cast<double>(moe.effective_shared_ffn_hidden()) * gate;
+    sharded += static_cast<double>(moe.shared_experts) * mlp(static_cast<double>(moe.effective_shared_ffn_hidden()));
   } else {
-    sharded += e * static_cast<double>(m.ffn_hidden) * gate;
+    replicated += e * h + g.input * h + mask * h;  // MLP half: the norm's input and output
+    sharded += mlp(static_cast<double>(m.ffn_hidden));
   }
   return tokens * ((replicated + routed) / split + unsplit + (sharded + scores) / t);
 }

@@ -27,6 +27,14 @@ MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParamete
 // given recomputation (the plan's own by default).
 double layer_activation_bytes(const Plan& plan, Recompute recompute);
 inline double layer_activation_bytes(const Plan& plan) { return layer_activation_bytes(plan, plan.layout.recompute); }
+// Bytes per element of a GEMM input saved for the backward: e (2 bytes; 4 in fp32/tf32), or
+// under fp8 training Transformer Engine's fp8 copy (1 byte). `attention_output` is the output
+// projection's input, which flash attention also keeps in 16 bits for its own backward.
+struct Fp8SavedInputs {
+  double input = 2, attention_output = 2;
+};
+Fp8SavedInputs fp8_saved_gemm_input_bytes(const Plan& plan);
+
 // Activation gradients alive while one layer runs its backward, on top of what is stored
 // (memory.cpp explains the terms).
 double backward_working_bytes(const Plan& plan);
