@@ -16,7 +16,7 @@
 #     mla_up_proj), and "mlp" of DeepSeek-V3's 3 dense layers, count as "none" (they add no or
 #     <2% GEMM FLOPs); our "selective" is Korthikanti's attention-core recomputation, which no row uses;
 #   - micro-batch 1 where the source gives none (the DeepSeek-V3 report);
-#   - schedule: interleaved where the source gives VP > 1, else 1F1B (DualPipe is not modelled).
+#   - schedule: interleaved where the source gives VP > 1, else 1F1B (DualPipe, two model copies per rank, is not; DualPipeV is another schedule).
 # Not modelled, so rows that rely on them run faster than we predict: the all-to-all overlapped
 # with compute (the Qwen3 and DeepSeek-V3 Megatron-Bridge rows, the DeepSeek-V3 report), DeepEP
 # (DeepSeek-V3 Megatron-Bridge row), node-limited routing with deduplicated cross-node sends and

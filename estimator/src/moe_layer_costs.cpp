@@ -101,15 +101,19 @@ void for_each_routed_expert_operator(const Plan& plan, const DeviceModel& dev, O
   const double f = static_cast<double>(moe.expert_ffn_hidden) / etp;
 
   // Router (replicated weights) and its fp32 scoring (read logits, write scores and indices).
+  out.set_fp8(false);  // Megatron-Core's router runs in 16 or 32 bits
   out.gemm("router", step::kMlpUp - 0.4, tokens, experts, h, 1);
+  out.set_fp8(plan.training.precision == Precision::fp8);
   out.streaming("router scoring", step::kMlpUp - 0.3, kRouterFlops, tokens * experts, tokens * experts * (e + 4) * 2,
                 tokens * experts * (e + 4) * 2);
 
   // Routed experts on this GPU: grouped GEMMs, M = tokens per local expert.
   const double local_experts = experts / static_cast<double>(l.ep);
   const double per_expert = rows / local_experts;
-  out.gemm("experts FC1 (grouped)", step::kMlpUp + 0.1, per_expert, gate * f, h, local_experts);  // gate and up
-  out.gemm("experts FC2 (grouped)", step::kMlpDown + 0.1, per_expert, h, f, local_experts);
+  // Under fp8 both take a cast of their input: the permuted tokens and the activation's output
+  // (Megatron-Core's grouped experts do not fuse them).
+  out.gemm("experts FC1 (grouped)", step::kMlpUp + 0.1, per_expert, gate * f, h, local_experts, true);  // gate and up
+  out.gemm("experts FC2 (grouped)", step::kMlpDown + 0.1, per_expert, h, f, local_experts, true);
   out.streaming("expert activation", step::kActivation + 0.1, kActivationFlops, rows * f, rows * f * (gate + 1) * e,
                 rows * f * (2 * gate + 1) * e);
   // Permute before dispatch and unpermute after combine: two kernels, each reading and writing

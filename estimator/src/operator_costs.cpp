@@ -89,7 +89,7 @@ void mla_gemms(Emitter& out, const LayerDims& d, const MlaSpec& a) {
   }
   out.gemm("kv_a_proj_with_mqa", step::kQkv + 0.2, d.T, kvl + static_cast<double>(a.qk_rope_head_dim), d.h);
   out.gemm("kv_b_proj", step::kQkv + 0.3, d.T, d.heads * (static_cast<double>(a.qk_nope_head_dim) + v) / d.t, kvl);
-  out.gemm("o_proj", step::kAttentionOut, d.T, d.h, d.heads * v / d.t);
+  out.gemm("o_proj", step::kAttentionOut, d.T, d.h, d.heads * v / d.t, 1, true);
 }
 
 ElementFlops norm_flops(const Plan& plan) {
@@ -187,11 +187,12 @@ LayerDims layer_dims(const Plan& plan) {
 void for_each_layer_operator(const Plan& plan, const DeviceModel& dev, OperatorSink& sink) {
   const LayerDims d = layer_dims(plan);
   Emitter out(dev, sink);
+  out.set_fp8(plan.training.precision == Precision::fp8);
   if (plan.model.mla.enabled()) {
     mla_gemms(out, d, plan.model.mla);
   } else {
     out.gemm("QKV", step::kQkv, d.T, (d.q + 2 * d.k) / d.t, d.h);
-    out.gemm("attention output", step::kAttentionOut, d.T, d.h, d.q / d.t);
+    out.gemm("attention output", step::kAttentionOut, d.T, d.h, d.q / d.t, 1, true);
   }
   out.gemm(plan.model.gated_mlp ? "MLP gate + up" : "MLP up", step::kMlpUp, d.T, d.gate * d.f / d.t, d.h);
   out.gemm("MLP down", step::kMlpDown, d.T, d.h, d.f / d.t);

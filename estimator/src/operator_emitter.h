@@ -50,13 +50,31 @@ class Emitter {
  public:
   Emitter(const DeviceModel& dev, OperatorSink& sink) : dev_(dev), sink_(sink) {}
   void set_core(bool core) { core_ = core; }
+  // FP8 training (Transformer Engine): GEMMs from here on take fp8 operands, cast by the kernels
+  // that fp8_casts() below adds. Off for GEMMs frameworks keep in 16 bits (router, LM head).
+  void set_fp8(bool fp8) { fp8_ = fp8; }
 
-  // A GEMM of the forward pass and its two backward GEMMs.
-  void gemm(std::string_view name, double step, double M, double N, double K, double batch = 1) {
+  // A GEMM of the forward pass and its two backward GEMMs. `input_cast`: under fp8 its input
+  // needs a cast kernel of its own (TE fuses the cast into a preceding norm or activation of its
+  // fused modules, LayerNormLinear and LayerNormMLP; not after attention or an expert's
+  // activation).
+  void gemm(std::string_view name, double step, double M, double N, double K, double batch = 1,
+            bool input_cast = false) {
     const double flops = 2 * M * N * K * batch;
     add_gemm(name, OperatorPass::forward, step, M, N, K, batch, flops);
     add_gemm(name, OperatorPass::backward_input, step, M, K, N, batch, flops);
     add_gemm(name, OperatorPass::backward_weight, step, K, N, M, batch, flops);
+    if (fp8_) fp8_casts(step, input_cast ? M * K * batch : 0, M * N * batch);
+  }
+  // The casts of one fp8 GEMM: in the forward its input when no fused kernel produced it, in the
+  // backward its output gradient; each reads 16 bits and writes the rowwise and the columnwise
+  // fp8 copy (1 byte each: Hopper transposes physically) the two backward GEMMs need (TE docs,
+  // "Performance Considerations": forward GEMMs use rowwise tensors, wgrad columnwise, dgrad the
+  // output gradient rowwise). Memory bound: 4 bytes per element. The weights' casts happen once
+  // per iteration (cached over micro-batches) and are left out.
+  // Named "fp8 cast" (OperatorCost::name is static text), just before its GEMM.
+  void fp8_casts(double step, double input_elements, double output_gradient_elements) {
+    streaming("fp8 cast", step - 0.05, kCopyFlops, input_elements, 4 * input_elements, 4 * output_gradient_elements);
   }
   // One GEMM of one pass (the attention core's products), with its FLOPs as counted.
   void add_gemm(std::string_view name, OperatorPass pass, double step, double m, double n, double k, double batch,
@@ -118,6 +136,7 @@ class Emitter {
   const DeviceModel& dev_;
   OperatorSink& sink_;
   bool core_ = false;
+  bool fp8_ = false;
 };
 
 // Steps of a layer's forward, in the order Megatron-LM runs it (OperatorCost::step).

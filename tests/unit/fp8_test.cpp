@@ -1,10 +1,13 @@
-// FP8 training's memory as Transformer Engine keeps it (memory.cpp, moe_memory.cpp): GEMM inputs
+// FP8 training as Transformer Engine runs it. Memory (memory.cpp, moe_memory.cpp): GEMM inputs
 // saved as fp8 copies (the attention output's on top of its 16-bit copy under flash attention),
 // and 2 bytes of fp8 weight copies per layer parameter beside the 16-bit weights, none under
-// ZeRO-3. Hand-checked values on a small GPT layer.
+// ZeRO-3. Time (operator_emitter.h): the cast kernels of every fp8 GEMM. Hand-checked values on a
+// small GPT layer.
 #include <gtest/gtest.h>
 
+#include "plansight/estimator/device_model.h"
 #include "plansight/estimator/estimator.h"
+#include "plansight/estimator/operator_costs.h"
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/presets.h"
@@ -92,6 +95,28 @@ TEST(Fp8Memory, MoeLayersSaveTheirExpertInputsAsFp8Too) {
   ASSERT_TRUE(fp8.ok()) << fp8.error_text();
   EXPECT_LT(fp8->memory.peak.activations_bytes, bf16->memory.peak.activations_bytes);
   EXPECT_GT(fp8->memory.peak.activations_bytes, 0.5 * bf16->memory.peak.activations_bytes);
+}
+
+TEST(Fp8Time, EveryFp8GemmPaysItsCasts) {
+  // Per layer of 1024 tokens: forward, the output projection's input (q = 1024 wide; the QKV and
+  // MLP inputs come cast from TE's fused norm and activation): 1024 x 1024 x 4 B = 4,194,304 B;
+  // backward, every GEMM's output gradient, QKV 3072 + projection 1024 + MLP up 4096 + MLP down
+  // 1024 = 9216 wide: 1024 x 9216 x 4 B = 37,748,736 B. None in bf16.
+  for (Precision precision : {Precision::fp8, Precision::bf16}) {
+    const Plan plan = small_gpt(precision, AttentionKernel::flash);
+    const DeviceModel device(plan.cluster.gpu, precision, default_efficiency(plan.cluster.gpu));
+    double forward = 0, backward = 0, seconds = 0;
+    for (const OperatorCost& op : layer_operators(plan, device)) {
+      if (!op.name.starts_with("fp8 cast")) continue;
+      (op.pass == OperatorPass::forward ? forward : backward) += op.bytes;
+      seconds += op.seconds;
+    }
+    const bool fp8 = precision == Precision::fp8;
+    EXPECT_DOUBLE_EQ(forward, fp8 ? 4'194'304.0 : 0.0);
+    EXPECT_DOUBLE_EQ(backward, fp8 ? 37'748'736.0 : 0.0);
+    // Memory bound: at least the bytes over the H100's 3.35 TB/s.
+    if (fp8) EXPECT_GE(seconds, (4'194'304.0 + 37'748'736.0) / 3.35e12);
+  }
 }
 
 }  // namespace
