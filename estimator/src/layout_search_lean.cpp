@@ -152,6 +152,8 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
       params += model.tied_embeddings ? (c.pp > 1 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
     }
     MemoryBreakdown mem = model_state_bytes(params, ctx.per_param, c.zero_stage, shards);
+    // As estimate_memory(): Transformer Engine's two fp8 copies of every layer weight (not ZeRO-3).
+    if (tr.precision == Precision::fp8 && c.zero_stage < 3) mem.weights_bytes += 2.0 * static_cast<double>(stage_layers) * key.layer_params;
     const InFlight flight = in_flight(c, m, r);
     mem.activations_bytes = key.layer_activation_bytes * (flight.rank_forwards * static_cast<double>(chunk_layers));
     if (c.recompute == Recompute::full && stage_layers > 0) mem.activations_bytes += key.full_layer_activation_bytes;

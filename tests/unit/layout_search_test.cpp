@@ -59,8 +59,21 @@ TEST(LayoutSearch, LeanClosedFormEqualsTheLibrary) {
       {"llama-3.1-70b", 512, 8, 8, 5, 2, 1, 1024, 1, R::full, S::interleaved, true, true, true},
       {"narayanan-1008b", 3072, 8, 64, 1, 1, 1, 3072, 0, R::full, S::one_f_one_b, false, false, true},
   };
-  for (const auto& row : rows) {
-    Plan plan = base_plan(row.model, "selene", row.gpus, row.global);
+  // The same layouts in fp8 on H100s (Transformer Engine's fp8 weight copies and saved inputs).
+  const Row fp8_rows[] = {
+      {"gpt3-175b", 1024, 8, 8, 3, 1, 1, 1536, 1, R::selective, S::interleaved, true, true, true},
+      {"llama-2-7b", 64, 2, 4, 2, 1, 1, 256, 1, R::none, S::interleaved, true, true, true},
+      {"gpt3-1.3b", 8, 2, 2, 1, 2, 1, 64, 3, R::selective, S::one_f_one_b, true, true, true},
+  };
+  std::vector<std::pair<Row, bool>> all;
+  for (const auto& row : rows) all.emplace_back(row, false);
+  for (const auto& row : fp8_rows) all.emplace_back(row, true);
+  for (const auto& [row, fp8] : all) {
+    Plan plan = base_plan(row.model, fp8 ? "dgx-h100" : "selene", row.gpus, row.global);
+    if (fp8) {
+      plan.training.precision = Precision::fp8;
+      plan.training.grad_precision = gradient_precision_for(Precision::fp8);
+    }
     plan.layout.tp = row.tp;
     plan.layout.pp = row.pp;
     plan.layout.vpp = row.vpp;
@@ -74,7 +87,7 @@ TEST(LayoutSearch, LeanClosedFormEqualsTheLibrary) {
     plan.training.attention = row.flash ? AttentionKernel::flash : AttentionKernel::standard;
     const auto problems = validate(plan);
     ASSERT_FALSE(has_errors(problems)) << row.model << ": " << join_messages(problems);
-    const std::string name = std::string(row.model) + " tp " + std::to_string(row.tp) + " pp " +
+    const std::string name = std::string(fp8 ? "fp8 " : "") + row.model + " tp " + std::to_string(row.tp) + " pp " +
                              std::to_string(row.pp) + " v " + std::to_string(row.vpp) + " " +
                              std::string(to_string(row.schedule));
 
