@@ -289,7 +289,81 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+namespace {
+
+// The final ranking: faster first; within ~0.01% the one needing less memory.
+bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
+  const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
+  if (speed_class(ta) != speed_class(tb)) return speed_class(ta) < speed_class(tb);
+  const double ma = a.estimate.memory.peak.total_bytes(), mb = b.estimate.memory.peak.total_bytes();
+  if (ma != mb) return ma < mb;
+  return ta < tb;
+}
+
+// SearchSpace::precision: the whole search once per precision the GPU runs (its costs, memory
+// and validity all change with it), merged: counts add up, rejections merge by reason (the first
+// precision's example, the closest memory miss of all), layouts rank as one list.
+Result<SearchResult> search_precisions(const Plan& base, const SearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult merged;
+  std::vector<Diagnostic> errors;
+  bool searched = false;
+  for (Precision precision : options.space.precision) {
+    if (base.cluster.gpu.peak_flops(precision) <= 0) {
+      merged.skipped_precisions.push_back(precision);
+      continue;
+    }
+    Plan plan = base;
+    plan.training.precision = precision;
+    plan.training.grad_precision = gradient_precision_for(precision);
+    SearchOptions one = options;
+    one.space.precision = {precision};
+    auto r = search_layouts(plan, one);
+    if (!r) {
+      if (errors.empty()) errors = r.errors();  // every precision fails alike (the same space): once
+      continue;
+    }
+    searched = true;
+    merged.enumerated += r->enumerated, merged.evaluated += r->evaluated, merged.fitting += r->fitting;
+    merged.simulated += r->simulated;
+    merged.threads = r->threads;
+    merged.closed_form_seconds += r->closed_form_seconds;
+    for (auto& layout : r->layouts) merged.layouts.push_back(std::move(layout));
+    for (auto& rej : r->rejections) {
+      auto same = std::find_if(merged.rejections.begin(), merged.rejections.end(),
+                               [&](const Rejection& m) { return m.reason == rej.reason; });
+      if (same == merged.rejections.end()) {
+        merged.rejections.push_back(std::move(rej));
+        continue;
+      }
+      same->count += rej.count;
+      if (rej.reason == RejectReason::memory && rej.closest_bytes > 0 &&
+          (same->closest_bytes <= 0 || rej.closest_bytes < same->closest_bytes)) {
+        same->closest = rej.closest, same->closest_bytes = rej.closest_bytes;
+      }
+    }
+  }
+  if (!searched) {
+    if (!errors.empty()) return errors;
+    std::string names;
+    for (Precision p : options.space.precision) names += (names.empty() ? "" : ", ") + std::string(to_string(p));
+    return make_error("search.precision", names + ": the " + base.cluster.gpu.name + " has no peak for any of them");
+  }
+  std::stable_sort(merged.layouts.begin(), merged.layouts.end(), ranks_before);
+  if (merged.layouts.size() > options.top) merged.layouts.resize(options.top);
+  std::stable_sort(merged.rejections.begin(), merged.rejections.end(),
+                   [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
+  merged.seconds = seconds_since(start);
+  return merged;
+}
+
+}  // namespace
+
 Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& options) {
+  const auto& precisions = options.space.precision;
+  if (!precisions.empty() && !(precisions.size() == 1 && precisions.front() == base.training.precision)) {
+    return search_precisions(base, options);
+  }
   const auto start = std::chrono::steady_clock::now();
   if (auto errors = base_errors(base); !errors.empty()) return errors;
   if (base.layout.placement != kDefaultPlacement) {
@@ -405,13 +479,7 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
     result.layouts.push_back(std::move(*r));
   }
   // kept is in closed-form order, so stable_sort leaves that order (and the ordinal) as the last tie-break.
-  std::stable_sort(result.layouts.begin(), result.layouts.end(), [](const RankedLayout& a, const RankedLayout& b) {
-    const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
-    if (speed_class(ta) != speed_class(tb)) return speed_class(ta) < speed_class(tb);
-    const double ma = a.estimate.memory.peak.total_bytes(), mb = b.estimate.memory.peak.total_bytes();
-    if (ma != mb) return ma < mb;
-    return ta < tb;
-  });
+  std::stable_sort(result.layouts.begin(), result.layouts.end(), ranks_before);
   if (result.layouts.size() > options.top) result.layouts.resize(options.top);
   result.seconds = seconds_since(start);
   return result;

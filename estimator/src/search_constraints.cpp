@@ -130,6 +130,13 @@ std::vector<Diagnostic> set_search_constraint(SearchSpace& space, std::string_vi
     if (any) return space.schedule.clear(), std::vector<Diagnostic>{};
     return set_enum(space.schedule, text, field);
   }
+  if (dimension == "precision") {
+    // Unlike the layout dimensions, nothing keeps the plan's precision (a numerics choice, not a
+    // layout); "any" tries the 16-bit and 8-bit ones (the GPU's own peaks decide which run).
+    if (text.empty()) return space.precision.clear(), std::vector<Diagnostic>{};
+    if (text == "any") return space.precision = {Precision::bf16, Precision::fp16, Precision::fp8}, std::vector<Diagnostic>{};
+    return set_enum(space.precision, text, field);
+  }
   if (dimension == "sequence_parallel") {
     if (any) space.sequence_parallel.reset();
     else if (text == "on" || text == "true") space.sequence_parallel = true;
@@ -170,6 +177,7 @@ std::string describe_constraints(const SearchSpace& s) {
   };
   if (!s.recompute.empty()) add("recompute " + names(s.recompute));
   if (!s.schedule.empty()) add("schedule " + names(s.schedule));
+  if (!s.precision.empty()) add("precision " + names(s.precision));
   if (s.sequence_parallel) add(std::string("sequence parallel ") + (*s.sequence_parallel ? "on" : "off"));
   if (!s.framework_rules) add("framework rules off");
   return out.empty() ? "none" : out;

@@ -108,6 +108,29 @@ TEST(SearchPage, SearchesSortsAndAppliesTheSelectedLayout) {
   EXPECT_EQ(warnings.count(), 0);
 }
 
+// A precision list searches each precision; the table says each layout's, and a precision the
+// GPU lacks (the default plan's A100 has no fp8) is named in the status.
+TEST(SearchPage, PrecisionListShowsEachLayoutsPrecision) {
+  PlanDocument document;
+  document.replacePlan(est::default_plan());
+  ASSERT_TRUE(test::wait_idle(document));
+  SearchPage page(&document);
+  SearchConstraintsForm* form = page.constraints();
+  ASSERT_TRUE(form && form->field("precision"));
+  form->topBox()->setValue(6);
+  form->field("tp")->setText(QStringLiteral("8"));
+  form->field("precision")->setText(QStringLiteral("bf16,fp16,fp8"));
+  page.startSearch();
+  ASSERT_TRUE(wait_search(page));
+  ASSERT_EQ(page.model()->rowCount(), 6) << page.statusText().toStdString();
+  for (int r = 0; r < 6; ++r) {
+    const QString shown = page.model()->index(r, SearchResultModel::kPrecision).data().toString();
+    EXPECT_TRUE(shown == QStringLiteral("bf16") || shown == QStringLiteral("fp16")) << shown.toStdString();
+    EXPECT_EQ(shown.toStdString(), est::to_string(page.model()->layoutAt(r)->plan.training.precision));
+  }
+  EXPECT_TRUE(page.statusText().contains(QStringLiteral("fp8 not searched"))) << page.statusText().toStdString();
+}
+
 // Issue 17: the page shows as many layouts as asked for, within the constraints typed, and
 // never one the plan page would then warn about (CP without flash attention, ZeRO-2/3 with PP).
 TEST(SearchPage, ShowsTheTopNWithinTheConstraints) {

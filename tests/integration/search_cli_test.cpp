@@ -273,6 +273,26 @@ TEST(SearchCli, TheDefaultPlanNeedsNoFlags) {
   EXPECT_NE(mfu.err.find("warning: --mfu"), std::string::npos) << mfu.err;
 }
 
+// --precision takes a list: each precision searched, each layout saying its own.
+TEST(SearchCli, PrecisionListSearchesEach) {
+  auto r = run_cli({"search", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "16", "--global-batch", "256",
+                    "--precision", "bf16,fp8", "--top", "6", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, int> seen;
+  for (const auto& l : j["layouts"]) ++seen[l["precision"].get<std::string>()];
+  EXPECT_FALSE(seen.empty());
+  for (const auto& [name, count] : seen) EXPECT_TRUE(name == "bf16" || name == "fp8") << name;
+  EXPECT_NE(j["request"]["constraints"].get<std::string>().find("precision bf16,fp8"), std::string::npos);
+  auto a100 = run_cli({"search", "--model", "llama-2-7b", "--system", "dgx-a100-80gb", "--gpus", "16", "--global-batch",
+                       "256", "--precision", "bf16,fp8", "--top", "2"});
+  ASSERT_EQ(a100.status, Status::ok) << a100.err;
+  EXPECT_NE(a100.out.find("precision fp8 not searched: the a100-80gb-sxm has no fp8 peak"), std::string::npos) << a100.out;
+  auto bad = run_cli({"search", "--precision", "fp9"});
+  EXPECT_NE(bad.status, Status::ok);
+  EXPECT_NE(bad.err.find("--precision"), std::string::npos) << bad.err;
+}
+
 TEST(SearchCli, TextReportShowsBreakdowns) {
   auto r = run_cli({"search", "--model", "gpt3-1.3b", "--system", "dgx-a100-80gb", "--gpus", "16", "--global-batch",
                     "256", "--top", "2"});

@@ -325,3 +325,46 @@ TEST(LayoutSearch, FixedDimensionsAndBaseErrors) {
 
 }  // namespace
 }  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+// SearchSpace::precision: one search per precision the GPU runs, merged into one ranking.
+TEST(LayoutSearch, PrecisionsSearchEachAndMergeTheRanking) {
+  Plan h100 = base_plan("llama-2-7b", "dgx-h100", 16, 256);
+  SearchOptions one;
+  one.top = 3;
+  one.threads = 1;
+  auto bf16 = search_layouts(h100, [&] { auto o = one; o.space.precision = {Precision::bf16}; return o; }());
+  auto fp8 = search_layouts(h100, [&] { auto o = one; o.space.precision = {Precision::fp8}; return o; }());
+  auto both = search_layouts(h100, [&] { auto o = one; o.space.precision = {Precision::bf16, Precision::fp8}; return o; }());
+  ASSERT_TRUE(bf16.ok()) << bf16.error_text();
+  ASSERT_TRUE(fp8.ok()) << fp8.error_text();
+  ASSERT_TRUE(both.ok()) << both.error_text();
+  EXPECT_EQ(both->enumerated, bf16->enumerated + fp8->enumerated);
+  EXPECT_EQ(both->fitting, bf16->fitting + fp8->fitting);
+  std::int64_t rejected = 0;
+  for (const auto& r : both->rejections) rejected += r.count;
+  EXPECT_EQ(rejected + both->fitting, both->enumerated);
+  ASSERT_EQ(both->layouts.size(), 3u);
+  EXPECT_EQ(bf16->layouts.front().plan.training.precision, Precision::bf16);
+  EXPECT_EQ(fp8->layouts.front().plan.training.precision, Precision::fp8);
+  EXPECT_EQ(fp8->layouts.front().plan.training.grad_precision, gradient_precision_for(Precision::fp8));
+  // The merged best is the better of the two bests.
+  const double best = std::min(bf16->layouts.front().estimate.time.iteration_s, fp8->layouts.front().estimate.time.iteration_s);
+  EXPECT_DOUBLE_EQ(both->layouts.front().estimate.time.iteration_s, best);
+  EXPECT_TRUE(both->skipped_precisions.empty());
+
+  // An A100 has no fp8: it is skipped and named, the rest is the bf16 search; fp8 alone is an error.
+  Plan a100 = base_plan("llama-2-7b", "dgx-a100-80gb", 16, 256);
+  auto skipped = search_layouts(a100, [&] { auto o = one; o.space.precision = {Precision::bf16, Precision::fp8}; return o; }());
+  ASSERT_TRUE(skipped.ok()) << skipped.error_text();
+  ASSERT_EQ(skipped->skipped_precisions.size(), 1u);
+  EXPECT_EQ(skipped->skipped_precisions.front(), Precision::fp8);
+  auto only = search_layouts(a100, [&] { auto o = one; o.space.precision = {Precision::fp8}; return o; }());
+  ASSERT_FALSE(only.ok());
+  EXPECT_EQ(only.errors().front().field, "search.precision");
+}
+
+}  // namespace
+}  // namespace plansight::estimator

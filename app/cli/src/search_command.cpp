@@ -56,6 +56,7 @@ constexpr ConstraintFlag kConstraintFlags[] = {
     {"--cp", "cp"},         {"--zero", "zero_stage"},
     {"--micro-batch", "micro_batch"}, {"--recompute", "recompute"},
     {"--schedule", "schedule"}, {"--sequence-parallel", "sequence_parallel"},
+    {"--precision", "precision"},
 };
 
 std::vector<FlagSpec> search_flags() {
@@ -159,7 +160,12 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
       {"closed_form_seconds", r.closed_form_seconds},
       {"seconds", r.seconds},
       {"layouts_per_s", r.closed_form_seconds > 0 ? static_cast<double>(r.enumerated) / r.closed_form_seconds : 0.0},
-      {"simulated", r.simulated}};
+      {"simulated", r.simulated},
+      {"skipped_precisions", [&] {
+         json names = json::array();
+         for (auto p : r.skipped_precisions) names.push_back(est::to_string(p));
+         return names;
+       }()}};
   json rejections = json::array();
   for (const auto& rej : r.rejections) {
     const bool memory = rej.reason == est::RejectReason::memory;
@@ -182,6 +188,7 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
     const bool budget = t.tokens > 0;
     layouts.push_back({{"rank", i + 1},
                        {"layout", layout_json(l.candidate)},
+                       {"precision", est::to_string(l.plan.training.precision)},
                        {"micro_batches", e.micro_batches},
                        {"tokens_per_s", e.time.tokens_per_s},
                        {"iteration_s", e.time.iteration_s},
@@ -232,13 +239,19 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
         << format_count(static_cast<double>(o.max_simulated_ops)) << " schedule ops to simulate)";
   }
   out << ", " << format_seconds(r.seconds) << " in all\n";
+  for (auto p : r.skipped_precisions) {
+    out << "  precision " << est::to_string(p) << " not searched: the " << base.cluster.gpu.name << " has no "
+        << est::to_string(p) << " peak\n";
+  }
   out << est::rejection_summary(r);
   for (std::size_t i = 0; i < r.layouts.size(); ++i) {
     const auto& l = r.layouts[i];
     const auto& e = l.estimate;
     const auto& m = e.memory.peak;
     const auto& b = e.time.breakdown;
-    out << "\n#" << i + 1 << "  " << est::describe(l.candidate) << "\n";
+    out << "\n#" << i + 1 << "  " << est::describe(l.candidate);
+    if (!o.space.precision.empty()) out << ", " << est::to_string(l.plan.training.precision);
+    out << "\n";
     out << "    " << format_count(e.time.tokens_per_s) << " tokens/s, iteration " << format_seconds(e.time.iteration_s)
         << " (" << e.micro_batches << " micro-batches), MFU " << format_fixed(e.time.mfu * 100, 1) << "%, HFU "
         << format_fixed(e.time.hfu * 100, 1) << "%, " << format_fixed(e.time.achieved_tflops_per_gpu, 1)

@@ -113,6 +113,7 @@ est::SearchResult ChunkedSearch::result() const {
     out.simulated += r.simulated;
     out.closed_form_seconds += r.closed_form_seconds;
     out.seconds += r.seconds;
+    if (out.skipped_precisions.empty()) out.skipped_precisions = r.skipped_precisions;  // alike in every chunk
     for (const est::Rejection& rej : r.rejections) {
       Merged& m = reasons[static_cast<std::size_t>(rej.reason)];
       m.count += rej.count;

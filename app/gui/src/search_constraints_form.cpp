@@ -2,6 +2,8 @@
 // a form layout: the constraints are secondary to the results, which keep the page's height.
 #include "plansight/gui/search_constraints_form.h"
 
+#include <string_view>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGridLayout>
@@ -22,6 +24,7 @@ SearchConstraintsForm::SearchConstraintsForm(QWidget* parent) : QWidget(parent) 
       {"cp", tr("CP")},         {"micro_batch", tr("Micro-batch")},
       {"zero_stage", tr("ZeRO")}, {"recompute", tr("Recompute")},
       {"schedule", tr("Schedule")}, {"sequence_parallel", tr("Seq. parallel")},
+      {"precision", tr("Precision")},
   };
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(0, 0, 0, 0);
@@ -29,8 +32,10 @@ SearchConstraintsForm::SearchConstraintsForm(QWidget* parent) : QWidget(parent) 
   for (const auto& [dim, label] : dims) {
     auto* edit = new QLineEdit(this);
     edit->setObjectName(QStringLiteral("constraint_%1").arg(QLatin1String(dim)));
-    edit->setPlaceholderText(tr("any"));
-    edit->setToolTip(tr("Any, a value (8), a list (2,4,8) or a range (2..8, ..8, 4..)"));
+    const bool precision = std::string_view(dim) == "precision";
+    edit->setPlaceholderText(precision ? tr("the plan's") : tr("any"));
+    edit->setToolTip(precision ? tr("The plan's (empty), one (fp8), a list (bf16,fp8) or any (bf16, fp16 and fp8 where the GPU has them)")
+                               : tr("Any, a value (8), a list (2,4,8) or a range (2..8, ..8, 4..)"));
     edit->setMaximumWidth(110);
     auto* caption = new QLabel(label, this);
     caption->setBuddy(edit);
@@ -55,9 +60,10 @@ SearchConstraintsForm::SearchConstraintsForm(QWidget* parent) : QWidget(parent) 
   top_->setRange(1, 200);
   top_->setValue(10);
   top_->setPrefix(tr("show top "));
-  grid->addWidget(rules_, 2, 0, 1, 3);
-  grid->addWidget(attention_, 2, 3, 1, 3);
-  grid->addWidget(top_, 2, 6, 1, 2);
+  const int below = (i + 4) / 5;  // the row after the fields
+  grid->addWidget(rules_, below, 0, 1, 3);
+  grid->addWidget(attention_, below, 3, 1, 3);
+  grid->addWidget(top_, below, 6, 1, 2);
   grid->setColumnStretch(10, 1);
 }
 

@@ -175,6 +175,10 @@ void SearchPage::deliver(std::shared_ptr<const est::SearchResult> result, QStrin
                                             static_cast<int>(closed_form))
                                              .arg(format_count(static_cast<double>(est::SearchOptions{}.max_simulated_ops))));
     }
+    for (auto precision : result->skipped_precisions) {
+      const auto name = QString::fromUtf8(est::to_string(precision).data(), static_cast<int>(est::to_string(precision).size()));
+      status_->setText(status_->text() + tr(" %1 not searched: this GPU has no %1 peak.").arg(name));
+    }
     if (proxy_->rowCount() > 0) table_->selectRow(0);
   }
   emit searchFinished();

@@ -44,6 +44,10 @@ QVariant raw_value(const est::RankedLayout& l, int row, int column) {
     case SearchResultModel::kZero: return static_cast<qlonglong>(c.zero_stage);
     case SearchResultModel::kRecompute: return QString::fromUtf8(est::to_string(c.recompute).data(), static_cast<int>(est::to_string(c.recompute).size()));
     case SearchResultModel::kSchedule: return QString::fromUtf8(est::to_string(c.schedule).data(), static_cast<int>(est::to_string(c.schedule).size()));
+    case SearchResultModel::kPrecision: {
+      const auto name = est::to_string(l.plan.training.precision);
+      return QString::fromUtf8(name.data(), static_cast<int>(name.size()));
+    }
     case SearchResultModel::kTokensPerS: return t.tokens_per_s;
     case SearchResultModel::kMfu: return t.mfu;
     case SearchResultModel::kIteration: return t.iteration_s;
@@ -81,7 +85,7 @@ QVariant SearchResultModel::headerData(int section, Qt::Orientation orientation,
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const names[kColumnCount] = {"Rank", "TP", "PP", "VPP", "DP", "CP", "Micro-batch", "SP",
-                                                  "ZeRO", "Recompute", "Schedule", "Tokens/s", "MFU", "Iteration",
+                                                  "ZeRO", "Recompute", "Schedule", "Precision", "Tokens/s", "MFU", "Iteration",
                                                   "Memory GiB", "Days"};
   return section >= 0 && section < kColumnCount ? QVariant(tr(names[section])) : QVariant();
 }

@@ -38,6 +38,11 @@ struct SearchSpace {
   std::vector<std::int64_t> ep, etp;
   std::vector<Recompute> recompute;
   std::vector<PipelineSchedule> schedule;
+  // Compute precisions to try (gradients follow each: gradient_precision_for); empty: the base
+  // plan's alone. Each runs the whole search with its own memory and time (fp8: Transformer
+  // Engine's copies and casts); the results merge by the same ranking. Precisions the GPU has no
+  // peak for are skipped and named in SearchResult::skipped_precisions.
+  std::vector<Precision> precision;
   std::optional<bool> sequence_parallel;
   std::int64_t max_micro_batch = 64;
   // The rules validate() warns about (plan.cpp): context parallelism runs on flash attention
@@ -120,6 +125,7 @@ struct SearchResult {
   unsigned threads = 1;
   double closed_form_seconds = 0;     // enumeration and closed form, the part layouts/s measures
   double seconds = 0;                 // the whole search, re-ranking included
+  std::vector<Precision> skipped_precisions;  // SearchSpace::precision the GPU cannot run
 };
 
 // Errors: the base plan's own problems (model, cluster, precision support, training fields) and
