@@ -108,6 +108,19 @@ TEST(SearchPage, SearchesSortsAndAppliesTheSelectedLayout) {
   EXPECT_EQ(warnings.count(), 0);
 }
 
+// Types the constraints into the page's form, asks for the top `top`, runs the search to its end.
+bool search_with(SearchPage& page, int top, std::initializer_list<std::pair<const char*, const char*>> fields) {
+  SearchConstraintsForm* form = page.constraints();
+  if (!form) return false;
+  form->topBox()->setValue(top);
+  for (const auto& [name, text] : fields) {
+    if (!form->field(name)) return false;
+    form->field(name)->setText(QString::fromUtf8(text));
+  }
+  page.startSearch();
+  return wait_search(page);
+}
+
 // A precision list searches each precision; the table says each layout's, and a precision the
 // GPU lacks (the default plan's A100 has no fp8) is named in the status.
 TEST(SearchPage, PrecisionListShowsEachLayoutsPrecision) {
@@ -115,13 +128,7 @@ TEST(SearchPage, PrecisionListShowsEachLayoutsPrecision) {
   document.replacePlan(est::default_plan());
   ASSERT_TRUE(test::wait_idle(document));
   SearchPage page(&document);
-  SearchConstraintsForm* form = page.constraints();
-  ASSERT_TRUE(form && form->field("precision"));
-  form->topBox()->setValue(6);
-  form->field("tp")->setText(QStringLiteral("8"));
-  form->field("precision")->setText(QStringLiteral("bf16,fp16,fp8"));
-  page.startSearch();
-  ASSERT_TRUE(wait_search(page));
+  ASSERT_TRUE(search_with(page, 6, {{"tp", "8"}, {"precision", "bf16,fp16,fp8"}}));
   ASSERT_EQ(page.model()->rowCount(), 6) << page.statusText().toStdString();
   for (int r = 0; r < 6; ++r) {
     const QString shown = page.model()->index(r, SearchResultModel::kPrecision).data().toString();
@@ -138,13 +145,7 @@ TEST(SearchPage, ShowsTheTopNWithinTheConstraints) {
   document.replacePlan(est::default_plan());
   ASSERT_TRUE(test::wait_idle(document));
   SearchPage page(&document);
-  SearchConstraintsForm* form = page.constraints();
-  ASSERT_TRUE(form);
-  form->topBox()->setValue(12);
-  form->field("tp")->setText(QStringLiteral("2..8"));
-  form->field("zero_stage")->setText(QStringLiteral("0,1,2"));
-  page.startSearch();
-  ASSERT_TRUE(wait_search(page));
+  ASSERT_TRUE(search_with(page, 12, {{"tp", "2..8"}, {"zero_stage", "0,1,2"}}));
   ASSERT_EQ(page.model()->rowCount(), 12) << page.statusText().toStdString();
   for (int r = 0; r < 12; ++r) {
     const est::RankedLayout* l = page.model()->layoutAt(r);
@@ -162,6 +163,7 @@ TEST(SearchPage, ShowsTheTopNWithinTheConstraints) {
   }
 
   // Flash attention chosen on the page lets CP in, and Apply takes the attention along.
+  SearchConstraintsForm* form = page.constraints();
   form->field("cp")->setText(QStringLiteral("2"));
   form->attentionBox()->setCurrentIndex(2);
   page.startSearch();
