@@ -377,15 +377,9 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
                                                        ": the search ranks layouts of ranks with a device each; valid: 0. "
                                                        "Estimate shared-processor layouts one by one");
   }
-  if (base.layout.offloads()) {
-    // The lean evaluation costs no host transfers, CPU step or host memory (offload.h).
-    const char* field = base.layout.offload_optimizer ? "layout.offload_optimizer"
-                        : base.layout.offload_params  ? "layout.offload_params"
-                                                      : "layout.offload_activations";
-    return make_error(field, "is on: the search does not cost offloading; valid: false. Search without it, then "
-                             "estimate the chosen layout with offloading");
-  }
-  if (base.model.moe.enabled()) return search_moe_layouts(base, options);
+  // The lean evaluation knows no experts and no host side (transfers, CPU step, host memory:
+  // offload.h): those plans are costed candidate by candidate by the library's own functions.
+  if (base.model.moe.enabled() || base.layout.offloads()) return search_library_costed(base, options);
   const Setup setup = make_setup(base, options);
   if (setup.units.empty() || setup.micro_batches.empty() || setup.recomputes.empty() || setup.zeros.empty() ||
       (setup.one_stage.empty() && setup.stages.empty()) || options.top == 0) {

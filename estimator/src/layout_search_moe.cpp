@@ -1,10 +1,11 @@
-// MoE layout search: enumerates tp x cp x pp (dp what remains) x ep x etp x micro-batch x
-// sequence parallel x recomputation x ZeRO x schedule, rejects with the integer rules of
-// validate() (Megatron-Core's for EP/ETP), costs the rest with estimate_memory() and
-// closed_form_time() of iteration_costs(), and re-ranks the best by estimate(). Sequential and
-// deterministic (enumeration order breaks ties); MoE candidates cost ~10x a dense lean one, so
-// the defaults keep the space small: ZeRO {0, 1} (Megatron's distributed optimizer is ZeRO-1)
-// and etp {1, tp}.
+// The library-costed layout search, for MoE models and for plans that offload: enumerates
+// tp x cp x pp (dp what remains) x ep x etp (MoE) x micro-batch x sequence parallel x
+// recomputation x ZeRO x schedule, rejects with the integer rules of validate() (Megatron-Core's
+// for EP/ETP; the framework rules and offloading's ZeRO needs for dense models), costs the rest
+// with estimate_memory() and closed_form_time() of iteration_costs(), and re-ranks the best by
+// estimate(). Sequential and deterministic (enumeration order breaks ties); a candidate costs
+// ~10x a dense lean one, so the defaults keep the space small: ZeRO {0, 1} for MoE (Megatron's
+// distributed optimizer is ZeRO-1) and etp {1, tp}; with offloading the stages it needs.
 #include "layout_search_moe.h"
 
 #include <algorithm>
@@ -62,17 +63,29 @@ struct Tallies {
 };
 
 // The first integer rule `c` breaks, in the dense search's order with the expert rules last.
-std::optional<RejectReason> integer_check(const Plan& base, const Candidate& c) {
+// Dense models (searched here for offloading) keep the dense search's rules: an even layer split
+// and, with `framework_rules`, context parallelism on flash attention only and no ZeRO-2/3 with
+// pipeline parallelism.
+std::optional<RejectReason> integer_check(const Plan& base, const Candidate& c, bool framework_rules) {
   const auto& m = base.model;
   const auto& e = m.moe;
+  const bool moe = e.enabled();
   if (m.heads % c.tp != 0 || m.kv_heads % c.tp != 0) return RejectReason::tp_heads;
   if (m.ffn_hidden % c.tp != 0) return RejectReason::tp_ffn;
   if (c.cp > 1 && base.training.seq_len % (2 * c.cp) != 0) return RejectReason::cp_sequence;
-  if (m.layers < c.pp * c.vpp) return RejectReason::layer_split;  // uneven splits: apply_candidate
+  if (!moe && framework_rules && c.cp > 1 && base.training.attention != AttentionKernel::flash) {
+    return RejectReason::cp_attention;
+  }
+  if (m.layers < c.pp * c.vpp) return RejectReason::layer_split;  // uneven splits: apply_candidate (MoE)
+  if (!moe && m.layers % (c.pp * c.vpp) != 0) return RejectReason::layer_split;
   if (base.training.global_batch % (c.micro_batch * c.dp) != 0) return RejectReason::global_batch;
   const std::int64_t micro_batches = base.training.global_batch / (c.micro_batch * c.dp);
   if (c.schedule == PipelineSchedule::interleaved && micro_batches % c.pp != 0) {
     return RejectReason::interleaved_micro_batches;
+  }
+  if (!moe) {
+    if (framework_rules && c.zero_stage >= 2 && c.pp > 1) return RejectReason::zero_pipeline;
+    return std::nullopt;
   }
   const std::int64_t etp = c.etp > 0 ? c.etp : c.tp;
   if (e.experts % c.ep != 0 || (c.tp * c.cp * c.dp) % (c.ep * etp) != 0 || e.expert_ffn_hidden % etp != 0 ||
@@ -88,7 +101,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Result<SearchResult> search_moe_layouts(const Plan& base, const SearchOptions& options) {
+Result<SearchResult> search_library_costed(const Plan& base, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const SearchSpace& s = options.space;
   const std::int64_t gpus = base.cluster.gpus;
@@ -96,7 +109,13 @@ Result<SearchResult> search_moe_layouts(const Plan& base, const SearchOptions& o
   if (micro_batches.empty()) {
     for (std::int64_t b = 1; b <= s.max_micro_batch && b <= base.training.global_batch; b *= 2) micro_batches.push_back(b);
   }
-  const std::vector<std::int64_t> zeros = s.zero_stage.empty() ? std::vector<std::int64_t>{0, 1} : s.zero_stage;
+  const bool moe = base.model.moe.enabled();
+  // ZeRO stages: MoE {0, 1} unless given; offloading needs its stage (ZeRO-Offload >= 1,
+  // ZeRO-Infinity 3: offload.h), so a stage it cannot run with is not enumerated.
+  std::vector<std::int64_t> zeros = s.zero_stage;
+  if (zeros.empty()) zeros = moe ? std::vector<std::int64_t>{0, 1} : std::vector<std::int64_t>{0, 1, 2, 3};
+  const std::int64_t least_zero = base.layout.offload_params ? 3 : base.layout.offload_optimizer ? 1 : 0;
+  std::erase_if(zeros, [&](std::int64_t z) { return z < least_zero; });
   std::vector<std::pair<PipelineSchedule, std::int64_t>> schedules;
   for (PipelineSchedule k : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe, PipelineSchedule::zb_h1}) {
     if (allowed(s.schedule, k) && (s.schedule.size() > 0 || k == PipelineSchedule::one_f_one_b)) schedules.push_back({k, 1});
@@ -119,7 +138,7 @@ Result<SearchResult> search_moe_layouts(const Plan& base, const SearchOptions& o
   const auto consider = [&](const Candidate& c) {
     ++result.enumerated;
     const std::int64_t this_ordinal = ordinal++;
-    if (auto reason = integer_check(base, c)) {
+    if (auto reason = integer_check(base, c, s.framework_rules)) {
       tallies.reject(*reason, c);
       return;
     }
@@ -155,13 +174,16 @@ Result<SearchResult> search_moe_layouts(const Plan& base, const SearchOptions& o
         const std::int64_t dp = gpus / (tp * cp * pp);
         if (!allowed(s.pp, pp) || !allowed(s.dp, dp)) continue;
         std::vector<std::int64_t> etps = s.etp;
-        if (etps.empty()) etps = tp > 1 ? std::vector<std::int64_t>{1, tp} : std::vector<std::int64_t>{1};
+        if (etps.empty()) etps = tp > 1 && moe ? std::vector<std::int64_t>{1, tp} : std::vector<std::int64_t>{moe ? 1 : 0};
+        // Sequence parallelism: Megatron-Core requires it with MoE and tp > 1; dense models try
+        // both (or the one given) where tp > 1.
+        std::vector<bool> sps{false};
+        if (tp > 1) sps = moe ? std::vector<bool>{true} : s.sequence_parallel ? std::vector<bool>{*s.sequence_parallel} : std::vector<bool>{false, true};
         for (std::int64_t etp : etps) {
-          for (std::int64_t ep : s.ep.empty() ? divisors_of(base.model.moe.experts) : s.ep) {
-            if (s.ep.empty() && ep * etp > tp * cp * dp) continue;  // cannot fold into the stage
+          for (std::int64_t ep : !moe ? std::vector<std::int64_t>{1} : s.ep.empty() ? divisors_of(base.model.moe.experts) : s.ep) {
+            if (moe && s.ep.empty() && ep * etp > tp * cp * dp) continue;  // cannot fold into the stage
             for (std::int64_t mb : micro_batches) {
-              // Megatron-Core requires sequence parallelism with MoE and tp > 1.
-              for (bool sp : tp > 1 ? std::vector<bool>{true} : std::vector<bool>{false}) {
+              for (bool sp : sps) {
                 for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
                   if (!allowed(s.recompute, r)) continue;
                   for (std::int64_t z : zeros) {

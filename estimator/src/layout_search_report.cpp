@@ -57,6 +57,10 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   plan.layout.ep = c.ep;
   plan.layout.etp = c.etp;
   plan.layout.dp_overlap = dp_overlap;
+  // Offloading is the plan's choice, searched with it (search_library_costed).
+  plan.layout.offload_optimizer = base.layout.offload_optimizer;
+  plan.layout.offload_params = base.layout.offload_params;
+  plan.layout.offload_activations = base.layout.offload_activations;
   // The plan's expert all-to-all overlap where the candidate allows it (validate_expert_layout's
   // rules: ep > 1, and virtual stages with pipeline parallelism); elsewhere it runs exposed.
   plan.layout.ep_overlap = base.layout.ep_overlap && c.ep > 1 && (c.pp == 1 || c.vpp > 1);

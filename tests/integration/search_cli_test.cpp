@@ -293,6 +293,18 @@ TEST(SearchCli, PrecisionListSearchesEach) {
   EXPECT_NE(bad.err.find("--precision"), std::string::npos) << bad.err;
 }
 
+// Offload flags stay in the searched plan: every layout offloads, as the request says.
+TEST(SearchCli, OffloadFlagsAreSearchedNotDropped) {
+  auto r = run_cli({"search", "--model", "llama-2-7b", "--system", "dgx-a100-40gb", "--gpus", "8", "--global-batch", "64",
+                    "--offload-optimizer", "--top", "2", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  EXPECT_EQ(r.err.find("offload"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["request"]["offload"]["optimizer"].get<bool>());
+  ASSERT_FALSE(j["layouts"].empty());
+  for (const auto& l : j["layouts"]) EXPECT_GE(l["layout"]["zero_stage"].get<int>(), 1);
+}
+
 TEST(SearchCli, TextReportShowsBreakdowns) {
   auto r = run_cli({"search", "--model", "gpt3-1.3b", "--system", "dgx-a100-80gb", "--gpus", "16", "--global-batch",
                     "256", "--top", "2"});

@@ -368,3 +368,38 @@ TEST(LayoutSearch, PrecisionsSearchEachAndMergeTheRanking) {
 
 }  // namespace
 }  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+// Offloading plans are searched with their offloading, costed candidate by candidate as
+// estimate() costs them: only the ZeRO stages the offload needs, every counted candidate
+// accounted for, and the best equal to the estimate of its own plan.
+TEST(LayoutSearch, OffloadingPlansAreSearchedWithTheirOffloading) {
+  for (auto [optimizer, params] : {std::pair{true, false}, std::pair{true, true}}) {
+    Plan base = base_plan("llama-2-7b", "dgx-a100-40gb", 8, 64);
+    base.layout.offload_optimizer = optimizer;
+    base.layout.offload_params = params;
+    SearchOptions options;
+    options.top = 3;
+    auto r = search_layouts(base, options);
+    ASSERT_TRUE(r.ok()) << r.error_text();
+    ASSERT_FALSE(r->layouts.empty());
+    std::int64_t rejected = 0;
+    for (const auto& rej : r->rejections) rejected += rej.count;
+    EXPECT_EQ(rejected + r->fitting, r->enumerated);
+    for (const auto& l : r->layouts) {
+      EXPECT_TRUE(l.plan.layout.offload_optimizer);
+      EXPECT_EQ(l.plan.layout.offload_params, params);
+      EXPECT_GE(l.candidate.zero_stage, params ? 3 : 1) << describe(l.candidate);
+      EXPECT_FALSE(has_errors(validate(l.plan))) << join_messages(validate(l.plan));
+      EXPECT_GT(l.estimate.memory.stages.front().host_bytes, 0) << "states on the host";
+    }
+    auto again = estimate(r->layouts.front().plan);
+    ASSERT_TRUE(again.ok());
+    EXPECT_DOUBLE_EQ(again->time.iteration_s, r->layouts.front().estimate.time.iteration_s);
+  }
+}
+
+}  // namespace
+}  // namespace plansight::estimator

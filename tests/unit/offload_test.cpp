@@ -190,13 +190,24 @@ TEST(Offload, PlanJsonRoundTripsTheFields) {
   EXPECT_FALSE(to_json(LayoutSpec{}).contains("offload_optimizer"));
 }
 
-TEST(Offload, TheSearchRefusesWhatItCannotCost) {
+// The search costs offloading as estimate() does (it used to refuse it): every ranked layout
+// keeps the plan's activation offloading, with its activations on the host.
+TEST(Offload, TheSearchCostsActivationOffloading) {
   Plan p = zero_offload_plan();
   p.layout.offload_optimizer = false;
   p.layout.offload_activations = true;
-  auto r = search_layouts(p, SearchOptions{});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.errors().front().field, "layout.offload_activations");
+  SearchOptions options;
+  options.top = 3;
+  auto r = search_layouts(p, options);
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  ASSERT_FALSE(r->layouts.empty());
+  for (const auto& l : r->layouts) {
+    EXPECT_TRUE(l.plan.layout.offload_activations);
+    EXPECT_FALSE(l.plan.layout.offload_optimizer);
+    auto again = estimate(l.plan);
+    ASSERT_TRUE(again.ok()) << again.error_text();
+    EXPECT_DOUBLE_EQ(again->memory.peak.total_bytes(), l.estimate.memory.peak.total_bytes());
+  }
 }
 
 }  // namespace

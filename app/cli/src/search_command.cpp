@@ -151,6 +151,9 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
                   {"top", o.top},
                   {"attention", est::to_string(t.attention)},
                   {"constraints", est::describe_constraints(o.space)},
+                  {"offload", {{"optimizer", base.layout.offload_optimizer},
+                               {"params", base.layout.offload_params},
+                               {"activations", base.layout.offload_activations}}},
                   {"framework_rules", o.space.framework_rules}};
   j["search"] = {
       {"enumerated", r.enumerated},
@@ -226,7 +229,12 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
   out << "Search: " << base.model.name << " on " << base.cluster.gpus << " x " << base.cluster.gpu.name;
   if (!base.cluster.name.empty() && base.cluster.name != "custom") out << " (" << base.cluster.name << ")";
   out << ", global batch " << t.global_batch << " x " << t.seq_len << " tokens\n";
-  out << "  " << est::to_string(t.attention) << " attention; constraints: " << est::describe_constraints(o.space)
+  out << "  " << est::to_string(t.attention) << " attention";
+  if (base.layout.offloads()) {
+    out << "; offloading " << (base.layout.offload_optimizer ? "optimizer " : "") << (base.layout.offload_params ? "parameters " : "")
+        << (base.layout.offload_activations ? "activations " : "") << "(every layout, costed as estimate costs it)";
+  }
+  out << "; constraints: " << est::describe_constraints(o.space)
       << "; framework rules " << (o.space.framework_rules ? "on (--no-framework-rules to lift them)" : "off") << "\n";
   out << "  " << format_count(static_cast<double>(r.enumerated)) << " layouts in "
       << format_seconds(r.closed_form_seconds) << " on " << r.threads << " threads ("
@@ -298,12 +306,6 @@ Status run_search(const std::vector<std::string>& argv, std::ostream& out, std::
   auto base = plan_from_args(args->without(constraint_flags), &adjustments);
   if (!base) return report(base.errors(), as_json, out, err);
   print_adjustments(adjustments, err);
-  if (base->layout.offloads()) {
-    // The search's memory and time models do not cost offloading yet: search without it and say so.
-    err << make_warning("layout.offload_*", "not used: the search does not enumerate offloading; estimate the layout "
-                                            "it finds with the offload flags").to_string() << "\n";
-    base->layout.offload_optimizer = base->layout.offload_params = base->layout.offload_activations = false;
-  }
   auto result = est::search_layouts(*base, *options);
   if (!result) return report(result.errors(), as_json, out, err);
   if (as_json) {

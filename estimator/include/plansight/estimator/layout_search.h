@@ -74,7 +74,8 @@ struct Candidate {
   std::int64_t ep = 1, etp = 0;  // expert parallelism (MoE models); etp 0 = tp
 };
 
-// The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, and
+// The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, the
+// base's offloading, and
 // no given throughput, so estimate() predicts the time). MoE models whose layers pp * vpp does
 // not divide get the earliest chunks one layer more (layout.stage_layers).
 Plan apply_candidate(const Plan& base, const Candidate& candidate);
