@@ -75,9 +75,8 @@ struct Candidate {
 };
 
 // The base plan with the candidate's layout and micro-batch (dp explicit, uniform stages, the
-// base's offloading, and
-// no given throughput, so estimate() predicts the time). MoE models whose layers pp * vpp does
-// not divide get the earliest chunks one layer more (layout.stage_layers).
+// base's offloading, and no given throughput, so estimate() predicts the time). MoE models whose
+// layers pp * vpp does not divide get the earliest chunks one layer more (layout.stage_layers).
 Plan apply_candidate(const Plan& base, const Candidate& candidate);
 std::string describe(const Candidate& candidate);  // "TP 8 PP 4 (v 2) DP 16 CP 1 mb 1 ..."
 
