@@ -116,11 +116,13 @@ Result<SearchResult> search_library_costed(const Plan& base, const SearchOptions
   if (zeros.empty()) zeros = moe ? std::vector<std::int64_t>{0, 1} : std::vector<std::int64_t>{0, 1, 2, 3};
   const std::int64_t least_zero = base.layout.offload_params ? 3 : base.layout.offload_optimizer ? 1 : 0;
   std::erase_if(zeros, [&](std::int64_t z) { return z < least_zero; });
+  // Schedules: MoE 1F1B unless given; dense models (offloading) every schedule the dense search
+  // tries.
   std::vector<std::pair<PipelineSchedule, std::int64_t>> schedules;
   for (PipelineSchedule k : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe, PipelineSchedule::zb_h1}) {
-    if (allowed(s.schedule, k) && (s.schedule.size() > 0 || k == PipelineSchedule::one_f_one_b)) schedules.push_back({k, 1});
+    if (allowed(s.schedule, k) && (s.schedule.size() > 0 || k == PipelineSchedule::one_f_one_b || !moe)) schedules.push_back({k, 1});
   }
-  if (allowed(s.schedule, PipelineSchedule::interleaved) && !s.schedule.empty()) {
+  if (allowed(s.schedule, PipelineSchedule::interleaved) && (!s.schedule.empty() || !moe)) {
     for (std::int64_t v : s.vpp.empty() ? divisors_of(base.model.layers) : s.vpp) {
       if (v >= 2) schedules.push_back({PipelineSchedule::interleaved, v});
     }
