@@ -25,9 +25,10 @@ struct ScheduleOp {
       : kind(k), pairs_with_next(pairs), chunk(c), micro_batch(mb) {}
 
   OpKind kind = OpKind::forward;
-  // The op and the next one on this rank run as one overlapped pair (DualPipe's F&B: a forward
-  // and a backward of different micro-batches, each hiding the other's communication): the pair
-  // starts when the inputs of both have arrived (dualpipev.py waits for both receives before it).
+  // The op starts only once the next op's input has arrived too: DualPipe's overlapped F&B pairs
+  // (a forward and a backward of different micro-batches, each hiding the other's
+  // communication, started when both inputs are in), and dualpipev.py's receives posted ahead of
+  // an op that then waits for them.
   bool pairs_with_next = false;
   std::int32_t chunk = 0;        // local model chunk on this rank, 0 .. v-1
   std::int32_t micro_batch = 0;  // 0 .. m-1
