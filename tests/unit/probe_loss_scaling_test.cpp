@@ -19,7 +19,9 @@ TEST(CpuLossScaling, ANonFiniteGradientOnOneRankSkipsTheUpdateOnEvery) {
   constexpr int kRanks = 2;
   runtime::InProcessWorld world(kRanks);
   std::vector<std::vector<float>> weights(kRanks);
-  std::vector<bool> flagged(kRanks), clean_after(kRanks);
+  // char, not bool: std::vector<bool> packs both ranks' flags into one word, and the two
+  // threads writing their own flag at once would race on it (a flaky failure).
+  std::vector<char> flagged(kRanks, 0), clean_after(kRanks, 0);
   std::vector<std::thread> threads;
   for (int r = 0; r < kRanks; ++r) {
     threads.emplace_back([&, r] {
