@@ -300,27 +300,22 @@ bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
   return ta < tb;
 }
 
-// SearchSpace::precision: the whole search once per precision the GPU runs (its costs, memory
-// and validity all change with it), merged: counts add up, rejections merge by reason (the first
-// precision's example, the closest memory miss of all), layouts rank as one list.
-Result<SearchResult> search_precisions(const Plan& base, const SearchOptions& options) {
+// A search run once per variant of the plan (a precision, an offloading), merged: counts add
+// up, rejections merge by reason (the first variant's example, the closest memory miss of all),
+// layouts rank as one list. A variant whose search fails (an empty space for it) is left out;
+// when all fail, the first failure is the answer.
+struct Variant {
+  Plan plan;
+  SearchOptions options;
+};
+Result<SearchResult> search_variants(std::vector<Variant> variants, std::size_t top, SearchResult merged) {
   const auto start = std::chrono::steady_clock::now();
-  SearchResult merged;
   std::vector<Diagnostic> errors;
   bool searched = false;
-  for (Precision precision : options.space.precision) {
-    if (base.cluster.gpu.peak_flops(precision) <= 0) {
-      merged.skipped_precisions.push_back(precision);
-      continue;
-    }
-    Plan plan = base;
-    plan.training.precision = precision;
-    plan.training.grad_precision = gradient_precision_for(precision);
-    SearchOptions one = options;
-    one.space.precision = {precision};
-    auto r = search_layouts(plan, one);
+  for (auto& v : variants) {
+    auto r = search_layouts(v.plan, v.options);
     if (!r) {
-      if (errors.empty()) errors = r.errors();  // every precision fails alike (the same space): once
+      if (errors.empty()) errors = r.errors();
       continue;
     }
     searched = true;
@@ -328,6 +323,11 @@ Result<SearchResult> search_precisions(const Plan& base, const SearchOptions& op
     merged.simulated += r->simulated;
     merged.threads = r->threads;
     merged.closed_form_seconds += r->closed_form_seconds;
+    for (auto p : r->skipped_precisions) {
+      if (std::find(merged.skipped_precisions.begin(), merged.skipped_precisions.end(), p) == merged.skipped_precisions.end()) {
+        merged.skipped_precisions.push_back(p);
+      }
+    }
     for (auto& layout : r->layouts) merged.layouts.push_back(std::move(layout));
     for (auto& rej : r->rejections) {
       auto same = std::find_if(merged.rejections.begin(), merged.rejections.end(),
@@ -343,18 +343,50 @@ Result<SearchResult> search_precisions(const Plan& base, const SearchOptions& op
       }
     }
   }
-  if (!searched) {
-    if (!errors.empty()) return errors;
-    std::string names;
-    for (Precision p : options.space.precision) names += (names.empty() ? "" : ", ") + std::string(to_string(p));
-    return make_error("search.precision", names + ": the " + base.cluster.gpu.name + " has no peak for any of them");
-  }
+  if (!searched) return errors;
   std::stable_sort(merged.layouts.begin(), merged.layouts.end(), ranks_before);
-  if (merged.layouts.size() > options.top) merged.layouts.resize(options.top);
+  if (merged.layouts.size() > top) merged.layouts.resize(top);
   std::stable_sort(merged.rejections.begin(), merged.rejections.end(),
                    [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
   merged.seconds = seconds_since(start);
   return merged;
+}
+
+// SearchSpace::precision: each precision the GPU has a peak for, gradients following it.
+Result<SearchResult> search_precisions(const Plan& base, const SearchOptions& options) {
+  SearchResult skipped;
+  std::vector<Variant> variants;
+  for (Precision precision : options.space.precision) {
+    if (base.cluster.gpu.peak_flops(precision) <= 0) {
+      skipped.skipped_precisions.push_back(precision);
+      continue;
+    }
+    Variant v{base, options};
+    v.plan.training.precision = precision;
+    v.plan.training.grad_precision = gradient_precision_for(precision);
+    v.options.space.precision = {precision};
+    variants.push_back(std::move(v));
+  }
+  if (variants.empty()) {
+    std::string names;
+    for (Precision p : options.space.precision) names += (names.empty() ? "" : ", ") + std::string(to_string(p));
+    return make_error("search.precision", names + ": the " + base.cluster.gpu.name + " has no peak for any of them");
+  }
+  return search_variants(std::move(variants), options.top, std::move(skipped));
+}
+
+// SearchSpace::offload: the plan with each offloading (searched by the library-costed search).
+Result<SearchResult> search_offloads(const Plan& base, const SearchOptions& options) {
+  std::vector<Variant> variants;
+  for (const OffloadChoice& o : options.space.offload) {
+    Variant v{base, options};
+    v.plan.layout.offload_optimizer = o.optimizer;
+    v.plan.layout.offload_params = o.params;
+    v.plan.layout.offload_activations = o.activations;
+    v.options.space.offload.clear();
+    variants.push_back(std::move(v));
+  }
+  return search_variants(std::move(variants), options.top, SearchResult{});
 }
 
 }  // namespace
@@ -364,6 +396,7 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
   if (!precisions.empty() && !(precisions.size() == 1 && precisions.front() == base.training.precision)) {
     return search_precisions(base, options);
   }
+  if (!options.space.offload.empty()) return search_offloads(base, options);
   const auto start = std::chrono::steady_clock::now();
   if (auto errors = base_errors(base); !errors.empty()) return errors;
   if (base.layout.placement != kDefaultPlacement) {

@@ -137,6 +137,31 @@ std::vector<Diagnostic> set_search_constraint(SearchSpace& space, std::string_vi
     if (text == "any") return space.precision = {Precision::bf16, Precision::fp16, Precision::fp8}, std::vector<Diagnostic>{};
     return set_enum(space.precision, text, field);
   }
+  if (dimension == "offload") {
+    // Like precision, nothing keeps the plan's own; "any" tries none and the common offloadings.
+    if (text.empty()) return space.offload.clear(), std::vector<Diagnostic>{};
+    if (text == "any") {
+      space.offload = {{}, {.optimizer = true}, {.activations = true}, {.optimizer = true, .activations = true},
+                       {.optimizer = true, .params = true}};
+      return {};
+    }
+    std::vector<OffloadChoice> choices;
+    for (const auto& item : split(text, ',')) {
+      OffloadChoice c;
+      if (item != "none") {
+        for (const auto& part : split(item, '+')) {
+          if (part == "optimizer") c.optimizer = true;
+          else if (part == "params") c.params = true;
+          else if (part == "activations") c.activations = true;
+          else return {make_error(field, "\"" + item + "\" is invalid; valid: any, or a list of none or optimizer, params, "
+                                                         "activations joined by + (e.g. none,optimizer,optimizer+params)")};
+        }
+      }
+      choices.push_back(c);
+    }
+    space.offload = std::move(choices);
+    return {};
+  }
   if (dimension == "sequence_parallel") {
     if (any) space.sequence_parallel.reset();
     else if (text == "on" || text == "true") space.sequence_parallel = true;
@@ -178,6 +203,17 @@ std::string describe_constraints(const SearchSpace& s) {
   if (!s.recompute.empty()) add("recompute " + names(s.recompute));
   if (!s.schedule.empty()) add("schedule " + names(s.schedule));
   if (!s.precision.empty()) add("precision " + names(s.precision));
+  if (!s.offload.empty()) {
+    std::string t;
+    for (const OffloadChoice& c : s.offload) {
+      std::string one;
+      for (auto [on, name] : {std::pair{c.optimizer, "optimizer"}, std::pair{c.params, "params"}, std::pair{c.activations, "activations"}}) {
+        if (on) one += (one.empty() ? "" : "+") + std::string(name);
+      }
+      t += (t.empty() ? "" : ",") + (one.empty() ? std::string("none") : one);
+    }
+    add("offload " + t);
+  }
   if (s.sequence_parallel) add(std::string("sequence parallel ") + (*s.sequence_parallel ? "on" : "off"));
   if (!s.framework_rules) add("framework rules off");
   return out.empty() ? "none" : out;

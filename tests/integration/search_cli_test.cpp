@@ -305,6 +305,24 @@ TEST(SearchCli, OffloadFlagsAreSearchedNotDropped) {
   for (const auto& l : j["layouts"]) EXPECT_GE(l["layout"]["zero_stage"].get<int>(), 1);
 }
 
+// --offload LIST: each offloading searched; each layout says its own.
+TEST(SearchCli, OffloadListSearchesEach) {
+  auto r = run_cli({"search", "--model", "llama-2-7b", "--system", "dgx-a100-40gb", "--gpus", "8", "--global-batch", "64",
+                    "--offload", "none,optimizer", "--top", "20", "--json"});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["request"]["constraints"].get<std::string>().find("offload none,optimizer"), std::string::npos);
+  ASSERT_FALSE(j["layouts"].empty());
+  for (const auto& l : j["layouts"]) {
+    EXPECT_FALSE(l["offload"]["params"].get<bool>());
+    // ZeRO-Offload runs with a partitioned optimizer only.
+    if (l["offload"]["optimizer"].get<bool>()) EXPECT_GE(l["layout"]["zero_stage"].get<int>(), 1);
+  }
+  auto bad = run_cli({"search", "--offload", "gpu"});
+  EXPECT_NE(bad.status, Status::ok);
+  EXPECT_NE(bad.err.find("--offload"), std::string::npos) << bad.err;
+}
+
 TEST(SearchCli, TextReportShowsBreakdowns) {
   auto r = run_cli({"search", "--model", "gpt3-1.3b", "--system", "dgx-a100-80gb", "--gpus", "16", "--global-batch",
                     "256", "--top", "2"});

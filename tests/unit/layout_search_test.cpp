@@ -13,6 +13,7 @@
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/search_constraints.h"
 #include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
@@ -399,6 +400,35 @@ TEST(LayoutSearch, OffloadingPlansAreSearchedWithTheirOffloading) {
     ASSERT_TRUE(again.ok());
     EXPECT_DOUBLE_EQ(again->time.iteration_s, r->layouts.front().estimate.time.iteration_s);
   }
+}
+
+}  // namespace
+}  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+// SearchSpace::offload: each offloading searched (the library-costed search for those that
+// offload), merged into one ranking whose counts and best are the separate searches'.
+TEST(LayoutSearch, OffloadChoicesSearchEachAndMerge) {
+  const Plan base = base_plan("llama-2-7b", "dgx-a100-40gb", 8, 64);
+  SearchOptions one;
+  one.top = 3;
+  Plan offloaded = base;
+  offloaded.layout.offload_optimizer = true;
+  auto plain = search_layouts(base, one);
+  auto with = search_layouts(offloaded, one);
+  SearchOptions both = one;
+  ASSERT_TRUE(set_search_constraint(both.space, "offload", "none,optimizer", "offload").empty());
+  auto merged = search_layouts(base, both);
+  ASSERT_TRUE(plain.ok() && with.ok() && merged.ok()) << merged.error_text();
+  EXPECT_EQ(merged->enumerated, plain->enumerated + with->enumerated);
+  EXPECT_EQ(merged->fitting, plain->fitting + with->fitting);
+  const double best = std::min(plain->layouts.front().estimate.time.iteration_s, with->layouts.front().estimate.time.iteration_s);
+  EXPECT_DOUBLE_EQ(merged->layouts.front().estimate.time.iteration_s, best);
+  for (const auto& l : merged->layouts) EXPECT_FALSE(l.plan.layout.offload_params || l.plan.layout.offload_activations);
+  EXPECT_EQ(describe_constraints(both.space), "offload none,optimizer");
+  EXPECT_FALSE(set_search_constraint(both.space, "offload", "optimizer+gpu", "--offload").empty());
 }
 
 }  // namespace

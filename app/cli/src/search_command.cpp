@@ -56,12 +56,13 @@ constexpr ConstraintFlag kConstraintFlags[] = {
     {"--cp", "cp"},         {"--zero", "zero_stage"},
     {"--micro-batch", "micro_batch"}, {"--recompute", "recompute"},
     {"--schedule", "schedule"}, {"--sequence-parallel", "sequence_parallel"},
-    {"--precision", "precision"},
+    {"--precision", "precision"}, {"--offload", "offload"},
 };
 
 std::vector<FlagSpec> search_flags() {
   return plan_command_flags(
-      {{"--top", true, "K"}, {"--threads", true, "N"}, {"--no-framework-rules", false, ""}});
+      {{"--top", true, "K"}, {"--threads", true, "N"}, {"--no-framework-rules", false, ""},
+       {"--offload", true, "none,optimizer,optimizer+params,activations|any"}});
 }
 
 // Layout flags become constraints of the search space; errors name the flag.
@@ -192,6 +193,9 @@ json result_json(const est::Plan& base, const est::SearchOptions& o, const est::
     layouts.push_back({{"rank", i + 1},
                        {"layout", layout_json(l.candidate)},
                        {"precision", est::to_string(l.plan.training.precision)},
+                       {"offload", {{"optimizer", l.plan.layout.offload_optimizer},
+                                    {"params", l.plan.layout.offload_params},
+                                    {"activations", l.plan.layout.offload_activations}}},
                        {"micro_batches", e.micro_batches},
                        {"tokens_per_s", e.time.tokens_per_s},
                        {"iteration_s", e.time.iteration_s},
@@ -259,6 +263,11 @@ void print_result(std::ostream& out, const est::Plan& base, const est::SearchOpt
     const auto& b = e.time.breakdown;
     out << "\n#" << i + 1 << "  " << est::describe(l.candidate);
     if (!o.space.precision.empty()) out << ", " << est::to_string(l.plan.training.precision);
+    if (!o.space.offload.empty()) {
+      const auto& x = l.plan.layout;
+      out << (x.offloads() ? ", offload" : ", no offload") << (x.offload_optimizer ? " optimizer" : "")
+          << (x.offload_params ? " params" : "") << (x.offload_activations ? " activations" : "");
+    }
     out << "\n";
     out << "    " << format_count(e.time.tokens_per_s) << " tokens/s, iteration " << format_seconds(e.time.iteration_s)
         << " (" << e.micro_batches << " micro-batches), MFU " << format_fixed(e.time.mfu * 100, 1) << "%, HFU "

@@ -24,7 +24,7 @@ SearchConstraintsForm::SearchConstraintsForm(QWidget* parent) : QWidget(parent) 
       {"cp", tr("CP")},         {"micro_batch", tr("Micro-batch")},
       {"zero_stage", tr("ZeRO")}, {"recompute", tr("Recompute")},
       {"schedule", tr("Schedule")}, {"sequence_parallel", tr("Seq. parallel")},
-      {"precision", tr("Precision")},
+      {"precision", tr("Precision")},     {"offload", tr("Offload")},
   };
   auto* grid = new QGridLayout(this);
   grid->setContentsMargins(0, 0, 0, 0);
@@ -32,9 +32,11 @@ SearchConstraintsForm::SearchConstraintsForm(QWidget* parent) : QWidget(parent) 
   for (const auto& [dim, label] : dims) {
     auto* edit = new QLineEdit(this);
     edit->setObjectName(QStringLiteral("constraint_%1").arg(QLatin1String(dim)));
-    const bool precision = std::string_view(dim) == "precision";
-    edit->setPlaceholderText(precision ? tr("the plan's") : tr("any"));
+    const bool precision = std::string_view(dim) == "precision", offload = std::string_view(dim) == "offload";
+    edit->setPlaceholderText(precision || offload ? tr("the plan's") : tr("any"));
     edit->setToolTip(precision ? tr("The plan's (empty), one (fp8), a list (bf16,fp8) or any (bf16, fp16 and fp8 where the GPU has them)")
+                     : offload ? tr("The plan's (empty), a list of none or optimizer, params, activations joined by + "
+                                    "(none,optimizer,optimizer+params) or any")
                                : tr("Any, a value (8), a list (2,4,8) or a range (2..8, ..8, 4..)"));
     edit->setMaximumWidth(110);
     auto* caption = new QLabel(label, this);

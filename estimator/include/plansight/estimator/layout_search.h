@@ -30,6 +30,12 @@ struct SearchBound {
   bool contains(std::int64_t v) const { return v >= min && v <= max; }
 };
 
+// One offloading to try (LayoutSpec's offload flags); all false: none.
+struct OffloadChoice {
+  bool optimizer = false, params = false, activations = false;
+  friend bool operator==(const OffloadChoice&, const OffloadChoice&) = default;
+};
+
 struct SearchSpace {
   std::vector<std::int64_t> tp, cp, pp, dp, vpp, micro_batch, zero_stage;
   SearchBound tp_bound, cp_bound, pp_bound, dp_bound, vpp_bound, micro_batch_bound;
@@ -43,6 +49,9 @@ struct SearchSpace {
   // Engine's copies and casts); the results merge by the same ranking. Precisions the GPU has no
   // peak for are skipped and named in SearchResult::skipped_precisions.
   std::vector<Precision> precision;
+  // Offloadings to try, each searched with its costs (host memory, host-link transfers, the CPU
+  // optimizer step) and only with the ZeRO stages it runs with; empty: the plan's own.
+  std::vector<OffloadChoice> offload;
   std::optional<bool> sequence_parallel;
   std::int64_t max_micro_batch = 64;
   // The rules validate() warns about (plan.cpp): context parallelism runs on flash attention

@@ -15,7 +15,7 @@ namespace plansight::estimator {
 // The dimensions a constraint names, as the plan file spells its fields.
 inline constexpr const char* kSearchDimensions[] = {"tp",        "pp",       "vpp",      "dp",
                                                     "cp",        "micro_batch", "zero_stage", "recompute",
-                                                    "schedule",  "sequence_parallel", "precision"};
+                                                    "schedule",  "sequence_parallel", "precision", "offload"};
 
 // Sets `dimension` of `space` from `text`. Errors are reported under `field` (a flag such as
 // "--tp" or a form label), naming the text and what is valid; the space is unchanged then.
