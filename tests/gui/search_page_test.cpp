@@ -134,6 +134,7 @@ TEST(SearchPage, PrecisionListShowsEachLayoutsPrecision) {
     const QString shown = page.model()->index(r, SearchResultModel::kPrecision).data().toString();
     EXPECT_TRUE(shown == QStringLiteral("bf16") || shown == QStringLiteral("fp16")) << shown.toStdString();
     EXPECT_EQ(shown.toStdString(), est::to_string(page.model()->layoutAt(r)->plan.training.precision));
+    EXPECT_EQ(page.model()->index(r, SearchResultModel::kOffload).data().toString(), QStringLiteral("none"));
   }
   EXPECT_TRUE(page.statusText().contains(QStringLiteral("fp8 not searched"))) << page.statusText().toStdString();
 }

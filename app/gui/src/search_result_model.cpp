@@ -1,6 +1,8 @@
 // SearchResultModel: formatting of ranked layouts (see search_result_model.h).
 #include "plansight/gui/search_result_model.h"
 
+#include <QStringList>
+
 #include "plansight/gui/format.h"
 
 namespace plansight::gui {
@@ -48,6 +50,14 @@ QVariant raw_value(const est::RankedLayout& l, int row, int column) {
       const auto name = est::to_string(l.plan.training.precision);
       return QString::fromUtf8(name.data(), static_cast<int>(name.size()));
     }
+    case SearchResultModel::kOffload: {
+      const auto& x = l.plan.layout;
+      QStringList parts;
+      if (x.offload_optimizer) parts << QStringLiteral("optimizer");
+      if (x.offload_params) parts << QStringLiteral("params");
+      if (x.offload_activations) parts << QStringLiteral("activations");
+      return parts.isEmpty() ? QStringLiteral("none") : parts.join(QLatin1Char('+'));
+    }
     case SearchResultModel::kTokensPerS: return t.tokens_per_s;
     case SearchResultModel::kMfu: return t.mfu;
     case SearchResultModel::kIteration: return t.iteration_s;
@@ -85,7 +95,7 @@ QVariant SearchResultModel::headerData(int section, Qt::Orientation orientation,
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const names[kColumnCount] = {"Rank", "TP", "PP", "VPP", "DP", "CP", "Micro-batch", "SP",
-                                                  "ZeRO", "Recompute", "Schedule", "Precision", "Tokens/s", "MFU", "Iteration",
+                                                  "ZeRO", "Recompute", "Schedule", "Precision", "Offload", "Tokens/s", "MFU", "Iteration",
                                                   "Memory GiB", "Days"};
   return section >= 0 && section < kColumnCount ? QVariant(tr(names[section])) : QVariant();
 }

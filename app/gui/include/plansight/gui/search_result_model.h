@@ -15,7 +15,7 @@ class SearchResultModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    kRank, kTp, kPp, kVpp, kDp, kCp, kMicroBatch, kSp, kZero, kRecompute, kSchedule, kPrecision,
+    kRank, kTp, kPp, kVpp, kDp, kCp, kMicroBatch, kSp, kZero, kRecompute, kSchedule, kPrecision, kOffload,
     kTokensPerS, kMfu, kIteration, kMemoryGib, kDays, kColumnCount
   };
   static constexpr int kSortRole = Qt::UserRole;
