@@ -94,18 +94,6 @@ MemoryBreakdown model_state_bytes(double parameters, const StateBytesPerParamete
   return m;
 }
 
-// Bytes kept for the backward pass by one layer for one micro-batch, per token of the GPU's
-// sequence shard, then times tokens. Korthikanti Table 2 terms with e = activation bytes
-// (2 for 16-bit), q/k = query/key-value widths, f = ffn width, a = heads:
-//   on every TP rank (split by t only with sequence parallelism): the two norms' inputs, the
-//   QKV and MLP GEMM inputs (4eh) and two dropout masks (2h)        -> 10h for GPT
-//   split by t: Q, K, V (e(q + 2k)), attention output (eq), MLP inner activations
-//   (2ef, or 3ef for gated MLPs whose fused kernel keeps gate and up)  -> 24h for GPT
-//   attention scores, split by t: softmax output e*a*s, plus with dropout its mask a*s and
-//   output e*a*s                                                  -> 5as for GPT
-// Flash attention keeps no scores, only the fp32 log-sum-exp (4a bytes per token).
-// Selective recomputation drops the scores (recomputed); full recomputation keeps only the
-// layer's input (2sbh; divided by t with sequence parallelism, as Megatron stores it sharded).
 Fp8SavedInputs fp8_saved_gemm_input_bytes(const Plan& plan) {
   const double e = activation_element_bytes(plan.training.precision);
   if (plan.training.precision != Precision::fp8) return {e, e};
@@ -118,6 +106,18 @@ Fp8SavedInputs fp8_saved_gemm_input_bytes(const Plan& plan) {
   return {1.0, flash ? e + 1.0 : 1.0};
 }
 
+// Bytes kept for the backward pass by one layer for one micro-batch, per token of the GPU's
+// sequence shard, then times tokens. Korthikanti Table 2 terms with e = activation bytes
+// (2 for 16-bit), q/k = query/key-value widths, f = ffn width, a = heads:
+//   on every TP rank (split by t only with sequence parallelism): the two norms' inputs, the
+//   QKV and MLP GEMM inputs (4eh) and two dropout masks (2h)        -> 10h for GPT
+//   split by t: Q, K, V (e(q + 2k)), attention output (eq), MLP inner activations
+//   (2ef, or 3ef for gated MLPs whose fused kernel keeps gate and up)  -> 24h for GPT
+//   attention scores, split by t: softmax output e*a*s, plus with dropout its mask a*s and
+//   output e*a*s                                                  -> 5as for GPT
+// Flash attention keeps no scores, only the fp32 log-sum-exp (4a bytes per token).
+// Selective recomputation drops the scores (recomputed); full recomputation keeps only the
+// layer's input (2sbh; divided by t with sequence parallelism, as Megatron stores it sharded).
 double layer_activation_bytes(const Plan& plan, Recompute recompute) {
   const auto& m = plan.model;
   const auto& l = plan.layout;
