@@ -287,10 +287,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-}  // namespace
-
-namespace {
-
 // The final ranking: faster first; within ~0.01% the one needing less memory.
 bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
   const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
