@@ -287,18 +287,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The final ranking: faster first; within ~0.01% the one needing less memory.
-bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
-  const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
-  if (speed_class(ta) != speed_class(tb)) return speed_class(ta) < speed_class(tb);
-  const double ma = a.estimate.memory.peak.total_bytes(), mb = b.estimate.memory.peak.total_bytes();
-  if (ma != mb) return ma < mb;
-  return ta < tb;
-}
-
 // A search run once per variant of the plan (a precision, an offloading), merged: counts add
-// up, rejections merge by reason (the first variant's example, the closest memory miss of all),
-// layouts rank as one list. A variant whose search fails (an empty space for it) is left out;
+// up (add_search_counts), layouts rank as one list. A variant whose search fails (an empty space for it) is left out;
 // when all fail, the first failure is the answer.
 struct Variant {
   Plan plan;
@@ -315,35 +305,12 @@ Result<SearchResult> search_variants(std::vector<Variant> variants, std::size_t 
       continue;
     }
     searched = true;
-    merged.enumerated += r->enumerated, merged.evaluated += r->evaluated, merged.fitting += r->fitting;
-    merged.simulated += r->simulated;
-    merged.threads = r->threads;
-    merged.closed_form_seconds += r->closed_form_seconds;
-    for (auto p : r->skipped_precisions) {
-      if (std::find(merged.skipped_precisions.begin(), merged.skipped_precisions.end(), p) == merged.skipped_precisions.end()) {
-        merged.skipped_precisions.push_back(p);
-      }
-    }
+    add_search_counts(merged, *r);
     for (auto& layout : r->layouts) merged.layouts.push_back(std::move(layout));
-    for (auto& rej : r->rejections) {
-      auto same = std::find_if(merged.rejections.begin(), merged.rejections.end(),
-                               [&](const Rejection& m) { return m.reason == rej.reason; });
-      if (same == merged.rejections.end()) {
-        merged.rejections.push_back(std::move(rej));
-        continue;
-      }
-      same->count += rej.count;
-      if (rej.reason == RejectReason::memory && rej.closest_bytes > 0 &&
-          (same->closest_bytes <= 0 || rej.closest_bytes < same->closest_bytes)) {
-        same->closest = rej.closest, same->closest_bytes = rej.closest_bytes;
-      }
-    }
   }
   if (!searched) return errors;
   std::stable_sort(merged.layouts.begin(), merged.layouts.end(), ranks_before);
   if (merged.layouts.size() > top) merged.layouts.resize(top);
-  std::stable_sort(merged.rejections.begin(), merged.rejections.end(),
-                   [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
   merged.seconds = seconds_since(start);
   return merged;
 }
@@ -386,6 +353,41 @@ Result<SearchResult> search_offloads(const Plan& base, const SearchOptions& opti
 }
 
 }  // namespace
+
+bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
+  const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
+  if (speed_class(ta) != speed_class(tb)) return speed_class(ta) < speed_class(tb);
+  const double ma = a.estimate.memory.peak.total_bytes(), mb = b.estimate.memory.peak.total_bytes();
+  if (ma != mb) return ma < mb;
+  return ta < tb;
+}
+
+void add_search_counts(SearchResult& into, const SearchResult& part) {
+  into.enumerated += part.enumerated, into.evaluated += part.evaluated, into.fitting += part.fitting;
+  into.simulated += part.simulated;
+  into.threads = std::max(into.threads, part.threads);
+  into.closed_form_seconds += part.closed_form_seconds;
+  for (Precision p : part.skipped_precisions) {
+    if (std::find(into.skipped_precisions.begin(), into.skipped_precisions.end(), p) == into.skipped_precisions.end()) {
+      into.skipped_precisions.push_back(p);
+    }
+  }
+  for (const Rejection& rej : part.rejections) {
+    auto same = std::find_if(into.rejections.begin(), into.rejections.end(),
+                             [&](const Rejection& m) { return m.reason == rej.reason; });
+    if (same == into.rejections.end()) {
+      into.rejections.push_back(rej);
+      continue;
+    }
+    same->count += rej.count;
+    if (rej.reason == RejectReason::memory && rej.closest_bytes > 0 &&
+        (same->closest_bytes <= 0 || rej.closest_bytes < same->closest_bytes)) {
+      same->closest = rej.closest, same->closest_bytes = rej.closest_bytes;
+    }
+  }
+  std::stable_sort(into.rejections.begin(), into.rejections.end(),
+                   [](const Rejection& a, const Rejection& b) { return a.count > b.count; });
+}
 
 Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& options) {
   const auto& precisions = options.space.precision;

@@ -3,7 +3,6 @@
 #include "plansight/gui/chunked_search.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -93,12 +92,6 @@ Result<std::optional<est::SearchResult>> run_chunked_search(
 est::SearchResult ChunkedSearch::result() const {
   est::SearchResult out;
   out.threads = options_.threads;
-  struct Merged {
-    std::int64_t count = 0;
-    std::optional<est::Rejection> first;  // the earliest chunk's example and detail
-    std::optional<est::Rejection> closest;
-  };
-  std::array<Merged, est::kRejectReasonCount> reasons;
   struct Kept {
     const est::RankedLayout* layout;
     std::size_t chunk, position;
@@ -106,33 +99,10 @@ est::SearchResult ChunkedSearch::result() const {
   std::vector<Kept> kept;
   for (std::size_t c = 0; c < chunks_.size(); ++c) {
     const est::SearchResult& r = chunks_[c];
-    out.threads = std::max(out.threads, r.threads);
-    out.enumerated += r.enumerated;
-    out.evaluated += r.evaluated;
-    out.fitting += r.fitting;
-    out.simulated += r.simulated;
-    out.closed_form_seconds += r.closed_form_seconds;
+    est::add_search_counts(out, r);
     out.seconds += r.seconds;
-    if (out.skipped_precisions.empty()) out.skipped_precisions = r.skipped_precisions;  // alike in every chunk
-    for (const est::Rejection& rej : r.rejections) {
-      Merged& m = reasons[static_cast<std::size_t>(rej.reason)];
-      m.count += rej.count;
-      if (!m.first) m.first = rej;
-      if (rej.reason == est::RejectReason::memory && (!m.closest || rej.closest_bytes < m.closest->closest_bytes)) {
-        m.closest = rej;
-      }
-    }
     for (std::size_t p = 0; p < r.layouts.size(); ++p) kept.push_back({&r.layouts[p], c, p});
   }
-  for (std::size_t i = 0; i < reasons.size(); ++i) {
-    if (reasons[i].count == 0) continue;
-    est::Rejection rej = *reasons[i].first;
-    rej.count = reasons[i].count;
-    if (reasons[i].closest) rej.closest = reasons[i].closest->closest, rej.closest_bytes = reasons[i].closest->closest_bytes;
-    out.rejections.push_back(std::move(rej));
-  }
-  std::stable_sort(out.rejections.begin(), out.rejections.end(),
-                   [](const est::Rejection& a, const est::Rejection& b) { return a.count > b.count; });
 
   // The whole search's selection: the best top * simulate by closed form, faster first; ties by
   // memory, exact time, then enumeration order (chunk, then the chunk's own order).
@@ -148,13 +118,7 @@ est::SearchResult ChunkedSearch::result() const {
   if (kept.size() > keep) kept.resize(keep);
   for (const Kept& k : kept) out.layouts.push_back(*k.layout);
   // search_layouts()'s final order, stable over the closed-form order.
-  std::stable_sort(out.layouts.begin(), out.layouts.end(), [](const est::RankedLayout& a, const est::RankedLayout& b) {
-    const double ta = a.estimate.time.iteration_s, tb = b.estimate.time.iteration_s;
-    if (speed_class(ta) != speed_class(tb)) return speed_class(ta) < speed_class(tb);
-    const double ma = a.estimate.memory.peak.total_bytes(), mb = b.estimate.memory.peak.total_bytes();
-    if (ma != mb) return ma < mb;
-    return ta < tb;
-  });
+  std::stable_sort(out.layouts.begin(), out.layouts.end(), est::ranks_before);
   if (out.layouts.size() > options_.top) out.layouts.resize(options_.top);
   return out;
 }
