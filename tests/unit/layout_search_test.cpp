@@ -324,11 +324,18 @@ TEST(LayoutSearch, FixedDimensionsAndBaseErrors) {
   EXPECT_EQ(bad.errors().front().field, "training.precision");
 }
 
-}  // namespace
-}  // namespace plansight::estimator
-
-namespace plansight::estimator {
-namespace {
+// A merged search (of variants `a` and `b`) accounts for every candidate of both and ranks the
+// better of their bests first.
+void expect_merge_of(const SearchResult& merged, const SearchResult& a, const SearchResult& b) {
+  EXPECT_EQ(merged.enumerated, a.enumerated + b.enumerated);
+  EXPECT_EQ(merged.fitting, a.fitting + b.fitting);
+  std::int64_t rejected = 0;
+  for (const auto& r : merged.rejections) rejected += r.count;
+  EXPECT_EQ(rejected + merged.fitting, merged.enumerated);
+  ASSERT_FALSE(merged.layouts.empty());
+  const double best = std::min(a.layouts.front().estimate.time.iteration_s, b.layouts.front().estimate.time.iteration_s);
+  EXPECT_DOUBLE_EQ(merged.layouts.front().estimate.time.iteration_s, best);
+}
 
 // SearchSpace::precision: one search per precision the GPU runs, merged into one ranking.
 TEST(LayoutSearch, PrecisionsSearchEachAndMergeTheRanking) {
@@ -342,18 +349,11 @@ TEST(LayoutSearch, PrecisionsSearchEachAndMergeTheRanking) {
   ASSERT_TRUE(bf16.ok()) << bf16.error_text();
   ASSERT_TRUE(fp8.ok()) << fp8.error_text();
   ASSERT_TRUE(both.ok()) << both.error_text();
-  EXPECT_EQ(both->enumerated, bf16->enumerated + fp8->enumerated);
-  EXPECT_EQ(both->fitting, bf16->fitting + fp8->fitting);
-  std::int64_t rejected = 0;
-  for (const auto& r : both->rejections) rejected += r.count;
-  EXPECT_EQ(rejected + both->fitting, both->enumerated);
+  expect_merge_of(*both, *bf16, *fp8);
   ASSERT_EQ(both->layouts.size(), 3u);
   EXPECT_EQ(bf16->layouts.front().plan.training.precision, Precision::bf16);
   EXPECT_EQ(fp8->layouts.front().plan.training.precision, Precision::fp8);
   EXPECT_EQ(fp8->layouts.front().plan.training.grad_precision, gradient_precision_for(Precision::fp8));
-  // The merged best is the better of the two bests.
-  const double best = std::min(bf16->layouts.front().estimate.time.iteration_s, fp8->layouts.front().estimate.time.iteration_s);
-  EXPECT_DOUBLE_EQ(both->layouts.front().estimate.time.iteration_s, best);
   EXPECT_TRUE(both->skipped_precisions.empty());
 
   // An A100 has no fp8: it is skipped and named, the rest is the bf16 search; fp8 alone is an error.
@@ -366,12 +366,6 @@ TEST(LayoutSearch, PrecisionsSearchEachAndMergeTheRanking) {
   ASSERT_FALSE(only.ok());
   EXPECT_EQ(only.errors().front().field, "search.precision");
 }
-
-}  // namespace
-}  // namespace plansight::estimator
-
-namespace plansight::estimator {
-namespace {
 
 // Offloading plans are searched with their offloading, costed candidate by candidate as
 // estimate() costs them: only the ZeRO stages the offload needs, every counted candidate
@@ -402,12 +396,6 @@ TEST(LayoutSearch, OffloadingPlansAreSearchedWithTheirOffloading) {
   }
 }
 
-}  // namespace
-}  // namespace plansight::estimator
-
-namespace plansight::estimator {
-namespace {
-
 // SearchSpace::offload: each offloading searched (the library-costed search for those that
 // offload), merged into one ranking whose counts and best are the separate searches'.
 TEST(LayoutSearch, OffloadChoicesSearchEachAndMerge) {
@@ -422,10 +410,7 @@ TEST(LayoutSearch, OffloadChoicesSearchEachAndMerge) {
   ASSERT_TRUE(set_search_constraint(both.space, "offload", "none,optimizer", "offload").empty());
   auto merged = search_layouts(base, both);
   ASSERT_TRUE(plain.ok() && with.ok() && merged.ok()) << merged.error_text();
-  EXPECT_EQ(merged->enumerated, plain->enumerated + with->enumerated);
-  EXPECT_EQ(merged->fitting, plain->fitting + with->fitting);
-  const double best = std::min(plain->layouts.front().estimate.time.iteration_s, with->layouts.front().estimate.time.iteration_s);
-  EXPECT_DOUBLE_EQ(merged->layouts.front().estimate.time.iteration_s, best);
+  expect_merge_of(*merged, *plain, *with);
   for (const auto& l : merged->layouts) EXPECT_FALSE(l.plan.layout.offload_params || l.plan.layout.offload_activations);
   EXPECT_EQ(describe_constraints(both.space), "offload none,optimizer");
   EXPECT_FALSE(set_search_constraint(both.space, "offload", "optimizer+gpu", "--offload").empty());
