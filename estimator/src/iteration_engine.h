@@ -114,6 +114,34 @@ class IterationEngine {
   // The result, with every rank's step done; `bubbles` from the recorded activity or the spans.
   SimulationResult results(const ScheduleBubbles& bubbles);
 
+  // The steady state's skip (steady_state.h), for runs without spans. A snapshot holds what of
+  // the run decides its future, taken where every rank r has run exactly its first next_[r] ops:
+  // per rank its clock, the start of its last op, where its collectives end, the tail of its
+  // communication lane; per global chunk the arrival and end times still to be read (the
+  // micro-batches between what its consumers have run and what its producers have); and what
+  // only adds up (compute time, gap time and lists).
+  struct SteadySnapshot {
+    std::vector<std::int64_t> rank;          // per rank: kRankFields values
+    std::vector<std::size_t> lists;          // per rank: gaps and collectives recorded so far
+    std::vector<std::int64_t> lane;          // every rank's lane tail, [start, end) pairs
+    std::vector<std::size_t> lane_at;        // per rank + 1: its first value in `lane`
+    std::vector<std::int32_t> windows;       // per (global chunk, kWindows): first micro-batch, count
+    std::vector<std::int64_t> values;        // the windows' times, in that order
+    std::vector<std::int32_t> w_done;        // copy of w_done_
+    std::vector<std::size_t> cut;            // per rank: the ops it had run (next_)
+  };
+  static constexpr std::size_t kRankFields = 5, kWindows = 4;
+  void take_snapshot(SteadySnapshot& s) const;
+  // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic
+  // from here. -1 otherwise.
+  std::int64_t period_ns(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift) const;
+  // Moves the run from `now` on by `periods` periods of `ns` (`ops[r]` ops of rank r and
+  // `mb_shift` micro-batches each), as simulating them would: every clock, lane tail and pending
+  // time later, every sum grown and every list extended by what the period `before` -> `now`
+  // added. Returns the ops skipped.
+  std::int64_t skip_periods(const SteadySnapshot& before, const SteadySnapshot& now, const std::vector<std::size_t>& ops,
+                            std::int32_t mb_shift, std::int64_t periods, std::int64_t ns);
+
   const ScheduleTable& t_;
   const SimulationInput& in_;
   std::vector<NsChunkCost> costs_;
@@ -132,6 +160,8 @@ class IterationEngine {
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
+  std::vector<std::int32_t> w_done_;          // per global chunk: W ops run
+  std::int64_t skipped_ops_ = 0;              // by skip_periods
   Timeline tl_;
 
  private:
@@ -203,6 +233,8 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
       bwd_ready_[pair(g - 1, mb)] =
           to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
     }
+  } else {
+    ++w_done_[static_cast<std::size_t>(g)];
   }
   const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);
   if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ci] == i) reduce(r, g, start, end);

@@ -4,11 +4,14 @@
 #include "plansight/estimator/pipeline_simulator.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
 
 #include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/schedule_metrics.h"
 #include "iteration_engine.h"
 #include "shared_processor_simulator.h"
+#include "steady_state.h"
 
 namespace plansight::estimator {
 
@@ -22,24 +25,15 @@ class DedicatedRun : IterationEngine {
   DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
       : IterationEngine(t, in, std::move(costs), in.keep_timeline) {
     const auto p = static_cast<std::size_t>(t.p);
-    queued_.assign(p, 1);
     work_.resize(p);  // a ring: each rank is queued at most once
-    for (std::size_t r = 0; r < p; ++r) work_[r] = static_cast<std::int32_t>(r);
-    work_count_ = p;
+    limit_.resize(p);
+    for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
+    queue_all();
   }
 
   Result<SimulationResult> run() {
-    std::uint32_t polls = 0;
-    while (work_count_ > 0) {
-      const std::int32_t r = work_[work_head_];
-      work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
-      --work_count_;
-      queued_[static_cast<std::size_t>(r)] = 0;
-      while (step(r)) {
-        // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
-        if ((++polls & 4095u) == 0 && cancel_requested()) return make_error("estimate", kCancelledMessage);
-      }
-    }
+    if (!keep_ && !skip_steady_state()) return make_error("estimate", kCancelledMessage);
+    if (!drain()) return make_error("estimate", kCancelledMessage);
     if (auto stuck = deadlock_message(t_, next_); !stuck.empty()) return make_error("schedule", stuck);
     const std::int64_t step_ns = seconds_to_ns(in_.optimizer_seconds);
     for (std::int32_t r = 0; r < t_.p; ++r) {
@@ -52,6 +46,116 @@ class DedicatedRun : IterationEngine {
   }
 
  private:
+  void queue_all() {
+    const auto p = static_cast<std::size_t>(t_.p);
+    queued_.assign(p, 1);
+    for (std::size_t r = 0; r < p; ++r) work_[r] = static_cast<std::int32_t>(r);
+    work_head_ = 0;
+    work_count_ = p;
+  }
+
+  // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
+  bool drain() {
+    while (work_count_ > 0) {
+      const std::int32_t r = work_[work_head_];
+      work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
+      --work_count_;
+      queued_[static_cast<std::size_t>(r)] = 0;
+      while (step(r)) {
+        // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
+        if ((++polls_ & 4095u) == 0 && cancel_requested()) return false;
+      }
+    }
+    return true;
+  }
+
+  // The steady state (steady_state.h): runs every rank into its periods, then one period more
+  // at a time, comparing the state after each with those before; once the state repeats up to a
+  // shift, skips the periods that can only repeat it. Leaves every rank free to run to its end.
+  // False when cancelled.
+  bool skip_steady_state() {
+    const auto p = static_cast<std::size_t>(t_.p);
+    const auto v = static_cast<std::size_t>(t_.v);
+    // Ops with one-off work (a chunk's first parameter gather, its gradient reduction, the rank's
+    // last op, which closes its bubble window) stay out of the periods.
+    std::vector<std::size_t> first(p, 1), end(p);
+    for (std::size_t r = 0; r < p; ++r) {
+      end[r] = t_.ranks[r].empty() ? 0 : t_.ranks[r].size() - 1;
+      for (std::size_t c = r * v; c < (r + 1) * v; ++c) {
+        for (const std::int64_t i : {first_f_[c], first_b_[c]}) first[r] = std::max(first[r], static_cast<std::size_t>(i + 1));
+        if (last_bwd_[c] >= 0) end[r] = std::min(end[r], static_cast<std::size_t>(last_bwd_[c]));
+      }
+      if (first[r] >= end[r]) return true;
+    }
+    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end);
+    if (!period) return true;
+    // The last snapshots, one period apart: a steady state may repeat only every few periods
+    // (alternating patterns are common when stages or their lanes differ), so the newest is
+    // compared with each.
+    constexpr std::size_t kCycles = 16;
+    std::vector<SteadySnapshot> history(kCycles + 1);
+    std::size_t taken = 0;
+    // Each rank may run to one period into its steady state, then a period further each time.
+    // Where it stops (there, or short of it waiting for a rank held back) is the cut: the ops
+    // run so far are what the simulation has run, whichever order it ran them in.
+    for (std::size_t r = 0; r < p; ++r) limit_[r] = period->begin[r] + period->ops[r];
+    for (;;) {
+      queue_all();
+      if (!drain()) return false;
+      // A rank held back before its first compute would still record its window's start.
+      for (std::size_t r = 0; r < p; ++r) {
+        if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
+      }
+      SteadySnapshot& now = history[taken % history.size()];
+      take_snapshot(now);
+      now.cut.assign(next_.begin(), next_.end());
+      ++taken;
+      if (try_skip(*period, history, taken)) break;
+      // The next cut, while a period after it could still be skipped.
+      bool room = true;
+      for (std::size_t r = 0; r < p; ++r) {
+        limit_[r] = next_[r] + period->ops[r];
+        room = room && limit_[r] + period->ops[r] <= period->copies_end[r];
+      }
+      if (!room) break;
+    }
+    return finish_skipping();
+  }
+
+  bool finish_skipping() {
+    for (std::size_t r = 0; r < limit_.size(); ++r) limit_[r] = t_.ranks[r].size();
+    queue_all();
+    return true;
+  }
+
+  // Compares the newest of `taken` snapshots with those 1 .. kCycles periods before it: on the
+  // first it repeats (every rank's cut that many periods on, every time shifted alike), skips
+  // as many such cycles as every rank's periods allow. True when it skipped.
+  bool try_skip(const SteadyPeriod& period, const std::vector<SteadySnapshot>& history, std::size_t taken) {
+    const std::size_t slots = history.size();
+    const SteadySnapshot& now = history[(taken - 1) % slots];
+    std::vector<std::size_t> ops(period.ops.size());
+    for (std::size_t cycle = 1; cycle < slots && cycle < taken; ++cycle) {
+      const SteadySnapshot& before = history[(taken - 1 - cycle) % slots];
+      bool aligned = true;
+      std::int64_t cycles = INT64_MAX;
+      for (std::size_t r = 0; r < ops.size() && aligned; ++r) {
+        ops[r] = cycle * period.ops[r];
+        // Both cuts inside the periods, one cycle apart: the ops between them repeat those
+        // before them, and so do the ops of the cycles skipped after `now`.
+        aligned = before.cut[r] >= period.begin[r] && now.cut[r] == before.cut[r] + ops[r] &&
+                  now.cut[r] <= period.copies_end[r];
+        if (aligned) cycles = std::min(cycles, static_cast<std::int64_t>((period.copies_end[r] - now.cut[r]) / ops[r]));
+      }
+      if (!aligned) continue;
+      const auto shift = static_cast<std::int32_t>(cycle) * period.micro_batches;
+      const std::int64_t ns = period_ns(before, now, shift);
+      if (ns <= 0) continue;
+      return cycles > 0 && skip_periods(before, now, ops, shift, cycles, ns) > 0;
+    }
+    return false;
+  }
+
   void wake(std::int32_t r) {
     auto& q = queued_[static_cast<std::size_t>(r)];
     if (!q) {
@@ -67,7 +171,7 @@ class DedicatedRun : IterationEngine {
   bool step(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
     const auto& ops = t_.ranks[ri];
-    if (next_[ri] >= ops.size()) return false;
+    if (next_[ri] >= limit_[ri]) return false;
     const ScheduleOp& o = ops[next_[ri]];
     const std::int32_t g = global_of(r, o.chunk);
     const std::int64_t ready = input_ready(r, o, g);
@@ -153,6 +257,8 @@ class DedicatedRun : IterationEngine {
     }
   }
 
+  std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
+  std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
   std::size_t work_head_ = 0, work_count_ = 0;

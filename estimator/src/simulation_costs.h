@@ -68,6 +68,29 @@ class CommLane {
   std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
   void clear() { busy_.clear(); }  // keeps the capacity, for a lane used again
 
+  // What of the lane lies after `from`, as [start, end) pairs clipped at `from` with touching
+  // ones joined, appended to `out`: all that work issued at or after `from` can meet (place()
+  // never looks at booked work that ends before the issue time).
+  void tail(std::int64_t from, std::vector<std::int64_t>& out) const {
+    const std::size_t begin = out.size();
+    for (auto it = first_after(from); it != busy_.end(); ++it) {
+      if (out.size() > begin && out.back() == it->start) {
+        out.back() = it->end;  // touching intervals as one: the same busy time, one way to write it
+      } else {
+        out.push_back(std::max(it->start, from));
+        out.push_back(it->end);
+      }
+    }
+  }
+  // Moves that tail `by` later (the steady state's skip, steady_state.h); what ends by `from`
+  // stays where it is.
+  void shift_tail(std::int64_t from, std::int64_t by) {
+    for (auto it = first_after(from); it != busy_.end(); ++it) {
+      it->start = std::max(it->start, from) + by;
+      it->end += by;
+    }
+  }
+
  private:
   // Work issued before booked work ends: the first gap at or after `issue` that holds it.
   [[gnu::noinline]] std::int64_t place_in_gap(std::int64_t issue, std::int64_t ns) {
@@ -85,6 +108,12 @@ class CommLane {
   struct Busy {
     std::int64_t start, end;
   };
+  std::vector<Busy>::const_iterator first_after(std::int64_t t) const {
+    return std::upper_bound(busy_.begin(), busy_.end(), t, [](std::int64_t x, const Busy& b) { return x < b.end; });
+  }
+  std::vector<Busy>::iterator first_after(std::int64_t t) {
+    return std::upper_bound(busy_.begin(), busy_.end(), t, [](std::int64_t x, const Busy& b) { return x < b.end; });
+  }
   std::vector<Busy> busy_;
 };
 

@@ -108,6 +108,12 @@ struct SimulationResult {
   std::vector<std::int64_t> bubble_ns;
   double bubble_fraction = 0;      // mean over ranks of bubble_ns / busy_ns
   double bubble_fraction_max = 0;  // the worst rank's
+  // Ops of the steady state that were not simulated one by one: without a timeline, once two
+  // consecutive periods of the schedule leave the run in the same state shifted in time, the
+  // periods that can only repeat it are skipped with every figure above moved on exactly as
+  // simulating them would (steady_state.h). 0 with a timeline, or when the schedule has no
+  // steady state long enough.
+  std::int64_t skipped_ops = 0;
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,

@@ -1,0 +1,84 @@
+// The period of a schedule table's steady state (steady_state.h).
+#include "steady_state.h"
+
+#include <algorithm>
+
+namespace plansight::estimator {
+namespace {
+
+// Whether every (rank, local chunk, kind) runs micro-batches 0, 1, ..., m-1 in that order.
+bool micro_batches_in_order(const ScheduleTable& t) {
+  std::vector<std::int32_t> next;
+  for (const auto& ops : t.ranks) {
+    next.assign(static_cast<std::size_t>(t.v) * 3, 0);
+    for (const ScheduleOp& o : ops) {
+      if (o.chunk < 0 || o.chunk >= t.v) return false;
+      auto& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
+      if (o.micro_batch != n) return false;
+      ++n;
+    }
+  }
+  return true;
+}
+
+// ops[i + period] is ops[i] `shift` micro-batches later.
+bool repeats(const std::vector<ScheduleOp>& ops, std::size_t i, std::size_t period, std::int32_t shift) {
+  const ScheduleOp& a = ops[i];
+  const ScheduleOp& b = ops[i + period];
+  return a.kind == b.kind && a.chunk == b.chunk && a.pairs_with_next == b.pairs_with_next &&
+         b.micro_batch == a.micro_batch + shift;
+}
+
+}  // namespace
+
+std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
+                                               const std::vector<std::size_t>& end) {
+  const auto p = static_cast<std::size_t>(t.p);
+  if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
+  // Ops per micro-batch on each rank, and the shortest room any rank has.
+  std::vector<std::size_t> per_micro_batch(p);
+  std::size_t room_per_micro_batch = SIZE_MAX;
+  for (std::size_t r = 0; r < p; ++r) {
+    const std::size_t n = t.ranks[r].size();
+    if (n == 0 || n % static_cast<std::size_t>(t.m) != 0 || end[r] > n || first[r] >= end[r]) return std::nullopt;
+    per_micro_batch[r] = n / static_cast<std::size_t>(t.m);
+    room_per_micro_batch = std::min(room_per_micro_batch, (end[r] - first[r]) / per_micro_batch[r]);
+  }
+  // Four periods at least: two to compare, one or more to skip.
+  const auto max_shift = static_cast<std::int32_t>(room_per_micro_batch / 4);
+  if (max_shift < 1 || !micro_batches_in_order(t)) return std::nullopt;
+
+  SteadyPeriod out;
+  out.ops.resize(p);
+  // The smallest shift whose period holds for one whole period in the middle of every rank's room.
+  for (std::int32_t shift = 1; shift <= max_shift && out.micro_batches == 0; ++shift) {
+    bool all = true;
+    for (std::size_t r = 0; r < p && all; ++r) {
+      const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(shift);
+      const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
+      for (std::size_t i = mid; i < mid + period && all; ++i) all = repeats(t.ranks[r], i, period, shift);
+    }
+    if (all) out.micro_batches = shift;
+  }
+  if (out.micro_batches == 0) return std::nullopt;
+
+  out.begin.resize(p);
+  out.copies_end.resize(p);
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto& ops = t.ranks[r];
+    const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(out.micro_batches);
+    out.ops[r] = period;
+    // The run of repeating ops through the middle, widened both ways.
+    const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
+    std::size_t b = mid;
+    while (b > first[r] && repeats(ops, b - 1, period, out.micro_batches)) --b;
+    std::size_t e = mid;
+    while (e + period < end[r] && repeats(ops, e, period, out.micro_batches)) ++e;
+    out.begin[r] = b;
+    out.copies_end[r] = e;
+    if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
+  }
+  return out;
+}
+
+}  // namespace plansight::estimator

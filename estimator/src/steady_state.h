@@ -1,0 +1,41 @@
+// Private to the simulator: where a schedule table repeats itself. In the steady state of the
+// 1F1B family every rank's op list is periodic: P_r ops later comes the same op (kind, chunk,
+// pairing) for the micro-batch Δ later (1F1B and ZB-H1: Δ = 1; Megatron's interleaved order: Δ =
+// its micro-batch group, p by default). The engine (iteration_engine.h) simulates two such
+// periods, and when the second leaves the run in the state the first left it, only later in time
+// by T and later in micro-batch by Δ, it moves every rank on by K periods of T at once instead of
+// simulating them op by op: with costs per chunk, not per micro-batch, the periods in between
+// could only repeat (a dependency-driven schedule with fixed durations is a max-plus linear
+// system: once its state repeats up to a shift it stays periodic; Baccelli et al. 1992,
+// "Synchronization and Linearity", Ch. 3).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "plansight/estimator/pipeline_schedule.h"
+
+namespace plansight::estimator {
+
+struct SteadyPeriod {
+  std::int32_t micro_batches = 0;       // Δ: how far one period moves every micro-batch index
+  std::vector<std::size_t> ops;         // per rank: P_r, the ops of one period
+  std::vector<std::size_t> begin;       // per rank: the first op of the first period
+  // Per rank: ranks[r][i + P_r] is ranks[r][i] Δ micro-batches later for every i in
+  // [begin, copies_end), and copies_end + P_r <= the rank's `end` given to find_steady_period.
+  std::vector<std::size_t> copies_end;
+};
+
+// The table's period, or nothing when it has none worth using: every rank needs room for at
+// least four periods between first[r] (its ops before it may do one-off work: a chunk's first
+// parameter gather) and end[r] (the first op that must be simulated: a chunk's gradient
+// reduction, the rank's last op). Also nothing unless every (rank, chunk, kind) runs its
+// micro-batches in order 0, 1, ..., m-1, which the engine's snapshot relies on: what a rank has
+// consumed or produced of a chunk is then a prefix of the micro-batches.
+// O(ops), comparisons only.
+std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
+                                               const std::vector<std::size_t>& end);
+
+}  // namespace plansight::estimator

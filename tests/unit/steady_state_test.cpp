@@ -1,0 +1,149 @@
+// The steady-state skip (steady_state.h): a run without a timeline that skips periods gives every
+// figure of the run that simulates every op (a kept timeline never skips), on every schedule, with
+// communication segments, sends, bucketed or final gradient reductions, ZeRO-3 gathers and
+// different costs per chunk; and it does skip where a schedule has a long steady state.
+#include "steady_state.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "plansight/estimator/pipeline_simulator.h"
+
+namespace plansight::estimator {
+namespace {
+
+constexpr double kMs = 1e-3;
+
+// Per-chunk costs drawn from `seed`: uneven stages, TP segments on the communication lane,
+// sends long enough to queue behind them, gathers and reductions on some seeds.
+SimulationInput drawn_input(std::int64_t stages, std::uint32_t seed, bool uniform) {
+  SimulationInput in;
+  std::uint32_t x = seed;
+  auto ms = [&x](double lo, double hi) {
+    x = x * 1664525u + 1013904223u;
+    return (lo + (hi - lo) * static_cast<double>(x >> 8) / static_cast<double>(1u << 24)) * kMs;
+  };
+  ChunkCost first;
+  for (std::int64_t g = 0; g < stages; ++g) {
+    ChunkCost c;
+    c.forward.segments = {{Lane::compute, ms(0.5, 1.5)}, {Lane::communication, ms(0.05, 0.3)}, {Lane::compute, ms(0.1, 0.4)}};
+    c.backward.segments = {{Lane::compute, ms(1, 3)}, {Lane::communication, ms(0.05, 0.3)}};
+    c.weight_grad = compute_cost(ms(0.3, 1));
+    c.recompute = compute_cost(seed % 3 == 1 ? ms(0, 0.5) : 0);
+    c.send_activation_seconds = ms(0.01, 0.4);
+    c.send_gradient_seconds = ms(0.01, 0.4);
+    c.dp_reduce_seconds = ms(1, 6);
+    c.param_gather_seconds = seed % 2 == 0 ? ms(0.1, 1) : 0;
+    c.param_prefetch = seed % 4 != 2;
+    if (g == 0) first = c;
+    in.chunks.push_back(uniform ? first : c);
+  }
+  in.optimizer_seconds = ms(0.2, 1);
+  in.optimizer_gather_seconds = seed % 2 == 1 ? ms(0.1, 0.5) : 0;
+  in.dp_buckets = static_cast<std::int32_t>(1 + seed % 5);
+  in.dp_issue = seed % 3 == 0 ? DpReduceIssue::at_end : DpReduceIssue::per_chunk;
+  return in;
+}
+
+struct Case {
+  PipelineSchedule kind;
+  std::int64_t p, v, m;
+};
+
+// Every schedule the simulator runs, at micro-batch counts with long steady states.
+const Case kCases[] = {
+    {PipelineSchedule::one_f_one_b, 2, 1, 40},  {PipelineSchedule::one_f_one_b, 4, 1, 64},
+    {PipelineSchedule::one_f_one_b, 8, 1, 97},  {PipelineSchedule::interleaved, 2, 2, 40},
+    {PipelineSchedule::interleaved, 4, 2, 64},  {PipelineSchedule::interleaved, 4, 3, 96},
+    {PipelineSchedule::interleaved, 8, 4, 128}, {PipelineSchedule::zb_h1, 4, 1, 64},
+    {PipelineSchedule::zb_h1, 8, 1, 100},       {PipelineSchedule::dualpipev, 4, 2, 64},
+    {PipelineSchedule::dualpipev, 8, 2, 96},    {PipelineSchedule::gpipe, 4, 1, 64},
+};
+
+std::string name(const Case& c, std::uint32_t seed, bool uniform) {
+  return std::string(to_string(c.kind)) + " p=" + std::to_string(c.p) + " v=" + std::to_string(c.v) +
+         " m=" + std::to_string(c.m) + " seed=" + std::to_string(seed) + (uniform ? " uniform" : " per chunk");
+}
+
+TEST(SteadyState, SkippingGivesEveryFigureOfTheFullRun) {
+  int skipped_runs = 0, runs = 0;
+  for (const Case& c : kCases) {
+    auto table = make_schedule(c.kind, c.p, c.v, c.m);
+    ASSERT_TRUE(table.ok()) << table.error_text();
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+      for (bool uniform : {true, false}) {
+        SCOPED_TRACE(name(c, seed, uniform));
+        SimulationInput full = drawn_input(c.p * c.v, seed, uniform);
+        SimulationInput lean = full;
+        lean.keep_timeline = false;
+        const auto a = simulate(*table, full);
+        const auto b = simulate(*table, lean);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_EQ(a->skipped_ops, 0);
+        EXPECT_EQ(a->iteration_ns, b->iteration_ns);
+        EXPECT_EQ(a->busy_ns, b->busy_ns);
+        EXPECT_EQ(a->compute_end_ns, b->compute_end_ns);
+        EXPECT_EQ(a->reduce_wait_ns, b->reduce_wait_ns);
+        EXPECT_EQ(a->bubble_ns, b->bubble_ns);
+        EXPECT_DOUBLE_EQ(a->bubble_fraction, b->bubble_fraction);
+        EXPECT_DOUBLE_EQ(a->bubble_fraction_max, b->bubble_fraction_max);
+        ++runs;
+        skipped_runs += b->skipped_ops > 0 ? 1 : 0;
+      }
+    }
+  }
+  // Not a vacuous equality: most of these runs skip.
+  EXPECT_GE(skipped_runs, runs * 3 / 4) << skipped_runs << " of " << runs;
+}
+
+TEST(SteadyState, EveryPipelinedScheduleSkipsMostOfALongRun) {
+  // Uniform chunks, m = 512: all but a few periods at each end are skipped.
+  for (const Case& c : {Case{PipelineSchedule::one_f_one_b, 8, 1, 512}, Case{PipelineSchedule::interleaved, 8, 4, 512},
+                        Case{PipelineSchedule::zb_h1, 8, 1, 512}, Case{PipelineSchedule::dualpipev, 8, 2, 512}}) {
+    SCOPED_TRACE(name(c, 3, true));
+    auto table = make_schedule(c.kind, c.p, c.v, c.m);
+    ASSERT_TRUE(table.ok());
+    SimulationInput in = drawn_input(c.p * c.v, 3, true);
+    in.keep_timeline = false;
+    const auto r = simulate(*table, in);
+    ASSERT_TRUE(r.ok());
+    std::int64_t ops = 0;
+    for (const auto& rank : table->ranks) ops += static_cast<std::int64_t>(rank.size());
+    EXPECT_GT(r->skipped_ops, ops * 3 / 4) << r->skipped_ops << " of " << ops;
+  }
+}
+
+TEST(SteadyState, TheTablePeriodIsTheSchedulesOwn) {
+  auto period_of = [](PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
+    auto table = make_schedule(kind, p, v, m);
+    EXPECT_TRUE(table.ok());
+    std::vector<std::size_t> first(static_cast<std::size_t>(p), 0), end;
+    for (const auto& ops : table->ranks) end.push_back(ops.size());
+    return find_steady_period(*table, first, end);
+  };
+  // 1F1B: one forward and one backward, one micro-batch on.
+  auto one = period_of(PipelineSchedule::one_f_one_b, 4, 1, 32);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->micro_batches, 1);
+  EXPECT_EQ(one->ops, (std::vector<std::size_t>{2, 2, 2, 2}));
+  // Rank r's steady state starts after its p - 1 - r warm-up forwards.
+  EXPECT_EQ(one->begin, (std::vector<std::size_t>{3, 2, 1, 0}));
+  // Interleaved, Megatron's order: groups of p micro-batches per chunk, so p micro-batches on and
+  // 2 v p ops.
+  auto interleaved = period_of(PipelineSchedule::interleaved, 4, 2, 64);
+  ASSERT_TRUE(interleaved.has_value());
+  EXPECT_EQ(interleaved->micro_batches, 4);
+  EXPECT_EQ(interleaved->ops[0], 16u);
+  // ZB-H1: F, B and W of one micro-batch.
+  auto zb = period_of(PipelineSchedule::zb_h1, 4, 1, 32);
+  ASSERT_TRUE(zb.has_value());
+  EXPECT_EQ(zb->micro_batches, 1);
+  EXPECT_EQ(zb->ops[0], 3u);
+  // Too few micro-batches for four periods: none.
+  EXPECT_FALSE(period_of(PipelineSchedule::one_f_one_b, 4, 1, 6).has_value());
+}
+
+}  // namespace
+}  // namespace plansight::estimator
