@@ -49,6 +49,34 @@ void BM_EstimateTrillionOn3072(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateTrillionOn3072);
 
+// The largest plan an edit should answer interactively (issue target: <= 2 ms): 64 pipeline
+// stages, 1024 micro-batches, predicted (no throughput given), as 1F1B and as interleaved with 4
+// virtual stages; the 1 T model of Narayanan et al. with 256 layers so that 64 x 4 chunks divide.
+Plan largest_interactive(PipelineSchedule schedule, std::int64_t vpp) {
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-1008b");
+  plan.model.layers = 256;
+  plan.cluster.gpus = 3072;
+  plan.layout.tp = 8;
+  plan.layout.pp = 64;
+  plan.layout.vpp = vpp;
+  plan.layout.schedule = schedule;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = 1024 * 6;  // dp = 3072 / (8 x 64) = 6: 1024 micro-batches
+  return plan;
+}
+
+void BM_EstimatePp64M1024(benchmark::State& state) {
+  const Plan plan = largest_interactive(state.range(0) == 1 ? PipelineSchedule::one_f_one_b : PipelineSchedule::interleaved,
+                                        state.range(0));
+  for (auto _ : state) {
+    auto e = estimate(plan);
+    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimatePp64M1024)->ArgName("vpp")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

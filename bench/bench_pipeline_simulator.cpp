@@ -2,8 +2,9 @@
 // timed per call for the sizes the layout search and the GUI ask for. Run:
 //   build/release/bench/plansight_bench_pipeline_simulator --benchmark_min_time=1
 // Arguments: p, v, m, keep (1: build the Timeline, spans and names, as for a drawn timeline;
-// 0: times only, as the time model's breakdown and the search's re-ranking ask). Each simulated
-// op has F, B and W compute, p2p sends, DP buckets, optimizer.
+// 0: times only, as the time model's breakdown and the search's re-ranking ask, which skips the
+// steady state's repeating periods: the counter "skipped"). Each simulated op has F, B and W
+// compute, p2p sends, DP buckets, optimizer; items per second count every op of the schedule.
 #include <benchmark/benchmark.h>
 
 #include "plansight/estimator/pipeline_simulator.h"
@@ -36,11 +37,15 @@ void simulate_schedule(benchmark::State& state, PipelineSchedule kind) {
   in.keep_timeline = state.range(3) != 0;
   std::size_t ops = 0;
   for (const auto& r : table->ranks) ops += r.size();
+  std::int64_t skipped = 0;
   for (auto _ : state) {
     auto result = simulate(*table, in);
+    skipped = result.ok() ? result->skipped_ops : 0;
     benchmark::DoNotOptimize(result);
   }
   state.counters["ops"] = static_cast<double>(ops);
+  // Ops of the steady state not simulated one by one (SimulationResult::skipped_ops).
+  state.counters["skipped"] = static_cast<double>(skipped);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(ops));
 }
 

@@ -15,7 +15,7 @@ struct Arrays {
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
-  std::vector<std::int32_t> rank_of, w_done;
+  std::vector<std::int32_t> rank_of;
   std::vector<CommLane> lanes;
 };
 Arrays& thread_arrays() {
@@ -50,7 +50,6 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   first_b_.assign(pv, -1);
   last_bwd_.assign(pv, -1);
   rank_of_.resize(static_cast<std::size_t>(stages_));
-  w_done_.assign(static_cast<std::size_t>(stages_), 0);
   for (std::int32_t g = 0; g < stages_; ++g) rank_of_[static_cast<std::size_t>(g)] = t.rank_of(g);
   for (std::size_t r = 0; r < p; ++r) {
     const auto& ops = t.ranks[r];
@@ -94,7 +93,7 @@ void IterationEngine::swap_arrays() {
   free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
   step_start_.swap(a.step_start), end_.swap(a.end), collective_end_.swap(a.collective_end);
   first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
-  rank_of_.swap(a.rank_of), w_done_.swap(a.w_done);
+  rank_of_.swap(a.rank_of);
   lanes_.swap(a.lanes);
 }
 

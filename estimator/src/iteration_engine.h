@@ -115,30 +115,43 @@ class IterationEngine {
   SimulationResult results(const ScheduleBubbles& bubbles);
 
   // The steady state's skip (steady_state.h), for runs without spans. A snapshot holds what of
-  // the run decides its future, taken where every rank r has run exactly its first next_[r] ops:
-  // per rank its clock, the start of its last op, where its collectives end, the tail of its
-  // communication lane; per global chunk the arrival and end times still to be read (the
-  // micro-batches between what its consumers have run and what its producers have); and what
-  // only adds up (compute time, gap time and lists).
+  // the run decides its future, taken where every rank r has run its first cut[r] ops: per rank
+  // its clock, the start of its last op, where its collectives end, the tail of its
+  // communication lane; per global chunk the arrival times still to be read (pending(): the
+  // micro-batches between what its consumers and its producers have run); and what only adds up
+  // (compute time, gap time and lists).
   struct SteadySnapshot {
-    std::vector<std::int64_t> rank;          // per rank: kRankFields values
-    std::vector<std::size_t> lists;          // per rank: gaps and collectives recorded so far
-    std::vector<std::int64_t> lane;          // every rank's lane tail, [start, end) pairs
-    std::vector<std::size_t> lane_at;        // per rank + 1: its first value in `lane`
-    std::vector<std::int32_t> windows;       // per (global chunk, kWindows): first micro-batch, count
-    std::vector<std::int64_t> values;        // the windows' times, in that order
-    std::vector<std::int32_t> w_done;        // copy of w_done_
-    std::vector<std::size_t> cut;            // per rank: the ops it had run (next_)
+    std::vector<std::size_t> cut;       // per rank: the ops it has run (next_)
+    std::vector<std::int32_t> ran;      // per (global chunk, op kind): ops run, micro-batches 0 .. ran-1
+    std::vector<std::int64_t> rank;     // per rank: kRankFields values
+    std::vector<std::size_t> lists;     // per rank: gaps and collectives recorded so far
+    std::vector<std::int64_t> lane;     // every rank's lane tail, [start, end) pairs
+    std::vector<std::size_t> lane_at;   // per rank + 1: its first value in `lane`
+    std::vector<std::int64_t> values;   // the pending times read as times, chunk by chunk
   };
-  static constexpr std::size_t kRankFields = 5, kWindows = 4;
-  void take_snapshot(SteadySnapshot& s) const;
+  static constexpr std::size_t kRankFields = 5, kPending = 4;
+  struct Window {
+    std::int32_t first, count;  // micro-batches first .. first + count - 1
+  };
+  // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (fwd_ready_),
+  // 1 its forwards' ends its backwards wait for (f_done_, read as "it has run" only), 2 the
+  // output gradients of its backwards (bwd_ready_), 3 its backwards' ends its Ws need (b_done_).
+  Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
+  // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
+  void take_snapshot(SteadySnapshot& s);
+  // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`
+  // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
+  // whose states repeat. `periods_done`: rank 0's periods since `begin0`, from which the cuts
+  // and micro-batches are counted.
+  std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
+                           std::int64_t periods_done) const;
   // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic
-  // from here. -1 otherwise.
+  // from here. -1 otherwise. The cuts are the caller's to check.
   std::int64_t period_ns(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift) const;
-  // Moves the run from `now` on by `periods` periods of `ns` (`ops[r]` ops of rank r and
-  // `mb_shift` micro-batches each), as simulating them would: every clock, lane tail and pending
-  // time later, every sum grown and every list extended by what the period `before` -> `now`
-  // added. Returns the ops skipped.
+  // Moves the run, which is at `now`, on by `periods` periods of `ns` (`ops[r]` ops of rank r
+  // and `mb_shift` micro-batches each), as simulating them would: every clock, lane tail and
+  // pending time later, every sum grown and every list extended by what the period `before` ->
+  // `now` added. Returns the ops skipped (0: the periods do not fit the iteration).
   std::int64_t skip_periods(const SteadySnapshot& before, const SteadySnapshot& now, const std::vector<std::size_t>& ops,
                             std::int32_t mb_shift, std::int64_t periods, std::int64_t ns);
 
@@ -160,7 +173,8 @@ class IterationEngine {
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
-  std::vector<std::int32_t> w_done_;          // per global chunk: W ops run
+  std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (take_snapshot)
+  std::vector<std::size_t> counted_;          // per rank: ops counted into ran_
   std::int64_t skipped_ops_ = 0;              // by skip_periods
   Timeline tl_;
 
@@ -233,8 +247,6 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
       bwd_ready_[pair(g - 1, mb)] =
           to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
     }
-  } else {
-    ++w_done_[static_cast<std::size_t>(g)];
   }
   const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);
   if (in_.dp_issue == DpReduceIssue::per_chunk && last_bwd_[ci] == i) reduce(r, g, start, end);

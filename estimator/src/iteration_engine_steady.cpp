@@ -6,17 +6,58 @@
 namespace plansight::estimator {
 namespace {
 
-// The number of leading entries of row[0, m) that are known (>= 0). Producers and consumers of a
-// chunk run its micro-batches in order (find_steady_period checks it), so the known entries of a
-// row are a prefix.
-std::int32_t known_prefix(const std::int64_t* row, std::int32_t m) {
-  return static_cast<std::int32_t>(std::partition_point(row, row + m, [](std::int64_t t) { return t >= 0; }) - row);
-}
+// FNV-1a over 64-bit words (Fowler, Noll, Vo), then a final avalanche (the murmur3 finaliser).
+struct Hash {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void add(std::int64_t x) { h = (h ^ static_cast<std::uint64_t>(x)) * 0x100000001b3ull; }
+  std::uint64_t done() const {
+    std::uint64_t x = h;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+  }
+};
+
+// Whether window `which` holds times that the future reads as times (f_done_ is read only as
+// "the forward has run").
+constexpr bool read_as_time(std::size_t which) { return which != 1; }
 
 }  // namespace
 
-void IterationEngine::take_snapshot(SteadySnapshot& s) const {
+IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
+  const auto ran = [&](std::int32_t chunk, OpKind k) {
+    return s.ran[static_cast<std::size_t>(chunk) * 3 + static_cast<std::size_t>(k)];
+  };
+  const std::int32_t f = ran(g, OpKind::forward), b = ran(g, OpKind::backward);
+  auto window = [](std::int32_t first, std::int32_t end) { return Window{first, std::max(end - first, 0)}; };
+  switch (which) {
+    case 0: return g == 0 ? Window{f, 0} : window(f, ran(g - 1, OpKind::forward));  // chunk 0: inputs at t = 0
+    case 1: return window(b, f);
+    case 2: return window(b, g + 1 < stages_ ? ran(g + 1, OpKind::backward) : f);  // the last chunk: its loss
+    default: return t_.split_backward ? window(ran(g, OpKind::weight_grad), b) : Window{b, 0};
+  }
+}
+
+void IterationEngine::take_snapshot(SteadySnapshot& s) {
   const auto p = static_cast<std::size_t>(t_.p);
+  // The ops run per chunk and kind, counted on from the last snapshot. Every (rank, chunk, kind)
+  // runs its micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
+  if (counted_.size() != p) {
+    counted_.assign(p, 0);
+    ran_.assign(static_cast<std::size_t>(stages_) * 3, 0);
+  }
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto& ops = t_.ranks[r];
+    for (std::size_t i = counted_[r]; i < next_[r]; ++i) {
+      const std::int32_t g = global_of(static_cast<std::int32_t>(r), ops[i].chunk);
+      ++ran_[static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(ops[i].kind)];
+    }
+    counted_[r] = next_[r];
+  }
+  s.cut.assign(next_.begin(), next_.end());
+  s.ran = ran_;
   s.rank.clear();
   s.lists.clear();
   s.lane.clear();
@@ -30,32 +71,40 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) const {
     lanes_[r].tail(prev_start_[r], s.lane);
   }
   s.lane_at.push_back(s.lane.size());
-  // Per global chunk, the times its consumers have still to read: the inputs of its forwards
-  // (chunk 0's are all there from the start and never change), the forward ends and output
-  // gradients its backwards need, the backward ends its Ws need.
-  s.windows.clear();
   s.values.clear();
+  const std::vector<std::int64_t>* arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
   for (std::int32_t g = 0; g < stages_; ++g) {
-    const std::size_t at = pair(g, 0);
-    const std::int32_t forwards = known_prefix(&f_done_[at], m_);
-    const std::int32_t backwards = known_prefix(&b_done_[at], m_);
-    const std::int32_t ws = w_done_[static_cast<std::size_t>(g)];
-    const std::int32_t arrived = g == 0 ? forwards : known_prefix(&fwd_ready_[at], m_);
-    const std::int32_t gradients = known_prefix(&bwd_ready_[at], m_);
-    const std::pair<const std::vector<std::int64_t>*, std::pair<std::int32_t, std::int32_t>> windows[kWindows] = {
-        {&fwd_ready_, {forwards, arrived}},
-        {&f_done_, {backwards, forwards}},
-        {&bwd_ready_, {backwards, gradients}},
-        {&b_done_, {t_.split_backward ? ws : backwards, backwards}}};
-    for (const auto& [array, range] : windows) {
-      const std::int32_t count = std::max(range.second - range.first, 0);
-      s.windows.push_back(range.first);
-      s.windows.push_back(count);
-      s.values.insert(s.values.end(), array->begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(range.first)),
-                      array->begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(range.first + count)));
+    for (std::size_t which = 0; which < kPending; ++which) {
+      if (!read_as_time(which)) continue;
+      const Window w = pending(s, g, which);
+      const auto row = arrays[which]->begin() + static_cast<std::ptrdiff_t>(pair(g, w.first));
+      s.values.insert(s.values.end(), row, row + w.count);
     }
   }
-  s.w_done = w_done_;
+}
+
+std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops,
+                                          std::int32_t mb_shift, std::int64_t periods_done) const {
+  Hash h;
+  const std::int64_t base = s.rank[0];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
+    const std::int64_t* x = &s.rank[r * kRankFields];
+    h.add(static_cast<std::int64_t>(s.cut[r]) - periods_done * static_cast<std::int64_t>(ops[r]));
+    h.add(x[0] - base);
+    h.add(x[1] - base);
+    h.add(x[4] <= x[0] ? -1 : x[4] - base);  // collectives that end before the clock never matter
+    h.add(static_cast<std::int64_t>(s.lane_at[r + 1] - s.lane_at[r]));
+  }
+  for (const std::int64_t t : s.lane) h.add(t - base);
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    for (std::size_t which = 0; which < kPending; ++which) {
+      const Window w = pending(s, g, which);
+      h.add(w.count);
+      if (w.count > 0) h.add(w.first - periods_done * mb_shift);
+    }
+  }
+  for (const std::int64_t t : s.values) h.add(t - base);
+  return h.done();
 }
 
 std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const SteadySnapshot& now,
@@ -75,19 +124,14 @@ std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const Stea
   for (std::size_t i = 0; i < now.lane.size(); ++i) {
     if (now.lane[i] - before.lane[i] != ns) return -1;
   }
-  // Window by window; a forward's end is only ever read as "it has run" (a backward needs its
-  // forward), so the f_done_ window compares its extent, not its times.
-  std::size_t at = 0;
-  for (std::size_t w = 0; w < now.windows.size(); w += 2) {
-    const std::int32_t count = now.windows[w + 1];
-    if (count != before.windows[w + 1]) return -1;
-    if (count > 0 && now.windows[w] - before.windows[w] != mb_shift) return -1;
-    if ((w / 2) % kWindows != 1) {
-      for (std::size_t i = at; i < at + static_cast<std::size_t>(count); ++i) {
-        if (now.values[i] - before.values[i] != ns) return -1;
-      }
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    for (std::size_t which = 0; which < kPending; ++which) {
+      const Window a = pending(before, g, which), b = pending(now, g, which);
+      if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return -1;
     }
-    at += static_cast<std::size_t>(count);
+  }
+  for (std::size_t i = 0; i < now.values.size(); ++i) {
+    if (now.values[i] - before.values[i] != ns) return -1;
   }
   return ns;
 }
@@ -96,10 +140,13 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
                                            const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                                            std::int64_t periods, std::int64_t ns) {
   const std::int64_t shift_ns = periods * ns;
-  const auto shift_mb = static_cast<std::int32_t>(periods * mb_shift);
+  const std::int64_t shift_mb = periods * mb_shift;
   // Every pending time lands on a micro-batch of this iteration (the skipped periods exist).
-  for (std::size_t w = 0; w < now.windows.size(); w += 2) {
-    if (now.windows[w + 1] > 0 && now.windows[w] + now.windows[w + 1] + shift_mb > m_) return 0;
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    for (std::size_t which = 0; which < kPending; ++which) {
+      const Window w = pending(now, g, which);
+      if (w.count > 0 && w.first + w.count + shift_mb > m_) return 0;
+    }
   }
   std::int64_t skipped = 0;
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
@@ -129,18 +176,13 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   }
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
   // a window may overlap its own destination).
-  std::vector<std::int64_t>* arrays[kWindows] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
-  std::size_t w = 0;
+  std::vector<std::int64_t>* arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
   for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::vector<std::int64_t>* array : arrays) {
-      const std::int32_t first = now.windows[w], count = now.windows[w + 1];
-      w += 2;
-      if (g == 0 && array == &fwd_ready_) continue;  // chunk 0's inputs: there from the start
-      std::int64_t* row = array->data() + pair(g, 0);
-      for (std::int32_t mb = first + count - 1; mb >= first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
+    for (std::size_t which = 0; which < kPending; ++which) {
+      const Window w = pending(now, g, which);
+      std::int64_t* row = arrays[which]->data() + pair(g, 0);
+      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
     }
-    w_done_[static_cast<std::size_t>(g)] +=
-        static_cast<std::int32_t>(periods) * (now.w_done[static_cast<std::size_t>(g)] - before.w_done[static_cast<std::size_t>(g)]);
   }
   skipped_ops_ += skipped;
   return skipped;

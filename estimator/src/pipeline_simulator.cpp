@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <unordered_map>
 
 #include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/schedule_metrics.h"
@@ -76,6 +77,10 @@ class DedicatedRun : IterationEngine {
   bool skip_steady_state() {
     const auto p = static_cast<std::size_t>(t_.p);
     const auto v = static_cast<std::size_t>(t_.v);
+    // Worth it only when the steady state outlasts what finding its cycle takes: the transient
+    // and two cycles, each up to about p micro-batches (1F1B's critical circuit runs through
+    // every stage and back). Below that the search would cost more than it saves.
+    if (t_.m < kSkipMinMicroBatches + 3 * t_.p) return true;
     // Ops with one-off work (a chunk's first parameter gather, its gradient reduction, the rank's
     // last op, which closes its bubble window) stay out of the periods.
     std::vector<std::size_t> first(p, 1), end(p);
@@ -89,33 +94,43 @@ class DedicatedRun : IterationEngine {
     }
     const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end);
     if (!period) return true;
-    // The last snapshots, one period apart: a steady state may repeat only every few periods
-    // (alternating patterns are common when stages or their lanes differ), so the newest is
-    // compared with each.
-    constexpr std::size_t kCycles = 16;
-    std::vector<SteadySnapshot> history(kCycles + 1);
-    std::size_t taken = 0;
-    // Each rank may run to one period into its steady state, then a period further each time.
-    // Where it stops (there, or short of it waiting for a rank held back) is the cut: the ops
-    // run so far are what the simulation has run, whichever order it ran them in.
-    for (std::size_t r = 0; r < p; ++r) limit_[r] = period->begin[r] + period->ops[r];
-    for (;;) {
+    for (std::size_t r = 0; r < p; ++r) {
+      const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
+      if (periods < kSkipMinPeriods || periods * static_cast<std::size_t>(period->micro_batches) < 2 * p + 16) return true;
+    }
+    // A steady state may repeat itself only every few periods (alternating patterns when stages
+    // or their lanes differ; with p2p latency, 1F1B's critical circuit runs through every stage
+    // and back, and its cycle is p periods), so each period's snapshot is hashed up to the shift
+    // (shape_hash) and looked up among those before it; a match `cycle` periods back, while that
+    // snapshot is still kept, is then compared exactly and the skip starts there.
+    const auto& ops = period->ops;
+    std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
+    std::vector<SteadySnapshot> kept(std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1);
+    // Each rank may run to the start of its periods, then a period further each time. Where it
+    // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
+    // are what the simulation has run, whichever order it ran them in.
+    limit_ = period->begin;
+    for (std::int64_t periods_done = 0;; ++periods_done) {
       queue_all();
       if (!drain()) return false;
       // A rank held back before its first compute would still record its window's start.
       for (std::size_t r = 0; r < p; ++r) {
         if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
       }
-      SteadySnapshot& now = history[taken % history.size()];
+      const auto slot = [&](std::int64_t i) -> SteadySnapshot& { return kept[static_cast<std::size_t>(i) % kept.size()]; };
+      SteadySnapshot& now = slot(periods_done);
       take_snapshot(now);
-      now.cut.assign(next_.begin(), next_.end());
-      ++taken;
-      if (try_skip(*period, history, taken)) break;
+      auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
+      if (!fresh) {
+        const std::int64_t cycle = periods_done - it->second;
+        if (cycle < static_cast<std::int64_t>(kept.size()) && skip_from(*period, slot(it->second), now, cycle)) break;
+        it->second = periods_done;
+      }
       // The next cut, while a period after it could still be skipped.
       bool room = true;
       for (std::size_t r = 0; r < p; ++r) {
-        limit_[r] = next_[r] + period->ops[r];
-        room = room && limit_[r] + period->ops[r] <= period->copies_end[r];
+        limit_[r] = next_[r] + ops[r];
+        room = room && limit_[r] + ops[r] <= period->copies_end[r];
       }
       if (!room) break;
     }
@@ -128,32 +143,23 @@ class DedicatedRun : IterationEngine {
     return true;
   }
 
-  // Compares the newest of `taken` snapshots with those 1 .. kCycles periods before it: on the
-  // first it repeats (every rank's cut that many periods on, every time shifted alike), skips
-  // as many such cycles as every rank's periods allow. True when it skipped.
-  bool try_skip(const SteadyPeriod& period, const std::vector<SteadySnapshot>& history, std::size_t taken) {
-    const std::size_t slots = history.size();
-    const SteadySnapshot& now = history[(taken - 1) % slots];
+  // Skips from `now` when it is `before` repeated `cycle` periods on: both cuts inside the
+  // periods, every rank's `cycle` periods apart (so the ops between them repeat those before
+  // them, as do those of the cycles skipped after `now`), and the state shifted alike. Skips as
+  // many cycles as every rank's periods allow. True when it skipped.
+  bool skip_from(const SteadyPeriod& period, const SteadySnapshot& before, const SteadySnapshot& now, std::int64_t cycle) {
     std::vector<std::size_t> ops(period.ops.size());
-    for (std::size_t cycle = 1; cycle < slots && cycle < taken; ++cycle) {
-      const SteadySnapshot& before = history[(taken - 1 - cycle) % slots];
-      bool aligned = true;
-      std::int64_t cycles = INT64_MAX;
-      for (std::size_t r = 0; r < ops.size() && aligned; ++r) {
-        ops[r] = cycle * period.ops[r];
-        // Both cuts inside the periods, one cycle apart: the ops between them repeat those
-        // before them, and so do the ops of the cycles skipped after `now`.
-        aligned = before.cut[r] >= period.begin[r] && now.cut[r] == before.cut[r] + ops[r] &&
-                  now.cut[r] <= period.copies_end[r];
-        if (aligned) cycles = std::min(cycles, static_cast<std::int64_t>((period.copies_end[r] - now.cut[r]) / ops[r]));
+    std::int64_t cycles = INT64_MAX;
+    for (std::size_t r = 0; r < ops.size(); ++r) {
+      ops[r] = static_cast<std::size_t>(cycle) * period.ops[r];
+      if (before.cut[r] < period.begin[r] || now.cut[r] != before.cut[r] + ops[r] || now.cut[r] > period.copies_end[r]) {
+        return false;
       }
-      if (!aligned) continue;
-      const auto shift = static_cast<std::int32_t>(cycle) * period.micro_batches;
-      const std::int64_t ns = period_ns(before, now, shift);
-      if (ns <= 0) continue;
-      return cycles > 0 && skip_periods(before, now, ops, shift, cycles, ns) > 0;
+      cycles = std::min(cycles, static_cast<std::int64_t>((period.copies_end[r] - now.cut[r]) / ops[r]));
     }
-    return false;
+    const auto shift = static_cast<std::int32_t>(cycle * period.micro_batches);
+    const std::int64_t ns = period_ns(before, now, shift);
+    return ns > 0 && cycles > 0 && skip_periods(before, now, ops, shift, cycles, ns) > 0;
   }
 
   void wake(std::int32_t r) {
@@ -257,6 +263,9 @@ class DedicatedRun : IterationEngine {
     }
   }
 
+  static constexpr std::int32_t kSkipMinMicroBatches = 32;
+  static constexpr std::size_t kSkipMinPeriods = 6;
+  static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
