@@ -81,14 +81,20 @@ class DedicatedRun : IterationEngine {
     // and two cycles, each up to about p micro-batches (1F1B's critical circuit runs through
     // every stage and back). Below that the search would cost more than it saves.
     if (t_.m < kSkipMinMicroBatches + 3 * t_.p) return true;
-    // Ops with one-off work (a chunk's first parameter gather, its gradient reduction, the rank's
+    // Ops with one-off work (a chunk's first forward and backward when they gather its
+    // parameters, its last backward when it issues the chunk's gradient reduction, the rank's
     // last op, which closes its bubble window) stay out of the periods.
     std::vector<std::size_t> first(p, 1), end(p);
     for (std::size_t r = 0; r < p; ++r) {
       end[r] = t_.ranks[r].empty() ? 0 : t_.ranks[r].size() - 1;
       for (std::size_t c = r * v; c < (r + 1) * v; ++c) {
-        for (const std::int64_t i : {first_f_[c], first_b_[c]}) first[r] = std::max(first[r], static_cast<std::size_t>(i + 1));
-        if (last_bwd_[c] >= 0) end[r] = std::min(end[r], static_cast<std::size_t>(last_bwd_[c]));
+        const NsChunkCost& cc = cost(global_of(static_cast<std::int32_t>(r), static_cast<std::int32_t>(c - r * v)));
+        if (cc.param_gather > 0) {
+          for (const std::int64_t i : {first_f_[c], first_b_[c]}) first[r] = std::max(first[r], static_cast<std::size_t>(i + 1));
+        }
+        if (last_bwd_[c] >= 0 && cc.dp_reduce > 0 && in_.dp_issue == DpReduceIssue::per_chunk) {
+          end[r] = std::min(end[r], static_cast<std::size_t>(last_bwd_[c]));
+        }
       }
       if (first[r] >= end[r]) return true;
     }
