@@ -77,6 +77,11 @@ inline double pipeline_seconds(PipelineSchedule schedule, double m, double p, do
     // table equals it with equal F and B and W = 0, and stays at or below it (dualpipev_test).
     case PipelineSchedule::dualpipev:
       return m * s.pace + pm1 * std::max(s.fwd_max + 2 * s.bwd_max - s.w_max, s.fwd_max) / 2;
+    // DualPipe's bubble, (PP/2 - 1)(F&B + B - 3W) with PP = p ranks (DualPipe README), in the
+    // same terms; here m is the micro-batches through each chunk (half of them per pipeline),
+    // each rank's pass covering one micro-batch of each pipeline.
+    case PipelineSchedule::dualpipe:
+      return m * s.pace + (p / 2 - 1) * std::max(s.fwd_max + 2 * s.bwd_max - s.w_max, s.fwd_max) / 2;
   }
   return 0;
 }

@@ -44,7 +44,8 @@ struct Spellings<PipelineSchedule> {
       {"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b},
       {"interleaved", PipelineSchedule::interleaved}, {"zb-h1", PipelineSchedule::zb_h1},
       {"dualpipev", PipelineSchedule::dualpipev}, {"interleaved-1f1b", PipelineSchedule::interleaved},
-      {"zbh1", PipelineSchedule::zb_h1}, {"dualpipe-v", PipelineSchedule::dualpipev}};
+      {"zbh1", PipelineSchedule::zb_h1}, {"dualpipe-v", PipelineSchedule::dualpipev},
+      {"dualpipe", PipelineSchedule::dualpipe}};
 };
 template <>
 struct Spellings<NormKind> {

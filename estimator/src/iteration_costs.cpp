@@ -93,7 +93,8 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   const StateBytesPerParameter per_param = state_bytes_per_parameter(plan.training);
 
   IterationCosts out;
-  out.micro_batches = plan.micro_batches();
+  // Through each chunk: DualPipe's two pipelines take half the micro-batches each.
+  out.micro_batches = plan.micro_batches() / (two_pipelines(l.schedule) ? 2 : 1);
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
                         static_cast<double>(l.cp);
   const double e = plan.training.precision == Precision::fp32 || plan.training.precision == Precision::tf32 ? 4.0 : 2.0;
@@ -141,18 +142,20 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     // The layers' own compute, which the offload transfers of this chunk overlap.
     const double layers_forward_s = f.compute_s;
     const double layers_backward_s = bi.compute_s + bw.compute_s + r.compute_s;
-    if (g == 0) {
+    if (starts_pipeline(l.schedule, p, g)) {
       f += embedding.forward;
       bi += embedding.backward_input;
       bw += embedding.backward_weight;
       params += counts.word_embedding / t + counts.position_embedding;
     }
-    if (g == chunks_total - 1) {
+    if (ends_pipeline(l.schedule, p, v, g)) {
       f += head.forward;
       bi += head.backward_input;
       bw += head.backward_weight;
-      // A tied embedding is copied onto the head's rank unless the first chunk is there too.
-      const bool head_with_embedding = rank_of_chunk(l.schedule, p, g) == 0;
+      // A tied embedding is copied onto the head's rank unless a first chunk is there too
+      // (DualPipeV's rank 0; both of DualPipe's head ranks start the other copy's pipeline).
+      const std::int64_t head_rank = rank_of_chunk(l.schedule, p, g);
+      const bool head_with_embedding = head_rank == 0 || (two_pipelines(l.schedule) && head_rank == p - 1);
       params += counts.final_norm +
                 (plan.model.tied_embeddings ? (head_with_embedding ? 0.0 : counts.word_embedding / t) : counts.lm_head / t);
       // MTP module k: its layer and a second pass through the shared head (the 2h -> h
@@ -208,8 +211,8 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     c.backward = to_op(bi);
     c.weight_grad = to_op(bw);
     c.recompute = to_op(r);
-    c.send_activation_seconds = g < chunks_total - 1 ? out.p2p_seconds : 0.0;
-    c.send_gradient_seconds = g > 0 ? out.p2p_seconds : 0.0;
+    c.send_activation_seconds = !ends_pipeline(l.schedule, p, v, g) ? out.p2p_seconds : 0.0;
+    c.send_gradient_seconds = !starts_pipeline(l.schedule, p, g) ? out.p2p_seconds : 0.0;
     // ZeRO-3 communicates per micro-batch (inside the phases above); otherwise gradients are
     // reduced once per iteration: all-reduce, or reduce-scatter under ZeRO-1/2.
     double dp_bytes = 0;
@@ -227,6 +230,16 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       const Collective op = l.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
       c.dp_reduce_seconds += collective_seconds(op, expert_params * per_param.gradients, expert_shards, links.edp);
       dp_bytes += sent_bytes(op, expert_params * per_param.gradients, expert_shards);
+    }
+    if (two_pipelines(l.schedule)) {
+      // DualPipe keeps two copies of the model (DeepSeek-V3 report, Sec. 3.2.1): this chunk's
+      // layers also sit on rank p-1-r, and the two sum their gradients before the step, an
+      // all-reduce between the pair over the pipeline's link of what this GPU updates (its
+      // shard under ZeRO).
+      const double own = grad_bytes / static_cast<double>(l.zero_stage >= 1 ? shards : 1) +
+                         expert_params * per_param.gradients / static_cast<double>(l.zero_stage >= 1 ? expert_shards : 1);
+      c.dp_reduce_seconds += collective_seconds(Collective::all_reduce, own, 2, links.pp);
+      dp_bytes += sent_bytes(Collective::all_reduce, own, 2);
     }
     out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
     out.chunk_dp_bytes.push_back(dp_bytes);

@@ -27,12 +27,20 @@ Arrays& thread_arrays() {
 
 IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs,
                                  bool keep_spans)
-    : t_(t), in_(in), costs_(std::move(costs)), m_(t.m), stages_(t.stages()), keep_(keep_spans), v_shape_(t.v_shape()) {
+    : t_(t),
+      in_(in),
+      costs_(std::move(costs)),
+      m_(t.m),
+      stages_(t.stages()),
+      keep_(keep_spans),
+      v_shape_(t.v_shape()),
+      second_start_(two_pipelines(t.kind) ? t.p : -1) {
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
   fwd_ready_.assign(pairs, kUnknown);
   std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
+  if (second_start_ >= 0) std::fill_n(fwd_ready_.begin() + static_cast<std::ptrdiff_t>(pair(second_start_, 0)), m_, 0);
   bwd_ready_.assign(pairs, kUnknown);
   f_done_.assign(pairs, kUnknown);
   b_done_.assign(pairs, kUnknown);

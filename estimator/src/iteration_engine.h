@@ -160,7 +160,9 @@ class IterationEngine {
   std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;
   bool keep_;  // spans and names are built
-  bool v_shape_;  // DualPipeV: chunk g + 1 is not always on rank r + 1 (ScheduleTable::v_shape)
+  bool v_shape_;  // DualPipe(V): chunk g + 1 is not always on rank r + 1 (ScheduleTable::v_shape)
+  // DualPipe's second pipeline starts at this chunk (two_pipelines); -1: one pipeline.
+  std::int32_t second_start_;
   // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
   std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
   // Per rank: next op, end of its last op, start of its last op, its compute time, when its
@@ -233,7 +235,7 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   std::int32_t to = -1;
   if (o.kind == OpKind::forward) {
     f_done_[k] = end;
-    if (g + 1 < stages_) {
+    if (g + 1 < stages_ && g + 1 != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) + 1];
       fwd_ready_[pair(g + 1, mb)] =
           to == r ? end : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
@@ -242,7 +244,7 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
     }
   } else if (o.kind == OpKind::backward) {
     b_done_[k] = end;
-    if (g > 0) {
+    if (g > 0 && g != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) - 1];
       bwd_ready_[pair(g - 1, mb)] =
           to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);

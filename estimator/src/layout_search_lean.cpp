@@ -66,6 +66,10 @@ InFlight in_flight(const Candidate& c, std::int64_t m, std::int64_t r) {
       out.chunk0_rank0 = static_cast<double>(2 * p);
       out.rank_forwards = static_cast<double>(2 * p + 1);
       break;
+    case PipelineSchedule::dualpipe:  // memory.cpp: p - h of one copy and h + 1 of the other
+      out.chunk0_rank0 = static_cast<double>(p);
+      out.rank_forwards = static_cast<double>(p + 1);
+      break;
     case PipelineSchedule::interleaved: {
       auto forwards = [&](std::int64_t rank) { return std::min(2 * (p - rank - 1) + (v - 1) * p + 1, m * v); };
       const std::int64_t n0 = forwards(0);

@@ -53,6 +53,16 @@ double in_flight_of_chunk(const Plan& plan, std::int64_t r, std::int64_t chunk) 
       const std::int64_t n = std::min(warmup + 1, m * v);
       return interleaved_forwards_of_chunk(n, p, v, chunk);
     }
+    case PipelineSchedule::dualpipe: {
+      // DualPipeV's count on each half of the ranks (pipeline_schedule.cpp plays its rank h of
+      // p/2 there): 2(p/2) - h of the pipeline that starts at the rank's own end, h + 1 of the
+      // other, together p + 1 (the DualPipe README's "PP+1" activations per device).
+      const std::int64_t half = p / 2;
+      const bool lower = r < half;
+      const std::int64_t h = lower ? r : p - 1 - r;
+      const bool own_end = (chunk == 0) == lower;
+      return static_cast<double>(own_end ? 2 * half - h : h + 1);
+    }
     case PipelineSchedule::dualpipev:
       // pipeline_schedule.cpp's phases: 2(p-r-1) + (r+1) forwards of chunk 0 and r+1 of chunk 1
       // before the first backward, and the main phase's F0 before its first release: 2p-r and
@@ -180,6 +190,16 @@ double backward_working_bytes(const Plan& plan) {
 
 std::vector<std::int64_t> chunk_layers(const Plan& plan) {
   const std::int64_t chunks = plan.layout.pp * plan.layout.vpp;
+  if (two_pipelines(plan.layout.schedule)) {
+    // DualPipe: each model copy spreads every layer over the pp stages of its pipeline.
+    const std::int64_t stages = std::max<std::int64_t>(plan.layout.pp, 1);
+    std::vector<std::int64_t> out(static_cast<std::size_t>(chunks), plan.model.layers / stages);
+    for (std::int64_t i = 0; i < plan.model.layers % stages; ++i) {
+      ++out[static_cast<std::size_t>(i)];
+      if (i + stages < chunks) ++out[static_cast<std::size_t>(i + stages)];
+    }
+    return out;
+  }
   if (static_cast<std::int64_t>(plan.layout.stage_layers.size()) == chunks) return plan.layout.stage_layers;
   std::vector<std::int64_t> out(static_cast<std::size_t>(chunks), plan.model.layers / chunks);
   // Uneven remainders (only reachable without validation) go to the earliest chunks.
@@ -238,8 +258,12 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
   out.capacity_bytes = static_cast<double>(plan.cluster.gpu.memory_bytes);
   out.stages.reserve(static_cast<std::size_t>(l.pp));
   // The rank with the last chunk: the final norm, the LM head, the loss (and MTP); rank 0 in
-  // DualPipeV's V, the last rank otherwise.
+  // DualPipeV's V, the last rank otherwise. DualPipe's two copies put an embedding and a head
+  // on both end ranks (each starts one pipeline and ends the other).
+  const bool two_copies = two_pipelines(l.schedule);
   const std::int64_t head_rank = rank_of_chunk(l.schedule, l.pp, l.pp * l.vpp - 1);
+  auto holds_head = [&](std::int64_t r) { return r == head_rank || (two_copies && r == l.pp - 1); };
+  auto holds_embedding = [&](std::int64_t r) { return r == 0 || (two_copies && r == l.pp - 1); };
   for (std::int64_t r = 0; r < l.pp; ++r) {
     StageMemory stage;
     stage.stage = r;
@@ -252,11 +276,11 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
     double params = static_cast<double>(stage.layers - moe_layers) * layer_params +
                     static_cast<double>(moe_layers) * moe_layer_params;
     double expert_params = static_cast<double>(moe_layers) * experts_per_gpu_per_layer;
-    if (r == 0) params += counts.word_embedding / t + counts.position_embedding;
-    if (r == head_rank) {
+    if (holds_embedding(r)) params += counts.word_embedding / t + counts.position_embedding;
+    if (holds_head(r)) {
       params += counts.final_norm;
       // Megatron keeps a copy of tied word embeddings on the last stage when it is not the first.
-      params += model.tied_embeddings ? (head_rank != 0 ? counts.word_embedding / t : 0.0) : counts.lm_head / t;
+      params += model.tied_embeddings ? (holds_embedding(r) ? 0.0 : counts.word_embedding / t) : counts.lm_head / t;
       // Megatron-Core places the MTP modules on the last pipeline stage.
       for (std::int64_t k = 0; k < model.mtp_modules; ++k) {
         const bool moe = model.is_moe_layer(model.layers + k);
@@ -323,12 +347,14 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       mem.activations_bytes -= offloaded;
     }
     if (l.recompute == Recompute::full && stage.layers > 0) mem.activations_bytes += full_layer_activation;
-    if (r == 0 && model.dropout) {
-      // Embedding dropout mask, one byte per element, for each stored micro-batch of chunk 0.
-      mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, 0, 0);
+    if (holds_embedding(r) && model.dropout) {
+      // Embedding dropout mask, one byte per element, for each stored micro-batch of the chunk
+      // that starts a pipeline here.
+      const std::int64_t first_chunk = r == 0 ? 0 : 1;
+      mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, r, first_chunk);
     }
     double working = stage.layers > 0 ? backward_working : 0.0;
-    if (r == head_rank) {
+    if (holds_head(r)) {
       // Final norm input and LM-head input (2eh), logits (e V/t) and the fp32 softmax kept by
       // the vocab-parallel cross-entropy (4 V/t), for each micro-batch awaiting its backward.
       const double waiting = l.schedule == PipelineSchedule::gpipe ? static_cast<double>(plan.micro_batches()) : 1.0;

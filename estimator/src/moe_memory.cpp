@@ -21,6 +21,7 @@
 // full recomputation keeps only each layer's input, as for dense layers.
 #include "moe_memory.h"
 #include "plansight/estimator/memory.h"
+#include "plansight/estimator/pipeline_schedule.h"
 
 #include <algorithm>
 
@@ -112,6 +113,8 @@ std::vector<std::int64_t> chunk_moe_layers(const Plan& plan, const std::vector<s
   out.reserve(chunk_layers.size());
   std::int64_t first = 0;
   for (const std::int64_t n : chunk_layers) {
+    // DualPipe's second copy starts again at layer 0 (chunk_layers()).
+    if (two_pipelines(plan.layout.schedule) && static_cast<std::int64_t>(out.size()) == plan.layout.pp) first = 0;
     out.push_back(plan.model.moe_layers_in(first, n));
     first += n;
   }

@@ -172,6 +172,24 @@ std::vector<ScheduleOp> dualpipev_rank(std::int32_t p, std::int32_t r, std::int3
   return ops;
 }
 
+// DualPipe (DeepSeek-AI's DualPipe repository, dualpipe/dualpipe.py, DualPipe.step): the same
+// eight phases as DualPipeV, run by each half of the ranks towards the middle. Rank r's
+// half-rank h = min(r, p-1-r) plays DualPipeV's rank h of p/2 ranks with m/2 micro-batches per
+// direction (its "half_num_chunks"); the middle ranks h = p/2-1 play its last rank (their
+// first main-phase pair is not overlapped). Its phase 0 is the pipeline that starts at its own
+// end: the first copy (local chunk 0, micro-batches 0 .. m/2-1) on ranks below p/2, the second
+// (local chunk 1, micro-batches m/2 .. m-1) above.
+std::vector<ScheduleOp> dualpipe_rank(std::int32_t p, std::int32_t r, std::int32_t m) {
+  const std::int32_t half = p / 2;
+  const bool lower = r < half;
+  std::vector<ScheduleOp> ops = dualpipev_rank(half, lower ? r : p - 1 - r, m / 2);
+  for (ScheduleOp& o : ops) {
+    o.chunk = lower ? o.chunk : 1 - o.chunk;
+    if (o.chunk == 1) o.micro_batch += m / 2;
+  }
+  return ops;
+}
+
 std::string num(std::int64_t value) { return std::to_string(value); }
 
 std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int64_t v,
@@ -190,6 +208,23 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
                                                              " chunk-micro-batches; at most " +
                                                              num(kMaxOps / 3) +
                                                              " can be scheduled"));
+    return errors;
+  }
+  if (kind == PipelineSchedule::dualpipe) {
+    // dualpipe.py: DualPipe.step asserts an even number of ranks and num_chunks % 2 == 0 and
+    // num_chunks >= 2 * num_ranks; each rank holds two modules.
+    if (p % 2 != 0) {
+      errors.push_back(make_error("layout.pp", "pp = " + num(p) + " with schedule dualpipe; it must be even "
+                                               "(half the ranks feed each direction)"));
+    }
+    if (v != 2) {
+      errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + " with schedule dualpipe; it must be 2 "
+                                                "(DualPipe holds one stage of each model copy per rank)"));
+    }
+    if (m < 2 * p || m % 2 != 0) {
+      errors.push_back(make_error("training.global_batch", "dualpipe with pp = " + num(p) + " needs an even m >= 2 * pp = " +
+                                                               num(2 * p) + " micro-batches, but m = " + num(m)));
+    }
     return errors;
   }
   if (kind == PipelineSchedule::dualpipev) {
@@ -266,7 +301,8 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   table.p = static_cast<std::int32_t>(p);
   table.v = static_cast<std::int32_t>(v);
   table.m = static_cast<std::int32_t>(m);
-  table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev;
+  table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
+                         kind == PipelineSchedule::dualpipe;
   table.ranks.resize(static_cast<std::size_t>(p));
   for (std::int32_t r = 0; r < table.p; ++r) {
     auto& ops = table.ranks[static_cast<std::size_t>(r)];
@@ -285,6 +321,9 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
         break;
       case PipelineSchedule::dualpipev:
         ops = dualpipev_rank(table.p, r, table.m);
+        break;
+      case PipelineSchedule::dualpipe:
+        ops = dualpipe_rank(table.p, r, table.m);
         break;
     }
   }
@@ -318,9 +357,11 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
       auto what = [&o] {
         return std::string(1, op_letter(o.kind)) + " chunk " + num(o.chunk) + " micro-batch " + num(o.micro_batch);
       };
-      if (o.chunk < 0 || o.chunk >= t.v || o.micro_batch < 0 || o.micro_batch >= t.m) {
+      if (o.chunk < 0 || o.chunk >= t.v || o.micro_batch < 0 || o.micro_batch >= t.m ||
+          !t.passes(t.global_chunk(r, o.chunk), o.micro_batch)) {
         errors.push_back(make_error(field(), "op " + num(static_cast<std::int64_t>(i)) + " (" + what() +
-                                                 ") is outside v = " + num(t.v) + ", m = " + num(t.m)));
+                                                 ") is outside v = " + num(t.v) + ", m = " + num(t.m) +
+                                                 (two_pipelines(t.kind) ? " and its pipeline's micro-batches" : "")));
         continue;
       }
       if (o.kind == OpKind::weight_grad && !t.split_backward) {
@@ -347,6 +388,8 @@ std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
     for (std::size_t k = 0; k < kinds; ++k) {
       for (std::size_t pair = 0; pair < pairs; ++pair) {
         if (seen[k * pairs + pair] >= 0) continue;
+        const auto chunk = static_cast<std::int32_t>(pair / static_cast<std::size_t>(t.m));
+        if (!t.passes(t.global_chunk(r, chunk), static_cast<std::int32_t>(pair % static_cast<std::size_t>(t.m)))) continue;
         errors.push_back(
             make_error(field(), std::string(1, op_letter(OpKind(k))) + " chunk " +
                                   num(static_cast<std::int64_t>(pair / t.m)) + " micro-batch " +

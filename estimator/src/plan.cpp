@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/json_reader.h"
+#include "plansight/estimator/pipeline_schedule.h"
 #include "moe_validation.h"
 #include "offload_validation.h"
 
@@ -119,8 +120,12 @@ void validate_layout(const Plan& p, Rules& r) {
     r.error("layout.tp", "value " + str(l.tp) + " must divide model.ffn_hidden (" + str(m.ffn_hidden) + ")");
   }
 
-  const std::int64_t chunks = l.pp * l.vpp;
-  if (!l.stage_layers.empty()) {
+  // DualPipe's two copies each hold every layer over pp stages.
+  const bool two_copies = two_pipelines(l.schedule);
+  const std::int64_t chunks = two_copies ? l.pp : l.pp * l.vpp;
+  if (!l.stage_layers.empty() && two_copies) {
+    r.error("layout.stage_layers", "is not supported with schedule dualpipe; valid: empty (an even split over pp)");
+  } else if (!l.stage_layers.empty()) {
     std::int64_t sum = 0;
     for (auto n : l.stage_layers) sum += n;
     if (static_cast<std::int64_t>(l.stage_layers.size()) != chunks) {
@@ -129,6 +134,10 @@ void validate_layout(const Plan& p, Rules& r) {
     } else if (sum != m.layers) {
       r.error("layout.stage_layers", "sums to " + str(sum) + " layers; valid: model.layers = " + str(m.layers));
     }
+  } else if (two_copies && m.layers > 0 && m.layers % chunks != 0) {
+    r.error("layout.pp", "pp = " + str(chunks) + " must divide model.layers (" + str(m.layers) +
+                             ") with schedule dualpipe (each model copy spans the pp stages); valid pp: " +
+                             divisors_up_to(m.layers, 4096));
   } else if (m.layers > 0 && m.layers % chunks != 0) {
     r.error("layout.pp", "pp * vpp = " + str(chunks) + " must divide model.layers (" + str(m.layers) +
                              "), or give layout.stage_layers; valid pp*vpp: " + divisors_up_to(m.layers, 4096));
@@ -140,6 +149,10 @@ void validate_layout(const Plan& p, Rules& r) {
   } else if (l.schedule == PipelineSchedule::dualpipev) {
     // Two chunks per rank, one each way of the V (pipeline_schedule.h).
     if (l.vpp != 2) r.error("layout.vpp", "value " + str(l.vpp) + " with schedule dualpipev; valid: vpp = 2");
+  } else if (l.schedule == PipelineSchedule::dualpipe) {
+    // One stage of each model copy per rank, half the ranks feeding each direction.
+    if (l.vpp != 2) r.error("layout.vpp", "value " + str(l.vpp) + " with schedule dualpipe; valid: vpp = 2");
+    if (l.pp % 2 != 0) r.error("layout.pp", "value " + str(l.pp) + " with schedule dualpipe; valid: an even pp");
   } else if (l.vpp > 1) {
     r.error("layout.vpp", "value " + str(l.vpp) + " needs schedule interleaved (schedule is " +
                               std::string(to_string(l.schedule)) + "); valid: vpp = 1 or schedule interleaved");
@@ -234,6 +247,12 @@ void validate_training(const Plan& p, Rules& r) {
                                            " micro-batches per pipeline; dualpipev needs at least 2 * pp = " +
                                            str(2 * p.layout.pp) + "; valid: global_batch >= " +
                                            str(2 * p.layout.pp * t.micro_batch * dp));
+    } else if (p.layout.schedule == PipelineSchedule::dualpipe && (m < 2 * p.layout.pp || m % 2 != 0)) {
+      // DualPipe's dualpipe.py asserts num_chunks % 2 == 0 and num_chunks >= 2 * num_ranks.
+      r.error("training.global_batch", "value " + str(t.global_batch) + " gives " + str(m) +
+                                           " micro-batches per pipeline; dualpipe needs an even number, at least 2 * pp = " +
+                                           str(2 * p.layout.pp) + "; valid: global_batch a multiple of " +
+                                           str(2 * t.micro_batch * dp) + " and >= " + str(2 * p.layout.pp * t.micro_batch * dp));
     } else if (m < p.layout.pp) {
       r.warning("training.global_batch", str(m) + " micro-batches per pipeline for pp = " + str(p.layout.pp) +
                                              ": fewer micro-batches than stages leaves most of the pipeline idle");

@@ -85,7 +85,7 @@ const std::vector<PlanField> kFields = {
     {"layout.zero_stage", "--zero", K::integer, "ZeRO stage", "", "0 none, 1 optimizer states, 2 + gradients, 3 + parameters sharded over DP", 0, 3, "", "1", INT(layout, zero_stage)},
     {"layout.sequence_parallel", "--sequence-parallel", K::toggle, "sequence parallel", "", "shard norms and dropout activations over TP (Korthikanti et al.)", 0, 0, "", "true", FLAG(layout, sequence_parallel)},
     {"layout.recompute", "--recompute", K::choice, "Recomputation", "", "activation recomputation", 0, 0, "none|selective|full", "\"selective\"", CHOICE(layout, recompute, Recompute)},
-    {"layout.schedule", "--schedule", K::choice, "Schedule", "", "pipeline schedule", 0, 0, "gpipe|1f1b|interleaved|zb-h1|dualpipev", "\"gpipe\"", CHOICE(layout, schedule, PipelineSchedule)},
+    {"layout.schedule", "--schedule", K::choice, "Schedule", "", "pipeline schedule", 0, 0, "gpipe|1f1b|interleaved|zb-h1|dualpipev|dualpipe", "\"gpipe\"", CHOICE(layout, schedule, PipelineSchedule)},
     {"layout.dp_overlap", "--no-dp-overlap", K::toggle_off, "overlap DP communication", "", "reduce gradients after the backward pass instead of during it", 0, 0, "", "false", FLAG(layout, dp_overlap)},
     {"layout.ep_overlap", "--ep-overlap", K::toggle, "overlap expert all-to-all", "", "MoE: hide a micro-batch's dispatch/combine under an adjacent micro-batch's compute (Megatron-Core's combined 1F1B)", 0, 0, "", "true", FLAG(layout, ep_overlap)},
     {"layout.placement", "--placement", K::text, "Rank placement", "", "rank order, innermost first: tp-cp-dp-pp", 0, 0, "", "\"tp-dp-cp-pp\"", PLACEMENT},

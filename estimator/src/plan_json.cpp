@@ -151,12 +151,13 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
                                                                  " runs only interleaved; give layout.schedule to choose"));
     }
   }
-  // DualPipeV runs two virtual stages: "schedule": "dualpipev" without "vpp" means vpp 2.
+  // DualPipe(V) runs two virtual stages: "schedule": "dualpipe(v)" without "vpp" means vpp 2.
   if (layout && layout->is_object() && layout->contains("schedule") && !layout->contains("vpp")) {
     const std::int64_t before = plan.layout.vpp;
     plan.layout.vpp = vpp_for_schedule(plan.layout.schedule, plan.layout.schedule, plan.layout.vpp);
     if (adjustments && plan.layout.vpp != before) {
-      adjustments->push_back(make_warning("layout.vpp", "set to 2: schedule dualpipev runs two chunks per rank"));
+      adjustments->push_back(make_warning("layout.vpp", "set to 2: schedule " + std::string(to_string(plan.layout.schedule)) +
+                                                            " runs two chunks per rank"));
     }
   }
   // The default plan's 140 TFLOP/s is a measurement of GPT-3-like models on A100s; it does not

@@ -66,7 +66,11 @@ void add_volume(TimeBreakdown& b, const Plan& plan, const IterationCosts& c) {
     // Each micro-batch's activation goes on after every chunk but the last; its gradient goes
     // back before every chunk but the first; to another rank (DualPipeV's turn stays on one).
     const auto global = static_cast<std::int64_t>(g);
+    // DualPipe's two pipelines meet nowhere: chunk p - 1 ends one, p starts the other.
+    const bool boundary_after = ends_pipeline(plan.layout.schedule, p, plan.layout.vpp, global);
+    const bool boundary_before = starts_pipeline(plan.layout.schedule, p, global);
     auto crosses = [&](std::int64_t to) {
+      if ((to > global && boundary_after) || (to < global && boundary_before)) return 0.0;
       return to >= 0 && to < total && rank_of_chunk(plan.layout.schedule, p, to) != 0 ? 1.0 : 0.0;
     };
     b.pp_bytes += m * c.p2p_bytes * (crosses(global + 1) + crosses(global - 1));
@@ -81,9 +85,11 @@ double rank_idle_s(const SimulationResult& sim, double busy_s, double optimizer_
 }  // namespace
 
 std::int64_t schedule_ops(const Plan& plan) {
-  const std::int64_t kinds =
-      plan.layout.schedule == PipelineSchedule::zb_h1 || plan.layout.schedule == PipelineSchedule::dualpipev ? 3 : 2;
-  return plan.layout.pp * plan.layout.vpp * std::max<std::int64_t>(plan.micro_batches(), 0) * kinds;
+  const PipelineSchedule s = plan.layout.schedule;
+  const std::int64_t kinds = s == PipelineSchedule::zb_h1 || s == PipelineSchedule::dualpipev || s == PipelineSchedule::dualpipe ? 3 : 2;
+  // DualPipe: each chunk sees the half of the micro-batches of its pipeline.
+  const std::int64_t per_chunk = std::max<std::int64_t>(plan.micro_batches(), 0) / (two_pipelines(s) ? 2 : 1);
+  return plan.layout.pp * plan.layout.vpp * per_chunk * kinds;
 }
 
 std::vector<Diagnostic> timeline_size_errors(const Plan& plan) {

@@ -34,7 +34,8 @@ Result<ProbeConfig> make_config(const ProbeRequest& r) {
   if (l.cp != 1) fail("layout.cp", "value " + str(l.cp) + ": the probe does not run context parallelism; valid: 1");
   if (l.sequence_parallel && l.tp > 1) fail("layout.sequence_parallel", "the CPU probe runs plain Megatron TP; valid: false");
   if (l.zero_stage < 0 || l.zero_stage > 3) fail("layout.zero_stage", "value " + str(l.zero_stage) + "; valid: 0..3");
-  if (l.schedule == est::PipelineSchedule::zb_h1 || l.schedule == est::PipelineSchedule::dualpipev) {
+  if (l.schedule == est::PipelineSchedule::zb_h1 || l.schedule == est::PipelineSchedule::dualpipev ||
+      l.schedule == est::PipelineSchedule::dualpipe) {
     fail("layout.schedule", std::string(est::to_string(l.schedule)) +
                                 " splits the backward, which the probe's kernels do not; valid: gpipe, 1f1b, interleaved");
   }

@@ -214,7 +214,7 @@ void PlanForm::build() {
             {est::Recompute::none, est::Recompute::selective, est::Recompute::full});
   fill_enum(addCombo(layout, QStringLiteral("layout.schedule"), tr("Schedule")),
             {est::PipelineSchedule::gpipe, est::PipelineSchedule::one_f_one_b, est::PipelineSchedule::interleaved,
-             est::PipelineSchedule::zb_h1, est::PipelineSchedule::dualpipev});
+             est::PipelineSchedule::zb_h1, est::PipelineSchedule::dualpipev, est::PipelineSchedule::dualpipe});
 
   // Training.
   QFormLayout* training = group(tr("Training"), 1, 1);

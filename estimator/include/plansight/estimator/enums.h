@@ -13,7 +13,7 @@ enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 enum class MasterPrecision { none, fp32 };
 enum class Optimizer { adam, adam8bit, sgd_momentum, sgd };
 enum class Recompute { none, selective, full };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, dualpipev };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, dualpipev, dualpipe };
 enum class NormKind { layer_norm, rms_norm };
 enum class PositionKind { learned, rope, alibi, none };
 enum class AttentionKernel { standard, flash };

@@ -67,18 +67,20 @@ struct LayoutSpec {
 // The schedule a layout with `vpp` virtual stages runs when none was chosen: more than one runs
 // only interleaved (Narayanan et al. 2021, Sec. 2.2.2); otherwise `current` stays. The one rule
 // behind --vpp N, "vpp": N in plan files and the app's virtual-stages field.
-// DualPipeV keeps its two virtual stages.
+// DualPipe and DualPipeV keep their two virtual stages.
 inline PipelineSchedule schedule_for_vpp(std::int64_t vpp, PipelineSchedule current) {
-  if (current == PipelineSchedule::dualpipev && vpp == 2) return current;
+  if ((current == PipelineSchedule::dualpipev || current == PipelineSchedule::dualpipe) && vpp == 2) return current;
   return vpp > 1 ? PipelineSchedule::interleaved : current;
 }
 
-// The virtual stages a schedule chosen without them runs: DualPipeV's V has two chunks per rank
-// (pipeline_schedule.h); leaving it for a schedule of one chunk per rank goes back to one. The
-// rule behind --schedule dualpipev, "schedule": "dualpipev" in plan files and the app's field.
+// The virtual stages a schedule chosen without them runs: DualPipeV's V and DualPipe's two model
+// copies have two chunks per rank (pipeline_schedule.h); leaving them for a schedule of one chunk
+// per rank goes back to one. The rule behind --schedule dualpipe(v), "schedule": "dualpipe(v)" in
+// plan files and the app's field.
 inline std::int64_t vpp_for_schedule(PipelineSchedule schedule, PipelineSchedule before, std::int64_t vpp) {
-  if (schedule == PipelineSchedule::dualpipev) return 2;
-  if (before == PipelineSchedule::dualpipev && schedule != PipelineSchedule::interleaved) return 1;
+  const auto two_chunks = [](PipelineSchedule s) { return s == PipelineSchedule::dualpipev || s == PipelineSchedule::dualpipe; };
+  if (two_chunks(schedule)) return 2;
+  if (two_chunks(before) && schedule != PipelineSchedule::interleaved) return 1;
   return vpp;
 }
 

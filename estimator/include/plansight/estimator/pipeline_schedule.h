@@ -51,27 +51,50 @@ struct ScheduleTable {
   std::int32_t global_chunk(std::int32_t rank, std::int32_t chunk) const;
   std::int32_t rank_of(std::int32_t global) const;
   std::int32_t local_chunk_of(std::int32_t global) const { return global / p; }
-  // Consecutive chunks g, g+1 sit on ranks r, r+1 (wrapping) in every schedule but DualPipeV.
-  bool v_shape() const { return kind == PipelineSchedule::dualpipev; }
+  // Consecutive chunks g, g+1 sit on ranks r, r+1 (wrapping) in every schedule but DualPipe(V).
+  bool v_shape() const { return kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe; }
+  // Whether micro-batch mb passes through global chunk g (two_pipelines below).
+  bool passes(std::int32_t g, std::int32_t mb) const;
 };
+
+// DualPipe runs two pipelines over the same ranks, one per model copy: micro-batches
+// 0 .. m/2-1 enter at rank 0 and pass chunks 0 .. p-1, micro-batches m/2 .. m-1 enter at rank
+// p-1 and pass chunks p .. 2p-1 (DeepSeek-AI's DualPipe repository, dualpipe.py). Every other
+// schedule has one pipeline through every chunk.
+constexpr bool two_pipelines(PipelineSchedule kind) { return kind == PipelineSchedule::dualpipe; }
+// Whether global chunk g of p x v is the first chunk of its pipeline (the embedding's) or the
+// last (the final norm, the LM head and the loss).
+constexpr bool starts_pipeline(PipelineSchedule kind, std::int64_t p, std::int64_t g) {
+  return g == 0 || (two_pipelines(kind) && g == p);
+}
+constexpr bool ends_pipeline(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t g) {
+  return g == p * v - 1 || (two_pipelines(kind) && g == p - 1);
+}
 
 // The global chunk (pipeline position) of local chunk `chunk` on `rank` with p ranks: c*p + r,
 // chunk 0 on ranks 0 .. p-1, then chunk 1 on ranks 0 .. p-1 again (Narayanan et al. 2021,
 // Sec. 2.2.2). DualPipeV's V shape runs odd chunks back up the ranks: chunk 1 of rank r is
 // 2p-1-r, so rank 0 holds the first and the last chunk (DualPipe repository, dualpipev.py).
+// DualPipe places its second copy the same way: chunk 1 of rank r is stage p-1-r of the
+// pipeline that runs from rank p-1 to rank 0.
 constexpr std::int64_t global_chunk_of(PipelineSchedule kind, std::int64_t p, std::int64_t rank, std::int64_t chunk) {
-  return chunk * p + (kind == PipelineSchedule::dualpipev && chunk % 2 == 1 ? p - 1 - rank : rank);
+  const bool v = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe;
+  return chunk * p + (v && chunk % 2 == 1 ? p - 1 - rank : rank);
 }
 // The rank that holds global chunk g.
 constexpr std::int64_t rank_of_chunk(PipelineSchedule kind, std::int64_t p, std::int64_t global) {
   const std::int64_t position = global % p;
-  return kind == PipelineSchedule::dualpipev && (global / p) % 2 == 1 ? p - 1 - position : position;
+  const bool v = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe;
+  return v && (global / p) % 2 == 1 ? p - 1 - position : position;
 }
 inline std::int32_t ScheduleTable::global_chunk(std::int32_t rank, std::int32_t chunk) const {
   return static_cast<std::int32_t>(global_chunk_of(kind, p, rank, chunk));
 }
 inline std::int32_t ScheduleTable::rank_of(std::int32_t global) const {
   return static_cast<std::int32_t>(rank_of_chunk(kind, p, global));
+}
+inline bool ScheduleTable::passes(std::int32_t g, std::int32_t mb) const {
+  return !two_pipelines(kind) || (g < p) == (mb < m / 2);
 }
 
 struct ScheduleOptions {
@@ -96,8 +119,11 @@ struct ScheduleOptions {
 //    at most p micro-batches (1F1B's peak) and the deferred Ws fill the drain bubble. v must be 1.
 //  - dualpipev: DualPipeV, the V-shaped "cut-in-half" DualPipe of DeepSeek-V3 (DeepSeek-AI's
 //    DualPipe repository, dualpipe/dualpipev.py): two chunks per rank in a V (global_chunk_of),
-//    the backward split into B and W with some Ws deferred. Needs v = 2 and m >= 2p. The
-//    bidirectional DualPipe with two model copies per rank is not generated.
+//    the backward split into B and W with some Ws deferred. Needs v = 2 and m >= 2p.
+//  - dualpipe: DualPipe, DeepSeek-V3's bidirectional schedule (DeepSeek-AI's DualPipe
+//    repository, dualpipe/dualpipe.py): two model copies, one pipeline each way
+//    (two_pipelines), rank r holding stage r of the first and stage p-1-r of the second; half
+//    the micro-batches enter at each end. Needs p even, v = 2, m even and m >= 2p.
 Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v,
                                     std::int64_t m, ScheduleOptions options = {});
 
