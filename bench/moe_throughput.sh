@@ -16,13 +16,16 @@
 #     mla_up_proj), and "mlp" of DeepSeek-V3's 3 dense layers, count as "none" (they add no or
 #     <2% GEMM FLOPs); our "selective" is Korthikanti's attention-core recomputation, which no row uses;
 #   - micro-batch 1 where the source gives none (the DeepSeek-V3 report);
-#   - schedule: interleaved where the source gives VP > 1, else 1F1B (DualPipe, two model copies per rank, is not; DualPipeV is another schedule).
-# Not modelled, so rows that rely on them run faster than we predict: the all-to-all overlapped
-# with compute (the Qwen3 and DeepSeek-V3 Megatron-Bridge rows, the DeepSeek-V3 report), DeepEP
-# (DeepSeek-V3 Megatron-Bridge row), node-limited routing with deduplicated cross-node sends and
-# DualPipe (DeepSeek-V3 report). Not modelled, so rows pay for them and we do not: host-side
-# overhead (the CPU's launch rate over hundreds of small kernels per layer, the device-to-host sync
-# of token counts a dropless all-to-all dispatcher waits for); the GPU side's 4 us per kernel is.
+#   - schedule: interleaved where the source gives VP > 1, DualPipe (two model copies) where the
+#     source runs it (the DeepSeek-V3 report), else 1F1B.
+#   - layout.ep_overlap (the all-to-all under an adjacent micro-batch's computation) where the
+#     source states that overlap: the Qwen3 and DeepSeek-V3 Megatron-Bridge rows (A2A_1F1B) and
+#     the DeepSeek-V3 report (DualPipe's forward-backward pairs, Sec. 3.2.1).
+# Not modelled, so rows that rely on them run faster than we predict: DeepEP (DeepSeek-V3
+# Megatron-Bridge row), node-limited routing with deduplicated cross-node sends (DeepSeek-V3
+# report). Not modelled, so rows pay for them and we do not: host-side overhead (the CPU's launch
+# rate over hundreds of small kernels per layer, the device-to-host sync of token counts a
+# dropless all-to-all dispatcher waits for); the GPU side's 4 us per kernel is.
 # Sources: docs/time-model-sources.md section 7.
 P=${P:-build/release/app/cli/plansight}
 export P
@@ -109,12 +112,14 @@ ROWS = [
     # The report gives no split of its 61 layers: Megatron-Bridge's DeepSeek-V3 recipe for PP 16
     # (src/megatron/bridge/recipes/deepseek/deepseek_v3.py @ fa0315a): embedding + 4, 4 x 14, 1 + MTP.
     # The report does not say whether the ZeRO-1 gradient reduction overlaps the backward: it does
-    # here, as in every other row.
+    # here, as in every other row. Sec. 3.2.1: DualPipe, two copies of the parameters (the split
+    # above is each copy's), whose forward-backward pairs hide the all-to-all under computation
+    # ("both all-to-all and PP communication can be fully hidden"): layout.ep_overlap.
     dict(name="deepseek-v3", src="R26", metric="tokens", pub_tokens=14.8e12 / (2.664e6 * 3600),
          pub_tflops=None,
          plan={"model": "deepseek-v3", "cluster": {"system": "dgx-h100", "gpus": 2048},
-               "layout": {"tp": 1, "pp": 16, "ep": 64, "etp": 1, "zero_stage": 1,
-                          "recompute": "none", "dp_overlap": True,
+               "layout": {"tp": 1, "pp": 16, "vpp": 2, "schedule": "dualpipe", "ep": 64, "etp": 1,
+                          "zero_stage": 1, "recompute": "none", "dp_overlap": True, "ep_overlap": True,
                           "stage_layers": chunks(4, 4, 14, 1)},
                "training": {"micro_batch": 1, "global_batch": 15360, "seq_len": 4096,
                             "precision": "fp8", "grad_precision": "fp32"}}),

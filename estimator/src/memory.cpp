@@ -191,8 +191,14 @@ double backward_working_bytes(const Plan& plan) {
 std::vector<std::int64_t> chunk_layers(const Plan& plan) {
   const std::int64_t chunks = plan.layout.pp * plan.layout.vpp;
   if (two_pipelines(plan.layout.schedule)) {
-    // DualPipe: each model copy spreads every layer over the pp stages of its pipeline.
+    // DualPipe: each model copy spreads every layer over the pp stages of its pipeline, as
+    // stage_layers says (one copy's stages) or evenly.
     const std::int64_t stages = std::max<std::int64_t>(plan.layout.pp, 1);
+    if (static_cast<std::int64_t>(plan.layout.stage_layers.size()) == stages) {
+      std::vector<std::int64_t> out(static_cast<std::size_t>(chunks));
+      for (std::int64_t g = 0; g < chunks; ++g) out[static_cast<std::size_t>(g)] = plan.layout.stage_layers[static_cast<std::size_t>(g % stages)];
+      return out;
+    }
     std::vector<std::int64_t> out(static_cast<std::size_t>(chunks), plan.model.layers / stages);
     for (std::int64_t i = 0; i < plan.model.layers % stages; ++i) {
       ++out[static_cast<std::size_t>(i)];

@@ -123,14 +123,13 @@ void validate_layout(const Plan& p, Rules& r) {
   // DualPipe's two copies each hold every layer over pp stages.
   const bool two_copies = two_pipelines(l.schedule);
   const std::int64_t chunks = two_copies ? l.pp : l.pp * l.vpp;
-  if (!l.stage_layers.empty() && two_copies) {
-    r.error("layout.stage_layers", "is not supported with schedule dualpipe; valid: empty (an even split over pp)");
-  } else if (!l.stage_layers.empty()) {
+  if (!l.stage_layers.empty()) {
     std::int64_t sum = 0;
     for (auto n : l.stage_layers) sum += n;
     if (static_cast<std::int64_t>(l.stage_layers.size()) != chunks) {
-      r.error("layout.stage_layers", "has " + str(static_cast<std::int64_t>(l.stage_layers.size())) +
-                                         " entries; valid: pp * vpp = " + str(chunks) + " entries");
+      r.error("layout.stage_layers", "has " + str(static_cast<std::int64_t>(l.stage_layers.size())) + " entries; valid: " +
+                                         (two_copies ? "pp = " + str(chunks) + " entries (one model copy's stages; the other mirrors them)"
+                                                     : "pp * vpp = " + str(chunks) + " entries"));
     } else if (sum != m.layers) {
       r.error("layout.stage_layers", "sums to " + str(sum) + " layers; valid: model.layers = " + str(m.layers));
     }

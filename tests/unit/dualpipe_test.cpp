@@ -205,9 +205,24 @@ TEST(DualPipe, PlanFilesAndValidationSpeakOfIt) {
   Plan uneven = plan;
   uneven.model.layers = 92;
   EXPECT_TRUE(has_error_at(validate(uneven), "layout.pp")) << join_messages(validate(uneven));
+  // stage_layers gives one copy's pp stages; the other copy mirrors them.
   Plan staged = plan;
   staged.layout.stage_layers.assign(16, 6);
   EXPECT_TRUE(has_error_at(validate(staged), "layout.stage_layers")) << join_messages(validate(staged));
+  staged.layout.stage_layers = {11, 12, 12, 12, 12, 12, 12, 13};
+  staged.model.layers = 96;
+  ASSERT_FALSE(has_errors(validate(staged))) << join_messages(validate(staged));
+  const auto layers = chunk_layers(staged);
+  ASSERT_EQ(layers.size(), 16u);
+  for (std::size_t s = 0; s < 8; ++s) {
+    EXPECT_EQ(layers[s], staged.layout.stage_layers[s]);
+    EXPECT_EQ(layers[8 + s], staged.layout.stage_layers[s]);
+  }
+  // Rank 0 holds stage 0 of the first copy and stage 7 of the second: 11 + 13 layers.
+  auto e = estimate(staged);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  EXPECT_EQ(e->memory.stages[0].layers, 24);
+  EXPECT_EQ(e->memory.stages[7].layers, 24);
 }
 
 }  // namespace

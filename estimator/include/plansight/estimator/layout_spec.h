@@ -57,7 +57,8 @@ struct LayoutSpec {
   bool ep_overlap = false;
   Placement placement = kDefaultPlacement;
   // Optional explicit layers per model chunk, pp * vpp entries in pipeline order
-  // (chunk c of rank r is entry c * pp + r). Empty: uniform split.
+  // (chunk c of rank r is entry c * pp + r); with schedule dualpipe pp entries, one model copy's
+  // stages, which the other copy mirrors. Empty: uniform split.
   std::vector<std::int64_t> stage_layers;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
