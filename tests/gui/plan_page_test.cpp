@@ -167,6 +167,21 @@ TEST(PlanPage, DualPipeVBringsItsTwoVirtualStages) {
   EXPECT_EQ(vpp->value(), 1);
 }
 
+// DualPipe (two model copies) also runs two virtual stages.
+TEST(PlanPage, DualPipeBringsItsTwoVirtualStages) {
+  Window w;
+  auto* schedule = w.find<QComboBox>("layout.schedule");
+  ASSERT_TRUE(schedule);
+  const int dualpipe = schedule->findData(static_cast<int>(est::PipelineSchedule::dualpipe));
+  ASSERT_GE(dualpipe, 0);
+  EXPECT_EQ(schedule->itemText(dualpipe), QStringLiteral("dualpipe"));
+  schedule->setCurrentIndex(dualpipe);
+  ASSERT_TRUE(test::wait_idle(*w.window->document()));
+  EXPECT_EQ(w.window->document()->plan().layout.schedule, est::PipelineSchedule::dualpipe);
+  EXPECT_EQ(w.window->document()->plan().layout.vpp, 2);
+  ASSERT_TRUE(w.window->document()->estimate() && w.window->document()->estimate()->estimate.has_value());
+}
+
 // The offload checkboxes edit the plan's layout, and the rule that parameter offloading needs
 // ZeRO-3 shows under its own field until ZeRO-3 is chosen.
 TEST(PlanPage, OffloadCheckboxesEditThePlan) {
