@@ -390,6 +390,15 @@ void add_search_counts(SearchResult& into, const SearchResult& part) {
 }
 
 Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& options) {
+  // DualPipe and DualPipeV are estimated plan by plan: the search's closed forms and its lean
+  // memory model know one pipeline of uniform chunks per rank.
+  if (!options.space.schedule.empty() &&
+      std::all_of(options.space.schedule.begin(), options.space.schedule.end(), [](PipelineSchedule k) {
+        return k == PipelineSchedule::dualpipev || k == PipelineSchedule::dualpipe;
+      })) {
+    return make_error("search.schedule", "dualpipe and dualpipev are not searched (estimate them one plan at a time); "
+                                         "valid: gpipe, 1f1b, interleaved, zb-h1");
+  }
   const auto& precisions = options.space.precision;
   if (!precisions.empty() && !(precisions.size() == 1 && precisions.front() == base.training.precision)) {
     return search_precisions(base, options);

@@ -322,6 +322,14 @@ TEST(LayoutSearch, FixedDimensionsAndBaseErrors) {
   auto bad = search_layouts(base, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors().front().field, "training.precision");
+  // DualPipe(V) alone: refused by name, with the schedules the search does run.
+  base.training.precision = Precision::bf16;
+  SearchOptions dual;
+  dual.space.schedule = {PipelineSchedule::dualpipe, PipelineSchedule::dualpipev};
+  auto refused = search_layouts(base, dual);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.errors().front().field, "search.schedule");
+  EXPECT_NE(refused.error_text().find("valid: gpipe, 1f1b, interleaved, zb-h1"), std::string::npos);
 }
 
 // A merged search (of variants `a` and `b`) accounts for every candidate of both and ranks the
