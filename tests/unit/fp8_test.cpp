@@ -115,7 +115,9 @@ TEST(Fp8Time, EveryFp8GemmPaysItsCasts) {
     EXPECT_DOUBLE_EQ(forward, fp8 ? 4'194'304.0 : 0.0);
     EXPECT_DOUBLE_EQ(backward, fp8 ? 37'748'736.0 : 0.0);
     // Memory bound: at least the bytes over the H100's 3.35 TB/s.
-    if (fp8) EXPECT_GE(seconds, (4'194'304.0 + 37'748'736.0) / 3.35e12);
+    if (fp8) {
+      EXPECT_GE(seconds, (4'194'304.0 + 37'748'736.0) / 3.35e12);
+    }
   }
 }
 

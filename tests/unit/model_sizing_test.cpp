@@ -31,7 +31,9 @@ TEST(ModelSizing, AnySizeWithinAFewPercentAndGptShaped) {
     EXPECT_EQ(m->heads * 128, m->hidden) << n;
     EXPECT_EQ(m->ffn_hidden, 4 * m->hidden) << n;
     const double aspect = static_cast<double>(m->hidden) / static_cast<double>(m->layers);
-    if (n >= 1e9) EXPECT_TRUE(aspect > 64 && aspect < 256) << n << ": d_model / n_layers " << aspect;
+    if (n >= 1e9) {
+      EXPECT_TRUE(aspect > 64 && aspect < 256) << n << ": d_model / n_layers " << aspect;
+    }
     EXPECT_NE(m->source.find("Brown et al. 2020"), std::string::npos);
   }
 }
