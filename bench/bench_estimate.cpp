@@ -35,11 +35,17 @@ void BM_EstimateInterleavedZero1(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateInterleavedZero1);
 
-void BM_EstimateTrillionOn3072(benchmark::State& state) {
+// Narayanan et al.'s 1 T model on 3072 GPUs with 64 pipeline stages.
+Plan trillion_on_3072() {
   Plan plan = default_plan();
   plan.model = *find_model("narayanan-1008b");
   plan.cluster.gpus = 3072;
   plan.layout.pp = 64;
+  return plan;
+}
+
+void BM_EstimateTrillionOn3072(benchmark::State& state) {
+  Plan plan = trillion_on_3072();
   plan.training.global_batch = 3072;
   plan.training.achieved_tflops = 163;
   for (auto _ : state) {
@@ -53,12 +59,9 @@ BENCHMARK(BM_EstimateTrillionOn3072);
 // stages, 1024 micro-batches, predicted (no throughput given), as 1F1B and as interleaved with 4
 // virtual stages; the 1 T model of Narayanan et al. with 256 layers so that 64 x 4 chunks divide.
 Plan largest_interactive(PipelineSchedule schedule, std::int64_t vpp) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
+  Plan plan = trillion_on_3072();
   plan.model.layers = 256;
-  plan.cluster.gpus = 3072;
   plan.layout.tp = 8;
-  plan.layout.pp = 64;
   plan.layout.vpp = vpp;
   plan.layout.schedule = schedule;
   plan.training.micro_batch = 1;

@@ -15,12 +15,12 @@
 #include "plansight/estimator/pipeline_simulator.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
+#include "uniform_schedule.h"
 #include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
 namespace {
 
-constexpr double kMs = 1e-3;
 constexpr std::int64_t kMsNs = 1'000'000;
 
 bool has_error_at(const std::vector<Diagnostic>& diagnostics, const std::string& field) {
@@ -90,18 +90,7 @@ TEST(DualPipe, TwoPipelinesRunOppositeWaysAndEveryRankStoresPPlusOne) {
 }
 
 SimulationResult simulate_uniform(std::int64_t p, std::int64_t m, int f_ms, int b_ms, int w_ms, double send_ms = 0) {
-  auto t = make_schedule(PipelineSchedule::dualpipe, p, 2, m);
-  EXPECT_TRUE(t.ok()) << t.error_text();
-  ChunkCost c;
-  c.forward = compute_cost(f_ms * kMs);
-  c.backward = compute_cost(b_ms * kMs);
-  if (w_ms > 0) c.weight_grad = compute_cost(w_ms * kMs);
-  c.send_activation_seconds = c.send_gradient_seconds = send_ms * kMs;
-  SimulationInput in;
-  in.chunks = {c};
-  auto r = simulate(*t, in);
-  EXPECT_TRUE(r.ok()) << r.error_text();
-  return std::move(r).value();
+  return test::simulate_uniform_chunks(PipelineSchedule::dualpipe, p, 2, m, f_ms, b_ms, w_ms, send_ms);
 }
 
 TEST(DualPipe, SimulatedBubbleIsTheReadmes) {

@@ -13,6 +13,7 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
+#include "uniform_schedule.h"
 
 namespace plansight::estimator {
 namespace {
@@ -71,18 +72,7 @@ TEST(DualPipeV, ChunksSitInAVAndEveryRankStoresTwoPPlusOne) {
 }
 
 SimulationResult simulate_uniform(std::int64_t p, std::int64_t m, int f_ms, int b_ms, int w_ms, double send_ms = 0) {
-  auto t = make_schedule(PipelineSchedule::dualpipev, p, 2, m);
-  EXPECT_TRUE(t.ok()) << t.error_text();
-  ChunkCost c;
-  c.forward = compute_cost(f_ms * kMs);
-  c.backward = compute_cost(b_ms * kMs);
-  if (w_ms > 0) c.weight_grad = compute_cost(w_ms * kMs);
-  c.send_activation_seconds = c.send_gradient_seconds = send_ms * kMs;
-  SimulationInput in;
-  in.chunks = {c};
-  auto r = simulate(*t, in);
-  EXPECT_TRUE(r.ok()) << r.error_text();
-  return std::move(r).value();
+  return test::simulate_uniform_chunks(PipelineSchedule::dualpipev, p, 2, m, f_ms, b_ms, w_ms, send_ms);
 }
 
 TEST(DualPipeV, SimulatedBubbleIsTheReadmesWithoutASeparateW) {
