@@ -15,7 +15,7 @@
 #include "plansight/estimator/pipeline_simulator.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
-#include "uniform_schedule.h"
+#include "two_chunk_schedules.h"
 #include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
@@ -127,13 +127,7 @@ TEST(DualPipe, ScheduleErrorsNameTheFieldToChange) {
   }
 }
 
-Plan dualpipe_plan() {
-  Plan plan = default_plan();  // GPT-3 175B style: 96 layers
-  plan.layout.pp = 8;
-  plan.layout.vpp = 2;
-  plan.layout.schedule = PipelineSchedule::dualpipe;
-  return plan;
-}
+Plan dualpipe_plan() { return test::two_chunk_plan(PipelineSchedule::dualpipe); }
 
 TEST(DualPipe, TwoCopiesOfTheParametersAndAHeadOnBothEnds) {
   Plan plan = dualpipe_plan();
@@ -144,15 +138,13 @@ TEST(DualPipe, TwoCopiesOfTheParametersAndAHeadOnBothEnds) {
   for (std::int64_t n : layers) EXPECT_EQ(n, 12);
   // Every rank stores p + 1 = 9 chunk-micro-batches of 12 layers.
   for (std::int64_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(in_flight_layer_equivalents(plan, r, layers), 9 * 12.0);
-  auto e = estimate(plan);
-  ASSERT_TRUE(e.ok()) << e.error_text();
-  Plan one_f_one_b = plan;
-  one_f_one_b.layout.schedule = PipelineSchedule::one_f_one_b;
-  one_f_one_b.layout.vpp = 1;
-  auto f = estimate(one_f_one_b);
-  ASSERT_TRUE(f.ok()) << f.error_text();
+  const auto [dual, one] = test::estimate_beside_one_f_one_b(plan);
+  const Estimate* e = &dual;
+  const Estimate* f = &one;
   const auto& d = e->memory.stages;
   const auto& o = f->memory.stages;
+  ASSERT_EQ(d.size(), 8u);
+  ASSERT_EQ(o.size(), 8u);
   // A middle rank holds two stages' layers: twice 1F1B's (DeepSeek-V3 report, Sec. 3.2.1: "two
   // copies of the model parameters").
   EXPECT_DOUBLE_EQ(d[3].parameters, 2 * o[3].parameters);
@@ -170,20 +162,9 @@ TEST(DualPipe, TwoCopiesOfTheParametersAndAHeadOnBothEnds) {
 
 TEST(DualPipe, PlanFilesAndValidationSpeakOfIt) {
   Plan plan = dualpipe_plan();
-  auto back = plan_from_json(to_json(plan));
-  ASSERT_TRUE(back.ok()) << back.error_text();
-  EXPECT_EQ(back->layout.schedule, PipelineSchedule::dualpipe);
-  EXPECT_EQ(back->layout.vpp, 2);
+  test::expect_plan_files_keep_two_chunks(PipelineSchedule::dualpipe);
   EXPECT_EQ(parse_enum<PipelineSchedule>("DualPipe"), PipelineSchedule::dualpipe);
   EXPECT_EQ(to_string(PipelineSchedule::dualpipe), "dualpipe");
-  // "schedule": "dualpipe" alone means two virtual stages.
-  nlohmann::json j = to_json(default_plan());
-  j["layout"].erase("vpp");
-  j["layout"]["schedule"] = "dualpipe";
-  j["layout"]["pp"] = 8;
-  auto chosen = plan_from_json(j);
-  ASSERT_TRUE(chosen.ok()) << chosen.error_text();
-  EXPECT_EQ(chosen->layout.vpp, 2);
   // Odd pp, an odd or too small number of micro-batches, layers pp does not divide, stage_layers.
   Plan odd = plan;
   odd.layout.pp = 3;

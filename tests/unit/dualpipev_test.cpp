@@ -13,7 +13,7 @@
 #include "plansight/estimator/json_io.h"
 #include "plansight/estimator/plan.h"
 #include "plansight/estimator/presets.h"
-#include "uniform_schedule.h"
+#include "two_chunk_schedules.h"
 
 namespace plansight::estimator {
 namespace {
@@ -143,13 +143,7 @@ TEST(DualPipeV, ScheduleErrorsNameTheFieldToChange) {
   ASSERT_FALSE(check_schedule(t).empty());
 }
 
-Plan dualpipev_plan() {
-  Plan plan = default_plan();  // GPT-3 175B style: 96 layers
-  plan.layout.pp = 8;
-  plan.layout.vpp = 2;
-  plan.layout.schedule = PipelineSchedule::dualpipev;
-  return plan;
-}
+Plan dualpipev_plan() { return test::two_chunk_plan(PipelineSchedule::dualpipev); }
 
 TEST(DualPipeV, MemoryPutsTheHeadOnRankZeroAndStoresTwoPPlusOneChunks) {
   Plan plan = dualpipev_plan();
@@ -158,16 +152,14 @@ TEST(DualPipeV, MemoryPutsTheHeadOnRankZeroAndStoresTwoPPlusOneChunks) {
   const double per_chunk = static_cast<double>(plan.model.layers / 16);
   // Every rank: (2p - r) + (r + 1) = 17 chunk-micro-batches of `per_chunk` layers.
   for (std::int64_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(in_flight_layer_equivalents(plan, r, chunk_layers(plan)), 17 * per_chunk);
-  auto e = estimate(plan);
-  ASSERT_TRUE(e.ok()) << e.error_text();
   // Rank 0 has the embedding and the head; with tied embeddings no second copy of them.
-  Plan one_f_one_b = plan;
-  one_f_one_b.layout.schedule = PipelineSchedule::one_f_one_b;
-  one_f_one_b.layout.vpp = 1;
-  auto f = estimate(one_f_one_b);
-  ASSERT_TRUE(f.ok()) << f.error_text();
+  const auto [v_estimate, f_estimate] = test::estimate_beside_one_f_one_b(plan);
+  const Estimate* e = &v_estimate;
+  const Estimate* f = &f_estimate;
   const auto& v_stages = e->memory.stages;
   const auto& f_stages = f->memory.stages;
+  ASSERT_EQ(v_stages.size(), 8u);
+  ASSERT_EQ(f_stages.size(), 8u);
   EXPECT_GT(v_stages[0].parameters, v_stages[1].parameters);
   EXPECT_DOUBLE_EQ(v_stages[7].parameters, v_stages[1].parameters);  // no head on the last rank
   EXPECT_GT(f_stages[7].parameters, f_stages[6].parameters);         // 1F1B's head is there
@@ -177,18 +169,8 @@ TEST(DualPipeV, MemoryPutsTheHeadOnRankZeroAndStoresTwoPPlusOneChunks) {
 
 TEST(DualPipeV, PlanFilesAndValidationSpeakOfIt) {
   Plan plan = dualpipev_plan();
-  auto back = plan_from_json(to_json(plan));
-  ASSERT_TRUE(back.ok()) << back.error_text();
-  EXPECT_EQ(back->layout.schedule, PipelineSchedule::dualpipev);
-  EXPECT_EQ(back->layout.vpp, 2);
   // "schedule": "dualpipev" alone means two virtual stages.
-  nlohmann::json j = to_json(default_plan());
-  j["layout"].erase("vpp");
-  j["layout"]["schedule"] = "dualpipev";
-  j["layout"]["pp"] = 8;
-  auto chosen = plan_from_json(j);
-  ASSERT_TRUE(chosen.ok()) << chosen.error_text();
-  EXPECT_EQ(chosen->layout.vpp, 2);
+  test::expect_plan_files_keep_two_chunks(PipelineSchedule::dualpipev);
   Plan wrong = plan;
   wrong.layout.vpp = 3;
   EXPECT_NE(join_messages(validate(wrong)).find("layout.vpp"), std::string::npos);
