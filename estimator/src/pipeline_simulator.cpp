@@ -23,8 +23,8 @@ namespace {
 // something it waits for. Work is O(ops + spans).
 class DedicatedRun : IterationEngine {
  public:
-  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
-      : IterationEngine(t, in, std::move(costs), in.keep_timeline) {
+  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated)
+      : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated) {
     const auto p = static_cast<std::size_t>(t.p);
     work_.resize(p);  // a ring: each rank is queued at most once
     limit_.resize(p);
@@ -100,7 +100,7 @@ class DedicatedRun : IterationEngine {
       }
       if (first[r] >= end[r]) return true;
     }
-    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end);
+    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end, generated_);
     if (!period) return true;
     for (std::size_t r = 0; r < p; ++r) {
       const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
@@ -274,6 +274,7 @@ class DedicatedRun : IterationEngine {
   static constexpr std::int32_t kSkipMinMicroBatches = 32;
   static constexpr std::size_t kSkipMinPeriods = 6;
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
+  bool generated_;                  // the table is make_schedule()'s (run_simulation)
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
@@ -283,18 +284,29 @@ class DedicatedRun : IterationEngine {
 
 }  // namespace
 
-Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input) {
-  if (auto errors = check_schedule(table); !errors.empty()) return errors;
-  return simulate_well_formed(table, input);
-}
+namespace {
 
-Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input) {
+// `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,
+// kind)'s micro-batches in order (pipeline_schedule_test checks each), so the steady state's
+// search need not walk the table to check it.
+Result<SimulationResult> run_simulation(const ScheduleTable& table, const SimulationInput& input, bool generated) {
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
   if (!costs.ok()) return costs.errors();
   if (input.shared_processors > 0 && input.threads_per_rank * table.p > input.shared_processors) {
     return simulate_shared(table, input, std::move(costs).value());
   }
-  return DedicatedRun(table, input, std::move(costs).value()).run();
+  return DedicatedRun(table, input, std::move(costs).value(), generated).run();
+}
+
+}  // namespace
+
+Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input) {
+  if (auto errors = check_schedule(table); !errors.empty()) return errors;
+  return run_simulation(table, input, false);
+}
+
+Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input) {
+  return run_simulation(table, input, true);
 }
 
 }  // namespace plansight::estimator

@@ -6,33 +6,32 @@
 namespace plansight::estimator {
 namespace {
 
-// Whether every (rank, local chunk, kind) runs micro-batches 0, 1, ..., m-1 in that order.
-bool micro_batches_in_order(const ScheduleTable& t) {
-  std::vector<std::int32_t> next;
-  for (const auto& ops : t.ranks) {
-    next.assign(static_cast<std::size_t>(t.v) * 3, 0);
-    for (const ScheduleOp& o : ops) {
-      if (o.chunk < 0 || o.chunk >= t.v) return false;
-      auto& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
-      if (o.micro_batch != n) return false;
-      ++n;
-    }
+// Whether every (local chunk, kind) of one rank's ops runs micro-batches 0, 1, ..., m-1 in that
+// order. `next` is scratch of v x 3 entries.
+bool micro_batches_in_order(const std::vector<ScheduleOp>& ops, std::int32_t v, std::vector<std::int32_t>& next) {
+  next.assign(static_cast<std::size_t>(v) * 3, 0);
+  bool ok = true;
+  for (const ScheduleOp& o : ops) {
+    if (o.chunk < 0 || o.chunk >= v) return false;
+    std::int32_t& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
+    ok &= o.micro_batch == n;  // no branch per op: this walk is a good part of a long run's cost
+    ++n;
   }
-  return true;
+  return ok;
 }
 
 // ops[i + period] is ops[i] `shift` micro-batches later.
-bool repeats(const std::vector<ScheduleOp>& ops, std::size_t i, std::size_t period, std::int32_t shift) {
+[[gnu::always_inline]] inline bool repeats(const ScheduleOp* ops, std::size_t i, std::size_t period, std::int32_t shift) {
   const ScheduleOp& a = ops[i];
   const ScheduleOp& b = ops[i + period];
-  return a.kind == b.kind && a.chunk == b.chunk && a.pairs_with_next == b.pairs_with_next &&
-         b.micro_batch == a.micro_batch + shift;
+  return (a.kind == b.kind) & (a.chunk == b.chunk) & (a.pairs_with_next == b.pairs_with_next) &
+         (b.micro_batch == a.micro_batch + shift);
 }
 
 }  // namespace
 
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end) {
+                                               const std::vector<std::size_t>& end, bool in_order) {
   const auto p = static_cast<std::size_t>(t.p);
   if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
   // Ops per micro-batch on each rank, and the shortest room any rank has.
@@ -46,7 +45,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
   }
   // Four periods at least: two to compare, one or more to skip.
   const auto max_shift = static_cast<std::int32_t>(room_per_micro_batch / 4);
-  if (max_shift < 1 || !micro_batches_in_order(t)) return std::nullopt;
+  if (max_shift < 1) return std::nullopt;
 
   SteadyPeriod out;
   out.ops.resize(p);
@@ -56,7 +55,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
     for (std::size_t r = 0; r < p && all; ++r) {
       const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(shift);
       const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
-      for (std::size_t i = mid; i < mid + period && all; ++i) all = repeats(t.ranks[r], i, period, shift);
+      for (std::size_t i = mid; i < mid + period && all; ++i) all = repeats(t.ranks[r].data(), i, period, shift);
     }
     if (all) out.micro_batches = shift;
   }
@@ -64,8 +63,9 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
 
   out.begin.resize(p);
   out.copies_end.resize(p);
+  std::vector<std::int32_t> scratch;
   for (std::size_t r = 0; r < p; ++r) {
-    const auto& ops = t.ranks[r];
+    const ScheduleOp* ops = t.ranks[r].data();
     const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(out.micro_batches);
     out.ops[r] = period;
     // The run of repeating ops through the middle, widened both ways.
@@ -77,6 +77,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
     out.begin[r] = b;
     out.copies_end[r] = e;
     if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
+    if (!in_order && !micro_batches_in_order(t.ranks[r], t.v, scratch)) return std::nullopt;
   }
   return out;
 }

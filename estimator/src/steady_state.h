@@ -33,9 +33,9 @@ struct SteadyPeriod {
 // parameter gather) and end[r] (the first op that must be simulated: a chunk's gradient
 // reduction, the rank's last op). Also nothing unless every (rank, chunk, kind) runs its
 // micro-batches in order 0, 1, ..., m-1, which the engine's snapshot relies on: what a rank has
-// consumed or produced of a chunk is then a prefix of the micro-batches.
-// O(ops), comparisons only.
+// consumed or produced of a chunk is then a prefix of the micro-batches (`in_order`: known
+// already, as for every table make_schedule() generates). O(ops), comparisons only.
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end);
+                                               const std::vector<std::size_t>& end, bool in_order = false);
 
 }  // namespace plansight::estimator

@@ -196,3 +196,37 @@ TEST(PipelineSchedule, CheckScheduleFindsBrokenTables) {
 
 }  // namespace
 }  // namespace plansight::estimator
+
+namespace plansight::estimator {
+namespace {
+
+// The simulator's steady-state skip trusts this of every generated table (run_simulation): each
+// (rank, chunk, kind) runs its micro-batches in order, from its pipeline's first (DualPipe's
+// second pipeline starts at m/2) without a gap.
+TEST(PipelineSchedule, EveryGeneratorRunsEachChunksMicroBatchesInOrder) {
+  std::vector<std::pair<Case, std::int32_t>> cases;  // with Megatron's micro-batch group (0: p)
+  for (const Case& c : valid_cases()) cases.push_back({c, 0});
+  cases.push_back({{PipelineSchedule::interleaved, 4, 2, 30}, 6});
+  cases.push_back({{PipelineSchedule::interleaved, 8, 4, 72}, 9});
+  cases.push_back({{PipelineSchedule::dualpipev, 5, 2, 23}, 0});
+  cases.push_back({{PipelineSchedule::dualpipe, 6, 2, 26}, 0});
+  for (const auto& [c, group] : cases) {
+    SCOPED_TRACE(std::string(to_string(c.kind)) + " p=" + std::to_string(c.p) + " m=" + std::to_string(c.m));
+    ScheduleOptions options;
+    options.microbatch_group = group;
+    auto t = make_schedule(c.kind, c.p, c.v, c.m, options);
+    ASSERT_TRUE(t.ok()) << t.error_text();
+    for (std::int32_t r = 0; r < t->p; ++r) {
+      std::vector<std::int32_t> next(static_cast<std::size_t>(t->v) * 3, -1);
+      for (const ScheduleOp& o : t->ranks[static_cast<std::size_t>(r)]) {
+        auto& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
+        const std::int32_t first = two_pipelines(c.kind) && o.chunk == 1 ? t->m / 2 : 0;
+        EXPECT_EQ(o.micro_batch, n < 0 ? first : n + 1) << "rank " << r << " " << op_letter(o.kind) << o.chunk;
+        n = o.micro_batch;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace plansight::estimator
