@@ -59,14 +59,22 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   last_bwd_.assign(pv, -1);
   rank_of_.resize(static_cast<std::size_t>(stages_));
   for (std::int32_t g = 0; g < stages_; ++g) rank_of_[static_cast<std::size_t>(g)] = t.rank_of(g);
+  const auto v = static_cast<std::size_t>(t.v);
   for (std::size_t r = 0; r < p; ++r) {
     const auto& ops = t.ranks[r];
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const std::size_t c = r * static_cast<std::size_t>(t.v) + static_cast<std::size_t>(ops[i].chunk);
-      auto si = static_cast<std::int64_t>(i);
-      if (ops[i].kind == OpKind::forward && first_f_[c] < 0) first_f_[c] = si;
-      if (ops[i].kind == OpKind::backward && first_b_[c] < 0) first_b_[c] = si;
-      if (ops[i].kind != OpKind::forward) last_bwd_[c] = si;
+    // Each chunk's first F and first B from the front, its last B or W from the back: the walks
+    // stop once every chunk has them, a warm-up's and a drain's length, not the whole list (long
+    // runs skip their steady state and should not pay for reading it here).
+    std::size_t missing = 2 * v;
+    for (std::size_t i = 0; i < ops.size() && missing > 0; ++i) {
+      const std::size_t c = r * v + static_cast<std::size_t>(ops[i].chunk);
+      auto& first = ops[i].kind == OpKind::forward ? first_f_[c] : first_b_[c];
+      if (ops[i].kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
+    }
+    missing = v;
+    for (std::size_t i = ops.size(); i-- > 0 && missing > 0;) {
+      const std::size_t c = r * v + static_cast<std::size_t>(ops[i].chunk);
+      if (ops[i].kind != OpKind::forward && last_bwd_[c] < 0) last_bwd_[c] = static_cast<std::int64_t>(i), --missing;
     }
     activity_[r].rank = static_cast<std::int32_t>(r);
     if (!keep_) continue;
