@@ -31,12 +31,16 @@ IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::i
     return s.ran[static_cast<std::size_t>(chunk) * 3 + static_cast<std::size_t>(k)];
   };
   const std::int32_t f = ran(g, OpKind::forward), b = ran(g, OpKind::backward);
-  auto window = [](std::int32_t first, std::int32_t end) { return Window{first, std::max(end - first, 0)}; };
+  // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
+  // DualPipe's second (two_pipelines); windows are in micro-batch indices.
+  const std::int32_t base = second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
+  auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
+  const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
   switch (which) {
-    case 0: return g == 0 ? Window{f, 0} : window(f, ran(g - 1, OpKind::forward));  // chunk 0: inputs at t = 0
+    case 0: return starts ? window(f, f) : window(f, ran(g - 1, OpKind::forward));  // a first chunk: inputs at t = 0
     case 1: return window(b, f);
-    case 2: return window(b, g + 1 < stages_ ? ran(g + 1, OpKind::backward) : f);  // the last chunk: its loss
-    default: return t_.split_backward ? window(ran(g, OpKind::weight_grad), b) : Window{b, 0};
+    case 2: return window(b, ends ? f : ran(g + 1, OpKind::backward));  // a last chunk: its loss
+    default: return t_.split_backward ? window(ran(g, OpKind::weight_grad), b) : window(b, b);
   }
 }
 

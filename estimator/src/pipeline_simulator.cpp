@@ -81,8 +81,6 @@ class DedicatedRun : IterationEngine {
     // and two cycles, each up to about p micro-batches (1F1B's critical circuit runs through
     // every stage and back). Below that the search would cost more than it saves.
     if (t_.m < kSkipMinMicroBatches + 3 * t_.p) return true;
-    // DualPipe's two pipelines number their micro-batches apart; its periods are not looked for.
-    if (two_pipelines(t_.kind)) return true;
     // Ops with one-off work (a chunk's first forward and backward when they gather its
     // parameters, its last backward when it issues the chunk's gradient reduction, the rank's
     // last op, which closes its bubble window) stay out of the periods.

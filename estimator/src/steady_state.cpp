@@ -6,12 +6,18 @@
 namespace plansight::estimator {
 namespace {
 
-// Whether every (local chunk, kind) of one rank's ops runs micro-batches 0, 1, ..., m-1 in that
-// order. `next` is scratch of v x 3 entries.
-bool micro_batches_in_order(const std::vector<ScheduleOp>& ops, std::int32_t v, std::vector<std::int32_t>& next) {
+// Whether every (local chunk, kind) of rank r runs its pipeline's micro-batches in order: 0, 1,
+// ..., m-1 (DualPipe: from m/2 for its second pipeline). `next` is scratch of v x 3 entries.
+bool micro_batches_in_order(const ScheduleTable& t, std::int32_t r, std::vector<std::int32_t>& next) {
+  const std::int32_t v = t.v;
   next.assign(static_cast<std::size_t>(v) * 3, 0);
+  for (std::int32_t c = 0; c < v; ++c) {
+    if (two_pipelines(t.kind) && t.global_chunk(r, c) >= t.p) {
+      for (std::size_t k = 0; k < 3; ++k) next[static_cast<std::size_t>(c) * 3 + k] = t.m / 2;
+    }
+  }
   bool ok = true;
-  for (const ScheduleOp& o : ops) {
+  for (const ScheduleOp& o : t.ranks[static_cast<std::size_t>(r)]) {
     if (o.chunk < 0 || o.chunk >= v) return false;
     std::int32_t& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
     ok &= o.micro_batch == n;  // no branch per op: this walk is a good part of a long run's cost
@@ -34,13 +40,15 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
                                                const std::vector<std::size_t>& end, bool in_order) {
   const auto p = static_cast<std::size_t>(t.p);
   if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
-  // Ops per micro-batch on each rank, and the shortest room any rank has.
+  // Ops per micro-batch on each rank (of each pipeline: DualPipe's two take m/2 each), and the
+  // shortest room any rank has.
+  const auto micro_batches = static_cast<std::size_t>(two_pipelines(t.kind) ? t.m / 2 : t.m);
   std::vector<std::size_t> per_micro_batch(p);
   std::size_t room_per_micro_batch = SIZE_MAX;
   for (std::size_t r = 0; r < p; ++r) {
     const std::size_t n = t.ranks[r].size();
-    if (n == 0 || n % static_cast<std::size_t>(t.m) != 0 || end[r] > n || first[r] >= end[r]) return std::nullopt;
-    per_micro_batch[r] = n / static_cast<std::size_t>(t.m);
+    if (n == 0 || micro_batches == 0 || n % micro_batches != 0 || end[r] > n || first[r] >= end[r]) return std::nullopt;
+    per_micro_batch[r] = n / micro_batches;
     room_per_micro_batch = std::min(room_per_micro_batch, (end[r] - first[r]) / per_micro_batch[r]);
   }
   // Four periods at least: two to compare, one or more to skip.
@@ -77,7 +85,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
     out.begin[r] = b;
     out.copies_end[r] = e;
     if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
-    if (!in_order && !micro_batches_in_order(t.ranks[r], t.v, scratch)) return std::nullopt;
+    if (!in_order && !micro_batches_in_order(t, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
   }
   return out;
 }

@@ -32,7 +32,8 @@ struct SteadyPeriod {
 // least four periods between first[r] (its ops before it may do one-off work: a chunk's first
 // parameter gather) and end[r] (the first op that must be simulated: a chunk's gradient
 // reduction, the rank's last op). Also nothing unless every (rank, chunk, kind) runs its
-// micro-batches in order 0, 1, ..., m-1, which the engine's snapshot relies on: what a rank has
+// pipeline's micro-batches in order 0, 1, ..., m-1 (DualPipe's second from m/2), which the
+// engine's snapshot relies on: what a rank has
 // consumed or produced of a chunk is then a prefix of the micro-batches (`in_order`: known
 // already, as for every table make_schedule() generates). O(ops), comparisons only.
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,

@@ -61,6 +61,7 @@ const Case kCases[] = {
     {PipelineSchedule::interleaved, 8, 4, 128}, {PipelineSchedule::zb_h1, 4, 1, 64},
     {PipelineSchedule::zb_h1, 8, 1, 100},       {PipelineSchedule::dualpipev, 4, 2, 64},
     {PipelineSchedule::dualpipev, 8, 2, 96},    {PipelineSchedule::gpipe, 4, 1, 64},
+    {PipelineSchedule::dualpipe, 4, 2, 96},     {PipelineSchedule::dualpipe, 8, 2, 160},
 };
 
 std::string name(const Case& c, std::uint32_t seed, bool uniform) {
@@ -118,14 +119,17 @@ TEST(SteadyState, RandomLayoutsGiveEveryFigureOfTheFullRun) {
   int skipped_runs = 0;
   for (int run = 0; run < 120; ++run) {
     const auto kind = std::array{PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
-                                 PipelineSchedule::dualpipev}[draw(4)];
-    const std::int64_t p = 2 + draw(7);
-    const std::int64_t v = kind == PipelineSchedule::interleaved ? 2 + draw(3) : kind == PipelineSchedule::dualpipev ? 2 : 1;
+                                 PipelineSchedule::dualpipev, PipelineSchedule::dualpipe}[draw(5)];
+    const bool two_chunks = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe;
+    std::int64_t p = 2 + draw(7);
+    if (kind == PipelineSchedule::dualpipe) p += p % 2;  // even
+    const std::int64_t v = kind == PipelineSchedule::interleaved ? 2 + draw(3) : two_chunks ? 2 : 1;
     ScheduleOptions options;
     if (kind == PipelineSchedule::interleaved && draw(2) == 0) options.microbatch_group = static_cast<std::int32_t>(p + draw(3));
     const std::int64_t group = options.microbatch_group > 0 ? options.microbatch_group : p;
     std::int64_t m = 32 + 3 * p + draw(90);
     if (kind == PipelineSchedule::interleaved) m = (m / group + 1) * group;
+    if (kind == PipelineSchedule::dualpipe) m = 2 * m;  // even, and as long per pipeline as the others
     const auto seed = static_cast<std::uint32_t>(1 + draw(1000));
     SCOPED_TRACE(name(Case{kind, p, v, m}, seed, false) + " group=" + std::to_string(group));
     auto table = make_schedule(kind, p, v, m, options);
@@ -138,9 +142,10 @@ TEST(SteadyState, RandomLayoutsGiveEveryFigureOfTheFullRun) {
 }
 
 TEST(SteadyState, EveryPipelinedScheduleSkipsMostOfALongRun) {
-  // Uniform chunks, m = 512: all but a few periods at each end are skipped.
+  // Uniform chunks, m = 512 (per pipeline): all but a few periods at each end are skipped.
   for (const Case& c : {Case{PipelineSchedule::one_f_one_b, 8, 1, 512}, Case{PipelineSchedule::interleaved, 8, 4, 512},
-                        Case{PipelineSchedule::zb_h1, 8, 1, 512}, Case{PipelineSchedule::dualpipev, 8, 2, 512}}) {
+                        Case{PipelineSchedule::zb_h1, 8, 1, 512}, Case{PipelineSchedule::dualpipev, 8, 2, 512},
+                        Case{PipelineSchedule::dualpipe, 8, 2, 1024}}) {
     SCOPED_TRACE(name(c, 3, true));
     auto table = make_schedule(c.kind, c.p, c.v, c.m);
     ASSERT_TRUE(table.ok());
@@ -180,6 +185,11 @@ TEST(SteadyState, TheTablePeriodIsTheSchedulesOwn) {
   ASSERT_TRUE(zb.has_value());
   EXPECT_EQ(zb->micro_batches, 1);
   EXPECT_EQ(zb->ops[0], 3u);
+  // DualPipe: an F, B and W of each pipeline's micro-batch, both pipelines one micro-batch on.
+  auto dual = period_of(PipelineSchedule::dualpipe, 4, 2, 64);
+  ASSERT_TRUE(dual.has_value());
+  EXPECT_EQ(dual->micro_batches, 1);
+  EXPECT_EQ(dual->ops, (std::vector<std::size_t>{6, 6, 6, 6}));
   // Too few micro-batches for four periods: none.
   EXPECT_FALSE(period_of(PipelineSchedule::one_f_one_b, 4, 1, 6).has_value());
 }
