@@ -135,7 +135,8 @@ void validate_layout(const Plan& p, Rules& r) {
     }
   } else if (two_copies && m.layers > 0 && m.layers % chunks != 0) {
     r.error("layout.pp", "pp = " + str(chunks) + " must divide model.layers (" + str(m.layers) +
-                             ") with schedule dualpipe (each model copy spans the pp stages); valid pp: " +
+                             ") with schedule dualpipe (each model copy spans the pp stages), or give "
+                             "layout.stage_layers (pp entries: one copy's split); valid pp: " +
                              divisors_up_to(m.layers, 4096));
   } else if (m.layers > 0 && m.layers % chunks != 0) {
     r.error("layout.pp", "pp * vpp = " + str(chunks) + " must divide model.layers (" + str(m.layers) +
