@@ -122,7 +122,7 @@ class IterationEngine {
   // (compute time, gap time and lists).
   struct SteadySnapshot {
     std::vector<std::size_t> cut;       // per rank: the ops it has run (next_)
-    std::vector<std::int32_t> ran;      // per (global chunk, op kind): ops run, micro-batches 0 .. ran-1
+    std::vector<std::int32_t> ran;      // per (global chunk, op kind): ops run, its pipeline's first `ran` micro-batches
     std::vector<std::int64_t> rank;     // per rank: kRankFields values
     std::vector<std::size_t> lists;     // per rank: gaps and collectives recorded so far
     std::vector<std::int64_t> lane;     // every rank's lane tail, [start, end) pairs
@@ -141,8 +141,8 @@ class IterationEngine {
   void take_snapshot(SteadySnapshot& s);
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`
   // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
-  // whose states repeat. `periods_done`: rank 0's periods since `begin0`, from which the cuts
-  // and micro-batches are counted.
+  // whose states repeat. `periods_done`: the periods run since the first cut, from which the
+  // cuts and micro-batches are counted back.
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
   // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic

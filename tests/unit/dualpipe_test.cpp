@@ -139,10 +139,8 @@ TEST(DualPipe, TwoCopiesOfTheParametersAndAHeadOnBothEnds) {
   // Every rank stores p + 1 = 9 chunk-micro-batches of 12 layers.
   for (std::int64_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(in_flight_layer_equivalents(plan, r, layers), 9 * 12.0);
   const auto [dual, one] = test::estimate_beside_one_f_one_b(plan);
-  const Estimate* e = &dual;
-  const Estimate* f = &one;
-  const auto& d = e->memory.stages;
-  const auto& o = f->memory.stages;
+  const auto& d = dual.memory.stages;
+  const auto& o = one.memory.stages;
   ASSERT_EQ(d.size(), 8u);
   ASSERT_EQ(o.size(), 8u);
   // A middle rank holds two stages' layers: twice 1F1B's (DeepSeek-V3 report, Sec. 3.2.1: "two
@@ -152,12 +150,12 @@ TEST(DualPipe, TwoCopiesOfTheParametersAndAHeadOnBothEnds) {
   EXPECT_GT(d[0].parameters, d[3].parameters);
   EXPECT_DOUBLE_EQ(d[0].parameters, d[7].parameters);
   // The same work per rank, a bubble of (p/2 - 1) against 1F1B's (p - 1) passes.
-  EXPECT_DOUBLE_EQ(e->flops.model_per_iteration, f->flops.model_per_iteration);
-  EXPECT_LT(e->time.bubble_fraction, f->time.bubble_fraction);
-  EXPECT_GT(e->time.iteration_s, 0);
+  EXPECT_DOUBLE_EQ(dual.flops.model_per_iteration, one.flops.model_per_iteration);
+  EXPECT_LT(dual.time.bubble_fraction, one.time.bubble_fraction);
+  EXPECT_GT(dual.time.iteration_s, 0);
   // The closed form the search would use stays near the simulation.
-  const TimePrediction closed = predict_time_closed_form(plan, e->padded_vocab, nullptr);
-  EXPECT_NEAR(closed.iteration_s, e->time.iteration_s, 0.05 * e->time.iteration_s);
+  const TimePrediction closed = predict_time_closed_form(plan, dual.padded_vocab, nullptr);
+  EXPECT_NEAR(closed.iteration_s, dual.time.iteration_s, 0.05 * dual.time.iteration_s);
 }
 
 TEST(DualPipe, PlanFilesAndValidationSpeakOfIt) {

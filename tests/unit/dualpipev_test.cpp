@@ -153,18 +153,16 @@ TEST(DualPipeV, MemoryPutsTheHeadOnRankZeroAndStoresTwoPPlusOneChunks) {
   // Every rank: (2p - r) + (r + 1) = 17 chunk-micro-batches of `per_chunk` layers.
   for (std::int64_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(in_flight_layer_equivalents(plan, r, chunk_layers(plan)), 17 * per_chunk);
   // Rank 0 has the embedding and the head; with tied embeddings no second copy of them.
-  const auto [v_estimate, f_estimate] = test::estimate_beside_one_f_one_b(plan);
-  const Estimate* e = &v_estimate;
-  const Estimate* f = &f_estimate;
-  const auto& v_stages = e->memory.stages;
-  const auto& f_stages = f->memory.stages;
+  const auto [e, f] = test::estimate_beside_one_f_one_b(plan);
+  const auto& v_stages = e.memory.stages;
+  const auto& f_stages = f.memory.stages;
   ASSERT_EQ(v_stages.size(), 8u);
   ASSERT_EQ(f_stages.size(), 8u);
   EXPECT_GT(v_stages[0].parameters, v_stages[1].parameters);
   EXPECT_DOUBLE_EQ(v_stages[7].parameters, v_stages[1].parameters);  // no head on the last rank
   EXPECT_GT(f_stages[7].parameters, f_stages[6].parameters);         // 1F1B's head is there
-  EXPECT_GT(e->time.iteration_s, 0);
-  EXPECT_LT(e->time.bubble_fraction, f->time.bubble_fraction);
+  EXPECT_GT(e.time.iteration_s, 0);
+  EXPECT_LT(e.time.bubble_fraction, f.time.bubble_fraction);
 }
 
 TEST(DualPipeV, PlanFilesAndValidationSpeakOfIt) {
