@@ -80,6 +80,27 @@ void BM_EstimatePp64M1024(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimatePp64M1024)->ArgName("vpp")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
 
+// The same size under every other schedule (GPipe, ZB-H1, and the two-chunk DualPipeV and
+// DualPipe with vpp 2), so that no schedule falls outside the target.
+void BM_EstimatePp64M1024Schedule(benchmark::State& state) {
+  const auto schedule = static_cast<PipelineSchedule>(state.range(0));
+  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
+  const Plan plan = largest_interactive(schedule, two_chunks ? 2 : 1);
+  state.SetLabel(std::string(to_string(schedule)));
+  for (auto _ : state) {
+    auto e = estimate(plan);
+    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimatePp64M1024Schedule)
+    ->ArgName("schedule")
+    ->Arg(static_cast<int>(PipelineSchedule::gpipe))
+    ->Arg(static_cast<int>(PipelineSchedule::zb_h1))
+    ->Arg(static_cast<int>(PipelineSchedule::dualpipev))
+    ->Arg(static_cast<int>(PipelineSchedule::dualpipe))
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

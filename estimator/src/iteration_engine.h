@@ -137,12 +137,17 @@ class IterationEngine {
   // 1 its forwards' ends its backwards wait for (f_done_, read as "it has run" only), 2 the
   // output gradients of its backwards (bwd_ready_), 3 its backwards' ends its Ws need (b_done_).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
-  // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
-  void take_snapshot(SteadySnapshot& s);
+  // Records the run's state; counts the ops run since the last snapshot (O(ops since)). Without
+  // `with_values` the pending times are left out (add_values() adds them): they are most of a
+  // snapshot's size (every chunk's in-flight micro-batches), and only snapshots that may be
+  // compared need them.
+  void take_snapshot(SteadySnapshot& s, bool with_values = true);
+  void add_values(SteadySnapshot& s) const;
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`
   // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
   // whose states repeat. `periods_done`: the periods run since the first cut, from which the
-  // cuts and micro-batches are counted back.
+  // cuts and micro-batches are counted back. The pending times are not hashed (their windows
+  // are): equal shapes are candidates, which period_ns() compares in full.
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
   // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic

@@ -44,7 +44,7 @@ IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::i
   }
 }
 
-void IterationEngine::take_snapshot(SteadySnapshot& s) {
+void IterationEngine::take_snapshot(SteadySnapshot& s, bool with_values) {
   const auto p = static_cast<std::size_t>(t_.p);
   // The ops run per chunk and kind, counted on from the last snapshot. Every (rank, chunk, kind)
   // runs its micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
@@ -76,7 +76,12 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
   }
   s.lane_at.push_back(s.lane.size());
   s.values.clear();
-  const std::vector<std::int64_t>* arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
+  if (with_values) add_values(s);
+}
+
+void IterationEngine::add_values(SteadySnapshot& s) const {
+  s.values.clear();
+  const std::vector<std::int64_t>* const arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       if (!read_as_time(which)) continue;
@@ -107,7 +112,6 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
       if (w.count > 0) h.add(w.first - periods_done * mb_shift);
     }
   }
-  for (const std::int64_t t : s.values) h.add(t - base);
   return h.done();
 }
 

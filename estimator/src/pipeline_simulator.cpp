@@ -107,11 +107,19 @@ class DedicatedRun : IterationEngine {
     // A steady state may repeat itself only every few periods (alternating patterns when stages
     // or their lanes differ; with p2p latency, 1F1B's critical circuit runs through every stage
     // and back, and its cycle is p periods), so each period's snapshot is hashed up to the shift
-    // (shape_hash) and looked up among those before it; a match `cycle` periods back, while that
-    // snapshot is still kept, is then compared exactly and the skip starts there.
+    // (shape_hash) and looked up among those before it; a match `cycle` periods back is then
+    // compared exactly and the skip starts there. The snapshots of the first periods are kept
+    // whole, so a match among them is compared at once. After those, a run still in its
+    // transient (one that takes hundreds of periods: nearly balanced stages, where a backlog of
+    // the warm-up drains by the small difference of their periods) keeps only each snapshot's
+    // shape, without the pending times that are most of its size; a match there makes the
+    // snapshot whole and is compared `cycle` periods later.
     const auto& ops = period->ops;
     std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
     std::vector<SteadySnapshot> kept(std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1);
+    const auto whole_periods = static_cast<std::int64_t>(kept.size());
+    SteadySnapshot shape, candidate;     // after the whole ones: this period's, a match's
+    std::int64_t candidate_at = -1, candidate_cycle = 0;
     // Each rank may run to the start of its periods, then a period further each time. Where it
     // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
     // are what the simulation has run, whichever order it ran them in.
@@ -123,13 +131,25 @@ class DedicatedRun : IterationEngine {
       for (std::size_t r = 0; r < p; ++r) {
         if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
       }
-      const auto slot = [&](std::int64_t i) -> SteadySnapshot& { return kept[static_cast<std::size_t>(i) % kept.size()]; };
-      SteadySnapshot& now = slot(periods_done);
-      take_snapshot(now);
+      const bool whole = periods_done < whole_periods;
+      SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
+      take_snapshot(now, whole);
+      if (candidate_at >= 0 && periods_done == candidate_at + candidate_cycle) {
+        add_values(now);
+        if (skip_from(*period, candidate, now, candidate_cycle)) break;
+        candidate_at = -1;
+      }
       auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
       if (!fresh) {
         const std::int64_t cycle = periods_done - it->second;
-        if (cycle < static_cast<std::int64_t>(kept.size()) && skip_from(*period, slot(it->second), now, cycle)) break;
+        if (whole) {
+          if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
+        } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
+          if (now.values.empty()) add_values(now);
+          std::swap(candidate, now);
+          candidate_at = periods_done;
+          candidate_cycle = cycle;
+        }
         it->second = periods_done;
       }
       // The next cut, while a period after it could still be skipped.

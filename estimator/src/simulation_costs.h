@@ -73,7 +73,7 @@ class CommLane {
   // never looks at booked work that ends before the issue time).
   void tail(std::int64_t from, std::vector<std::int64_t>& out) const {
     const std::size_t begin = out.size();
-    for (auto it = first_after(from); it != busy_.end(); ++it) {
+    for (auto it = last_after(from); it != busy_.end(); ++it) {
       if (out.size() > begin && out.back() == it->start) {
         out.back() = it->end;  // touching intervals as one: the same busy time, one way to write it
       } else {
@@ -85,7 +85,7 @@ class CommLane {
   // Moves that tail `by` later (the steady state's skip, steady_state.h); what ends by `from`
   // stays where it is.
   void shift_tail(std::int64_t from, std::int64_t by) {
-    for (auto it = first_after(from); it != busy_.end(); ++it) {
+    for (auto it = busy_.begin() + (last_after(from) - busy_.cbegin()); it != busy_.end(); ++it) {
       it->start = std::max(it->start, from) + by;
       it->end += by;
     }
@@ -108,11 +108,13 @@ class CommLane {
   struct Busy {
     std::int64_t start, end;
   };
-  std::vector<Busy>::const_iterator first_after(std::int64_t t) const {
-    return std::upper_bound(busy_.begin(), busy_.end(), t, [](std::int64_t x, const Busy& b) { return x < b.end; });
-  }
-  std::vector<Busy>::iterator first_after(std::int64_t t) {
-    return std::upper_bound(busy_.begin(), busy_.end(), t, [](std::int64_t x, const Busy& b) { return x < b.end; });
+  // The first interval that ends after t, for a t near the lane's end (the start of a rank's
+  // last op): a walk back over the few intervals after it, not a binary search whose probes miss
+  // the cache on a lane that holds every interval of the iteration.
+  std::vector<Busy>::const_iterator last_after(std::int64_t t) const {
+    auto it = busy_.end();
+    while (it != busy_.begin() && std::prev(it)->end > t) --it;
+    return it;
   }
   std::vector<Busy> busy_;
 };
