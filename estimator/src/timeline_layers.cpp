@@ -1,0 +1,442 @@
+// layer_timeline(): each op of a predicted timeline laid out layer by layer (timeline_layers.h).
+#include "plansight/estimator/timeline_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/device_model.h"
+#include "plansight/estimator/layer_costs.h"
+#include "plansight/estimator/memory.h"
+#include "plansight/estimator/operator_costs.h"
+#include "plansight/estimator/pipeline_schedule.h"
+#include "plansight/estimator/time_model.h"
+#include "layer_dims.h"
+#include "operator_emitter.h"
+
+namespace plansight::estimator {
+namespace {
+
+// The groups whose time an op's communication segments carry (iteration_costs.cpp's to_op()).
+enum SpanGroup : std::uint8_t { kCompute, kTp, kCp, kDp, kEp, kGroups };
+
+// One piece of an op: its group, its share of that group's time in the op (any unit: the shares
+// of a group are scaled to the group's span), and what it is.
+struct Piece {
+  SpanGroup group;
+  double weight;
+  std::int32_t name;  // index into Anatomy::names
+};
+
+// Compute seconds of one layer's attention block (norm to residual) and MLP block, per pass.
+struct Blocks {
+  double attention = 0, mlp = 0;
+};
+
+// Sums a dense layer's operators of one pass into attention and MLP blocks by their step.
+class BlockSum final : public OperatorSink {
+ public:
+  void add(const OperatorCost& op) override {
+    Blocks& b = op.pass == OperatorPass::forward           ? forward
+                : op.pass == OperatorPass::backward_input  ? backward_input
+                : op.pass == OperatorPass::backward_weight ? backward_weight
+                                                           : recompute;
+    (op.step < operators::step::kNormMlp ? b.attention : b.mlp) += op.seconds;
+  }
+  Blocks forward, backward_input, backward_weight, recompute;
+};
+
+// The passes an op runs: forward (F), backward (B: input gradients, with the weight gradients
+// unless the schedule runs them as W ops) and recomputation (R).
+enum Pass : std::uint8_t { kForward, kBackward, kRecompute, kPasses };
+
+// What each op of a plan is made of, and the names of its pieces.
+class Anatomy {
+ public:
+  Anatomy(const Plan& plan, std::int64_t padded_vocab, const HardwareProfile* profile) : plan_(plan) {
+    const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu), profile);
+    const CommLinks links = plan_links(plan, device.efficiency());
+    const PassCost dense = layer_cost(plan, device, links);
+    BlockSum blocks;
+    for_each_layer_operator(plan, device, blocks);
+    // ZB-H1 and DualPipe(V) run the weight gradients as W ops of their own (make_schedule()).
+    const PipelineSchedule kind = plan.layout.schedule;
+    const bool split = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
+                       kind == PipelineSchedule::dualpipe;
+    const auto backward = [&](const Blocks& bi, const Blocks& bw) {
+      return split ? bi : Blocks{bi.attention + bw.attention, bi.mlp + bw.mlp};
+    };
+    dense_[kForward] = blocks.forward;
+    dense_[kBackward] = backward(blocks.backward_input, blocks.backward_weight);
+    // Full recomputation re-runs the forward; selective only the attention core.
+    dense_[kRecompute] = plan.layout.recompute == Recompute::full ? blocks.forward : Blocks{dense.recompute.compute_s, 0};
+    if (plan.model.moe.enabled()) {
+      // A MoE layer: the dense layer's attention; the rest of its compute (shared and routed
+      // experts, router, permutation) is its MLP block.
+      const PassCost moe = moe_layer_cost(plan, device, links);
+      const double moe_total[kPasses] = {
+          moe.forward.compute_s,
+          moe.backward_input.compute_s + (split ? 0.0 : moe.backward_weight.compute_s),
+          moe.recompute.compute_s,
+      };
+      for (int p = 0; p < kPasses; ++p) {
+        moe_[p].attention = std::min(dense_[p].attention, moe_total[p]);
+        moe_[p].mlp = moe_total[p] - moe_[p].attention;
+      }
+    }
+    const PassCost embedding = embedding_cost(plan, device, links);
+    const PassCost head = lm_head_cost(plan, device, links, padded_vocab);
+    embedding_[kForward] = embedding.forward.compute_s;
+    embedding_[kBackward] = embedding.backward_input.compute_s + (split ? 0.0 : embedding.backward_weight.compute_s);
+    head_[kForward] = head.forward.compute_s;
+    head_[kBackward] = head.backward_input.compute_s + (split ? 0.0 : head.backward_weight.compute_s);
+
+    // The collectives' relative costs: an all-reduce of the layer's [T, h] activation, or with
+    // sequence parallelism an all-gather and a reduce-scatter of it (layer_costs.cpp).
+    const LayerDims d = layer_dims(plan);
+    const double activation_bytes = d.T * d.h * d.e;
+    const std::int64_t tp = plan.layout.tp;
+    sp_ = d.sp;
+    all_reduce_ = collective_seconds(Collective::all_reduce, activation_bytes, tp, links.tp);
+    all_gather_ = collective_seconds(Collective::all_gather, activation_bytes, tp, links.tp);
+    reduce_scatter_ = collective_seconds(Collective::reduce_scatter, activation_bytes, tp, links.tp);
+
+    const std::vector<std::string> labels = comm_span_labels(plan, links);
+    label_[kTp] = labels[static_cast<std::size_t>(kTpLabel)];
+    label_[kCp] = labels[static_cast<std::size_t>(kCpLabel)];
+    label_[kDp] = labels[static_cast<std::size_t>(kDpLabel)];
+    label_[kEp] = labels[static_cast<std::size_t>(kEpLabel)];
+    layers_ = chunk_layers(plan);
+  }
+
+  // The label of each group's aggregated span, as the simulation names it.
+  const std::string& label(SpanGroup g) const { return label_[g]; }
+  std::int32_t chunks() const { return static_cast<std::int32_t>(layers_.size()); }
+
+  // The pieces of chunk g's pass, in the order they run, into `out`; their names into names().
+  void pieces(std::int32_t g, Pass pass, std::vector<Piece>& out) {
+    out.clear();
+    const auto& l = plan_.layout;
+    const bool first = pass != kRecompute && starts_pipeline(l.schedule, l.pp, g);
+    const bool last = pass != kRecompute && ends_pipeline(l.schedule, l.pp, l.vpp, g);
+    const std::int64_t n = layers_[static_cast<std::size_t>(g)];
+    // The chunk's first layer in the model (DualPipe's second copy starts again at layer 0).
+    const std::int64_t copy_start = two_pipelines(l.schedule) && g >= l.pp ? l.pp : 0;
+    std::int64_t first_layer = 0;
+    for (std::int64_t c = copy_start; c < g; ++c) first_layer += layers_[static_cast<std::size_t>(c)];
+    // Which of them are MoE layers is the model's rule (ModelSpec::is_moe_layer), as for
+    // chunk_moe_layers().
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = first_layer + i;
+    const std::int64_t mtp = last ? plan_.model.mtp_modules : 0;
+    if (pass == kForward || pass == kRecompute) {
+      if (first) embedding_pieces(pass, out);
+      for (const std::int64_t i : order) layer_pieces(i, pass, out);
+      if (last) head_pieces(pass, out);
+      for (std::int64_t k = 0; k < mtp; ++k) {
+        layer_pieces(plan_.model.layers + k, pass, out);
+        head_pieces(pass, out);
+      }
+    } else {
+      for (std::int64_t k = mtp; k-- > 0;) {
+        head_pieces(pass, out);
+        layer_pieces(plan_.model.layers + k, pass, out);
+      }
+      if (last) head_pieces(pass, out);
+      for (auto it = order.rbegin(); it != order.rend(); ++it) layer_pieces(*it, pass, out);
+      if (first) embedding_pieces(pass, out);
+    }
+  }
+
+  std::vector<std::string>& names() { return names_; }
+
+ private:
+  std::int32_t name(const std::string& text) {
+    auto [it, fresh] = ids_.try_emplace(text, static_cast<std::int32_t>(names_.size()));
+    if (fresh) names_.push_back(text);
+    return it->second;
+  }
+  // "TP all-reduce · tp 8 · in a node" for the label "TP all-gather/reduce-scatter · tp 8 · in a
+  // node" and the collective "all-reduce": the group's label with this collective's name.
+  std::string collective(SpanGroup g, const char* what) const {
+    const std::string& text = label_[g];
+    const auto dot = text.find(" · ");
+    return std::string(g == kTp ? "TP " : g == kEp ? "EP " : g == kCp ? "CP " : "ZeRO-3 ") + what +
+           (dot == std::string::npos ? "" : text.substr(dot));
+  }
+  void add(std::vector<Piece>& out, SpanGroup g, double weight, const std::string& text) {
+    out.push_back({g, weight, name(text)});
+  }
+  // A tensor-parallel collective: without sequence parallelism an all-reduce; with it an
+  // all-gather (`gather`) or a reduce-scatter.
+  void tp(std::vector<Piece>& out, bool gather, const std::string& where) {
+    if (!sp_) {
+      add(out, kTp, all_reduce_, where + " " + collective(kTp, "all-reduce"));
+    } else if (gather) {
+      add(out, kTp, all_gather_, where + " " + collective(kTp, "all-gather"));
+    } else {
+      add(out, kTp, reduce_scatter_, where + " " + collective(kTp, "reduce-scatter"));
+    }
+  }
+
+  // One layer: forward [SP gather] attention [CP] (all-reduce | SP scatter) [SP gather]
+  // [dispatch] MLP [combine] (all-reduce | SP scatter); the backward in reverse, where each
+  // block's input collective (f's all-reduce, or the backward of the SP gather: a
+  // reduce-scatter) follows the block's backward and the backward of its output scatter (a
+  // gather) precedes it. ZeRO-3's gather of the layer's parameters first in the forward, its
+  // gather and gradient reduce-scatter around the layer's backward (counted as one share).
+  void layer_pieces(std::int64_t i, Pass pass, std::vector<Piece>& out) {
+    const bool moe = plan_.model.is_moe_layer(i);
+    const Blocks& b = (moe ? moe_ : dense_)[pass];
+    const std::string where = i >= plan_.model.layers ? "MTP " + std::to_string(i - plan_.model.layers + 1)
+                                                      : "layer " + std::to_string(i);
+    if (pass != kBackward) {
+      add(out, kDp, 1, where + " " + collective(kDp, "gather"));
+      if (sp_) tp(out, true, where);
+      add(out, kCompute, b.attention, where + " attention");
+      add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
+      tp(out, false, where);
+      if (sp_) tp(out, true, where);
+      if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
+      add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
+      if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
+      tp(out, false, where);
+    } else {
+      if (sp_) tp(out, true, where);
+      if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
+      add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
+      if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
+      tp(out, !sp_, where);  // without SP: f's all-reduce; with: the gather's reduce-scatter
+      if (sp_) tp(out, true, where);
+      add(out, kCompute, b.attention, where + " attention");
+      add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
+      tp(out, !sp_, where);
+      add(out, kDp, 1, where + " " + collective(kDp, "gather/reduce-scatter"));
+    }
+  }
+  // The vocabulary-parallel embedding: the lookup, then the all-reduce of the partial lookups
+  // (with SP a reduce-scatter); its backward needs no collective.
+  void embedding_pieces(Pass pass, std::vector<Piece>& out) {
+    add(out, kCompute, embedding_[pass], "embedding");
+    if (pass == kForward && plan_.layout.tp > 1) tp(out, false, "embedding");
+  }
+  // The LM head: with SP, the all-gather of its input (forward) and the reduce-scatter of its
+  // input gradient (backward).
+  void head_pieces(Pass pass, std::vector<Piece>& out) {
+    if (pass == kForward && sp_) tp(out, true, "head");
+    add(out, kCompute, head_[pass], "head");
+    if (pass == kBackward && sp_) tp(out, false, "head");
+  }
+
+  const Plan& plan_;
+  Blocks dense_[kPasses], moe_[kPasses];
+  double embedding_[kPasses] = {}, head_[kPasses] = {};
+  bool sp_ = false;
+  double all_reduce_ = 0, all_gather_ = 0, reduce_scatter_ = 0;
+  std::string label_[kGroups];
+  std::vector<std::int64_t> layers_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::int32_t> ids_;
+};
+
+bool is_transfer(const Span& s) { return s.kind == SpanKind::send || s.kind == SpanKind::recv; }
+
+Pass pass_of(Phase phase) {
+  return phase == Phase::forward ? kForward : phase == Phase::recompute ? kRecompute : kBackward;
+}
+
+// Lays chunk `c.stage`'s pass out over the window of its compute span `c` and the collectives
+// `chain` that follow it back to back: each group's pieces share its time (rounded so that they
+// add up to it exactly) and its bytes by weight; the compute's pieces its time and FLOPs.
+// Appends to `compute` and `comm`; false (and nothing appended) when a piece of some group has
+// no time to take, or no span has pieces.
+bool lay_out(const Span& c, const std::vector<const Span*>& chain, const std::vector<SpanGroup>& groups,
+             const std::vector<Piece>& pieces, const std::vector<std::int32_t>& name_ids, std::vector<Span>& compute,
+             std::vector<Span>& comm) {
+  std::int64_t group_ns[kGroups] = {c.duration_ns, 0, 0, 0, 0};
+  double group_bytes[kGroups] = {}, weight[kGroups] = {};
+  for (std::size_t j = 0; j < chain.size(); ++j) {
+    group_ns[groups[j]] += chain[j]->duration_ns;
+    group_bytes[groups[j]] += chain[j]->bytes;
+  }
+  for (const Piece& p : pieces) weight[p.group] += group_ns[p.group] > 0 ? p.weight : 0;
+  for (int g = 0; g < kGroups; ++g) {
+    if (group_ns[g] > 0 && weight[g] <= 0) return false;
+  }
+  double done[kGroups] = {};
+  std::int64_t placed[kGroups] = {};
+  std::int64_t t = c.start_ns;
+  for (const Piece& p : pieces) {
+    if (group_ns[p.group] <= 0 || p.weight <= 0) continue;
+    done[p.group] += p.weight;
+    const auto until = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(group_ns[p.group]) * std::min(done[p.group] / weight[p.group], 1.0)));
+    const std::int64_t ns = until - placed[p.group];
+    placed[p.group] = until;
+    if (ns <= 0) continue;
+    Span s;
+    s.start_ns = t;
+    s.duration_ns = ns;
+    s.stage = c.stage;
+    s.micro_batch = c.micro_batch;
+    s.name_id = name_ids[static_cast<std::size_t>(p.name)];
+    if (p.group == kCompute) {
+      s.kind = SpanKind::kernel;
+      s.phase = c.phase;
+      s.tensor_core = c.tensor_core;
+      s.flops = c.flops * static_cast<double>(ns) / static_cast<double>(c.duration_ns);
+      compute.push_back(s);
+    } else {
+      s.kind = SpanKind::collective;
+      s.phase = Phase::communication;
+      s.bytes = group_bytes[p.group] * p.weight / weight[p.group];
+      comm.push_back(s);
+    }
+    t += ns;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab, const Timeline& predicted,
+                                     const LayerTimelineOptions& options) {
+  if (predicted.source != TimelineSource::predicted) {
+    return make_error("timeline", "a layer timeline is made from a predicted timeline, not a " +
+                                      std::string(to_string(predicted.source)) + " one");
+  }
+  Anatomy anatomy(plan, padded_vocab, options.profile);
+  // The name ids of the groups' aggregated spans.
+  std::int32_t group_name[kGroups] = {-1, -1, -1, -1, -1};
+  for (std::size_t i = 0; i < predicted.names.size(); ++i) {
+    for (int g = kTp; g < kGroups; ++g) {
+      if (predicted.names[i] == anatomy.label(static_cast<SpanGroup>(g))) group_name[g] = static_cast<std::int32_t>(i);
+    }
+  }
+  const auto group_of = [&](const Span& s) -> int {
+    if (s.kind != SpanKind::collective || s.phase != Phase::communication) return -1;
+    for (int g = kTp; g < kGroups; ++g) {
+      if (group_name[g] >= 0 && s.name_id == group_name[g]) return g;
+    }
+    return -1;
+  };
+
+  LayerTimeline out;
+  Timeline& tl = out.timeline;
+  tl.source = predicted.source;
+  tl.title = predicted.title;
+  tl.names = predicted.names;
+  // The pieces' names, interned into the new timeline as they are first used.
+  std::vector<std::int32_t> name_ids;
+  const auto sync_names = [&] {
+    while (name_ids.size() < anatomy.names().size()) {
+      name_ids.push_back(static_cast<std::int32_t>(tl.names.size()));
+      tl.names.push_back(anatomy.names()[name_ids.size() - 1]);
+    }
+  };
+
+  std::size_t spans_total = 0;
+  std::vector<Piece> pieces;
+  std::vector<const Span*> chain;
+  std::vector<SpanGroup> groups;
+  std::vector<Span> op_compute, op_comm;
+  for (const Track& compute : predicted.tracks) {
+    if (compute.lane != Lane::compute) continue;
+    const Track* comm_track = nullptr;
+    for (const Track& c : predicted.tracks) {
+      if (c.rank == compute.rank && c.lane == Lane::communication) comm_track = &c;
+    }
+    if (comm_track == nullptr) {
+      return make_error("timeline", "rank " + std::to_string(compute.rank) + " has no communication track");
+    }
+    const auto& comm = comm_track->spans;
+    Track new_compute{compute.rank, compute.lane, compute.stream, compute.label, {}};
+    Track new_comm{comm_track->rank, comm_track->lane, comm_track->stream, comm_track->label, {}};
+    new_compute.spans.reserve(compute.spans.size());
+    new_comm.spans.reserve(comm.size());
+    std::vector<char> replaced(comm.size(), 0);
+    for (std::size_t i = 0; i < compute.spans.size(); ++i) {
+      const Span& c = compute.spans[i];
+      const bool pass = c.kind == SpanKind::kernel && c.stage >= 0 && c.micro_batch >= 0 &&
+                        (c.phase == Phase::forward || c.phase == Phase::backward || c.phase == Phase::recompute);
+      if (pass && c.stage >= anatomy.chunks()) {
+        return make_error("timeline", "span of chunk " + std::to_string(c.stage) + " in a plan of " +
+                                          std::to_string(anatomy.chunks()) + " chunks: not this plan's timeline");
+      }
+      // The op's collectives: the communication spans of its chunk and micro-batch from its
+      // compute's end, each starting where the one before ended.
+      chain.clear();
+      groups.clear();
+      const auto first = static_cast<std::size_t>(
+          std::lower_bound(comm.begin(), comm.end(), c.end_ns(), [](const Span& s, std::int64_t t) { return s.start_ns < t; }) -
+          comm.begin());
+      std::int64_t at = c.end_ns();
+      for (std::size_t j = first; pass && j < comm.size() && chain.size() < kGroups - 1; ++j) {
+        const int g = group_of(comm[j]);
+        if (comm[j].start_ns != at || g < 0 || comm[j].stage != c.stage || comm[j].micro_batch != c.micro_batch) break;
+        chain.push_back(&comm[j]);
+        groups.push_back(static_cast<SpanGroup>(g));
+        at = comm[j].end_ns();
+      }
+      op_compute.clear();
+      op_comm.clear();
+      bool laid = false;
+      // An offload segment runs on the compute lane right after the compute: such ops stay whole.
+      if (!chain.empty() && (i + 1 == compute.spans.size() || compute.spans[i + 1].start_ns >= at)) {
+        anatomy.pieces(c.stage, pass_of(c.phase), pieces);
+        sync_names();
+        laid = lay_out(c, chain, groups, pieces, name_ids, op_compute, op_comm);
+        // What else the lane ran inside the window (a gradient bucket or a gather placed while
+        // the op computed) must not meet a piece. Sends go to a track of their own.
+        for (std::size_t j = first; laid && j-- > 0 && comm[j].end_ns() > c.start_ns;) {
+          if (is_transfer(comm[j])) continue;
+          for (const Span& piece : op_comm) {
+            laid = laid && (piece.end_ns() <= comm[j].start_ns || piece.start_ns >= comm[j].end_ns());
+          }
+        }
+      }
+      if (laid) {
+        ++out.ops_laid_out;
+        new_compute.spans.insert(new_compute.spans.end(), op_compute.begin(), op_compute.end());
+        new_comm.spans.insert(new_comm.spans.end(), op_comm.begin(), op_comm.end());
+        for (std::size_t j = 0; j < chain.size(); ++j) replaced[first + j] = 1;
+      } else {
+        out.ops_kept += chain.empty() ? 0 : 1;
+        new_compute.spans.push_back(c);
+      }
+      spans_total += laid ? op_compute.size() + op_comm.size() : 1;
+      if (spans_total > options.max_spans) {
+        return make_error("timeline.layers", "laid out layer by layer the timeline would hold more than the " +
+                                                 std::to_string(options.max_spans) +
+                                                 " spans allowed; use fewer micro-batches or pipeline stages");
+      }
+    }
+    // The pipeline's sends on a track of their own: they overlap the next op's first
+    // collectives (Megatron-LM's point-to-point transfers run on their own stream; the time
+    // model books them on the one lane, and its op-level timing is what the pieces keep).
+    Track transfers{comm_track->rank, comm_track->lane, 1, comm_track->label + " p2p", {}};
+    for (std::size_t j = 0; j < comm.size(); ++j) {
+      if (replaced[j]) continue;
+      (is_transfer(comm[j]) ? transfers : new_comm).spans.push_back(comm[j]);
+    }
+    spans_total += new_comm.spans.size() + transfers.spans.size();
+    tl.tracks.push_back(std::move(new_compute));
+    tl.tracks.push_back(std::move(new_comm));
+    if (!transfers.spans.empty()) tl.tracks.push_back(std::move(transfers));
+  }
+  if (spans_total > options.max_spans) {
+    return make_error("timeline.layers", "laid out layer by layer the timeline would hold " + std::to_string(spans_total) +
+                                             " spans, more than the " + std::to_string(options.max_spans) +
+                                             " allowed; use fewer micro-batches or pipeline stages");
+  }
+  // The predicted timeline's other tracks (none today), then every track in time order.
+  for (const Track& t : predicted.tracks) {
+    if (t.lane != Lane::compute && t.lane != Lane::communication) tl.tracks.push_back(t);
+  }
+  tl.sort_spans();
+  return out;
+}
+
+}  // namespace plansight::estimator

@@ -1,0 +1,242 @@
+// The predicted timeline laid out layer by layer (timeline_layers.h): every collective its own
+// span, every op in its window, every figure of the timeline unchanged.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline_layers.h"
+
+namespace plansight::estimator {
+namespace {
+
+struct Predicted {
+  Timeline timeline;
+  std::int64_t padded_vocab = 0;
+};
+
+Predicted predicted(const Plan& plan) {
+  TimePrediction prediction;
+  EstimateOptions options;
+  options.prediction = &prediction;
+  auto e = estimate(plan, options);
+  EXPECT_TRUE(e.ok()) << e.error_text();
+  return {std::move(prediction.timeline), e.ok() ? e->padded_vocab : 0};
+}
+
+Plan small(std::int64_t tp, std::int64_t pp, bool sp) {
+  Plan plan = default_plan();  // GPT-3 175B on 1024 A100s, TP 8 x PP 8
+  plan.layout.tp = tp;
+  plan.layout.pp = pp;
+  plan.layout.sequence_parallel = sp;
+  plan.layout.recompute = Recompute::none;  // no R ops: each pass's collectives counted once
+  plan.training.global_batch = plan.dp() * 16;  // 16 micro-batches of 1
+  return plan;
+}
+
+// Per rank and lane: busy time by span kind (kernel, collective or send), bytes and FLOPs.
+struct Sums {
+  std::map<std::tuple<std::int32_t, Lane, SpanKind>, std::int64_t> ns;
+  std::map<std::pair<std::int32_t, Lane>, double> bytes, flops;
+};
+Sums sums(const Timeline& t) {
+  Sums s;
+  for (const Track& track : t.tracks) {
+    for (const Span& x : track.spans) {
+      s.ns[{track.rank, track.lane, x.kind}] += x.duration_ns;
+      s.bytes[{track.rank, track.lane}] += x.bytes;
+      s.flops[{track.rank, track.lane}] += x.flops;
+    }
+  }
+  return s;
+}
+
+// The layer timeline's track of rank r and lane (its communication track, not the sends').
+std::size_t track_of(const Timeline& t, std::int32_t rank, Lane lane) {
+  for (std::size_t i = 0; i < t.tracks.size(); ++i) {
+    if (t.tracks[i].rank == rank && t.tracks[i].lane == lane && t.tracks[i].stream < 1) return i;
+  }
+  ADD_FAILURE() << "no track for rank " << rank;
+  return 0;
+}
+
+std::int64_t count_named(const Timeline& t, std::size_t track, std::int32_t stage, std::int32_t mb, Phase phase,
+                         const std::string& part) {
+  std::int64_t n = 0;
+  for (const Span& x : t.tracks[track].spans) {
+    if (x.stage == stage && x.micro_batch == mb && (x.phase == phase || phase == Phase::none) &&
+        t.name_of(x).find(part) != std::string::npos) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Every track keeps its busy time per kind to the nanosecond, its bytes and FLOPs; every figure
+// read from the timeline (bubble per stage, window) is the same; most ops are laid out.
+TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
+  Plan interleaved = small(8, 4, true);
+  interleaved.layout.schedule = PipelineSchedule::interleaved;
+  interleaved.layout.vpp = 2;
+  Plan zero3 = small(4, 4, false);
+  zero3.layout.zero_stage = 3;
+  zero3.training.zero3_prefetch = false;
+  Plan zb = small(8, 4, false);
+  zb.layout.schedule = PipelineSchedule::zb_h1;
+  for (const Plan& plan : {small(8, 4, false), small(8, 4, true), interleaved, zero3, zb}) {
+    SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + (plan.layout.sequence_parallel ? " sp" : "") +
+                 " zero " + std::to_string(plan.layout.zero_stage));
+    const Predicted p = predicted(plan);
+    auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+    ASSERT_TRUE(layered.ok()) << layered.error_text();
+    const Timeline& t = layered->timeline;
+    EXPECT_GT(layered->ops_laid_out, 0);
+    EXPECT_LT(layered->ops_kept, layered->ops_laid_out / 10 + 1) << "almost every op is laid out";
+    // Per rank: its compute and communication tracks, and one for the pipeline's sends.
+    ASSERT_EQ(t.tracks.size(), p.timeline.tracks.size() / 2 * 3);
+    const Sums a = sums(p.timeline), b = sums(t);
+    EXPECT_EQ(a.ns, b.ns);
+    for (const auto& [track, bytes] : a.bytes) EXPECT_NEAR(b.bytes.at(track), bytes, 1e-9 * bytes + 1e-6) << track.first;
+    for (const auto& [track, flops] : a.flops) EXPECT_NEAR(b.flops.at(track), flops, 1e-9 * flops + 1e-6) << track.first;
+    EXPECT_EQ(t.begin_ns(), p.timeline.begin_ns());
+    EXPECT_EQ(t.end_ns(), p.timeline.end_ns());
+    const ScheduleBubbles before = schedule_bubbles(p.timeline), after = schedule_bubbles(t);
+    EXPECT_EQ(after.bubble_ns, before.bubble_ns);
+    EXPECT_EQ(after.busy_ns, before.busy_ns);
+    EXPECT_DOUBLE_EQ(after.mean_fraction, before.mean_fraction);
+    // A lane still runs one thing at a time.
+    for (const Track& track : t.tracks) {
+      for (std::size_t i = 1; i < track.spans.size(); ++i) {
+        ASSERT_LE(track.spans[i - 1].end_ns(), track.spans[i].start_ns) << track.label << " span " << i;
+      }
+    }
+  }
+}
+
+// Shoeybi et al. 2019 (Fig. 3): two all-reduces per layer in the forward (after attention and
+// after the MLP) and two in the backward; with sequence parallelism (Korthikanti et al. 2022,
+// Fig. 5) an all-gather before and a reduce-scatter after each block: four per layer per pass.
+// The vocabulary-parallel embedding adds one in the forward of the first chunk.
+TEST(LayerTimeline, EachLayerHasItsCollectivesInOrder) {
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
+    const Plan plan = small(8, 4, sp);  // 96 layers: 24 per stage
+    const Predicted p = predicted(plan);
+    auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+    ASSERT_TRUE(layered.ok()) << layered.error_text();
+    const Timeline& t = layered->timeline;
+    const std::int64_t per_block = sp ? 2 : 1;
+    // Stage 1 (rank 1), micro-batch 5: 24 layers x 2 blocks.
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::communication), 1, 5, Phase::communication, "TP "), 2 * 2 * 24 * per_block);  // F and B
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::forward, "attention"), 24);
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::forward, " MLP"), 24);
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::forward, "layer 24 attention"), 1);  // stage 1 holds layers 24..47
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::forward, "layer 23 "), 0);
+    // Stage 0: the embedding and its collective; stage 3: the head.
+    EXPECT_EQ(count_named(t, track_of(t, 0, Lane::compute), 0, 5, Phase::forward, "embedding"), 1);
+    EXPECT_EQ(count_named(t, track_of(t, 0, Lane::communication), 0, 5, Phase::communication, "embedding TP"), 1);
+    EXPECT_EQ(count_named(t, track_of(t, 3, Lane::compute), 3, 5, Phase::forward, "head"), 1);
+    const std::string first = sp ? "TP all-gather" : "TP all-reduce";
+    EXPECT_EQ(count_named(t, track_of(t, 1, Lane::communication), 1, 5, Phase::communication, "layer 24 " + first), 4);  // 2 blocks x (F, B)
+
+    // Order within stage 1's forward of micro-batch 5: attention, its collective, MLP, its
+    // collective, layer after layer, each piece where the one before ended.
+    std::vector<std::pair<std::int64_t, std::string>> pieces;
+    for (std::size_t track : {track_of(t, 1, Lane::compute), track_of(t, 1, Lane::communication)}) {
+      for (const Span& x : t.tracks[track].spans) {
+        if (x.stage == 1 && x.micro_batch == 5 && (x.phase == Phase::forward || x.phase == Phase::communication) &&
+            t.name_of(x).rfind("layer", 0) == 0) {
+          pieces.emplace_back(x.start_ns, t.name_of(x));
+        }
+      }
+    }
+    std::sort(pieces.begin(), pieces.end());
+    ASSERT_GE(pieces.size(), 4u);
+    std::vector<std::string> expected = sp ? std::vector<std::string>{"layer 24 TP all-gather", "layer 24 attention",
+                                                                      "layer 24 TP reduce-scatter", "layer 24 TP all-gather",
+                                                                      "layer 24 MLP", "layer 24 TP reduce-scatter"}
+                                           : std::vector<std::string>{"layer 24 attention", "layer 24 TP all-reduce",
+                                                                      "layer 24 MLP", "layer 24 TP all-reduce"};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(pieces[i].second.substr(0, expected[i].size()), expected[i]) << i;
+    }
+  }
+}
+
+// The backward runs the layers last first, each block's collective after its backward.
+TEST(LayerTimeline, TheBackwardRunsTheLayersInReverse) {
+  const Plan plan = small(8, 4, false);
+  const Predicted p = predicted(plan);
+  auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+  ASSERT_TRUE(layered.ok()) << layered.error_text();
+  const Timeline& t = layered->timeline;
+  std::vector<std::pair<std::int64_t, std::string>> pieces;
+  for (std::size_t track : {track_of(t, 1, Lane::compute), track_of(t, 1, Lane::communication)}) {
+    for (const Span& x : t.tracks[track].spans) {
+      if (x.stage == 1 && x.micro_batch == 5 && (x.phase == Phase::backward || x.phase == Phase::communication) &&
+          t.name_of(x).rfind("layer", 0) == 0) {
+        pieces.emplace_back(x.start_ns, t.name_of(x));
+      }
+    }
+  }
+  std::sort(pieces.begin(), pieces.end());
+  // The backward's compute pieces (the forward's collectives come before them).
+  const auto b = std::find_if(pieces.begin(), pieces.end(), [](const auto& x) { return x.second == "layer 47 MLP"; });
+  ASSERT_NE(b, pieces.end());
+  ASSERT_GE(pieces.end() - b, 5);
+  EXPECT_EQ((b + 1)->second.substr(0, 22), "layer 47 TP all-reduce");
+  EXPECT_EQ((b + 2)->second, "layer 47 attention");
+  EXPECT_EQ((b + 3)->second.substr(0, 22), "layer 47 TP all-reduce");
+  EXPECT_EQ((b + 4)->second, "layer 46 MLP");
+  EXPECT_EQ(pieces.back().second.substr(0, 22), "layer 24 TP all-reduce");
+}
+
+TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
+  Plan plan = default_plan();
+  plan.model = *find_model("mixtral-8x7b");
+  plan.cluster.gpus = 64;
+  plan.layout.tp = 1;
+  plan.layout.pp = 4;
+  plan.layout.ep = 8;
+  plan.layout.recompute = Recompute::none;
+  plan.training.global_batch = plan.dp() * 8;
+  const Predicted p = predicted(plan);
+  auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+  ASSERT_TRUE(layered.ok()) << layered.error_text();
+  const Timeline& t = layered->timeline;
+  // Stage 1's 8 layers, each a MoE layer: a dispatch and a combine per pass.
+  EXPECT_EQ(count_named(t, track_of(t, 1, Lane::communication), 1, 2, Phase::communication, "all-to-all dispatch"), 2 * 8);
+  EXPECT_EQ(count_named(t, track_of(t, 1, Lane::communication), 1, 2, Phase::communication, "all-to-all combine"), 2 * 8);
+  EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 2, Phase::forward, " experts"), 8);
+}
+
+TEST(LayerTimeline, RefusesWhatItCannotLayOut) {
+  const Plan plan = small(8, 4, false);
+  const Predicted p = predicted(plan);
+  LayerTimelineOptions tight;
+  tight.max_spans = 1000;
+  auto over = layer_timeline(plan, p.padded_vocab, p.timeline, tight);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.errors().front().field, "timeline.layers");
+  EXPECT_NE(over.error_text().find("1000"), std::string::npos) << over.error_text();
+
+  Timeline measured = p.timeline;
+  measured.source = TimelineSource::measured;
+  auto wrong = layer_timeline(plan, p.padded_vocab, measured);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.errors().front().field, "timeline");
+
+  Plan fewer = plan;  // a timeline of a plan with more chunks than this one
+  fewer.layout.pp = 2;
+  auto other = layer_timeline(fewer, p.padded_vocab, p.timeline);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.errors().front().field, "timeline");
+}
+
+}  // namespace
+}  // namespace plansight::estimator
