@@ -294,6 +294,38 @@ TEST(Cli, ATimelineTooLongToBuildIsRefusedWithTheLimit) {
   EXPECT_EQ(e.status, Status::ok) << e.err;
 }
 
+// --per-layer: the same iteration with each op laid out layer by layer; every collective of the
+// 24 layers of a stage is its own span, named with its layer, group and link.
+TEST(Cli, TimelinePerLayerShowsEveryCollective) {
+  const std::vector<std::string> plan = {"--pp", "4", "--global-batch", "128", "--recompute", "none"};
+  auto plain_args = plan, layered_args = plan;
+  plain_args.insert(plain_args.begin(), {"timeline", "--json"});
+  layered_args.insert(layered_args.begin(), {"timeline", "--json", "--per-layer"});
+  auto plain = run_cli(plain_args);
+  auto layered = run_cli(layered_args);
+  ASSERT_EQ(plain.status, Status::ok) << plain.err;
+  ASSERT_EQ(layered.status, Status::ok) << layered.err;
+  const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(layered.out);
+  const auto count = [](const nlohmann::json& t, const std::string& part) {
+    std::size_t n = 0;
+    for (const auto& name : t["names"]) n += name.get<std::string>().find(part) != std::string::npos ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(count(a, "layer 24 TP all-reduce"), 0u);
+  EXPECT_EQ(count(b, "layer 24 TP all-reduce · tp 8 · in a node"), 1u);  // one name, many spans
+  EXPECT_EQ(count(b, " TP all-reduce · tp 8"), 96u + 1u);  // every layer's, and the embedding's
+  auto spans = [](const nlohmann::json& t) {
+    std::size_t n = 0;
+    for (const auto& track : t["tracks"]) n += track["spans"].size();
+    return n;
+  };
+  EXPECT_GT(spans(b), 20 * spans(a));
+  EXPECT_EQ(b["plan"], a["plan"]);
+
+  auto refused = run_cli({"timeline", "--per-layer", "--global-batch", "160016"});
+  EXPECT_EQ(refused.status, Status::invalid_input);
+}
+
 TEST(Cli, NonUtf8InputWithJsonGivesErrors) {
   const std::string latin1 = "gpt\xe9";  // "gpté" in ISO-8859-1
   const std::vector<std::vector<std::string>> requests = {

@@ -1,7 +1,8 @@
 // `plansight timeline`: the predicted timeline of one iteration of a plan (the plan flags of
 // estimate), written as Plansight timeline JSON (--out FILE.json, or stdout with --json) and/or
 // drawn in the terminal (--ascii, one row per pipeline rank: F forward, B backward, W weight
-// gradient, R recompute, O optimizer, '.' idle). With --json, errors are {"errors": [...]} on
+// gradient, R recompute, O optimizer, '.' idle). --per-layer lays every op out layer by layer, each
+// collective its own span (timeline_layers.h). With --json, errors are {"errors": [...]} on
 // stdout as well, as for estimate.
 #include <fstream>
 
@@ -16,6 +17,7 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_json.h"
+#include "plansight/estimator/timeline_layers.h"
 
 namespace plansight::cli {
 
@@ -26,6 +28,7 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   for (const auto& a : argv) as_json |= a == "--json";
   auto args = Args::parse(argv, plan_command_flags({{"--out", true, "FILE.json"},
                                                     {"--ascii", false, ""},
+                                                    {"--per-layer", false, ""},
                                                     {"--width", true, "COLUMNS"}}));
   auto fail = [&](const std::vector<Diagnostic>& errors) { return report_command_errors(errors, as_json, out, err); };
   if (!args) return fail(args.errors());
@@ -60,6 +63,16 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
     prediction = std::move(*predicted);
   }
   const est::TimePrediction* predicted = &prediction;
+  if (args->has("--per-layer")) {
+    auto layered = est::layer_timeline(*plan, estimate->padded_vocab, prediction.timeline);
+    if (!layered) return fail(layered.errors());
+    prediction.timeline = std::move(layered->timeline);
+    if (!as_json) {
+      err << "laid out " << layered->ops_laid_out << " ops layer by layer";
+      if (layered->ops_kept > 0) err << "; " << layered->ops_kept << " kept whole (other work shares their window on the lane)";
+      err << "\n";
+    }
+  }
 
   // The JSON document only for --out or --json: for a long schedule it is most of the memory.
   nlohmann::json timeline_json;
