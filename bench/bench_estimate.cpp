@@ -5,6 +5,8 @@
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline_layers.h"
 
 namespace {
 
@@ -100,6 +102,30 @@ BENCHMARK(BM_EstimatePp64M1024Schedule)
     ->Arg(static_cast<int>(PipelineSchedule::dualpipev))
     ->Arg(static_cast<int>(PipelineSchedule::dualpipe))
     ->Unit(benchmark::kMillisecond);
+
+// The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
+// 12 layers per stage): the predicted timeline laid out layer by layer, about 113,000 spans.
+void BM_LayerTimelineDefaultPlan(benchmark::State& state) {
+  const Plan plan = default_plan();
+  TimePrediction predicted;
+  EstimateOptions options;
+  options.prediction = &predicted;
+  const auto e = estimate(plan, options);
+  if (!e.ok()) {
+    state.SkipWithError(e.error_text().c_str());
+    return;
+  }
+  std::size_t spans = 0;
+  for (auto _ : state) {
+    auto layered = layer_timeline(plan, e->padded_vocab, predicted.timeline);
+    if (!layered.ok()) state.SkipWithError(layered.error_text().c_str());
+    spans = 0;
+    for (const auto& t : layered->timeline.tracks) spans += t.spans.size();
+    benchmark::DoNotOptimize(layered);
+  }
+  state.counters["spans"] = static_cast<double>(spans);
+}
+BENCHMARK(BM_LayerTimelineDefaultPlan)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

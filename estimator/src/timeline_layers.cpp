@@ -61,26 +61,17 @@ class Anatomy {
     const PassCost dense = layer_cost(plan, device, links);
     BlockSum blocks;
     for_each_layer_operator(plan, device, blocks);
-    // ZB-H1 and DualPipe(V) run the weight gradients as W ops of their own (make_schedule()).
-    const PipelineSchedule kind = plan.layout.schedule;
-    const bool split = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
-                       kind == PipelineSchedule::dualpipe;
-    const auto backward = [&](const Blocks& bi, const Blocks& bw) {
-      return split ? bi : Blocks{bi.attention + bw.attention, bi.mlp + bw.mlp};
-    };
+    // A B op's compute span that its collectives follow is the input-gradient part: without W
+    // ops the weight gradients run after them as a span of their own (iteration_costs.cpp).
     dense_[kForward] = blocks.forward;
-    dense_[kBackward] = backward(blocks.backward_input, blocks.backward_weight);
+    dense_[kBackward] = blocks.backward_input;
     // Full recomputation re-runs the forward; selective only the attention core.
     dense_[kRecompute] = plan.layout.recompute == Recompute::full ? blocks.forward : Blocks{dense.recompute.compute_s, 0};
     if (plan.model.moe.enabled()) {
       // A MoE layer: the dense layer's attention; the rest of its compute (shared and routed
       // experts, router, permutation) is its MLP block.
       const PassCost moe = moe_layer_cost(plan, device, links);
-      const double moe_total[kPasses] = {
-          moe.forward.compute_s,
-          moe.backward_input.compute_s + (split ? 0.0 : moe.backward_weight.compute_s),
-          moe.recompute.compute_s,
-      };
+      const double moe_total[kPasses] = {moe.forward.compute_s, moe.backward_input.compute_s, moe.recompute.compute_s};
       for (int p = 0; p < kPasses; ++p) {
         moe_[p].attention = std::min(dense_[p].attention, moe_total[p]);
         moe_[p].mlp = moe_total[p] - moe_[p].attention;
@@ -89,9 +80,9 @@ class Anatomy {
     const PassCost embedding = embedding_cost(plan, device, links);
     const PassCost head = lm_head_cost(plan, device, links, padded_vocab);
     embedding_[kForward] = embedding.forward.compute_s;
-    embedding_[kBackward] = embedding.backward_input.compute_s + (split ? 0.0 : embedding.backward_weight.compute_s);
+    embedding_[kBackward] = embedding.backward_input.compute_s;
     head_[kForward] = head.forward.compute_s;
-    head_[kBackward] = head.backward_input.compute_s + (split ? 0.0 : head.backward_weight.compute_s);
+    head_[kBackward] = head.backward_input.compute_s;
 
     // The collectives' relative costs: an all-reduce of the layer's [T, h] activation, or with
     // sequence parallelism an all-gather and a reduce-scatter of it (layer_costs.cpp).
@@ -109,15 +100,24 @@ class Anatomy {
     label_[kDp] = labels[static_cast<std::size_t>(kDpLabel)];
     label_[kEp] = labels[static_cast<std::size_t>(kEpLabel)];
     layers_ = chunk_layers(plan);
+    made_.resize(layers_.size() * kPasses);
   }
 
   // The label of each group's aggregated span, as the simulation names it.
   const std::string& label(SpanGroup g) const { return label_[g]; }
+  std::vector<std::string>& names() { return names_; }
   std::int32_t chunks() const { return static_cast<std::int32_t>(layers_.size()); }
 
-  // The pieces of chunk g's pass, in the order they run, into `out`; their names into names().
-  void pieces(std::int32_t g, Pass pass, std::vector<Piece>& out) {
-    out.clear();
+  // The pieces of chunk g's pass, in the order they run; their names in names(). Made once per
+  // chunk and pass: every micro-batch's op of it has the same.
+  const std::vector<Piece>& pieces(std::int32_t g, Pass pass) {
+    std::vector<Piece>& out = made_[static_cast<std::size_t>(g) * kPasses + pass];
+    if (out.empty()) make_pieces(g, pass, out);
+    return out;
+  }
+
+ private:
+  void make_pieces(std::int32_t g, Pass pass, std::vector<Piece>& out) {
     const auto& l = plan_.layout;
     const bool first = pass != kRecompute && starts_pipeline(l.schedule, l.pp, g);
     const bool last = pass != kRecompute && ends_pipeline(l.schedule, l.pp, l.vpp, g);
@@ -150,9 +150,6 @@ class Anatomy {
     }
   }
 
-  std::vector<std::string>& names() { return names_; }
-
- private:
   std::int32_t name(const std::string& text) {
     auto [it, fresh] = ids_.try_emplace(text, static_cast<std::int32_t>(names_.size()));
     if (fresh) names_.push_back(text);
@@ -237,6 +234,7 @@ class Anatomy {
   double all_reduce_ = 0, all_gather_ = 0, reduce_scatter_ = 0;
   std::string label_[kGroups];
   std::vector<std::int64_t> layers_;
+  std::vector<std::vector<Piece>> made_;  // per chunk and pass, once made
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::int32_t> ids_;
 };
@@ -338,7 +336,6 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
   };
 
   std::size_t spans_total = 0;
-  std::vector<Piece> pieces;
   std::vector<const Span*> chain;
   std::vector<SpanGroup> groups;
   std::vector<Span> op_compute, op_comm;
@@ -385,7 +382,7 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       bool laid = false;
       // An offload segment runs on the compute lane right after the compute: such ops stay whole.
       if (!chain.empty() && (i + 1 == compute.spans.size() || compute.spans[i + 1].start_ns >= at)) {
-        anatomy.pieces(c.stage, pass_of(c.phase), pieces);
+        const std::vector<Piece>& pieces = anatomy.pieces(c.stage, pass_of(c.phase));
         sync_names();
         laid = lay_out(c, chain, groups, pieces, name_ids, op_compute, op_comm);
         // What else the lane ran inside the window (a gradient bucket or a gather placed while

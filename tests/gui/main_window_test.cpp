@@ -20,11 +20,13 @@
 #include "gui_test_support.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/schedule_metrics.h"
 #include "plansight/gui/chart_export.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_form.h"
 #include "plansight/gui/timeline_page.h"
+#include "plansight/gui/timeline_widget.h"
 
 namespace plansight::gui {
 namespace {
@@ -294,6 +296,39 @@ TEST(MainWindow, TimelineStepsThroughTheSchedule) {
   EXPECT_FALSE(w.find<QLabel>("timelineDetails")->text().isEmpty());
   page->setStepMode(false);
   EXPECT_EQ(page->stepThrough().step(), page->stepThrough().size());
+}
+
+// "Per layer" shows every collective of the default plan's layers (GPT-3 175B, TP 8, 12 layers
+// per stage) as its own span, with the same iteration and bubble; off again, the ops.
+TEST(MainWindow, TimelinePerLayerShowsEachCollective) {
+  Window w;
+  TimelinePage* page = w.window->timelinePage();
+  auto* figures = w.find<QLabel>("timelineFigures");
+  const auto ops = page->timeline()->timeline();
+  ASSERT_NE(ops, nullptr);
+  const QString before = figures->text();
+  page->setPerLayer(true);
+  const auto layered = page->timeline()->timeline();
+  ASSERT_NE(layered, nullptr);
+  EXPECT_GT(layered->span_count(), 10 * ops->span_count());
+  EXPECT_EQ(layered->end_ns() - layered->begin_ns(), ops->end_ns() - ops->begin_ns());
+  std::size_t all_reduces = 0;
+  const auto& t = layered->timeline();
+  for (const auto& track : t.tracks) {
+    for (const auto& s : track.spans) {
+      all_reduces += s.stage == 1 && s.micro_batch == 0 && t.name_of(s).find("TP all-reduce") != std::string::npos;
+    }
+  }
+  // Stage 1's 12 layers: two all-reduces per layer in the forward, two in the backward, and full
+  // recomputation's forward again.
+  EXPECT_EQ(all_reduces, 12u * 2 * 3);
+  EXPECT_TRUE(figures->text().contains(QStringLiteral("per layer"))) << figures->text().toStdString();
+  EXPECT_TRUE(figures->text().contains(format_percent(est::schedule_bubbles(ops->timeline()).mean_fraction)));
+  const QImage image = page->grab().toImage();
+  EXPECT_FALSE(image.isNull());
+  page->setPerLayer(false);
+  EXPECT_EQ(page->timeline()->timeline(), ops);
+  EXPECT_EQ(figures->text(), before);
 }
 
 // Play reveals events at the chosen pace: 2,000 events per second reveals a whole schedule in a

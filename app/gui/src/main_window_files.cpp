@@ -113,6 +113,13 @@ QString MainWindow::saveScreenshots(const QString& dir) {
   TimelineWidget* view = timeline_page_->timeline();
   view->zoomBy(30.0, view->plotWidth() * 0.45);
   if (QString error = shoot(QStringLiteral("5-timeline-zoomed")); !error.isEmpty()) return error;
+  // Per layer, zoomed onto a few ops of the steady state: each layer's blocks and collectives.
+  view->fitAll();
+  timeline_page_->setPerLayer(true);
+  view = timeline_page_->timeline();
+  view->zoomBy(150.0, view->plotWidth() * 0.45);
+  if (QString error = shoot(QStringLiteral("16-timeline-per-layer")); !error.isEmpty()) return error;
+  timeline_page_->setPerLayer(false);
   view->fitAll();
   timeline_page_->setStepMode(true);
   timeline_page_->setStep(timeline_page_->stepThrough().size() * 2 / 5);

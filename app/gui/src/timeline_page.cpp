@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plansight/estimator/timeline_layers.h"
 #include "plansight/gui/format.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/theme.h"
@@ -41,6 +42,13 @@ TimelinePage::TimelinePage(PlanDocument* document, QWidget* parent)
   toolbar_->addAction(tr("Zoom in"), view_, &TimelineWidget::zoomIn)->setShortcut(QKeySequence::ZoomIn);
   toolbar_->addAction(tr("Zoom out"), view_, &TimelineWidget::zoomOut)->setShortcut(QKeySequence::ZoomOut);
   toolbar_->addAction(tr("Fit"), view_, &TimelineWidget::fitAll);
+  per_layer_ = toolbar_->addAction(tr("Per layer"));
+  per_layer_->setObjectName(QStringLiteral("perLayerAction"));
+  per_layer_->setCheckable(true);
+  per_layer_->setToolTip(tr("Lay every op out layer by layer: attention and MLP blocks, each tensor-, context- and "
+                            "expert-parallel collective its own span, in the order a layer runs them; sends on a row of "
+                            "their own. The op windows, totals and bubble are the simulation's."));
+  connect(per_layer_, &QAction::toggled, this, [this] { refresh(); });
   // The step-through (step_through_bar.h): it says what each revealed event is below the view.
   connect(steps_, &StepThroughBar::detailsChanged, details_, &QLabel::setText);
 
@@ -86,24 +94,59 @@ QString TimelinePage::figuresText() const {
   for (const auto& r : outcome->ranks) {
     if (std::isfinite(r.overlap_ratio)) overlap_sum += r.overlap_ratio, ++overlap_n;
   }
-  const auto& index = *outcome->index;
-  return tr("Iteration %1 · bubble %2 mean, %3 max (per rank: idle pipeline time / its work) · "
-            "communication overlapped with compute %4 · %5 spans on %6 rows")
-      .arg(format_duration_ns(index.end_ns() - index.begin_ns()), format_percent(b.mean_fraction),
-           format_percent(b.max_fraction),
-           overlap_n > 0 ? format_percent(overlap_sum / overlap_n) : tr("n/a (no communication)"))
-      .arg(index.span_count())
-      .arg(index.track_count());
+  const auto& index = per_layer_->isChecked() && layered_ ? *layered_ : *outcome->index;
+  QString text = tr("Iteration %1 · bubble %2 mean, %3 max (per rank: idle pipeline time / its work) · "
+                    "communication overlapped with compute %4 · %5 spans on %6 rows")
+                     .arg(format_duration_ns(index.end_ns() - index.begin_ns()), format_percent(b.mean_fraction),
+                          format_percent(b.max_fraction),
+                          overlap_n > 0 ? format_percent(overlap_sum / overlap_n) : tr("n/a (no communication)"))
+                     .arg(index.span_count())
+                     .arg(index.track_count());
+  if (per_layer_->isChecked()) {
+    text += layered_ ? tr(" · per layer") : tr(" · not per layer: %1").arg(layered_message_);
+  }
+  return text;
 }
+
+std::shared_ptr<const TimelineIndex> TimelinePage::shownIndex() {
+  const auto outcome = document_->timeline();
+  if (!outcome || !outcome->index) return nullptr;
+  if (!per_layer_->isChecked()) return outcome->index;
+  if (layered_generation_ != outcome->generation || (!layered_ && layered_message_.isEmpty())) {
+    layered_.reset();
+    layered_message_.clear();
+    layered_generation_ = outcome->generation;
+    const auto estimate = document_->estimate();
+    if (!estimate || !estimate->estimate || estimate->generation != outcome->generation) {
+      layered_message_ = tr("the estimate is being updated");
+    } else {
+      est::LayerTimelineOptions options;
+      options.max_spans = kMaxLayerSpans;
+      auto layered =
+          est::layer_timeline(estimate->plan, estimate->estimate->padded_vocab, outcome->index->timeline(), options);
+      if (layered) {
+        layered_ = std::make_shared<const TimelineIndex>(std::move(layered->timeline));
+      } else {
+        layered_message_ = QString::fromStdString(layered.errors().front().message);
+      }
+    }
+  }
+  return layered_ ? layered_ : outcome->index;
+}
+
+void TimelinePage::setPerLayer(bool on) { per_layer_->setChecked(on); }
+
+bool TimelinePage::perLayer() const { return per_layer_->isChecked(); }
 
 void TimelinePage::refresh() {
   const auto outcome = document_->timeline();
+  const auto shown = shownIndex();
   figures_->setText(figuresText());
-  if (!outcome || !outcome->index) {
+  if (!outcome || !shown) {
     view_->setTimeline(nullptr, {});  // the step-through follows the view
     return;
   }
-  const auto& index = *outcome->index;
+  const auto& index = *shown;
   std::vector<QString> notes(index.track_count());
   for (std::size_t t = 0; t < index.track_count(); ++t) {
     const auto& track = index.track(t);
@@ -111,14 +154,14 @@ void TimelinePage::refresh() {
       for (std::size_t i = 0; i < outcome->bubbles.ranks.size(); ++i) {
         if (outcome->bubbles.ranks[i] == track.rank) notes[t] = format_percent(outcome->bubbles.fraction[i]);
       }
-    } else {
+    } else if (track.stream < 1) {  // not the layer view's row of sends
       for (const auto& r : outcome->ranks) {
         if (r.rank == track.rank && std::isfinite(r.overlap_ratio))
           notes[t] = tr("ovl %1").arg(format_percent(r.overlap_ratio));
       }
     }
   }
-  view_->setTimeline(outcome->index, std::move(notes));
+  view_->setTimeline(shown, std::move(notes));
 }
 
 void TimelinePage::setStepMode(bool on) { steps_->setStepMode(on); }
