@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_layers.h"
+#include "plansight/estimator/timeline_metrics.h"
 
 namespace plansight::estimator {
 namespace {
@@ -88,9 +90,22 @@ TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
   zero3.training.zero3_prefetch = false;
   Plan zb = small(8, 4, false);
   zb.layout.schedule = PipelineSchedule::zb_h1;
-  for (const Plan& plan : {small(8, 4, false), small(8, 4, true), interleaved, zero3, zb}) {
+  Plan dualpipev = small(8, 4, true);
+  dualpipev.layout.schedule = PipelineSchedule::dualpipev;
+  dualpipev.layout.vpp = 2;
+  Plan dualpipe = dualpipev;
+  dualpipe.layout.schedule = PipelineSchedule::dualpipe;
+  Plan context = small(8, 4, true);
+  context.layout.cp = 2;
+  context.training.global_batch = context.dp() * 16;
+  Plan recompute = small(8, 4, false);
+  recompute.layout.recompute = Recompute::full;
+  recompute.layout.zero_stage = 3;  // prefetched gathers: collectives of their own on the lane
+  for (const Plan& plan : {small(8, 4, false), small(8, 4, true), interleaved, zero3, zb, dualpipev, dualpipe, context,
+                           recompute}) {
     SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + (plan.layout.sequence_parallel ? " sp" : "") +
-                 " zero " + std::to_string(plan.layout.zero_stage));
+                 " zero " + std::to_string(plan.layout.zero_stage) + " cp " + std::to_string(plan.layout.cp) +
+                 " recompute " + std::string(to_string(plan.layout.recompute)));
     const Predicted p = predicted(plan);
     auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
     ASSERT_TRUE(layered.ok()) << layered.error_text();
@@ -109,6 +124,29 @@ TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
     EXPECT_EQ(after.bubble_ns, before.bubble_ns);
     EXPECT_EQ(after.busy_ns, before.busy_ns);
     EXPECT_DOUBLE_EQ(after.mean_fraction, before.mean_fraction);
+    // The measured-timeline metrics (analyze, the Compare page) read it the same way.
+    BubbleOptions exact;
+    exact.min_gap_ns = 0;
+    const auto stages_before = pipeline_bubbles(p.timeline, exact), stages_after = pipeline_bubbles(t, exact);
+    ASSERT_EQ(stages_after.size(), stages_before.size());
+    for (std::size_t i = 0; i < stages_before.size(); ++i) {
+      EXPECT_EQ(stages_after[i].bubble_ns, stages_before[i].bubble_ns) << "stage " << i;
+    }
+    // Busy and compute time too. What a union of communication counts may differ by up to the
+    // sends: one still running when the next op starts meets that op's first pieces in a new
+    // place (a collective now, where the op's compute was).
+    const auto ranks_before = rank_breakdown(p.timeline), ranks_after = rank_breakdown(t);
+    ASSERT_EQ(ranks_after.size(), ranks_before.size());
+    for (std::size_t i = 0; i < ranks_before.size(); ++i) {
+      std::int64_t sends = 0;
+      for (const Track& track : p.timeline.tracks) {
+        for (const Span& x : track.spans) sends += track.rank == ranks_before[i].rank && x.kind == SpanKind::send ? x.duration_ns : 0;
+      }
+      EXPECT_EQ(ranks_after[i].busy_ns, ranks_before[i].busy_ns) << "rank " << i;
+      EXPECT_EQ(ranks_after[i].compute_ns, ranks_before[i].compute_ns) << "rank " << i;
+      EXPECT_LE(std::abs(ranks_after[i].communication_ns - ranks_before[i].communication_ns), sends) << "rank " << i;
+      EXPECT_LE(std::abs(ranks_after[i].overlap_ns - ranks_before[i].overlap_ns), sends) << "rank " << i;
+    }
     // A lane still runs one thing at a time.
     for (const Track& track : t.tracks) {
       for (std::size_t i = 1; i < track.spans.size(); ++i) {

@@ -9,8 +9,10 @@
 // runs the layers in reverse, each collective at the input of its block (Shoeybi et al. 2019,
 // Fig. 3, operators f and g; Korthikanti et al. 2022, Fig. 5 for g and g-bar). layer_timeline()
 // lays each op out that way, inside the same window: the op's start and end, every group's total
-// time and bytes and the compute total are the simulation's, so every figure read from the
-// timeline (busy time, bubble, exposed communication) stays what it was. How an op's compute
+// time and bytes and the compute total are the simulation's, so the busy and compute time of each
+// rank and the bubble of each stage read from it stay what they were (the overlap of
+// communication with compute may move by up to the sends: a send still running when the next op
+// starts meets that op's first pieces, a collective now where its compute was). How an op's compute
 // splits between its layers, blocks, embedding and head is the operator model's
 // (operator_costs.h); how its time of a group splits between its collectives is their cost
 // model's (comm_model.h).
