@@ -334,6 +334,14 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       tl.names.push_back(anatomy.names()[name_ids.size() - 1]);
     }
   };
+  std::int32_t weight_gradients = -1;
+  const auto weight_gradients_name = [&] {
+    if (weight_gradients < 0) {
+      weight_gradients = static_cast<std::int32_t>(tl.names.size());
+      tl.names.emplace_back("weight gradients of the chunk's layers");
+    }
+    return weight_gradients;
+  };
 
   std::size_t spans_total = 0;
   std::vector<const Span*> chain;
@@ -354,6 +362,10 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
     new_compute.spans.reserve(compute.spans.size());
     new_comm.spans.reserve(comm.size());
     std::vector<char> replaced(comm.size(), 0);
+    // The last backward laid out: without W ops its weight gradients follow it as a span of their
+    // own (iteration_costs.cpp's fused backward), named as such here.
+    const Span* last_backward = nullptr;
+    std::int64_t last_backward_end = -1;
     for (std::size_t i = 0; i < compute.spans.size(); ++i) {
       const Span& c = compute.spans[i];
       const bool pass = c.kind == SpanKind::kernel && c.stage >= 0 && c.micro_batch >= 0 &&
@@ -399,9 +411,16 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
         new_compute.spans.insert(new_compute.spans.end(), op_compute.begin(), op_compute.end());
         new_comm.spans.insert(new_comm.spans.end(), op_comm.begin(), op_comm.end());
         for (std::size_t j = 0; j < chain.size(); ++j) replaced[first + j] = 1;
+        last_backward = c.phase == Phase::backward ? &c : nullptr;
+        last_backward_end = at;
       } else {
         out.ops_kept += chain.empty() ? 0 : 1;
         new_compute.spans.push_back(c);
+        if (last_backward != nullptr && chain.empty() && c.phase == Phase::backward && c.start_ns == last_backward_end &&
+            c.stage == last_backward->stage && c.micro_batch == last_backward->micro_batch) {
+          new_compute.spans.back().name_id = weight_gradients_name();
+        }
+        last_backward = nullptr;
       }
       spans_total += laid ? op_compute.size() + op_comm.size() : 1;
       if (spans_total > options.max_spans) {

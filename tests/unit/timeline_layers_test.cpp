@@ -232,6 +232,8 @@ TEST(LayerTimeline, TheBackwardRunsTheLayersInReverse) {
   EXPECT_EQ((b + 3)->second.substr(0, 22), "layer 47 TP all-reduce");
   EXPECT_EQ((b + 4)->second, "layer 46 MLP");
   EXPECT_EQ(pieces.back().second.substr(0, 22), "layer 24 TP all-reduce");
+  // Without W ops the weight gradients run after the input gradients, as one span: named so.
+  EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::backward, "weight gradients"), 1);
 }
 
 TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
