@@ -79,6 +79,23 @@ std::int64_t count_named(const Timeline& t, std::size_t track, std::int32_t stag
   return n;
 }
 
+// Rank `stage`'s pieces of micro-batch `mb` named after a layer, in time order: the compute of
+// `phase` and the collectives of every phase.
+std::vector<std::pair<std::int64_t, std::string>> layer_pieces(const Timeline& t, std::int32_t stage, std::int32_t mb,
+                                                               Phase phase) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  for (std::size_t track : {track_of(t, stage, Lane::compute), track_of(t, stage, Lane::communication)}) {
+    for (const Span& x : t.tracks[track].spans) {
+      if (x.stage == stage && x.micro_batch == mb && (x.phase == phase || x.phase == Phase::communication) &&
+          t.name_of(x).rfind("layer", 0) == 0) {
+        out.emplace_back(x.start_ns, t.name_of(x));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Every track keeps its busy time per kind to the nanosecond, its bytes and FLOPs; every figure
 // read from the timeline (bubble per stage, window) is the same; most ops are laid out.
 TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
@@ -184,16 +201,7 @@ TEST(LayerTimeline, EachLayerHasItsCollectivesInOrder) {
 
     // Order within stage 1's forward of micro-batch 5: attention, its collective, MLP, its
     // collective, layer after layer, each piece where the one before ended.
-    std::vector<std::pair<std::int64_t, std::string>> pieces;
-    for (std::size_t track : {track_of(t, 1, Lane::compute), track_of(t, 1, Lane::communication)}) {
-      for (const Span& x : t.tracks[track].spans) {
-        if (x.stage == 1 && x.micro_batch == 5 && (x.phase == Phase::forward || x.phase == Phase::communication) &&
-            t.name_of(x).rfind("layer", 0) == 0) {
-          pieces.emplace_back(x.start_ns, t.name_of(x));
-        }
-      }
-    }
-    std::sort(pieces.begin(), pieces.end());
+    const auto pieces = layer_pieces(t, 1, 5, Phase::forward);
     ASSERT_GE(pieces.size(), 4u);
     std::vector<std::string> expected = sp ? std::vector<std::string>{"layer 24 TP all-gather", "layer 24 attention",
                                                                       "layer 24 TP reduce-scatter", "layer 24 TP all-gather",
@@ -213,16 +221,7 @@ TEST(LayerTimeline, TheBackwardRunsTheLayersInReverse) {
   auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
   ASSERT_TRUE(layered.ok()) << layered.error_text();
   const Timeline& t = layered->timeline;
-  std::vector<std::pair<std::int64_t, std::string>> pieces;
-  for (std::size_t track : {track_of(t, 1, Lane::compute), track_of(t, 1, Lane::communication)}) {
-    for (const Span& x : t.tracks[track].spans) {
-      if (x.stage == 1 && x.micro_batch == 5 && (x.phase == Phase::backward || x.phase == Phase::communication) &&
-          t.name_of(x).rfind("layer", 0) == 0) {
-        pieces.emplace_back(x.start_ns, t.name_of(x));
-      }
-    }
-  }
-  std::sort(pieces.begin(), pieces.end());
+  const auto pieces = layer_pieces(t, 1, 5, Phase::backward);
   // The backward's compute pieces (the forward's collectives come before them).
   const auto b = std::find_if(pieces.begin(), pieces.end(), [](const auto& x) { return x.second == "layer 47 MLP"; });
   ASSERT_NE(b, pieces.end());
