@@ -326,6 +326,34 @@ TEST(Cli, TimelinePerLayerShowsEveryCollective) {
   EXPECT_EQ(refused.status, Status::invalid_input);
 }
 
+// --format perfetto: the predicted timeline (here per layer) as Chrome trace-event JSON, the
+// form `export RUN` writes for stored runs: one complete event per span.
+TEST(Cli, TimelineWritesPerfettoJson) {
+  const std::string path = ::testing::TempDir() + "/predicted.trace.json";
+  auto r = run_cli({"timeline", "--per-layer", "--pp", "4", "--global-batch", "128", "--recompute", "none", "--format",
+                    "perfetto", "--out", path});
+  ASSERT_EQ(r.status, Status::ok) << r.err;
+  std::ifstream file(path);
+  const auto trace = nlohmann::json::parse(file);
+  std::size_t complete = 0, collectives = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    ++complete;
+    collectives += e.value("name", "").rfind("layer 24 TP all-reduce", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_NE(r.out.find("wrote "), std::string::npos) << r.out;
+  const auto spans = std::stoull(r.out.substr(r.out.find("wrote ") + 6));
+  EXPECT_EQ(complete, spans);
+  EXPECT_EQ(collectives, 4u * 4);  // 2 per layer in the forward and in the backward; 128 / dp 32 = 4 micro-batches
+
+  auto no_file = run_cli({"timeline", "--format", "perfetto"});
+  EXPECT_EQ(no_file.status, Status::invalid_input);
+  EXPECT_NE(no_file.err.find("--out"), std::string::npos) << no_file.err;
+  auto unknown = run_cli({"timeline", "--format", "xml", "--out", path});
+  EXPECT_EQ(unknown.status, Status::invalid_input);
+  EXPECT_NE(unknown.err.find("valid: plansight"), std::string::npos) << unknown.err;
+}
+
 TEST(Cli, NonUtf8InputWithJsonGivesErrors) {
   const std::string latin1 = "gpt\xe9";  // "gpté" in ISO-8859-1
   const std::vector<std::vector<std::string>> requests = {

@@ -2,8 +2,9 @@
 // estimate), written as Plansight timeline JSON (--out FILE.json, or stdout with --json) and/or
 // drawn in the terminal (--ascii, one row per pipeline rank: F forward, B backward, W weight
 // gradient, R recompute, O optimizer, '.' idle). --per-layer lays every op out layer by layer, each
-// collective its own span (timeline_layers.h). With --json, errors are {"errors": [...]} on
-// stdout as well, as for estimate.
+// collective its own span (timeline_layers.h). --format perfetto writes --out as Chrome
+// trace-event JSON for ui.perfetto.dev or chrome://tracing instead (as `export RUN` does for a
+// stored run). With --json, errors are {"errors": [...]} on stdout as well, as for estimate.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_json.h"
 #include "plansight/estimator/timeline_layers.h"
+#include "plansight/interop/perfetto_exporter.h"
 
 namespace plansight::cli {
 
@@ -29,12 +31,21 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   auto args = Args::parse(argv, plan_command_flags({{"--out", true, "FILE.json"},
                                                     {"--ascii", false, ""},
                                                     {"--per-layer", false, ""},
+                                                    {"--format", true, "plansight|perfetto"},
                                                     {"--width", true, "COLUMNS"}}));
   auto fail = [&](const std::vector<Diagnostic>& errors) { return report_command_errors(errors, as_json, out, err); };
   if (!args) return fail(args.errors());
   if (!args->positionals().empty()) return fail({make_error(args->positionals().front(), "unexpected argument")});
   if (as_json && args->has("--ascii")) {
     return fail({make_error("--ascii", "draws text; with --json the timeline is written as JSON; give one of them")});
+  }
+  const std::string format = args->value("--format").value_or("plansight");
+  if (format != "plansight" && format != "perfetto") {
+    return fail({make_error("--format", "value \"" + format + "\" is invalid; valid: plansight (timeline JSON), perfetto "
+                                        "(Chrome trace-event JSON, with --out)")});
+  }
+  if (format == "perfetto" && !args->has("--out")) {
+    return fail({make_error("--format", "perfetto writes a file; give --out FILE.json")});
   }
   long long width = 100;
   if (args->has("--width")) {
@@ -76,17 +87,22 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
 
   // The JSON document only for --out or --json: for a long schedule it is most of the memory.
   nlohmann::json timeline_json;
-  if (args->has("--out") || as_json) {
+  if ((args->has("--out") && format == "plansight") || as_json) {
     timeline_json = est::to_json(predicted->timeline);
     timeline_json["plan"] = est::to_json(*plan);
   }
   std::size_t spans = 0;
   for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
   if (auto path = args->value("--out")) {
-    std::ofstream file(*path, std::ios::binary | std::ios::trunc);
-    if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
-    file << json_text(timeline_json, -1) << "\n";
-    if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
+    if (format == "perfetto") {
+      auto bytes = interop::write_chrome_trace_file(*path, {&predicted->timeline});
+      if (!bytes) return fail(bytes.errors());
+    } else {
+      std::ofstream file(*path, std::ios::binary | std::ios::trunc);
+      if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
+      file << json_text(timeline_json, -1) << "\n";
+      if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
+    }
     if (as_json) {
       out << json_text(nlohmann::json{{"out", *path}, {"spans", spans}, {"tracks", predicted->timeline.tracks.size()}}) << "\n";
     } else {
