@@ -142,6 +142,27 @@ TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
   page.measuredView()->fitAll();
   EXPECT_EQ(page.predictedView()->axis().begin_ns, 0);
   EXPECT_EQ(page.predictedView()->axis().end_ns, page.predictedView()->timeline()->end_ns());
+
+  // Per layer: the same prediction on the same axis, each of the 2 layers per stage with its TP
+  // all-reduces (TP 2) as spans of their own; off again, the ops.
+  const auto ops = page.predictedView()->timeline();
+  page.setPerLayer(true);
+  const auto layered = page.predictedView()->timeline();
+  ASSERT_TRUE(layered);
+  EXPECT_NE(layered, ops);
+  EXPECT_GT(layered->span_count(), ops->span_count());
+  EXPECT_EQ(layered->begin_ns(), 0);
+  EXPECT_EQ(layered->end_ns(), page.measuredView()->timeline()->end_ns());
+  std::size_t all_reduces = 0;
+  for (const auto& track : layered->timeline().tracks) {
+    for (const auto& s : track.spans) {
+      all_reduces += s.stage == 1 && s.micro_batch == 0 &&
+                     layered->timeline().name_of(s).find("TP all-reduce") != std::string::npos;
+    }
+  }
+  EXPECT_GE(all_reduces, 2u * 2 * 2) << "2 layers x 2 blocks x (forward, backward)";
+  page.setPerLayer(false);
+  EXPECT_EQ(page.predictedView()->timeline(), ops);
   EXPECT_EQ(warnings.count(), 0);
 }
 

@@ -33,6 +33,14 @@ constexpr int kProbeRunRole = Qt::UserRole + 1;  // the picker's runs: comparabl
 
 }  // namespace
 
+namespace {
+QString per_layer_tip() {
+  return ComparePage::tr("The predicted timeline layer by layer: attention and MLP blocks and each collective as its "
+                         "own span, as the measured timeline shows kernels; the op windows and totals are the "
+                         "prediction's.");
+}
+}  // namespace
+
 ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* parent)
     : QWidget(parent), runs_(runs), document_(document), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
       phases_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
@@ -58,6 +66,11 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
                           "the run's calibration. The current plan: the plan on the Plan page, for any measured or "
                           "imported run."));
   auto* refresh = new QPushButton(tr("Refresh"), this);
+  per_layer_ = new QPushButton(tr("Per layer"), this);
+  per_layer_->setObjectName(QStringLiteral("comparePerLayer"));
+  per_layer_->setCheckable(true);
+  per_layer_->setToolTip(per_layer_tip());
+  connect(per_layer_, &QPushButton::toggled, this, [this] { showPredicted(); });
   title_ = new QLabel(this);
   title_->setObjectName(QStringLiteral("compareTitle"));
   title_->setWordWrap(true);
@@ -81,6 +94,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   top->addWidget(picker_, 2);
   top->addWidget(new QLabel(tr("predicted for:"), this));
   top->addWidget(against_, 1);
+  top->addWidget(per_layer_);
   top->addWidget(refresh);
   auto* timelines = new QSplitter(Qt::Vertical, content);
   timelines->addWidget(titled_widget(tr("Predicted"), predicted_view_, timelines));
@@ -265,11 +279,25 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     warning_->setText(QStringLiteral("<span style=\"color:%1\">%2</span>")
                           .arg(alert_colour(palette()).name(), lines.join(QStringLiteral("<br>"))));
     warning_->setVisible(!c.warnings.isEmpty());
-    predicted_view_->setTimeline(c.predicted, {});
     measured_view_->setTimeline(c.measured, {});
-    predicted_view_->fitAll();  // both views: same extent, so one fit fits both
+    showPredicted();
   }
   emit comparisonReady();
 }
+
+void ComparePage::showPredicted() {
+  if (!comparison_ || !comparison_->error.isEmpty()) return;
+  const RunComparison& c = *comparison_;
+  const bool layers = per_layer_->isChecked() && c.predicted_layers;
+  per_layer_->setToolTip(per_layer_->isChecked() && !c.predicted_layers
+                             ? tr("Not per layer: %1").arg(c.layers_message)
+                             : per_layer_tip());
+  predicted_view_->setTimeline(layers ? c.predicted_layers : c.predicted, {});
+  predicted_view_->fitAll();  // both views: same extent, so one fit fits both
+}
+
+void ComparePage::setPerLayer(bool on) { per_layer_->setChecked(on); }
+
+bool ComparePage::perLayer() const { return per_layer_->isChecked(); }
 
 }  // namespace plansight::gui

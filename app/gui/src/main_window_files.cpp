@@ -171,6 +171,12 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     wait_for(compare_page_, &ComparePage::comparisonReady, 60000);
   }
   if (QString error = shoot(QStringLiteral("10-compare")); !error.isEmpty()) return error;
+  // The same comparison with the prediction laid out per layer, zoomed onto the first stage's
+  // first forward: the predicted layers' blocks and all-reduces above the measured kernels.
+  compare_page_->setPerLayer(true);
+  compare_page_->predictedView()->zoomBy(6.0, 0);
+  if (QString error = shoot(QStringLiteral("17-compare-per-layer")); !error.isEmpty()) return error;
+  compare_page_->setPerLayer(false);
   // An example from the Examples menu, on the Memory page: ZeRO-1 for a 7.5B model on 64 GPUs,
   // the panel with the paper's values below.
   if (openExample(QStringLiteral("zero-stages-7.5b"), 1).isEmpty()) {

@@ -14,6 +14,7 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
 #include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline_layers.h"
 #include "plansight/gui/format.h"
 
 namespace plansight::gui {
@@ -68,14 +69,27 @@ est::Timeline normalised(est::Timeline t, std::int64_t begin_ns, std::int64_t en
   return t;
 }
 
-// Both timelines on one axis: each from 0, both as long as the longer one.
-void index_both(RunComparison& out, est::Timeline predicted, std::optional<est::Timeline> measured) {
+// Spans the Compare page lays out per layer at most (TimelinePage's bound).
+constexpr std::size_t kMaxLayerSpans = 1'500'000;
+
+// Both timelines on one axis: each from 0, both as long as the longer one; the predicted one also
+// laid out layer by layer (`plan`, `padded_vocab`, `profile`: those it was predicted with).
+void index_both(RunComparison& out, est::Timeline predicted, std::optional<est::Timeline> measured, const est::Plan& plan,
+                std::int64_t padded_vocab, const est::HardwareProfile* profile) {
   const std::int64_t pb = predicted.begin_ns();
   std::int64_t extent = predicted.end_ns() - pb;
   std::int64_t mb = 0;
   if (measured) {
     mb = measured->begin_ns();
     extent = std::max(extent, measured->end_ns() - mb);
+  }
+  est::LayerTimelineOptions options;
+  options.max_spans = kMaxLayerSpans;
+  options.profile = profile;
+  if (auto layered = est::layer_timeline(plan, padded_vocab, predicted, options)) {
+    out.predicted_layers = std::make_shared<const TimelineIndex>(normalised(std::move(layered->timeline), pb, extent));
+  } else {
+    out.layers_message = q(layered.errors().front().message);
   }
   out.predicted = std::make_shared<const TimelineIndex>(normalised(std::move(predicted), pb, extent));
   if (measured) out.measured = std::make_shared<const TimelineIndex>(normalised(std::move(*measured), mb, extent));
@@ -117,7 +131,8 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
                        QLatin1Char('\n') + q(core::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
-  index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt);
+  index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt,
+             *plan, estimate->padded_vocab, &*profile);
   return out;
 }
 
@@ -148,7 +163,7 @@ RunComparison compare_run_with_plan(store::Store& db, std::int64_t run_id, const
                                                  : QStringLiteral("the traced window")) +
              QLatin1Char('\n') + q(core::comparison_legend());
   for (const auto& w : c->mismatches) out.warnings << q(w);
-  index_both(out, std::move(c->predicted), std::move(c->measured));
+  index_both(out, std::move(c->predicted), std::move(c->measured), c->plan, c->estimate.padded_vocab, nullptr);
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "plansight/gui/run_comparison.h"
 
 class QComboBox;
+class QPushButton;
 class QLabel;
 class QStackedWidget;
 class QTableView;
@@ -53,6 +54,9 @@ class ComparePage : public QWidget {
   TimelineWidget* measuredView() const { return measured_view_; }
   SharedTimeAxis* sharedAxis() const { return axis_; }
   QString titleText() const;
+  // The predicted timeline layer by layer, each collective its own span (the button "Per layer").
+  void setPerLayer(bool on);
+  bool perLayer() const;
   bool showsEmptyHint() const;  // no run to compare in the store
 
  signals:
@@ -67,6 +71,7 @@ class ComparePage : public QWidget {
   void planChanged();
   void updateAgainstChoices();
   void deliver(std::shared_ptr<const RunComparison> comparison);
+  void showPredicted();  // the comparison's predicted timeline, per layer or not
 
   RunRepository* runs_;
   PlanDocument* document_;
@@ -74,6 +79,7 @@ class ComparePage : public QWidget {
   QLabel* empty_;
   QComboBox* picker_;
   QComboBox* against_;
+  QPushButton* per_layer_;
   QLabel* title_;
   QLabel* note_;
   QLabel* warning_;  // the run and the plan describe different jobs

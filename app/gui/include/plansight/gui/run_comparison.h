@@ -41,6 +41,10 @@ struct RunComparison {
   std::vector<ComparisonRow> phases; // forward … optimizer (other if any), then "step"
   std::vector<ComparisonRow> memory; // bytes: weights … reserve, then "total"; empty if not measured
   std::shared_ptr<const TimelineIndex> predicted, measured;  // measured null if none stored
+  // The predicted timeline laid out layer by layer (estimator/timeline_layers.h), on the same
+  // axis; null when it could not be made (layers_message says why).
+  std::shared_ptr<const TimelineIndex> predicted_layers;
+  QString layers_message;
   QString note;   // how to read the phases (waiting is bubble; what "step" is; the legend)
   QStringList warnings;  // the run and the plan describe different jobs (compare_run_with_plan)
   QString error;  // non-empty: nothing else is set
