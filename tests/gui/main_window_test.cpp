@@ -331,6 +331,24 @@ TEST(MainWindow, TimelinePerLayerShowsEachCollective) {
   EXPECT_EQ(figures->text(), before);
 }
 
+// A plan too long to lay out per layer in the view (here 5,000 micro-batches x 8 stages x 12
+// layers): the page says why and keeps showing its ops.
+TEST(MainWindow, TimelinePerLayerPastItsBoundSaysWhyAndShowsTheOps) {
+  Window w;
+  est::Plan plan = est::default_plan();
+  plan.training.global_batch = plan.dp() * 5000;
+  w.window->document()->editPlan(plan);
+  ASSERT_TRUE(test::wait_idle(*w.window->document(), 60000));
+  TimelinePage* page = w.window->timelinePage();
+  const auto ops = page->timeline()->timeline();
+  ASSERT_NE(ops, nullptr);
+  page->setPerLayer(true);
+  EXPECT_EQ(page->timeline()->timeline(), ops);
+  const QString figures = w.find<QLabel>("timelineFigures")->text();
+  EXPECT_TRUE(figures.contains(QStringLiteral("not per layer"))) << figures.toStdString();
+  EXPECT_TRUE(figures.contains(QString::number(TimelinePage::kMaxLayerSpans))) << figures.toStdString();
+}
+
 // Play reveals events at the chosen pace: 2,000 events per second reveals a whole schedule in a
 // blink (several per 16 ms frame); 1 per second waits a second between events.
 TEST(MainWindow, TimelinePlaysAtTheChosenSpeed) {
