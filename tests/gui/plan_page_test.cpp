@@ -147,20 +147,28 @@ TEST(PlanPage, FieldsFollowTheEstimatorsRules) {
 
 // Choosing DualPipeV sets its two virtual stages (as "schedule": "dualpipev" does in a plan
 // file); going back to 1F1B sets one again, and the estimate follows each time.
-TEST(PlanPage, DualPipeVBringsItsTwoVirtualStages) {
-  Window w;
+// Picks a two-chunk schedule (DualPipeV or DualPipe) in the form, as a user does, and checks that
+// the plan and the form both take its two virtual stages and that the plan estimates.
+void choose_two_chunk_schedule(Window& w, est::PipelineSchedule kind, const QString& label) {
   auto* schedule = w.find<QComboBox>("layout.schedule");
   auto* vpp = w.find<QSpinBox>("layout.vpp");
   ASSERT_TRUE(schedule && vpp);
-  const int dualpipev = schedule->findData(static_cast<int>(est::PipelineSchedule::dualpipev));
-  ASSERT_GE(dualpipev, 0);
-  EXPECT_EQ(schedule->itemText(dualpipev), QStringLiteral("dualpipev"));
-  schedule->setCurrentIndex(dualpipev);
+  const int index = schedule->findData(static_cast<int>(kind));
+  ASSERT_GE(index, 0);
+  EXPECT_EQ(schedule->itemText(index), label);
+  schedule->setCurrentIndex(index);
   ASSERT_TRUE(test::wait_idle(*w.window->document()));
-  EXPECT_EQ(w.window->document()->plan().layout.schedule, est::PipelineSchedule::dualpipev);
+  EXPECT_EQ(w.window->document()->plan().layout.schedule, kind);
   EXPECT_EQ(w.window->document()->plan().layout.vpp, 2);
   EXPECT_EQ(vpp->value(), 2);
   ASSERT_TRUE(w.window->document()->estimate() && w.window->document()->estimate()->estimate.has_value());
+}
+
+TEST(PlanPage, DualPipeVBringsItsTwoVirtualStages) {
+  Window w;
+  choose_two_chunk_schedule(w, est::PipelineSchedule::dualpipev, QStringLiteral("dualpipev"));
+  auto* schedule = w.find<QComboBox>("layout.schedule");
+  auto* vpp = w.find<QSpinBox>("layout.vpp");
   schedule->setCurrentIndex(schedule->findData(static_cast<int>(est::PipelineSchedule::one_f_one_b)));
   ASSERT_TRUE(test::wait_idle(*w.window->document()));
   EXPECT_EQ(w.window->document()->plan().layout.vpp, 1);
@@ -170,16 +178,7 @@ TEST(PlanPage, DualPipeVBringsItsTwoVirtualStages) {
 // DualPipe (two model copies) also runs two virtual stages.
 TEST(PlanPage, DualPipeBringsItsTwoVirtualStages) {
   Window w;
-  auto* schedule = w.find<QComboBox>("layout.schedule");
-  ASSERT_TRUE(schedule);
-  const int dualpipe = schedule->findData(static_cast<int>(est::PipelineSchedule::dualpipe));
-  ASSERT_GE(dualpipe, 0);
-  EXPECT_EQ(schedule->itemText(dualpipe), QStringLiteral("dualpipe"));
-  schedule->setCurrentIndex(dualpipe);
-  ASSERT_TRUE(test::wait_idle(*w.window->document()));
-  EXPECT_EQ(w.window->document()->plan().layout.schedule, est::PipelineSchedule::dualpipe);
-  EXPECT_EQ(w.window->document()->plan().layout.vpp, 2);
-  ASSERT_TRUE(w.window->document()->estimate() && w.window->document()->estimate()->estimate.has_value());
+  choose_two_chunk_schedule(w, est::PipelineSchedule::dualpipe, QStringLiteral("dualpipe"));
 }
 
 // The offload checkboxes edit the plan's layout, and the rule that parameter offloading needs
