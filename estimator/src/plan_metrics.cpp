@@ -22,6 +22,7 @@ const std::vector<MetricInfo>& plan_metrics() {
       {"activations_gib", "GiB", "activations of the most loaded GPU at their peak"},
       {"iteration_s", "s", "time of one iteration", true},
       {"training_days", "days", "days to train the plan's tokens", true},
+      {"training_weeks", "weeks", "weeks to train the plan's tokens (days / 7)", true},
       {"cost", "", "cost of training the plan's tokens, in the price's currency", true},
       {"mfu", "", "model FLOPs utilisation, 0..1", true},
       {"tokens_per_s", "tokens/s", "tokens per second of the whole cluster", true},
@@ -61,6 +62,7 @@ Result<double> plan_metric(std::string_view metric, const Plan& plan, const Esti
   if (metric == "activations_gib") return e.memory.peak.activations_bytes / kGiB;
   if (metric == "iteration_s") return e.time.iteration_s;
   if (metric == "training_days") return e.time.training_days;
+  if (metric == "training_weeks") return e.time.training_days / 7.0;
   if (metric == "cost") return e.time.cost;
   if (metric == "mfu") return e.time.mfu;
   if (metric == "tokens_per_s") return e.time.tokens_per_s;

@@ -32,6 +32,12 @@ const std::map<std::pair<std::string, std::string>, double> kPublished = {
     // Narayanan et al. 2021, Sec. 5.1: about 34 days.
     {{"gpt3-175b-34-days", "days at 140 TFLOP/s"}, 34},
     {{"gpt3-175b-34-days", "days at the predicted throughput"}, 34},
+    // ELLIS 2023 lecture's rule at n = 8 and 32 with its inputs for GPT-3 2.7B:
+    // 8 x 300e9 x 2.7e9 / (n x 127e12) / 86400 / 7 = 10.55 and 2.64 weeks.
+    {{"weeks-one-vs-four-dgx-a100", "one DGX A100 (8 GPUs) at 127 TFLOP/s"}, 10.55},
+    {{"weeks-one-vs-four-dgx-a100", "four DGX A100 (32 GPUs) at 127 TFLOP/s"}, 2.64},
+    {{"weeks-one-vs-four-dgx-a100", "one DGX A100 (8 GPUs), predicted"}, 10.55},
+    {{"weeks-one-vs-four-dgx-a100", "four DGX A100 (32 GPUs), predicted"}, 2.64},
     // Narayanan et al. 2021, Sec. 2.2: (p - 1) / m, (p - 1) / (v m), p = 4.
     {{"pipeline-bubble", "1F1B, m = 4"}, 0.75},
     {{"pipeline-bubble", "1F1B, m = 8"}, 0.375},
@@ -105,7 +111,7 @@ double ours(const std::string& name, std::size_t row, std::string_view metric) {
 
 TEST(Examples, LoadWithoutErrors) {
   for (const auto& e : example_load_errors()) ADD_FAILURE() << e.to_string();
-  EXPECT_EQ(examples().size(), 11u);
+  EXPECT_EQ(examples().size(), 12u);
 }
 
 TEST(Examples, EveryRowIsWithinItsToleranceOfThePublishedValue) {
@@ -182,6 +188,28 @@ TEST(Examples, TensorParallelismAcrossNodesIsSlowerTheMoreItCrossesTheNetwork) {
   const double four_nodes = ours(example->name, 2, "achieved_tflops_per_gpu");
   EXPECT_GT(in_node, 2 * two_nodes);
   EXPECT_GT(two_nodes, four_nodes);
+}
+
+TEST(Examples, FourDgxNodesTrainInAQuarterOfTheWeeksAcrossInfiniBand) {
+  auto example = find_example("weeks-one-vs-four-dgx-a100");
+  ASSERT_TRUE(example.ok()) << example.error_text();
+  ASSERT_EQ(example->rows.size(), 4u);
+  auto one = example_plan(*example, 2), four = example_plan(*example, 3);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_EQ(one->dp(), 8);
+  EXPECT_EQ(four->dp(), 32);
+  for (const auto& link : group_links(*four)) {
+    if (link.group != Group::dp) continue;
+    EXPECT_TRUE(link.crosses_nodes) << "four nodes' DP group reduces over InfiniBand";
+  }
+  // The week figure is the day figure over seven.
+  EXPECT_DOUBLE_EQ(ours(example->name, 2, "training_weeks") * 7, ours(example->name, 2, "training_days"));
+  // The gradient all-reduce hides behind the last backward: four nodes take a quarter of the time to within 1 %.
+  const double ratio = ours(example->name, 2, "training_weeks") / ours(example->name, 3, "training_weeks");
+  EXPECT_NEAR(ratio, 4.0, 0.04);
+  EXPECT_LT(ratio, 4.0) << "the all-reduce across nodes is not free";
+  // With the lecture's X given, the time follows the FLOPs alone: exactly 4x.
+  EXPECT_NEAR(ours(example->name, 0, "training_weeks") / ours(example->name, 1, "training_weeks"), 4.0, 1e-9);
 }
 
 TEST(Examples, SelectiveRecomputationIsFasterForEveryModel) {
