@@ -30,6 +30,24 @@ OpCost to_op(const PhaseCost& c) {
   add_segment(op, Lane::communication, c.cp_comm_s, 0, c.cp_bytes, kCpLabel);
   add_segment(op, Lane::communication, c.dp_comm_s, 0, c.dp_bytes, kDpLabel);
   add_segment(op, Lane::communication, c.ep_comm_s, 0, c.ep_bytes, kEpLabel);
+  // What compute hides of the collectives, drawn beside it (OpSegment::overlapped). A group's
+  // bytes are shared between its exposed and hidden spans by their time (one link, one size).
+  const auto share = [](double bytes, double part_s, double total_s) { return total_s > 0 ? bytes * part_s / total_s : 0.0; };
+  const double zero3_s = c.dp_comm_s + c.zero3_gather_hidden_s + c.zero3_reduce_scatter_hidden_s;
+  for (auto [seconds, bytes, label] : {std::tuple{c.zero3_gather_hidden_s, share(c.dp_bytes, c.zero3_gather_hidden_s, zero3_s), kZero3GatherLabel},
+                                       std::tuple{c.zero3_reduce_scatter_hidden_s,
+                                                  share(c.dp_bytes, c.zero3_reduce_scatter_hidden_s, zero3_s), kZero3ReduceScatterLabel},
+                                       std::tuple{c.cp_hidden_s, share(c.cp_bytes, c.cp_hidden_s, c.cp_hidden_s + c.cp_comm_s), kCpLabel},
+                                       std::tuple{c.ep_hidden_s, share(c.ep_bytes, c.ep_hidden_s, c.ep_hidden_s + c.ep_comm_s), kEpLabel}}) {
+    if (seconds > 0) op.segments.push_back({Lane::communication, seconds, 0, bytes, label, true});
+  }
+  // The exposed spans keep the rest of their group's bytes.
+  for (OpSegment& s : op.segments) {
+    if (s.overlapped || s.lane != Lane::communication) continue;
+    if (s.label == kDpLabel) s.bytes = share(c.dp_bytes, c.dp_comm_s, zero3_s);
+    if (s.label == kCpLabel) s.bytes = share(c.cp_bytes, c.cp_comm_s, c.cp_hidden_s + c.cp_comm_s);
+    if (s.label == kEpLabel) s.bytes = share(c.ep_bytes, c.ep_comm_s, c.ep_hidden_s + c.ep_comm_s);
+  }
   return op;
 }
 
@@ -51,6 +69,8 @@ std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& lin
           link_words(links.dp),
       "pp " + std::to_string(l.pp) + " · " + link_words(links.pp),
       "ZeRO-" + std::to_string(l.zero_stage) + " parameter all-gather · dp x cp " + shards + " · " + link_words(links.dp),
+      "ZeRO-3 all-gather · dp x cp " + shards + " · " + link_words(links.dp),
+      "ZeRO-3 reduce-scatter · dp x cp " + shards + " · " + link_words(links.dp),
   };
 }
 

@@ -96,8 +96,52 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
     tl_.tracks.push_back(std::move(compute));
     tl_.tracks.push_back(std::move(comm));
   }
+  // Ranks whose ops have collectives hidden under their compute get a track for them, like the
+  // stream NCCL runs them on beside the compute stream (FSDP's all-gather stream, CP's ring).
+  const bool overlapped =
+      std::any_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return !c.overlapped.empty(); });
+  if (keep_ && overlapped) {
+    overlapped_tracks_ = static_cast<std::int32_t>(tl_.tracks.size());
+    for (std::size_t r = 0; r < p; ++r) {
+      tl_.tracks.push_back(Track{static_cast<std::int32_t>(r), Lane::communication, 2,
+                                 "rank " + std::to_string(r) + " comm overlapped", {}});
+    }
+  }
   tl_.source = TimelineSource::predicted;
   tl_.title = in.title;
+}
+
+void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {
+  const NsChunkCost::Overlapped& ov = cost(g).overlapped;
+  const std::vector<Span>& compute = compute_track(r).spans;
+  Track& track = tl_.tracks[static_cast<std::size_t>(overlapped_tracks_ + r)];
+  std::size_t at = first_span;
+  std::int64_t t = at < compute.size() ? compute[at].start_ns : 0;
+  const auto draw = [&](const std::vector<NsSegment>& segments, std::int32_t op) {
+    for (const NsSegment& s : segments) {
+      const std::int32_t name = segment_name(s, op);
+      const double bytes_per_ns = s.ns > 0 ? s.bytes / static_cast<double>(s.ns) : 0.0;
+      // What the op's compute cannot hold (EP's all-to-all hidden under the paired
+      // micro-batch's longer backward) is cut: drawn only as long as this op computes.
+      for (std::int64_t left = s.ns; left > 0;) {
+        while (at < compute.size() && compute[at].end_ns() <= t) ++at;
+        if (at == compute.size()) return;
+        t = std::max(t, compute[at].start_ns);
+        const std::int64_t ns = std::min(left, compute[at].end_ns() - t);
+        Span out = span(t, ns, s, name, g, o.micro_batch);
+        out.bytes = bytes_per_ns * static_cast<double>(ns);
+        track.spans.push_back(out);
+        t += ns;
+        left -= ns;
+      }
+    }
+  };
+  if (o.kind == OpKind::backward) draw(ov.recompute, op_name(o, g, true));
+  draw(o.kind == OpKind::forward       ? ov.forward
+       : o.kind == OpKind::weight_grad ? ov.weight_grad
+       : t_.split_backward             ? ov.backward
+                                       : ov.fused_backward,
+       op_name(o, g));
 }
 
 IterationEngine::~IterationEngine() { swap_arrays(); }

@@ -77,6 +77,15 @@ class IterationEngine {
   std::int64_t communicate(std::int32_t r, std::int64_t issue, std::int64_t ns, SpanKind kind, std::int32_t name,
                            std::int32_t g, std::int32_t mb, double bytes = 0);
 
+  // With the timeline kept: the overlapped collectives (OpSegment::overlapped) of rank r's op `o`
+  // of chunk g, whose compute spans are those of its compute track from `first_span` on, on the
+  // rank's overlapped-communication track: back to back (a B's recomputation's first), poured
+  // into the op's compute spans (hidden by compute, never beside its exposed collectives), cut
+  // where they end.
+  void draw_overlapped(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {
+    if (overlapped_tracks_ >= 0 && !cost(g).overlapped.empty()) draw_overlapped_spans(r, o, g, first_span);
+  }
+
   // When the inputs of rank r's next op `o` (global chunk g) arrive; kUnknown while a producer
   // has not run.
   std::int64_t input_ready(std::int32_t r, const ScheduleOp& o, std::int32_t g) const {
@@ -188,6 +197,10 @@ class IterationEngine {
  private:
   [[gnu::noinline]] std::int32_t intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,
                                                 std::int32_t mb);
+  [[gnu::noinline]] void draw_overlapped_spans(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span);
+  // The first of the p overlapped-communication tracks (rank r's is this + r); -1: none, when
+  // spans are not kept or no op has overlapped segments.
+  std::int32_t overlapped_tracks_ = -1;
   void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end);
   std::int32_t dp_name(std::int32_t g);
   void swap_arrays();

@@ -77,6 +77,10 @@ PhaseCost operator*(const PhaseCost& c, double k) {
   out.cp_bytes = c.cp_bytes * k;
   out.dp_bytes = c.dp_bytes * k;
   out.ep_bytes = c.ep_bytes * k;
+  out.cp_hidden_s = c.cp_hidden_s * k;
+  out.ep_hidden_s = c.ep_hidden_s * k;
+  out.zero3_gather_hidden_s = c.zero3_gather_hidden_s * k;
+  out.zero3_reduce_scatter_hidden_s = c.zero3_reduce_scatter_hidden_s * k;
   return out;
 }
 
@@ -92,9 +96,14 @@ void add_zero3_communication(PhaseCost& forward, PhaseCost& backward_input, cons
     backward_input.dp_comm_s += gather_s + reduce_scatter_s;
     return;
   }
-  forward.dp_comm_s += std::max(0.0, gather_s - forward.compute_s);
-  backward_input.dp_comm_s +=
-      std::max(0.0, gather_s + reduce_scatter_s - (backward_input.compute_s + backward_weight.compute_s));
+  const double forward_exposed = std::max(0.0, gather_s - forward.compute_s);
+  forward.dp_comm_s += forward_exposed;
+  forward.zero3_gather_hidden_s += gather_s - forward_exposed;
+  // The backward's gather runs first, then the reduce-scatter: compute hides them in that order.
+  const double backward_compute = backward_input.compute_s + backward_weight.compute_s;
+  backward_input.dp_comm_s += std::max(0.0, gather_s + reduce_scatter_s - backward_compute);
+  backward_input.zero3_gather_hidden_s += std::min(gather_s, backward_compute);
+  backward_input.zero3_reduce_scatter_hidden_s += std::clamp(backward_compute - gather_s, 0.0, reduce_scatter_s);
 }
 
 CommLinks plan_links(const Plan& plan, const DeviceEfficiency& eff) {
@@ -157,6 +166,8 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
                         collective_seconds(Collective::send_recv, kv_bytes, 2, links.cp);
     c.forward.cp_comm_s += std::max(0.0, ring - core.forward.compute_s);
     c.backward_input.cp_comm_s += std::max(0.0, 2 * ring - core.backward_input.compute_s);
+    c.forward.cp_hidden_s += std::min(ring, core.forward.compute_s);
+    c.backward_input.cp_hidden_s += std::min(2 * ring, core.backward_input.compute_s);
     const double ring_bytes = static_cast<double>(plan.layout.cp - 1) * kv_bytes;
     c.forward.cp_bytes += ring_bytes;
     c.backward_input.cp_bytes += 2 * ring_bytes;

@@ -153,6 +153,8 @@ PassCost moe_layer_cost(const Plan& plan, const DeviceModel& dev, const CommLink
     const double backward_compute = c.backward_input.compute_s + c.backward_weight.compute_s;
     c.forward.ep_comm_s += std::max(0.0, pass - backward_compute);
     c.backward_input.ep_comm_s += std::max(0.0, pass - c.forward.compute_s);
+    c.forward.ep_hidden_s += std::min(pass, backward_compute);
+    c.backward_input.ep_hidden_s += std::min(pass, c.forward.compute_s);
   } else {
     c.forward.ep_comm_s += pass;
     c.backward_input.ep_comm_s += pass;

@@ -218,11 +218,13 @@ class DedicatedRun : IterationEngine {
     }
     const bool record = a.compute_begin_ns > a.compute_end_ns || next_[ri] + 1 == ops.size();
     const NsChunkCost& c = cost(g);
+    const std::size_t first_span = keep_ ? compute_track(r).spans.size() : 0;
     std::int64_t end = start;
     if (o.kind == OpKind::backward && !c.recompute.empty()) {
       end = segments(record, r, end, c.recompute, op_name(o, g, true), g, o.micro_batch);
     }
     end = segments(record, r, end, op_segments(o, c), op_name(o, g), g, o.micro_batch);
+    if (keep_) draw_overlapped(r, o, g, first_span);
     if (next_[ri] == 0) a.occupied_end_ns = end;
     if (const std::int32_t to = op_finished(r, o, g, start, end); to >= 0) wake(to);
     return true;

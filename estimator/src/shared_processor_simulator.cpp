@@ -91,6 +91,7 @@ class SharedRun : IterationEngine {
     double remaining = 0;       // work of the running compute piece, ns at full speed
     std::int64_t piece_start = 0;
     std::int64_t op_start = 0;
+    std::size_t first_span = 0;  // the op's first span on the compute track (draw_overlapped)
     std::int64_t at = 0;        // timer: when to go on
     bool op_begun = false;      // timer: waiting inside the op (after a collective) or before it
     bool in_optimizer = false;
@@ -158,6 +159,7 @@ class SharedRun : IterationEngine {
     if (o.kind == OpKind::backward) add(c.recompute, op_name(o, g, true));
     add(op_segments(o, c), op_name(o, g));
     s.op_start = now_;
+    s.first_span = keep_ ? compute_track(r).spans.size() : 0;
     s.piece = 0;
     s.op_begun = true;
     start_piece(r);
@@ -208,6 +210,7 @@ class SharedRun : IterationEngine {
   void end_op(std::int32_t r) {
     Rank& s = ranks_[static_cast<std::size_t>(r)];
     const ScheduleOp& o = op(r);
+    if (keep_) draw_overlapped(r, o, global_of(r, o.chunk), s.first_span);
     op_finished(r, o, global_of(r, o.chunk), s.op_start, now_);
     // W ops wait on their own rank's B, and a blocked rank may wait on any: all look again.
     for (auto& peer : ranks_) {

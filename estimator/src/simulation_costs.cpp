@@ -11,7 +11,7 @@ namespace plansight::estimator {
 
 double OpCost::seconds() const {
   double total = 0;
-  for (const auto& s : segments) total += s.seconds;
+  for (const auto& s : segments) total += s.overlapped ? 0.0 : s.seconds;
   return total;
 }
 
@@ -28,7 +28,7 @@ std::string chunk_field(std::size_t i, const char* part) {
 
 // Converts one op cost of chunk `chunk`; errors name e.g. "simulation.chunks[3].forward".
 void convert(const OpCost& cost, Phase phase, std::size_t chunk, const char* part, std::size_t labels,
-             std::vector<NsSegment>& out, std::vector<Diagnostic>& errors) {
+             std::vector<NsSegment>& out, std::vector<NsSegment>& overlapped, std::vector<Diagnostic>& errors) {
   out.reserve(cost.segments.size());
   for (const auto& s : cost.segments) {
     if (s.label < -1 || s.label >= static_cast<std::int32_t>(labels)) {
@@ -37,16 +37,19 @@ void convert(const OpCost& cost, Phase phase, std::size_t chunk, const char* par
                                                                 std::to_string(labels) + " simulation.labels"));
       continue;
     }
-    if (!std::isfinite(s.seconds) || s.seconds < 0 ||
-        (s.lane != Lane::compute && s.lane != Lane::communication)) {
+    if (!std::isfinite(s.seconds) || s.seconds < 0 || (s.lane != Lane::compute && s.lane != Lane::communication) ||
+        (s.overlapped && s.lane != Lane::communication)) {
       errors.push_back(
           make_error(chunk_field(chunk, part), "segment of " + std::to_string(s.seconds) + " s on lane " +
                                                    std::string(to_string(s.lane)) +
-                                                   "; need a finite time >= 0 on compute or communication"));
+                                                   (s.overlapped ? std::string(" (overlapped)") : std::string()) +
+                                                   "; need a finite time >= 0 on compute or communication "
+                                                   "(overlapped: on communication)"));
       continue;
     }
-    out.push_back(NsSegment{s.lane, s.lane == Lane::compute ? phase : Phase::communication,
-                            seconds_to_ns(s.seconds), s.flops, s.bytes, s.label});
+    (s.overlapped ? overlapped : out)
+        .push_back(NsSegment{s.lane, s.lane == Lane::compute ? phase : Phase::communication, seconds_to_ns(s.seconds),
+                             s.flops, s.bytes, s.label});
   }
 }
 
@@ -123,10 +126,10 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {
     const ChunkCost& in = input.chunks[i];
     NsChunkCost& c = costs[i];
-    convert(in.forward, Phase::forward, i, "forward", labels, c.forward, errors);
-    convert(in.backward, Phase::backward, i, "backward", labels, c.backward, errors);
-    convert(in.weight_grad, Phase::weight_grad, i, "weight_grad", labels, c.weight_grad, errors);
-    convert(in.recompute, Phase::recompute, i, "recompute", labels, c.recompute, errors);
+    convert(in.forward, Phase::forward, i, "forward", labels, c.forward, c.overlapped.forward, errors);
+    convert(in.backward, Phase::backward, i, "backward", labels, c.backward, c.overlapped.backward, errors);
+    convert(in.weight_grad, Phase::weight_grad, i, "weight_grad", labels, c.weight_grad, c.overlapped.weight_grad, errors);
+    convert(in.recompute, Phase::recompute, i, "recompute", labels, c.recompute, c.overlapped.recompute, errors);
     c.send_activation = checked_ns(in.send_activation_seconds, i, "send_activation_seconds", errors);
     c.send_gradient = checked_ns(in.send_gradient_seconds, i, "send_gradient_seconds", errors);
     c.dp_reduce = checked_ns(in.dp_reduce_seconds, i, "dp_reduce_seconds", errors);
@@ -139,6 +142,9 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
       if (s.lane == Lane::compute) s.phase = Phase::backward;
       c.fused_backward.push_back(s);
     }
+    c.overlapped.fused_backward = c.overlapped.backward;
+    c.overlapped.fused_backward.insert(c.overlapped.fused_backward.end(), c.overlapped.weight_grad.begin(),
+                                       c.overlapped.weight_grad.end());
   }
   if (!errors.empty()) return errors;
   return costs;

@@ -27,6 +27,12 @@ struct NsSegment {
 struct NsChunkCost {  // one chunk, in nanoseconds
   std::vector<NsSegment> forward, backward, weight_grad, recompute;
   std::vector<NsSegment> fused_backward;  // no W ops: backward then weight_grad, as phase B
+  // The overlapped segments (OpSegment::overlapped) of each, drawn only; the lists above hold
+  // the timed ones.
+  struct Overlapped {
+    std::vector<NsSegment> forward, backward, weight_grad, recompute, fused_backward;
+    bool empty() const { return forward.empty() && backward.empty() && weight_grad.empty() && recompute.empty(); }
+  } overlapped;
   std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
   double dp_reduce_bytes = 0;
   bool param_prefetch = true;

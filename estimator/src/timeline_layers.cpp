@@ -2,6 +2,7 @@
 #include "plansight/estimator/timeline_layers.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -99,6 +100,11 @@ class Anatomy {
     label_[kCp] = labels[static_cast<std::size_t>(kCpLabel)];
     label_[kDp] = labels[static_cast<std::size_t>(kDpLabel)];
     label_[kEp] = labels[static_cast<std::size_t>(kEpLabel)];
+    // The hidden parts of CP's and EP's collectives carry their group's label; ZeRO-3's its own.
+    hidden_label_[kCp] = label_[kCp];
+    hidden_label_[kEp] = label_[kEp];
+    zero3_gather_ = labels[static_cast<std::size_t>(kZero3GatherLabel)];
+    zero3_reduce_scatter_ = labels[static_cast<std::size_t>(kZero3ReduceScatterLabel)];
     layers_ = chunk_layers(plan);
     made_.resize(layers_.size() * kPasses);
   }
@@ -107,6 +113,22 @@ class Anatomy {
   const std::string& label(SpanGroup g) const { return label_[g]; }
   std::vector<std::string>& names() { return names_; }
   std::int32_t chunks() const { return static_cast<std::int32_t>(layers_.size()); }
+
+  // The id of `text` among names(), added when new.
+  std::int32_t name(const std::string& text) {
+    auto [it, fresh] = ids_.try_emplace(text, static_cast<std::int32_t>(names_.size()));
+    if (fresh) names_.push_back(text);
+    return it->second;
+  }
+  // Where a piece named names()[id] runs: "layer 17", "MTP 1", "embedding", "head".
+  const std::string& where(std::int32_t id) const { return where_[static_cast<std::size_t>(id)]; }
+  // The group of the hidden collectives labelled `text` (comm_span_labels()), kCompute for none.
+  SpanGroup hidden_group(const std::string& text) const {
+    for (int g = kTp; g < kGroups; ++g) {
+      if (text == hidden_label_[g]) return static_cast<SpanGroup>(g);
+    }
+    return text == zero3_gather_ || text == zero3_reduce_scatter_ ? kDp : kCompute;
+  }
 
   // The pieces of chunk g's pass, in the order they run; their names in names(). Made once per
   // chunk and pass: every micro-batch's op of it has the same.
@@ -150,11 +172,6 @@ class Anatomy {
     }
   }
 
-  std::int32_t name(const std::string& text) {
-    auto [it, fresh] = ids_.try_emplace(text, static_cast<std::int32_t>(names_.size()));
-    if (fresh) names_.push_back(text);
-    return it->second;
-  }
   // "TP all-reduce · tp 8 · in a node" for the label "TP all-gather/reduce-scatter · tp 8 · in a
   // node" and the collective "all-reduce": the group's label with this collective's name.
   std::string collective(SpanGroup g, const char* what) const {
@@ -165,6 +182,16 @@ class Anatomy {
   }
   void add(std::vector<Piece>& out, SpanGroup g, double weight, const std::string& text) {
     out.push_back({g, weight, name(text)});
+    where_.resize(names_.size());
+    // Every piece's name is where it runs, then what it is.
+    const std::string& w = where_[static_cast<std::size_t>(out.back().name)];
+    if (w.empty()) where_[static_cast<std::size_t>(out.back().name)] = text.substr(0, place_end(text));
+  }
+  // The end of the "layer 17" / "MTP 1" / "embedding" / "head" that starts a piece's name.
+  static std::size_t place_end(const std::string& text) {
+    const bool numbered = text.rfind("layer ", 0) == 0 || text.rfind("MTP ", 0) == 0;
+    const std::size_t space = text.find(' ', numbered ? text.find(' ') + 1 : 0);
+    return space == std::string::npos ? text.size() : space;
   }
   // A tensor-parallel collective: without sequence parallelism an all-reduce; with it an
   // all-gather (`gather`) or a reduce-scatter.
@@ -232,7 +259,9 @@ class Anatomy {
   double embedding_[kPasses] = {}, head_[kPasses] = {};
   bool sp_ = false;
   double all_reduce_ = 0, all_gather_ = 0, reduce_scatter_ = 0;
-  std::string label_[kGroups];
+  std::string label_[kGroups], hidden_label_[kGroups];
+  std::string zero3_gather_, zero3_reduce_scatter_;
+  std::vector<std::string> where_;  // per name id
   std::vector<std::int64_t> layers_;
   std::vector<std::vector<Piece>> made_;  // per chunk and pass, once made
   std::vector<std::string> names_;
@@ -297,6 +326,91 @@ bool lay_out(const Span& c, const std::vector<const Span*>& chain, const std::ve
   return true;
 }
 
+// The hidden collective `s` of a predicted timeline shared out over the layers of its op, as
+// layer_timeline() describes, into `parts`; false (parts unusable) when its op or its layers are
+// not found or its time does not fit the op's compute after `cursor`.
+template <class Sync>
+bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute, const Track& laid_compute,
+                 const std::vector<std::string>& laid_names, Anatomy& anatomy, const std::vector<std::int32_t>& name_ids,
+                 const Sync& sync_names, std::int64_t cursor, std::vector<Span>& parts) {
+  const std::string& label = s.name_id >= 0 && static_cast<std::size_t>(s.name_id) < predicted.names.size()
+                                 ? predicted.names[static_cast<std::size_t>(s.name_id)]
+                                 : std::string();
+  const SpanGroup group = anatomy.hidden_group(label);
+  if (group == kCompute || s.stage < 0 || s.stage >= anatomy.chunks() || s.duration_ns <= 0) return false;
+  // The op it was drawn in: the rank's last compute span of its chunk and micro-batch that starts
+  // by then (an op's compute starts with it).
+  const auto by_start = [](std::int64_t t, const Span& c) { return t < c.start_ns; };
+  auto it = std::upper_bound(compute.spans.begin(), compute.spans.end(), s.start_ns, by_start);
+  const Span* op = nullptr;
+  for (int look = 0; look < 8 && it != compute.spans.begin(); ++look) {
+    --it;
+    if (it->stage == s.stage && it->micro_batch == s.micro_batch) {
+      op = &*it;
+      break;
+    }
+  }
+  if (op == nullptr) return false;
+  // The op's compute pieces, laid out (or the op's own span when it was left whole): from the
+  // first of its chunk and micro-batch at or after the op's start, while they are the op's.
+  std::vector<const Span*> pieces_of_op;
+  auto first = std::lower_bound(laid_compute.spans.begin(), laid_compute.spans.end(), op->start_ns,
+                                [](const Span& c, std::int64_t t) { return c.start_ns < t; });
+  for (auto c = first; c != laid_compute.spans.end() && c->stage == s.stage && c->micro_batch == s.micro_batch; ++c) {
+    pieces_of_op.push_back(&*c);
+  }
+  // A B op starts with its recomputation: its collectives are the backward's.
+  const std::vector<Piece>& pieces = anatomy.pieces(s.stage, op->phase == Phase::recompute ? kBackward : pass_of(op->phase));
+  double weight = 0;
+  for (const Piece& p : pieces) weight += p.group == group ? p.weight : 0;
+  if (weight <= 0 || pieces_of_op.empty()) return false;
+  // Compute time of the op's pieces from piece k on: a layer's pieces move to its compute only
+  // while the rest still fits after it.
+  std::vector<std::int64_t> after(pieces_of_op.size() + 1, 0);
+  for (std::size_t k = pieces_of_op.size(); k-- > 0;) after[k] = after[k + 1] + pieces_of_op[k]->duration_ns;
+  const bool zero3 = group == kDp;
+  double done = 0;
+  std::int64_t placed = 0, t = std::max(cursor, s.start_ns);
+  std::size_t at = 0;  // the compute piece being filled
+  for (const Piece& piece : pieces) {
+    if (piece.group != group || piece.weight <= 0) continue;
+    done += piece.weight;
+    const auto until = static_cast<std::int64_t>(std::llround(static_cast<double>(s.duration_ns) * std::min(done / weight, 1.0)));
+    std::int64_t ns = until - placed;
+    placed = until;
+    if (ns <= 0) continue;
+    // From the layer's first compute piece of the op, when the track is free by then.
+    const std::string& where = anatomy.where(piece.name);
+    for (std::size_t k = at; k < pieces_of_op.size(); ++k) {
+      const std::string& text = laid_names[static_cast<std::size_t>(pieces_of_op[k]->name_id)];
+      if (text.size() > where.size() && text.compare(0, where.size(), where) == 0 && text[where.size()] == ' ') {
+        if (pieces_of_op[k]->start_ns >= t && after[k] >= s.duration_ns - placed + ns) at = k, t = pieces_of_op[k]->start_ns;
+        break;
+      }
+    }
+    const std::int32_t id = zero3 ? anatomy.name(where + " " + label) : piece.name;
+    sync_names();
+    const double bytes_per_ns = s.bytes * piece.weight / weight / static_cast<double>(ns);
+    // Poured into the compute pieces from t on, one span per piece it meets.
+    while (ns > 0) {
+      while (at < pieces_of_op.size() && pieces_of_op[at]->end_ns() <= t) ++at;
+      if (at == pieces_of_op.size()) return false;
+      const Span& c = *pieces_of_op[at];
+      t = std::max(t, c.start_ns);
+      const std::int64_t take = std::min(ns, c.end_ns() - t);
+      Span part = s;
+      part.start_ns = t;
+      part.duration_ns = take;
+      part.bytes = bytes_per_ns * static_cast<double>(take);
+      part.name_id = name_ids[static_cast<std::size_t>(id)];
+      parts.push_back(part);
+      t += take;
+      ns -= take;
+    }
+  }
+  return !parts.empty();
+}
+
 }  // namespace
 
 Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab, const Timeline& predicted,
@@ -351,7 +465,7 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
     if (compute.lane != Lane::compute) continue;
     const Track* comm_track = nullptr;
     for (const Track& c : predicted.tracks) {
-      if (c.rank == compute.rank && c.lane == Lane::communication) comm_track = &c;
+      if (c.rank == compute.rank && c.lane == Lane::communication && c.stream < 0) comm_track = &c;
     }
     if (comm_track == nullptr) {
       return make_error("timeline", "rank " + std::to_string(compute.rank) + " has no communication track");
@@ -441,6 +555,65 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
     tl.tracks.push_back(std::move(new_compute));
     tl.tracks.push_back(std::move(new_comm));
     if (!transfers.spans.empty()) tl.tracks.push_back(std::move(transfers));
+  }
+  // The collectives compute hides (the simulation's overlapped tracks: one span per op and
+  // collective, from the op's start), shared out over the layers that run them as the exposed
+  // ones are (ZeRO-3's gather and reduce-scatter per layer, CP's ring exchange per attention,
+  // EP's dispatch and combine per MoE layer) and poured into the op's compute pieces, each
+  // layer's from its first compute piece on: hidden, they run beside compute, never beside the
+  // op's exposed collectives.
+  for (const Track& hidden : predicted.tracks) {
+    if (hidden.lane != Lane::communication || hidden.stream < 0) continue;
+    const Track* compute = nullptr;
+    const Track* laid_compute = nullptr;
+    for (const Track& c : predicted.tracks) {
+      if (c.rank == hidden.rank && c.lane == Lane::compute) compute = &c;
+    }
+    for (const Track& c : tl.tracks) {
+      if (c.rank == hidden.rank && c.lane == Lane::compute) laid_compute = &c;
+    }
+    Track laid{hidden.rank, hidden.lane, hidden.stream, hidden.label, {}};
+    laid.spans.reserve(hidden.spans.size());
+    std::vector<Span> parts;
+    std::int64_t cursor = INT64_MIN;  // the end of the track's last span
+    // Which op a piece of a hidden collective ran in: its chunk and micro-batch have one F, one B
+    // (which runs R first and the weight gradients after) and in split schedules one W.
+    const auto op_kind = [&](const Span& x) {
+      if (compute == nullptr) return Phase::none;
+      auto it = std::upper_bound(compute->spans.begin(), compute->spans.end(), x.start_ns,
+                                 [](std::int64_t t, const Span& c) { return t < c.start_ns; });
+      if (it == compute->spans.begin()) return Phase::none;
+      const Phase phase = std::prev(it)->phase;
+      return phase == Phase::forward || phase == Phase::weight_grad ? phase : Phase::backward;
+    };
+    for (std::size_t i = 0; i < hidden.spans.size();) {
+      // One collective of one op, which the simulation poured into the op's compute spans.
+      std::size_t j = i + 1;
+      Span whole = hidden.spans[i];
+      const Phase kind = op_kind(whole);
+      for (; j < hidden.spans.size(); ++j) {
+        const Span& x = hidden.spans[j];
+        if (x.name_id != whole.name_id || x.stage != whole.stage || x.micro_batch != whole.micro_batch ||
+            op_kind(x) != kind) {
+          break;
+        }
+        whole.duration_ns += x.duration_ns;
+        whole.bytes += x.bytes;
+      }
+      parts.clear();
+      if (compute != nullptr && laid_compute != nullptr &&
+          pour_hidden(whole, predicted, *compute, *laid_compute, tl.names, anatomy, name_ids, sync_names, cursor, parts)) {
+        laid.spans.insert(laid.spans.end(), parts.begin(), parts.end());
+      } else {
+        laid.spans.insert(laid.spans.end(), hidden.spans.begin() + static_cast<std::ptrdiff_t>(i),
+                          hidden.spans.begin() + static_cast<std::ptrdiff_t>(j));
+      }
+      cursor = laid.spans.back().end_ns();
+      i = j;
+    }
+    spans_total += laid.spans.size();
+    if (spans_total > options.max_spans) break;
+    tl.tracks.push_back(std::move(laid));
   }
   if (spans_total > options.max_spans) {
     return make_error("timeline.layers", "laid out layer by layer the timeline would hold " + std::to_string(spans_total) +

@@ -21,6 +21,11 @@ struct PhaseCost {
   double offload_s = 0;  // host-link transfers of offloading not hidden behind the phase's compute
   // Bytes this GPU sends in the phase's collectives (sent_bytes(), comm_model.h), hidden or not.
   double tp_bytes = 0, cp_bytes = 0, dp_bytes = 0, ep_bytes = 0;
+  // The collectives' time that compute hides (the rest is in the *_comm_s above): CP's ring
+  // exchange under attention, EP's all-to-all under the paired micro-batch (layout.ep_overlap),
+  // ZeRO-3's prefetched parameter all-gather and its gradient reduce-scatter. They cost the
+  // iteration nothing; the predicted timeline draws them beside the compute (to_op()).
+  double cp_hidden_s = 0, ep_hidden_s = 0, zero3_gather_hidden_s = 0, zero3_reduce_scatter_hidden_s = 0;
   double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s + offload_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
@@ -34,6 +39,10 @@ struct PhaseCost {
     cp_bytes += o.cp_bytes;
     dp_bytes += o.dp_bytes;
     ep_bytes += o.ep_bytes;
+    cp_hidden_s += o.cp_hidden_s;
+    ep_hidden_s += o.ep_hidden_s;
+    zero3_gather_hidden_s += o.zero3_gather_hidden_s;
+    zero3_reduce_scatter_hidden_s += o.zero3_reduce_scatter_hidden_s;
     return *this;
   }
 };

@@ -27,11 +27,16 @@ struct OpSegment {
   // A communication segment of one group's collectives: the span is named
   // SimulationInput::labels[label] ("TP all-reduce · tp 8 · in a node") instead of the op's name.
   std::int32_t label = -1;
+  // A collective that runs beside the op's compute and is hidden by it (a prefetched ZeRO-3
+  // gather, CP's ring exchange under attention): it takes none of the op's time and books no
+  // lane; with the timeline kept it is drawn on the rank's overlapped-communication track,
+  // back to back with the op's other overlapped segments from the op's start, cut at its end.
+  bool overlapped = false;
 };
 
 struct OpCost {
   std::vector<OpSegment> segments;  // empty: the op takes no time
-  double seconds() const;           // sum of segments
+  double seconds() const;           // sum of segments, the overlapped ones left out
 };
 OpCost compute_cost(double seconds);  // one compute segment
 

@@ -49,6 +49,9 @@ inline constexpr std::int32_t kTpLabel = 0, kCpLabel = 1, kDpLabel = 2, kEpLabel
 // The pipeline sends' group and link (SimulationInput::send_label) and ZeRO-1/2's parameter
 // all-gather after the optimizer step (SimulationInput::optimizer_gather_label).
 inline constexpr std::int32_t kPpLabel = 5, kOptimizerGatherLabel = 6;
+// ZeRO-3's prefetched parameter all-gather and its gradient reduce-scatter where compute hides
+// them (OpSegment::overlapped); what it does not hide is kDpLabel's.
+inline constexpr std::int32_t kZero3GatherLabel = 7, kZero3ReduceScatterLabel = 8;
 std::vector<std::string> comm_span_labels(const Plan& plan, const CommLinks& links);
 
 // Bytes the time model charges an optimizer step per parameter (iteration_costs.cpp).
