@@ -136,7 +136,12 @@ void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o,
       }
     }
   };
-  if (o.kind == OpKind::backward) draw(ov.recompute, op_name(o, g, true));
+  if (o.kind == OpKind::backward) {
+    draw(ov.recompute, op_name(o, g, true));
+    // The backward's own collectives run under its own compute, after the recomputation's.
+    while (at < compute.size() && compute[at].phase == Phase::recompute) ++at;
+    if (at < compute.size()) t = std::max(t, compute[at].start_ns);
+  }
   draw(o.kind == OpKind::forward       ? ov.forward
        : o.kind == OpKind::weight_grad ? ov.weight_grad
        : t_.split_backward             ? ov.backward

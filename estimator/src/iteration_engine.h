@@ -79,9 +79,9 @@ class IterationEngine {
 
   // With the timeline kept: the overlapped collectives (OpSegment::overlapped) of rank r's op `o`
   // of chunk g, whose compute spans are those of its compute track from `first_span` on, on the
-  // rank's overlapped-communication track: back to back (a B's recomputation's first), poured
-  // into the op's compute spans (hidden by compute, never beside its exposed collectives), cut
-  // where they end.
+  // rank's overlapped-communication track: back to back, poured into the op's compute spans
+  // (hidden by compute, never beside its exposed collectives; a B's recomputation's under its
+  // recomputation, the B's own under the rest), cut where they end.
   void draw_overlapped(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {
     if (overlapped_tracks_ >= 0 && !cost(g).overlapped.empty()) draw_overlapped_spans(r, o, g, first_span);
   }

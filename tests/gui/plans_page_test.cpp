@@ -14,6 +14,7 @@
 #include "plansight/estimator/presets.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/plans_page.h"
+#include "plansight/gui/timeline_painter.h"
 #include "plansight/gui/timeline_widget.h"
 
 namespace plansight::gui {
@@ -64,6 +65,20 @@ TEST(PlansPage, PinnedDdpBesideEditedZeroThree) {
   EXPECT_EQ(page.currentTimeline()->extentEnd(), longer);
   EXPECT_EQ(page.pinnedTimeline()->axis().begin_ns, page.currentTimeline()->axis().begin_ns);
   EXPECT_EQ(page.pinnedTimeline()->axis().end_ns, page.currentTimeline()->axis().end_ns);
+  // What ZeRO-3 sends is on the timeline though compute hides it: its row of hidden collectives
+  // holds the prefetched gathers; DDP's all-reduce is on the lane, and it has no such row.
+  const auto hidden_row = [](const TimelineIndex& index) -> const est::Track* {
+    for (const auto& track : index.timeline().tracks) {
+      if (track_label(track) == QStringLiteral("r0 hidden comm")) return &track;
+    }
+    return nullptr;
+  };
+  const est::Track* hidden = hidden_row(*page.currentTimeline()->timeline());
+  ASSERT_NE(hidden, nullptr);
+  ASSERT_FALSE(hidden->spans.empty());
+  EXPECT_EQ(page.currentTimeline()->timeline()->timeline().name_of(hidden->spans.front()),
+            "ZeRO-3 all-gather · dp x cp 64 · across nodes");
+  EXPECT_EQ(hidden_row(*page.pinnedTimeline()->timeline()), nullptr);
 
   // An invalid current plan: no numbers, and the page says why.
   est::Plan broken = document.plan();

@@ -3,6 +3,10 @@
 // simulation, and the breakdown adding up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/device_model.h"
 #include "plansight/estimator/estimator.h"
@@ -347,6 +351,109 @@ TEST(TimeModel, PipelineSendsAndZeroParameterGatherAreNamedSpans) {
   // The breakdown counts it as data-parallel communication; the iteration still ends with it.
   EXPECT_NEAR(static_cast<double>(t->timeline.end_ns()) * 1e-9, t->iteration_s, 1e-9);
   EXPECT_GE(t->breakdown.dp_comm_s, static_cast<double>(gather_ns) * 1e-9 - 1e-9);
+}
+
+// Per collective name on rank `rank`'s tracks: total duration and bytes; and whether every span
+// of the overlapped track (stream 2) lies inside one of the rank's compute spans.
+struct NamedComm {
+  std::map<std::string, std::pair<std::int64_t, double>> by_name;
+  std::size_t hidden_spans = 0;
+  bool hidden_inside_compute = true;
+};
+NamedComm named_comm(const Timeline& t, std::int32_t rank) {
+  NamedComm out;
+  const Track* compute = nullptr;
+  for (const Track& track : t.tracks) {
+    if (track.rank == rank && track.lane == Lane::compute) compute = &track;
+  }
+  for (const Track& track : t.tracks) {
+    if (track.rank != rank || track.lane != Lane::communication) continue;
+    for (const Span& s : track.spans) {
+      auto& [ns, bytes] = out.by_name[t.name_of(s)];
+      ns += s.duration_ns;
+      bytes += s.bytes;
+      if (track.stream != 2) continue;
+      ++out.hidden_spans;
+      const bool inside = std::any_of(compute->spans.begin(), compute->spans.end(), [&](const Span& c) {
+        return c.start_ns <= s.start_ns && s.end_ns() <= c.end_ns();
+      });
+      out.hidden_inside_compute = out.hidden_inside_compute && inside;
+    }
+  }
+  return out;
+}
+
+// ZeRO-3 prefetches each layer's parameters while the layer before computes, and reduce-scatters
+// gradients under the backward (Rajbhandari et al. 2020, Sec. 7.2.2; PyTorch FSDP runs them on
+// a stream of its own): what compute hides costs nothing but still moves its bytes. The
+// timeline shows it beside the compute, with its bytes; what is not hidden stays on the lane.
+TEST(TimeModel, ZeroThreeShowsTheGathersComputeHides) {
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-7.5b");
+  plan.cluster.gpus = 64;
+  plan.layout.tp = 1;
+  plan.layout.pp = 1;
+  plan.layout.sequence_parallel = false;
+  plan.layout.zero_stage = 3;
+  plan.layout.recompute = Recompute::full;
+  plan.training.global_batch = 64;
+  plan.training.micro_batch = 1;
+  auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  auto hidden = predict_time(plan, e->padded_vocab);
+  Plan waiting = plan;
+  waiting.training.zero3_prefetch = false;
+  auto exposed = predict_time(waiting, e->padded_vocab);
+  ASSERT_TRUE(hidden.ok() && exposed.ok());
+  // 64 GPUs over 8 DGX nodes: the gathers reach 200 GB/s per GPU (eight NICs' rings) and hide
+  // behind the layers' compute; without prefetch every one waits.
+  EXPECT_LT(hidden->breakdown.dp_comm_s, 0.01 * hidden->iteration_s);
+  EXPECT_GT(exposed->breakdown.dp_comm_s, 0.2 * exposed->iteration_s);
+  const NamedComm a = named_comm(hidden->timeline, 0), b = named_comm(exposed->timeline, 0);
+  const std::string gather = "ZeRO-3 all-gather · dp x cp 64 · across nodes";
+  const std::string scatter = "ZeRO-3 reduce-scatter · dp x cp 64 · across nodes";
+  ASSERT_TRUE(a.by_name.contains(gather) && a.by_name.contains(scatter));
+  EXPECT_GT(a.hidden_spans, 0u);
+  EXPECT_TRUE(a.hidden_inside_compute) << "hidden collectives are drawn under compute";
+  EXPECT_EQ(b.hidden_spans, 0u) << "without prefetch nothing is hidden";
+  // Hidden and exposed together take the time and bytes of the collectives that all wait
+  // without prefetch (to a nanosecond per span); the bytes are the breakdown's.
+  double time_a = 0, time_b = 0, bytes_a = 0, bytes_b = 0;
+  for (const auto& [name, sum] : a.by_name) {
+    if (name.rfind("ZeRO-3", 0) == 0) time_a += static_cast<double>(sum.first), bytes_a += sum.second;
+  }
+  for (const auto& [name, sum] : b.by_name) {
+    if (name.rfind("ZeRO-3", 0) == 0) time_b += static_cast<double>(sum.first), bytes_b += sum.second;
+  }
+  EXPECT_NEAR(time_a, time_b, 8.0);
+  EXPECT_NEAR(bytes_a, hidden->breakdown.dp_bytes, 1e-9 * bytes_a);
+  EXPECT_NEAR(bytes_b, exposed->breakdown.dp_bytes, 1e-9 * bytes_b);
+  // 3 x the parameters' bytes against DP's 2 (Sec. 7.2.2): gather in the forward and again in
+  // the backward, reduce-scatter after it, each 63/64 of 14.9 GB (7.47e9 fp16 parameters).
+  EXPECT_NEAR(bytes_a, 3 * 63.0 / 64 * 2 * e->parameters, 1e-6 * bytes_a);
+  // Drawing them changes no figure of the estimate.
+  EXPECT_DOUBLE_EQ(hidden->iteration_s, e->time.iteration_s);
+}
+
+// Context parallelism's ring exchange of K and V runs while attention computes; its exposed
+// excess and its hidden part together carry its bytes.
+TEST(TimeModel, ContextParallelRingIsDrawnUnderAttention) {
+  Plan plan = default_plan();
+  plan.layout.cp = 2;
+  plan.training.attention = AttentionKernel::flash;  // CP runs on flash attention
+  plan.training.global_batch = plan.dp() * 8;
+  auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  auto t = predict_time(plan, e->padded_vocab);
+  ASSERT_TRUE(t.ok());
+  const NamedComm c = named_comm(t->timeline, 0);
+  EXPECT_GT(c.hidden_spans, 0u);
+  EXPECT_TRUE(c.hidden_inside_compute);
+  double bytes = 0;
+  for (const auto& [name, sum] : c.by_name) {
+    if (name.rfind("CP ring exchange", 0) == 0) bytes += sum.second;
+  }
+  EXPECT_NEAR(bytes, t->breakdown.cp_bytes, 1e-9 * bytes);
 }
 
 TEST(TimeModel, PredictedTimelineHasEveryRankAndPhase) {

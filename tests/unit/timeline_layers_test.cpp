@@ -259,6 +259,68 @@ TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
   EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 2, Phase::forward, " experts"), 8);
 }
 
+// ZeRO-3's prefetched gathers and its reduce-scatters, which compute hides, are shared out over
+// the layers like the exposed collectives: one gather per layer in the forward (layer 0 first),
+// in the backward a gather and a reduce-scatter per layer (the last layer first), each piece
+// under a compute piece, never under a TP collective; their total time and bytes kept.
+TEST(LayerTimeline, ZeroThreeHiddenCollectivesLayerByLayer) {
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-7.5b");  // 36 layers
+  plan.cluster.gpus = 64;
+  plan.layout.tp = 2;  // the ops are laid out around the TP all-reduces
+  plan.layout.pp = 1;
+  plan.layout.sequence_parallel = false;
+  plan.layout.zero_stage = 3;
+  plan.layout.recompute = Recompute::none;
+  plan.training.global_batch = 64;
+  plan.training.micro_batch = 2;
+  const Predicted p = predicted(plan);
+  auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+  ASSERT_TRUE(layered.ok()) << layered.error_text();
+  const Timeline& t = layered->timeline;
+  EXPECT_GT(layered->ops_laid_out, 0);
+  const auto hidden_of = [](const Timeline& x) -> const Track* {
+    for (const Track& track : x.tracks) {
+      if (track.rank == 0 && track.stream == 2) return &track;
+    }
+    return nullptr;
+  };
+  const Track* before = hidden_of(p.timeline);
+  const Track* after = hidden_of(t);
+  ASSERT_TRUE(before != nullptr && after != nullptr);
+  std::int64_t ns_before = 0, ns_after = 0;
+  double bytes_before = 0, bytes_after = 0;
+  for (const Span& x : before->spans) ns_before += x.duration_ns, bytes_before += x.bytes;
+  for (const Span& x : after->spans) ns_after += x.duration_ns, bytes_after += x.bytes;
+  EXPECT_EQ(ns_after, ns_before);
+  EXPECT_NEAR(bytes_after, bytes_before, 1e-9 * bytes_before);
+  // Per layer, in order: the first time each name appears.
+  std::vector<std::string> forward, backward;
+  const Track& compute = t.tracks[track_of(t, 0, Lane::compute)];
+  for (const Span& x : after->spans) {
+    const std::string& name = t.name_of(x);
+    ASSERT_EQ(name.rfind("layer ", 0), 0u) << name;
+    // The op it runs in: the compute piece that holds it, never a gap where a TP collective runs.
+    const auto holder = std::find_if(compute.spans.begin(), compute.spans.end(), [&](const Span& c) {
+      return c.start_ns <= x.start_ns && x.end_ns() <= c.end_ns();
+    });
+    ASSERT_NE(holder, compute.spans.end()) << name << " at " << x.start_ns;
+    if (x.micro_batch != 0) continue;
+    auto& list = holder->phase == Phase::forward ? forward : backward;
+    if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+  }
+  const std::string gather = " ZeRO-3 all-gather · dp x cp 32 · across nodes";
+  const std::string scatter = " ZeRO-3 reduce-scatter · dp x cp 32 · across nodes";
+  ASSERT_EQ(forward.size(), 36u);
+  EXPECT_EQ(forward.front(), "layer 0" + gather);
+  EXPECT_EQ(forward.back(), "layer 35" + gather);
+  ASSERT_EQ(backward.size(), 72u);
+  EXPECT_EQ(backward.front(), "layer 35" + gather);
+  EXPECT_EQ(backward[35], "layer 0" + gather);
+  EXPECT_EQ(backward[36], "layer 35" + scatter);
+  EXPECT_EQ(backward.back(), "layer 0" + scatter);
+}
+
 TEST(LayerTimeline, RefusesWhatItCannotLayOut) {
   const Plan plan = small(8, 4, false);
   const Predicted p = predicted(plan);

@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "plansight/gui/format.h"
 
@@ -47,6 +48,13 @@ QString track_label(const est::Track& track) {
       QString::fromLatin1(est::to_string(track.lane).data(), static_cast<qsizetype>(est::to_string(track.lane).size()));
   if (track.lane == est::Lane::communication) lane = QStringLiteral("comm");
   QString text = QStringLiteral("r%1 %2").arg(track.rank).arg(lane);
+  // A predicted timeline's extra rows say what they hold (estimator: the layer view's sends,
+  // the collectives compute hides); a measured one's are its streams.
+  const auto ends_with = [&](std::string_view tail) {
+    return track.label.size() >= tail.size() && track.label.compare(track.label.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (track.lane == est::Lane::communication && ends_with(" comm overlapped")) return QStringLiteral("r%1 hidden comm").arg(track.rank);
+  if (track.lane == est::Lane::communication && ends_with(" comm p2p")) return QStringLiteral("r%1 p2p").arg(track.rank);
   if (track.stream >= 0) text += QStringLiteral(" s%1").arg(track.stream);
   return text;
 }
