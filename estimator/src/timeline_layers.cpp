@@ -359,8 +359,9 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   for (auto c = first; c != laid_compute.spans.end() && c->stage == s.stage && c->micro_batch == s.micro_batch; ++c) {
     pieces_of_op.push_back(&*c);
   }
-  // A B op starts with its recomputation: its collectives are the backward's.
-  const std::vector<Piece>& pieces = anatomy.pieces(s.stage, op->phase == Phase::recompute ? kBackward : pass_of(op->phase));
+  // A B op's recomputation draws its own collectives under its own compute (the engine's
+  // draw_overlapped), so the compute a collective starts in names its pass.
+  const std::vector<Piece>& pieces = anatomy.pieces(s.stage, pass_of(op->phase));
   double weight = 0;
   for (const Piece& p : pieces) weight += p.group == group ? p.weight : 0;
   if (weight <= 0 || pieces_of_op.empty()) return false;
@@ -576,15 +577,13 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
     laid.spans.reserve(hidden.spans.size());
     std::vector<Span> parts;
     std::int64_t cursor = INT64_MIN;  // the end of the track's last span
-    // Which op a piece of a hidden collective ran in: its chunk and micro-batch have one F, one B
-    // (which runs R first and the weight gradients after) and in split schedules one W.
+    // Which pass a piece of a hidden collective ran under: its chunk and micro-batch have one F,
+    // one B (its recomputation R first, the weight gradients in it) and in split schedules one W.
     const auto op_kind = [&](const Span& x) {
       if (compute == nullptr) return Phase::none;
       auto it = std::upper_bound(compute->spans.begin(), compute->spans.end(), x.start_ns,
                                  [](std::int64_t t, const Span& c) { return t < c.start_ns; });
-      if (it == compute->spans.begin()) return Phase::none;
-      const Phase phase = std::prev(it)->phase;
-      return phase == Phase::forward || phase == Phase::weight_grad ? phase : Phase::backward;
+      return it == compute->spans.begin() ? Phase::none : std::prev(it)->phase;
     };
     for (std::size_t i = 0; i < hidden.spans.size();) {
       // One collective of one op, which the simulation poured into the op's compute spans.

@@ -118,8 +118,10 @@ TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
   Plan recompute = small(8, 4, false);
   recompute.layout.recompute = Recompute::full;
   recompute.layout.zero_stage = 3;  // prefetched gathers: collectives of their own on the lane
+  Plan context_recompute = context;  // the ring under the recomputed attention, and again under the backward's
+  context_recompute.layout.recompute = Recompute::full;
   for (const Plan& plan : {small(8, 4, false), small(8, 4, true), interleaved, zero3, zb, dualpipev, dualpipe, context,
-                           recompute}) {
+                           recompute, context_recompute}) {
     SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + (plan.layout.sequence_parallel ? " sp" : "") +
                  " zero " + std::to_string(plan.layout.zero_stage) + " cp " + std::to_string(plan.layout.cp) +
                  " recompute " + std::string(to_string(plan.layout.recompute)));
