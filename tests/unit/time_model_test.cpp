@@ -14,6 +14,7 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/json_io.h"
+#include "zero3_test_plan.h"
 
 namespace plansight::estimator {
 namespace {
@@ -388,16 +389,7 @@ NamedComm named_comm(const Timeline& t, std::int32_t rank) {
 // a stream of its own): what compute hides costs nothing but still moves its bytes. The
 // timeline shows it beside the compute, with its bytes; what is not hidden stays on the lane.
 TEST(TimeModel, ZeroThreeShowsTheGathersComputeHides) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-7.5b");
-  plan.cluster.gpus = 64;
-  plan.layout.tp = 1;
-  plan.layout.pp = 1;
-  plan.layout.sequence_parallel = false;
-  plan.layout.zero_stage = 3;
-  plan.layout.recompute = Recompute::full;
-  plan.training.global_batch = 64;
-  plan.training.micro_batch = 1;
+  const Plan plan = zero3_7p5b_on_64(1, Recompute::full, 1);
   auto e = estimate(plan);
   ASSERT_TRUE(e.ok()) << e.error_text();
   auto hidden = predict_time(plan, e->padded_vocab);

@@ -13,6 +13,7 @@
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_layers.h"
 #include "plansight/estimator/timeline_metrics.h"
+#include "zero3_test_plan.h"
 
 namespace plansight::estimator {
 namespace {
@@ -266,16 +267,7 @@ TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
 // in the backward a gather and a reduce-scatter per layer (the last layer first), each piece
 // under a compute piece, never under a TP collective; their total time and bytes kept.
 TEST(LayerTimeline, ZeroThreeHiddenCollectivesLayerByLayer) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-7.5b");  // 36 layers
-  plan.cluster.gpus = 64;
-  plan.layout.tp = 2;  // the ops are laid out around the TP all-reduces
-  plan.layout.pp = 1;
-  plan.layout.sequence_parallel = false;
-  plan.layout.zero_stage = 3;
-  plan.layout.recompute = Recompute::none;
-  plan.training.global_batch = 64;
-  plan.training.micro_batch = 2;
+  const Plan plan = zero3_7p5b_on_64(2, Recompute::none, 2);  // TP 2: ops laid out around its all-reduces
   const Predicted p = predicted(plan);
   auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
   ASSERT_TRUE(layered.ok()) << layered.error_text();
