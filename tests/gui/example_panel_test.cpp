@@ -10,6 +10,8 @@
 #include <QImage>
 #include <QTemporaryDir>
 
+#include <cmath>
+
 #include "gui_test_support.h"
 #include "plansight/estimator/examples.h"
 #include "plansight/gui/example_panel.h"
@@ -37,6 +39,40 @@ TEST(ExampleRowsModel, OursBesidePublishedWithTheOpenedRowBold) {
   EXPECT_FALSE(m->data(m->index(0, ExampleRowsModel::label), Qt::FontRole).isValid());
   EXPECT_EQ(example_value_text(0.09375), QStringLiteral("0.09375"));
   EXPECT_EQ(example_value_text(651.92), QStringLiteral("651.9"));
+}
+
+// Every row of every example opens from the menu, and the panel sets a number of ours beside
+// each published value, in the metric's unit.
+TEST(ExamplesMenu, EveryRowOfEveryExampleHasItsActionAndOurValue) {
+  QTemporaryDir dir;
+  MainWindowOptions options;
+  options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
+  options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
+  options.restore_last_plan = false;
+  MainWindow window(options);
+  ExamplePanel panel;
+  ASSERT_EQ(est::examples().size(), 12u);
+  for (const auto& example : est::examples()) {
+    SCOPED_TRACE(example.name);
+    for (std::size_t r = 0; r < example.rows.size(); ++r) {
+      const QString name = QStringLiteral("example:%1:%2").arg(QString::fromStdString(example.name)).arg(r);
+      EXPECT_NE(window.findChild<QAction*>(name), nullptr) << name.toStdString();
+    }
+    ASSERT_TRUE(panel.setExample(example, 0).isEmpty());
+    const auto* m = panel.model();
+    ASSERT_EQ(m->rowCount(), static_cast<int>(example.rows.size()));
+    for (int r = 0; r < m->rowCount(); ++r) {
+      EXPECT_TRUE(std::isfinite(m->data(m->index(r, ExampleRowsModel::ours), Qt::UserRole).toDouble())) << r;
+      EXPECT_GT(m->data(m->index(r, ExampleRowsModel::ours), Qt::UserRole).toDouble(), 0) << r;
+    }
+  }
+  auto weeks = est::find_example("weeks-one-vs-four-dgx-a100");
+  ASSERT_TRUE(weeks.ok());
+  ASSERT_TRUE(panel.setExample(*weeks, 2).isEmpty());
+  EXPECT_EQ(panel.model()->data(panel.model()->index(2, ExampleRowsModel::unit), Qt::DisplayRole).toString(),
+            QStringLiteral("weeks"));
+  EXPECT_EQ(panel.model()->data(panel.model()->index(2, ExampleRowsModel::published), Qt::DisplayRole).toString(),
+            QStringLiteral("10.55"));
 }
 
 TEST(ExamplesMenu, OpeningARowEditsItsPlanAndYourPlanFollowsEdits) {
