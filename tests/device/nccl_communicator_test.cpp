@@ -93,19 +93,26 @@ TEST_F(NcclCommunicatorTest, CollectivesMatchSerialSums) {
     float* data = upload(values_of(r, count));
     if (auto s = comm.all_reduce(data, count); !s) return fail(r, s.error_text());
     auto got = download(data, count, stream);
+    // Each rank's values made once, not once per element.
+    std::vector<float> expected(count, 0.0f);
+    for (int q = 0; q < p; ++q) {
+      const auto theirs = values_of(q, count);
+      for (std::size_t i = 0; i < count; ++i) expected[i] += theirs[i];
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      float expected = 0;
-      for (int q = 0; q < p; ++q) expected += values_of(q, count)[i];
-      if (got[i] != expected) return fail(r, "all_reduce element " + std::to_string(i));
+      if (got[i] != expected[i]) return fail(r, "all_reduce element " + std::to_string(i));
     }
     float* blocks = upload(values_of(r, count * static_cast<std::size_t>(p)));
     float* out = upload(std::vector<float>(count * static_cast<std::size_t>(p), 0.0f));
     if (auto s = comm.reduce_scatter(blocks, out, count); !s) return fail(r, s.error_text());
     got = download(out, count, stream);
+    std::fill(expected.begin(), expected.end(), 0.0f);
+    for (int q = 0; q < p; ++q) {
+      const auto theirs = values_of(q, count * static_cast<std::size_t>(p));
+      for (std::size_t i = 0; i < count; ++i) expected[i] += theirs[static_cast<std::size_t>(r) * count + i];
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      float expected = 0;
-      for (int q = 0; q < p; ++q) expected += values_of(q, count * static_cast<std::size_t>(p))[static_cast<std::size_t>(r) * count + i];
-      if (got[i] != expected) return fail(r, "reduce_scatter element " + std::to_string(i));
+      if (got[i] != expected[i]) return fail(r, "reduce_scatter element " + std::to_string(i));
     }
     // All-gather: block q of every rank's output is rank q's input, exactly.
     float* mine = upload(values_of(r, count));

@@ -132,7 +132,11 @@ Result<std::unique_ptr<ActivityTracer>> ActivityTracer::start(const ActivityTrac
   }
   std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                            CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
-  if (options.api_calls) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+  // A kernel's correlation id is that of the API call that launched it. Ours go through the
+  // runtime API; libraries may launch through the driver API (cuLaunchKernel/cuLaunchKernelEx),
+  // and without its records such a kernel (a cuBLASLt GEMM among them) would find no launching
+  // thread, and so no NVTX phase, stage or micro-batch (activity_timeline.cpp).
+  if (options.api_calls) kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER});
   if (options.nvtx_ranges) kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER);
   for (CUpti_ActivityKind kind : kinds) {
     if (auto s = cupti_check(cuptiActivityEnable(kind), "cuptiActivityEnable(kind " + std::to_string(kind) + ")"); !s) {

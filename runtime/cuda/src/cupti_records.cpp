@@ -4,10 +4,6 @@
 #include "cupti_records.h"
 
 #include <cupti_activity.h>
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
 
 namespace plansight::runtime::cuda {
 namespace {
@@ -36,22 +32,6 @@ const char* synchronization_name(CUpti_ActivitySynchronizationType type) {
 }
 
 }  // namespace
-
-std::string kernel_display_name(const char* name) {
-  if (name == nullptr) return "kernel";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
-  if (status != 0 || demangled == nullptr) return name;
-  std::string text(demangled.get());
-  // Drop the parameter list: "void f<float>(float*, ...)" -> "void f<float>".
-  int depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '<') ++depth;
-    if (text[i] == '>') --depth;
-    if (text[i] == '(' && depth == 0) return text.substr(0, i);
-  }
-  return text;
-}
 
 void CuptiRecordConverter::add(const CUpti_Activity* record, std::vector<ActivityRecord>& out) {
   ActivityRecord r;

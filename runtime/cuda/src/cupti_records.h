@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plansight/runtime/cuda/activity_timeline.h"
+#include "plansight/runtime/cuda/kernel_names.h"
 
 namespace plansight::runtime::cuda {
 
@@ -30,10 +31,5 @@ class CuptiRecordConverter {
   };
   std::unordered_map<std::uint32_t, OpenRange> open_;
 };
-
-// "ampere_sgemm_128x64_nn" for an unmangled name; the demangled signature, without its parameter
-// list, for a mangled C++ kernel name ("_Z20gelu_forward_kernelIfEvPT_PKS0_m" -> "void
-// gelu_forward_kernel<float>").
-std::string kernel_display_name(const char* name);
 
 }  // namespace plansight::runtime::cuda

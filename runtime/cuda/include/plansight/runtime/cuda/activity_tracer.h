@@ -25,7 +25,7 @@ namespace plansight::runtime::cuda {
 
 struct ActivityTracerOptions {
   std::size_t buffer_bytes = std::size_t{8} << 20;  // per CUPTI buffer; a step of a small GPT fills < 1
-  bool api_calls = true;                            // runtime API records (phase inheritance, sync threads)
+  bool api_calls = true;                            // runtime and driver API records (phase inheritance, sync threads)
   bool nvtx_ranges = true;                          // NVTX ranges through CUPTI (MARKER records)
 };
 
