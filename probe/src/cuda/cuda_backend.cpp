@@ -325,7 +325,7 @@ class CudaBackend final : public Backend {
   double* loss_ = nullptr;
   float* nonfinite_ = nullptr;  // the step's flag, right after the loss
   bool nonfinite_at_take_ = false;
-  void* pinned_ = nullptr;   // kSlots upload slots; slot 0 also stages all_reduce_host, the last one take_loss
+  void* pinned_ = nullptr;   // kSlots slots; uploads use 1.., slot 0 stages all_reduce_host (its start) and take_loss (its end)
   std::array<cudaEvent_t, kSlots> slot_done_{};
   std::size_t next_slot_ = 0;
 };
