@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <string>
 #include <tuple>
@@ -204,6 +206,52 @@ TEST(PipelineSimulator, TensorParallelSegmentsShowAsExposedCollectivesNotBubble)
   EXPECT_EQ(r.timeline.name_of(comm[0]), "F0.0");
   EXPECT_DOUBLE_EQ(comm[0].bytes, 1e6);
   EXPECT_DOUBLE_EQ(r.timeline.tracks[0].spans[0].flops, 1e12);
+}
+
+// An overlapped segment (a collective compute hides) takes no time and books no lane: every figure
+// is that of the run without it. With the timeline kept it is drawn on the rank's third track,
+// inside the op's compute and never beside its exposed collective: here 1.5 ms poured into the
+// forward's 1 ms compute is cut at its end, and a backward's 0.4 ms sits under its compute.
+TEST(PipelineSimulator, OverlappedSegmentsAreDrawnUnderComputeAndCostNothing) {
+  ChunkCost cost;
+  cost.forward.segments = {{Lane::compute, 1 * kMs, 0, 0},
+                           {Lane::communication, 0.5 * kMs, 0, 1e6},
+                           {Lane::communication, 1.5 * kMs, 0, 3e6, -1, true}};
+  cost.backward.segments = {{Lane::compute, 2 * kMs, 0, 0}, {Lane::communication, 0.4 * kMs, 0, 8e5, -1, true}};
+  ChunkCost plain = cost;
+  plain.forward.segments.pop_back();
+  plain.backward.segments.pop_back();
+  EXPECT_DOUBLE_EQ(cost.forward.seconds(), plain.forward.seconds()) << "an overlapped segment adds no time";
+  for (const PipelineSchedule kind : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1}) {
+    const auto with = run(kind, 2, 1, 4, SimulationInput{{cost}});
+    const auto without = run(kind, 2, 1, 4, SimulationInput{{plain}});
+    EXPECT_EQ(with.iteration_ns, without.iteration_ns);
+    EXPECT_EQ(with.bubble_ns, without.bubble_ns);
+    EXPECT_EQ(with.busy_ns, without.busy_ns);
+    ASSERT_EQ(with.timeline.tracks.size(), 6u) << "compute, communication and overlapped per rank";
+    ASSERT_EQ(without.timeline.tracks.size(), 4u);
+    for (std::int32_t r = 0; r < 2; ++r) {
+      const Track& hidden = with.timeline.tracks[static_cast<std::size_t>(4 + r)];
+      EXPECT_EQ(hidden.rank, r);
+      EXPECT_EQ(hidden.lane, Lane::communication);
+      EXPECT_EQ(hidden.stream, 2);
+      ASSERT_EQ(hidden.spans.size(), 8u) << "one per F and per B of four micro-batches";
+      std::int64_t forward_ns = 0, backward_ns = 0;
+      for (const Span& x : hidden.spans) {
+        const auto& compute = with.timeline.tracks[static_cast<std::size_t>(2 * r)].spans;
+        EXPECT_TRUE(std::any_of(compute.begin(), compute.end(),
+                                [&](const Span& c) { return c.start_ns <= x.start_ns && x.end_ns() <= c.end_ns(); }));
+        (with.timeline.name_of(x)[0] == 'F' ? forward_ns : backward_ns) += x.duration_ns;
+      }
+      EXPECT_EQ(forward_ns, 4 * kMsNs) << "cut to the forwards' 1 ms of compute";
+      EXPECT_EQ(backward_ns, 4 * 400 * 1000);
+    }
+  }
+  // Only a communication segment may be overlapped.
+  ChunkCost wrong = plain;
+  wrong.forward.segments.push_back({Lane::compute, 1 * kMs, 0, 0, -1, true});
+  auto table = *make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 4);
+  EXPECT_EQ(simulate(table, SimulationInput{{wrong}}).errors().front().field, "simulation.chunks[0].forward");
 }
 
 TEST(PipelineSimulator, ZeroThreeGatherIsPrefetchedOneOpAhead) {
