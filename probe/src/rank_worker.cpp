@@ -74,6 +74,7 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     float end[2] = {reports_loss ? static_cast<float>(loss) : 0.0f,
                     ctx.rank == 0 && state.stop && state.stop->load() ? 1.0f : 0.0f};
     check(ctx.be.all_reduce_host(*ctx.world, end, 2));
+    state.device->step_ends(ctx.rank, step);
     const bool stop = end[1] > 0 && step + 1 < steps;
     if (ctx.rank == 0) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

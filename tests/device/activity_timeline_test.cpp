@@ -69,6 +69,44 @@ TEST(ActivityTimeline, PhaseComesFromTheRangeOpenAtLaunch) {
   EXPECT_EQ(compute->spans[0].micro_batch, 1);
 }
 
+// Among virtual ranks on one GPU a probe collective is kernels and copies on the compute stream
+// (the device communicator's sums and device-to-device copies): the range they run in says they
+// are communication, while the phase stays the op's.
+TEST(ActivityTimeline, KernelsOfACollectiveRangeAreCommunication) {
+  auto reduce = record(ActivityKind::range, 100, 500, "tp.all_reduce forward stage 0 mb 1");
+  reduce.thread = 7;
+  auto send = record(ActivityKind::range, 600, 700, "pp.send backward stage 1 mb 2");
+  send.thread = 7;
+  auto launch1 = record(ActivityKind::api_call, 150, 160, "cudaLaunchKernel");
+  launch1.thread = 7;
+  launch1.correlation = 1;
+  auto launch2 = record(ActivityKind::api_call, 610, 620, "cudaMemcpyAsync");
+  launch2.thread = 7;
+  launch2.correlation = 2;
+  auto sum = record(ActivityKind::kernel, 170, 300, "void plansight::runtime::cuda::sum_buffers_kernel<float>");
+  sum.correlation = 1;
+  sum.stream = 13;
+  auto copy = record(ActivityKind::memcpy, 630, 680, "memcpy DtoD");
+  copy.correlation = 2;
+  copy.stream = 13;
+  ActivityTimeline builder;
+  builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
+  builder.assign_thread(7, 0);
+  const est::Timeline t = builder.build({reduce, send, launch1, launch2, sum, copy}, "step", est::KernelClassifier());
+  const est::Track* compute = find_track(t, 0, est::Lane::compute);
+  ASSERT_NE(compute, nullptr);
+  ASSERT_EQ(compute->spans.size(), 2u);
+  EXPECT_EQ(compute->spans[0].kind, est::SpanKind::collective);
+  EXPECT_EQ(compute->spans[0].phase, est::Phase::forward);
+  EXPECT_EQ(compute->spans[1].kind, est::SpanKind::send);
+  EXPECT_EQ(compute->spans[1].phase, est::Phase::backward);
+  EXPECT_EQ(compute->spans[1].stage, 1);
+  EXPECT_EQ(comm_kind_from_range_name("zero3.all_gather forward stage 0 mb 0"), est::SpanKind::collective);
+  EXPECT_EQ(comm_kind_from_range_name("pp.recv forward stage 1 mb 0"), est::SpanKind::recv);
+  EXPECT_EQ(comm_kind_from_range_name("qkv forward stage 0 mb 0"), std::nullopt);
+  EXPECT_EQ(comm_kind_from_range_name("forward stage 0 mb 1"), std::nullopt) << "a phase word alone is compute";
+}
+
 TEST(ActivityTimeline, NumbersAfterWordsOfTheRangeName) {
   EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "stage"), 12);
   EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "mb"), 3);

@@ -48,7 +48,9 @@ class CudaDevice final : public RunDevice {
   CudaDevice(const ProbeRequest& request, int world_size, int device, cudaDeviceProp props, CudaPrecision precision,
              std::shared_ptr<rc::NcclWorld> nccl = nullptr)
       : request_(request), world_size_(world_size), device_(device), props_(props), precision_(precision),
-        nccl_(std::move(nccl)), last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()) {
+        nccl_(std::move(nccl)),
+        last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()),
+        last_step_end_ns_(world_size, std::numeric_limits<std::int64_t>::min()) {
     if (!nccl_) world_.emplace(world_size, device);
   }
 
@@ -115,10 +117,16 @@ class CudaDevice final : public RunDevice {
     else world_->abort(reason);
   }
 
-  void step_begins(int rank, std::int64_t, bool last) override {
-    if (!last) return;
+  // Every step, not only the planned last one: a run stopped early (SIGINT/SIGTERM, Cancel)
+  // keeps the last step it ran. Every rank leaves each step through the world's all-reduce, so
+  // the ranks' latest marks are of the same step.
+  void step_begins(int rank, std::int64_t, bool) override {
     std::lock_guard lock(mutex_);
     last_step_begin_ns_[static_cast<std::size_t>(rank)] = steady_ns();
+  }
+  void step_ends(int rank, std::int64_t) override {
+    std::lock_guard lock(mutex_);
+    last_step_end_ns_[static_cast<std::size_t>(rank)] = steady_ns();
   }
 
   std::optional<Result<est::Timeline>> device_timeline(const runtime::Tracer&) override {
@@ -131,8 +139,14 @@ class CudaDevice final : public RunDevice {
     std::vector<rc::ActivityRecord> records = tracer_->take_records();
     dropped_records_ = tracer_->dropped_records();
     const std::int64_t begin = *std::min_element(last_step_begin_ns_.begin(), last_step_begin_ns_.end());
-    // The last step's records only: those that start once its first rank began it.
-    std::erase_if(records, [&](const rc::ActivityRecord& r) { return alignment->to_cpu_ns(r.start_ns) < begin; });
+    const std::int64_t end = *std::max_element(last_step_end_ns_.begin(), last_step_end_ns_.end());
+    // The last step's records only: those that start once its first rank began it and before its
+    // last rank ended it (not the backends' teardown synchronisations after it).
+    const bool ended = end != std::numeric_limits<std::int64_t>::min();  // a rank marked the end
+    std::erase_if(records, [&](const rc::ActivityRecord& r) {
+      const std::int64_t t = alignment->to_cpu_ns(r.start_ns);
+      return t < begin || (ended && t > end);
+    });
     timeline_.set_clock_offset_ns(alignment->offset_ns);
     est::Timeline timeline = timeline_.build(records, "probe " + request_.model.name + ", last step (CUPTI)",
                                              est::KernelClassifier());
@@ -178,6 +192,7 @@ class CudaDevice final : public RunDevice {
   std::optional<rc::DeviceWorld> world_;  // virtual ranks (no NCCL world)
   std::mutex mutex_;
   std::vector<std::int64_t> last_step_begin_ns_;
+  std::vector<std::int64_t> last_step_end_ns_;
   bool nvtx_installed_ = false;
   std::string tracing_note_;
   std::uint64_t dropped_records_ = 0;

@@ -69,6 +69,9 @@ class MpiDevice final : public RunDevice {
   void step_begins(int rank, std::int64_t step, bool last) override {
     if (gpu_) gpu_->step_begins(rank, step, last);
   }
+  void step_ends(int rank, std::int64_t step) override {
+    if (gpu_) gpu_->step_ends(rank, step);
+  }
   std::optional<Result<estimator::Timeline>> device_timeline(const runtime::Tracer& host) override {
     if (gpu_) return gpu_->device_timeline(host);
     return std::nullopt;

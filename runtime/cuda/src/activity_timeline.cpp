@@ -72,6 +72,18 @@ est::Phase phase_from_range_name(std::string_view name) {
   return est::Phase::none;
 }
 
+std::optional<est::SpanKind> comm_kind_from_range_name(std::string_view name) {
+  const std::string first = lower(name.substr(0, name.find(' ')));
+  if (contains_any(first, {"send"})) return est::SpanKind::send;
+  if (contains_any(first, {"recv"})) return est::SpanKind::recv;
+  if (contains_any(first, {"all_reduce", "allreduce", "all-reduce", "all_gather", "allgather", "all-gather",
+                           "reduce_scatter", "reducescatter", "reduce-scatter", "broadcast", "all_to_all",
+                           "alltoall", "all-to-all"})) {
+    return est::SpanKind::collective;
+  }
+  return std::nullopt;
+}
+
 void ActivityTimeline::assign_stream(std::uint32_t device, std::uint32_t stream_id, const StreamRole& role) {
   streams_[{device, stream_id}] = role;
 }
@@ -145,6 +157,10 @@ est::Timeline ActivityTimeline::build(const std::vector<ActivityRecord>& records
           span.phase = phase_from_range_name(*range->name);
           span.stage = number_after(*range->name, "stage");
           span.micro_batch = number_after(*range->name, "mb");
+          if (const auto comm = comm_kind_from_range_name(*range->name)) {
+            span.kind = *comm;
+            span.tensor_core = false;
+          }
         }
       }
     }

@@ -65,6 +65,9 @@ class RunDevice {
 
   // Each rank at the start of each step (on its thread), before any of its work is enqueued.
   virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
+  // Each rank at the end of each step (on its thread), after its last host synchronisation (the
+  // world's all-reduce of the loss): none of the step's device work is left.
+  virtual void step_ends(int /*rank*/, std::int64_t /*step*/) {}
   // After every rank finished: the measured timeline of the last step, when this device
   // measures its own (a GPU: CUPTI activity records) instead of the host tracer's spans; and
   // what it says about the run beside the timeline (JSON object, may be empty).

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,12 @@ struct StreamRole {
 // wgrad/weight_grad, recompute, optimizer/adamw, allreduce/all_reduce/all-reduce and the other
 // collectives (communication); none otherwise. Case-insensitive.
 estimator::Phase phase_from_range_name(std::string_view name);
+// What a range names, when its first word is a collective or a transfer ("tp.all_reduce forward
+// stage 0 mb 1", "pp.send ...", "zero3.all_gather ..."): collective, send or recv; nullopt for
+// compute. The kernels and copies a probe collective launches among virtual ranks on one GPU
+// (the device communicator's copies and sums) take this kind: they are communication, though
+// they run on the compute stream and their phase is the op's.
+std::optional<estimator::SpanKind> comm_kind_from_range_name(std::string_view name);
 // The number after the word `word` in a range name ("qkv forward stage 2 mb 5": "stage" -> 2,
 // "mb" -> 5), as the probe's spans name their NVTX ranges; -1 when absent.
 std::int32_t number_after(std::string_view name, std::string_view word);
