@@ -1,6 +1,7 @@
 // Scratch device memory of the calibration: an owned cudaMalloc'd array filled with values of
-// activation scale (a fixed pattern in [-1, 1), converted on the device to the element type), so
-// that tensor cores and memory see data like a training step's rather than zeros.
+// activation scale (a fixed pattern in [-1, 1] with a period beyond any L2 cache, copied on the
+// device and converted there to the element type), so that tensor cores and memory see data
+// like a training step's rather than zeros.
 #pragma once
 
 #include <cstddef>
