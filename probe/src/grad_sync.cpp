@@ -4,8 +4,14 @@
 
 namespace plansight::probe {
 
-GradSync::GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap) : ctx_(ctx), comm_(comm), overlap_(overlap) {
-  if (overlap_) thread_ = std::thread([this] { loop(); });
+GradSync::GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<void()> started)
+    : ctx_(ctx), comm_(comm), overlap_(overlap) {
+  if (overlap_) {
+    thread_ = std::thread([this, started = std::move(started)] {
+      if (started) started();
+      loop();
+    });
+  }
 }
 
 GradSync::~GradSync() {

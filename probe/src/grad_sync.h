@@ -20,7 +20,8 @@ namespace plansight::probe {
 class GradSync {
  public:
   // overlap = false runs every task on the submitting thread at once (no overlap).
-  GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap);
+  // `started` runs first on the gradient thread (RunDevice::thread_started).
+  GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<void()> started = {});
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;

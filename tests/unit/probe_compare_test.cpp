@@ -201,7 +201,22 @@ TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
   EXPECT_EQ(plan->training.master_precision, est::MasterPrecision::fp32);
   EXPECT_EQ(plan->cluster.shared_processors, 1);
   EXPECT_NEAR(static_cast<double>(plan->cluster.gpu.memory_bytes), 79.2 * (1LL << 30), 1e6);
-  EXPECT_DOUBLE_EQ(plan->cluster.gpu.peak_bf16_flops, 6e14);
+  EXPECT_DOUBLE_EQ(plan->cluster.gpu.peak_bf16_flops, 6e14) << "no bf16 GEMM measured: the overall peak";
+  // Each precision's peak is its fastest measured GEMM: fp32 on CUDA cores is not bf16's.
+  est::HardwareProfile measured = profile;
+  est::GemmSample fp32{}, bf16{};
+  fp32.precision = est::Precision::fp32;
+  fp32.m = fp32.n = fp32.k = 4096;
+  fp32.seconds = 2.0 * 4096 * 4096 * 4096 / 5e13;  // 50 TFLOP/s
+  bf16 = fp32;
+  bf16.precision = est::Precision::bf16;
+  bf16.seconds = 2.0 * 4096 * 4096 * 4096 / 6e14;  // 600 TFLOP/s
+  measured.gemms = {fp32, bf16};
+  auto per_precision = plan_of_probe_run(request, measured);
+  ASSERT_TRUE(per_precision.ok()) << per_precision.error_text();
+  EXPECT_NEAR(per_precision->cluster.gpu.peak_fp32_flops, 5e13, 1e3);
+  EXPECT_NEAR(per_precision->cluster.gpu.peak_bf16_flops, 6e14, 1e4);
+  EXPECT_DOUBLE_EQ(per_precision->cluster.gpu.peak_tf32_flops, 6e14) << "tf32 not measured: the overall peak";
   EXPECT_FALSE(has_errors(est::validate(*plan))) << join_messages(est::validate(*plan));
   auto own_gpus = *plan;
   own_gpus.cluster.shared_processors = 0;

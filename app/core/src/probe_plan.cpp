@@ -128,11 +128,23 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   c.gpu.efficiency = est::GpuEfficiency{};
   const double gpu_memory = on_gpu ? gpu_memory_bytes(profile.device) : 0;
   c.gpu.memory_bytes = static_cast<std::int64_t>(gpu_memory > 0 ? gpu_memory : physical_memory_bytes());
-  // The calibrated peak stands for every precision; the HardwareProfile's GEMM samples carry the
-  // per-precision throughput the time model uses.
+  // On a CPU the calibrated peak stands for every precision. A GPU's differ by an order of
+  // magnitude (fp32 on CUDA cores, the others on tensor cores): each precision's peak is the
+  // fastest GEMM measured in it, the overall peak only where none was; the HardwareProfile's
+  // GEMM samples carry the per-shape throughput the time model uses.
   c.gpu.peak_fp32_flops = profile.peak_flops;
   if (on_gpu) {
-    c.gpu.peak_tf32_flops = c.gpu.peak_bf16_flops = c.gpu.peak_fp16_flops = profile.peak_flops;
+    const auto peak_of = [&](est::Precision wanted) {
+      double best = 0;
+      for (const auto& g : profile.gemms) {
+        if (g.precision == wanted && g.seconds > 0) best = std::max(best, g.flops() / g.seconds);
+      }
+      return best > 0 ? best : profile.peak_flops;
+    };
+    c.gpu.peak_fp32_flops = peak_of(est::Precision::fp32);
+    c.gpu.peak_tf32_flops = peak_of(est::Precision::tf32);
+    c.gpu.peak_bf16_flops = peak_of(est::Precision::bf16);
+    c.gpu.peak_fp16_flops = peak_of(est::Precision::fp16);
   }
   c.gpu.hbm_bandwidth_bytes_per_s = profile.memory_bandwidth_bytes_per_s;
   c.gpus = world;

@@ -117,6 +117,15 @@ class CudaDevice final : public RunDevice {
     else world_->abort(reason);
   }
 
+  void thread_started(int rank) override {
+#if PLANSIGHT_HAVE_CUPTI
+    if (!tracer_) return;
+    std::lock_guard lock(mutex_);
+    timeline_.assign_thread(rc::ActivityTracer::current_thread_id(), rank);
+#else
+    (void)rank;
+#endif
+  }
   // Every step, not only the planned last one: a run stopped early (SIGINT/SIGTERM, Cancel)
   // keeps the last step it ran. Every rank leaves each step through the world's all-reduce, so
   // the ranks' latest marks are of the same step.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <type_traits>
+
 #include "device_array.h"
 #include "gpu_timing.h"
 #include "plansight/estimator/time_model.h"
@@ -103,40 +105,53 @@ Result<double> measure_launch_overhead(CalibrationLevel level) {
 }
 
 Result<est::AttentionSample> measure_gpu_attention(const ProbeRequest& r, CalibrationLevel level, kc::Blas& blas) {
+  // In the run's precision: the estimator uses the sample for the run it calibrates (its
+  // attention at bf16 speed would make an fp32 run's prediction far too fast).
+  const kc::DType dtype = r.precision == Precision::bf16   ? kc::DType::bf16
+                          : r.precision == Precision::fp16 ? kc::DType::fp16
+                                                           : kc::DType::fp32;
+  blas.set_fp32_math(r.precision == Precision::tf32 ? kc::Fp32Math::tf32 : kc::Fp32Math::strict);
   const std::int64_t tp = std::max<std::int64_t>(r.layout.tp, 1);
   const int B = static_cast<int>(r.micro_batch), T = static_cast<int>(r.seq_len);
   const int NH = static_cast<int>(r.model.heads / tp), C = static_cast<int>(r.model.hidden / tp);
   const std::size_t qkv_n = static_cast<std::size_t>(B) * T * 3 * C, att_n = static_cast<std::size_t>(B) * NH * T * T;
   const std::size_t out_n = static_cast<std::size_t>(B) * T * C;
-  auto qkv = DeviceArray::make(kc::DType::bf16, qkv_n, "attention qkv");
-  auto att = DeviceArray::make(kc::DType::bf16, att_n, "attention probabilities");
-  auto scratch = DeviceArray::make(kc::DType::bf16, att_n, "attention scratch");
-  auto out = DeviceArray::make(kc::DType::bf16, out_n, "attention output");
-  auto dout = DeviceArray::make(kc::DType::bf16, out_n, "attention output gradient");
-  auto dqkv = DeviceArray::make(kc::DType::bf16, qkv_n, "attention qkv gradient");
+  auto qkv = DeviceArray::make(dtype, qkv_n, "attention qkv");
+  auto att = DeviceArray::make(dtype, att_n, "attention probabilities");
+  auto scratch = DeviceArray::make(dtype, att_n, "attention scratch");
+  auto out = DeviceArray::make(dtype, out_n, "attention output");
+  auto dout = DeviceArray::make(dtype, out_n, "attention output gradient");
+  auto dqkv = DeviceArray::make(dtype, qkv_n, "attention qkv gradient");
   for (const auto* a : {&qkv, &att, &scratch, &out, &dout, &dqkv}) {
     if (!*a) return a->errors();
   }
   cudaStream_t stream = nullptr;
   const Budget b = budget(level);
-  auto forward = seconds_per_call(stream, b.trials, b.reps, [&] {
-    return status_text(kc::attention_forward(out->as<kc::bfloat16>(), att->as<kc::bfloat16>(), qkv->as<kc::bfloat16>(),
-                                             B, T, C, NH, blas, stream));
-  });
-  if (!forward) return forward.errors();
-  auto backward = seconds_per_call(stream, b.trials, b.reps, [&] {
-    return status_text(kc::attention_backward(dqkv->as<kc::bfloat16>(), scratch->as<kc::bfloat16>(),
-                                              dout->as<kc::bfloat16>(), qkv->as<kc::bfloat16>(),
-                                              att->as<kc::bfloat16>(), B, T, C, NH, blas, stream));
-  });
-  if (!backward) return backward.errors();
-  est::AttentionSample s;
-  s.batch_heads = static_cast<std::int64_t>(B) * NH;
-  s.seq = T;
-  s.head_dim = C / std::max(NH, 1);
-  s.forward_s = *forward;
-  s.backward_s = *backward;
-  return s;
+  // One element type's calls: T is float, kc::bfloat16 or kc::float16.
+  const auto measure = [&](auto* tag) -> Result<est::AttentionSample> {
+    using T_ = std::remove_pointer_t<decltype(tag)>;
+    auto forward = seconds_per_call(stream, b.trials, b.reps, [&] {
+      return status_text(kc::attention_forward(out->as<T_>(), att->as<T_>(), qkv->as<T_>(), B, T, C, NH, blas, stream));
+    });
+    if (!forward) return forward.errors();
+    auto backward = seconds_per_call(stream, b.trials, b.reps, [&] {
+      return status_text(kc::attention_backward(dqkv->as<T_>(), scratch->as<T_>(), dout->as<T_>(), qkv->as<T_>(),
+                                                att->as<T_>(), B, T, C, NH, blas, stream));
+    });
+    if (!backward) return backward.errors();
+    est::AttentionSample s;
+    s.batch_heads = static_cast<std::int64_t>(B) * NH;
+    s.seq = T;
+    s.head_dim = C / std::max(NH, 1);
+    s.forward_s = *forward;
+    s.backward_s = *backward;
+    return s;
+  };
+  auto sample = dtype == kc::DType::bf16   ? measure(static_cast<kc::bfloat16*>(nullptr))
+                : dtype == kc::DType::fp16 ? measure(static_cast<kc::float16*>(nullptr))
+                                           : measure(static_cast<float*>(nullptr));
+  blas.set_fp32_math(kc::Fp32Math::strict);
+  return sample;
 }
 
 Result<double> measure_gpu_optimizer(const ProbeRequest& r, CalibrationLevel level) {

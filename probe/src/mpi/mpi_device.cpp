@@ -69,6 +69,9 @@ class MpiDevice final : public RunDevice {
   void step_begins(int rank, std::int64_t step, bool last) override {
     if (gpu_) gpu_->step_begins(rank, step, last);
   }
+  void thread_started(int rank) override {
+    if (gpu_) gpu_->thread_started(rank);
+  }
   void step_ends(int rank, std::int64_t step) override {
     if (gpu_) gpu_->step_ends(rank, step);
   }

@@ -63,6 +63,9 @@ class RunDevice {
   // one host, where every process reads the same CLOCK_MONOTONIC).
   virtual std::int64_t clock_offset_ns(int /*process*/) const { return 0; }
 
+  // On a thread of rank `rank` other than the one that made its backend (its gradient thread),
+  // when it starts: a GPU's timeline gives that thread's ranges and syncs to the rank.
+  virtual void thread_started(int /*rank*/) {}
   // Each rank at the start of each step (on its thread), before any of its work is enqueued.
   virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
   // Each rank at the end of each step (on its thread), after its last host synchronisation (the
