@@ -69,30 +69,32 @@ TEST(ActivityTimeline, PhaseComesFromTheRangeOpenAtLaunch) {
   EXPECT_EQ(compute->spans[0].micro_batch, 1);
 }
 
+// A range opened by thread 7 at `at`, an API call inside it that launches device work `kind`
+// named `name` on stream 13 (correlation `id`).
+std::vector<ActivityRecord> launched_in(const std::string& range, std::int64_t at, ActivityKind kind,
+                                        const std::string& name, std::uint32_t id) {
+  auto r = record(ActivityKind::range, at, at + 400, range);
+  auto call = record(ActivityKind::api_call, at + 50, at + 60, "cudaLaunchKernel");
+  auto work = record(kind, at + 70, at + 200, name);
+  r.thread = call.thread = 7;
+  call.correlation = work.correlation = id;
+  work.stream = 13;
+  return {r, call, work};
+}
+
 // Among virtual ranks on one GPU a probe collective is kernels and copies on the compute stream
 // (the device communicator's sums and device-to-device copies): the range they run in says they
 // are communication, while the phase stays the op's.
 TEST(ActivityTimeline, KernelsOfACollectiveRangeAreCommunication) {
-  auto reduce = record(ActivityKind::range, 100, 500, "tp.all_reduce forward stage 0 mb 1");
-  reduce.thread = 7;
-  auto send = record(ActivityKind::range, 600, 700, "pp.send backward stage 1 mb 2");
-  send.thread = 7;
-  auto launch1 = record(ActivityKind::api_call, 150, 160, "cudaLaunchKernel");
-  launch1.thread = 7;
-  launch1.correlation = 1;
-  auto launch2 = record(ActivityKind::api_call, 610, 620, "cudaMemcpyAsync");
-  launch2.thread = 7;
-  launch2.correlation = 2;
-  auto sum = record(ActivityKind::kernel, 170, 300, "void plansight::runtime::cuda::sum_buffers_kernel<float>");
-  sum.correlation = 1;
-  sum.stream = 13;
-  auto copy = record(ActivityKind::memcpy, 630, 680, "memcpy DtoD");
-  copy.correlation = 2;
-  copy.stream = 13;
+  auto records = launched_in("tp.all_reduce forward stage 0 mb 1", 100, ActivityKind::kernel,
+                             "void plansight::runtime::cuda::sum_buffers_kernel<float>", 1);
+  for (auto& r : launched_in("pp.send backward stage 1 mb 2", 600, ActivityKind::memcpy, "memcpy DtoD", 2)) {
+    records.push_back(r);
+  }
   ActivityTimeline builder;
   builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
   builder.assign_thread(7, 0);
-  const est::Timeline t = builder.build({reduce, send, launch1, launch2, sum, copy}, "step", est::KernelClassifier());
+  const est::Timeline t = builder.build(records, "step", est::KernelClassifier());
   const est::Track* compute = find_track(t, 0, est::Lane::compute);
   ASSERT_NE(compute, nullptr);
   ASSERT_EQ(compute->spans.size(), 2u);

@@ -45,10 +45,7 @@ TEST(ExampleRowsModel, OursBesidePublishedWithTheOpenedRowBold) {
 // each published value, in the metric's unit.
 TEST(ExamplesMenu, EveryRowOfEveryExampleHasItsActionAndOurValue) {
   QTemporaryDir dir;
-  MainWindowOptions options;
-  options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
-  options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
-  options.restore_last_plan = false;
+  const MainWindowOptions options = test::isolated_window_options(dir);
   MainWindow window(options);
   ExamplePanel panel;
   ASSERT_EQ(est::examples().size(), 12u);
@@ -77,10 +74,7 @@ TEST(ExamplesMenu, EveryRowOfEveryExampleHasItsActionAndOurValue) {
 
 TEST(ExamplesMenu, OpeningARowEditsItsPlanAndYourPlanFollowsEdits) {
   QTemporaryDir dir;
-  MainWindowOptions options;
-  options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
-  options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
-  options.restore_last_plan = false;
+  const MainWindowOptions options = test::isolated_window_options(dir);
   MainWindow window(options);
   window.show();
   ASSERT_TRUE(test::wait_idle(*window.document()));

@@ -8,13 +8,25 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QtGlobal>
 #include <functional>
 
+#include "plansight/gui/main_window.h"
 #include "plansight/gui/plan_document.h"
 
 namespace plansight::gui::test {
+
+// A main window's options that keep its settings and run store in `dir` and start from the
+// default plan, so no test reads or changes the user's.
+inline MainWindowOptions isolated_window_options(const QTemporaryDir& dir) {
+  MainWindowOptions options;
+  options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
+  options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
+  options.restore_last_plan = false;
+  return options;
+}
 
 // Blocks the test (not the app) until the document's worker has delivered everything.
 inline bool wait_idle(PlanDocument& document, int timeout_ms = 20000) {

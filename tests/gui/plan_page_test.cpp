@@ -46,11 +46,7 @@ struct Window {
   QTemporaryDir dir;
   std::unique_ptr<MainWindow> window;
   Window() {
-    MainWindowOptions options;
-    options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
-    options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
-    options.restore_last_plan = false;
-    window = std::make_unique<MainWindow>(options);
+    window = std::make_unique<MainWindow>(test::isolated_window_options(dir));
     window->resize(1280, 700);
     window->show();
     EXPECT_TRUE(test::wait_idle(*window->document()));

@@ -16,10 +16,7 @@ namespace {
 
 TEST(PresentationMode, EnlargesTextAndIsRemembered) {
   QTemporaryDir dir;
-  MainWindowOptions options;
-  options.settings_path = dir.filePath(QStringLiteral("settings.ini"));
-  options.store_path = dir.filePath(QStringLiteral("runs.sqlite"));
-  options.restore_last_plan = false;
+  const MainWindowOptions options = test::isolated_window_options(dir);
   const qreal normal = QApplication::font().pointSizeF();
   {
     MainWindow window(options);
