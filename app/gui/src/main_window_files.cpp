@@ -197,6 +197,19 @@ QString MainWindow::saveScreenshots(const QString& dir) {
     if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
     tabs_->setCurrentWidget(plans_page_);
     if (QString error = shoot(QStringLiteral("13-plans")); !error.isEmpty()) return error;
+    // That ZeRO-3 plan with TP 2, per layer, zoomed onto its first layers' forward: between the
+    // TP all-reduces, compute hides each layer's parameter gather, drawn on the rank's "hidden
+    // comm" row under the layers.
+    edited.layout.tp = 2;
+    document_->editPlan(edited);
+    if (!document_->isIdle()) wait_for(document_, &PlanDocument::idle, 60000);
+    tabs_->setCurrentWidget(timeline_page_);
+    timeline_page_->setPerLayer(true);
+    TimelineWidget* hidden = timeline_page_->timeline();
+    hidden->fitAll();
+    hidden->zoomBy(40.0, 0);
+    if (QString error = shoot(QStringLiteral("18-timeline-hidden-comm")); !error.isEmpty()) return error;
+    timeline_page_->setPerLayer(false);
   }
   // The Placement page for TP 4 x PP 2 x DP 4 on 32 GPUs, rank 13 hovered (its groups outlined).
   est::Plan placed = est::default_plan();
