@@ -184,6 +184,7 @@ Status embedding_backward(float* dwte, float* dwpe, const void* dout, const std:
 }
 
 Status ce_row_max(float* maxima, const void* logits, int N, int Vl, int valid, DType type, cudaStream_t stream) {
+  if (N <= 0) return Status();  // no rows: nothing to write (a block would write row 0)
   return with_type(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     ce_row_max_kernel<T><<<rows_grid(N), detail::kBlockSize, 0, stream>>>(maxima, static_cast<const T*>(logits), Vl, valid);
@@ -193,6 +194,7 @@ Status ce_row_max(float* maxima, const void* logits, int N, int Vl, int valid, D
 
 Status ce_sums(float* sums, const float* maxima, int tp, const void* logits, const std::int32_t* targets, int begin,
                int N, int Vl, int valid, DType type, cudaStream_t stream) {
+  if (N <= 0) return Status();  // no rows: nothing to write (a block would write row 0)
   return with_type(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     ce_sums_kernel<T><<<rows_grid(N), detail::kBlockSize, 0, stream>>>(sums, maxima, tp, static_cast<const T*>(logits),
@@ -203,6 +205,7 @@ Status ce_sums(float* sums, const float* maxima, int tp, const void* logits, con
 
 Status ce_normalize(void* logits, const float* sums, const float* maxima, int tp, int N, int Vl, int valid,
                     double* loss, DType type, cudaStream_t stream) {
+  if (N <= 0) return Status();  // no rows: nothing to write (a block would write row 0)
   Status s = with_type(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     ce_normalize_kernel<T><<<rows_grid(N), detail::kBlockSize, 0, stream>>>(static_cast<T*>(logits), sums, maxima, tp,
@@ -216,6 +219,7 @@ Status ce_normalize(void* logits, const float* sums, const float* maxima, int tp
 
 Status ce_backward(void* probs, const std::int32_t* targets, int begin, int N, int Vl, float scale, DType type,
                    cudaStream_t stream) {
+  if (N <= 0) return Status();  // no rows: nothing to write (a block would write row 0)
   return with_type(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const std::size_t total = elements(N, Vl);
