@@ -11,7 +11,7 @@ namespace {
 // search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
 // tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
 struct Arrays {
-  std::vector<std::int64_t> fwd_ready, bwd_ready, f_done, b_done;
+  std::vector<std::array<std::int64_t, 4>> times;
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
@@ -38,12 +38,12 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
-  fwd_ready_.assign(pairs, kUnknown);
-  std::fill_n(fwd_ready_.begin(), m_, 0);  // the first chunk's inputs are there at t = 0
-  if (second_start_ >= 0) std::fill_n(fwd_ready_.begin() + static_cast<std::ptrdiff_t>(pair(second_start_, 0)), m_, 0);
-  bwd_ready_.assign(pairs, kUnknown);
-  f_done_.assign(pairs, kUnknown);
-  b_done_.assign(pairs, kUnknown);
+  times_.assign(pairs, PairTimes{kUnknown, kUnknown, kUnknown, kUnknown});
+  // The first chunk's inputs are there at t = 0 (and those of DualPipe's second pipeline).
+  for (std::int32_t mb = 0; mb < m_; ++mb) {
+    times_[pair(0, mb)][kFwdReady] = 0;
+    if (second_start_ >= 0) times_[pair(second_start_, mb)][kFwdReady] = 0;
+  }
   if (keep_) {
     names_.assign(6 * pairs, -1);
     tl_.names.reserve(4 * pairs + 16);  // F, B, their sends (and W, R) of every pair
@@ -153,7 +153,7 @@ IterationEngine::~IterationEngine() { swap_arrays(); }
 
 void IterationEngine::swap_arrays() {
   Arrays& a = thread_arrays();
-  fwd_ready_.swap(a.fwd_ready), bwd_ready_.swap(a.bwd_ready), f_done_.swap(a.f_done), b_done_.swap(a.b_done);
+  times_.swap(a.times);
   next_.swap(a.next);
   free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
   step_start_.swap(a.step_start), end_.swap(a.end), collective_end_.swap(a.collective_end);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -98,11 +99,11 @@ class IterationEngine {
     return other < 0 ? kUnknown : std::max(own, other);
   }
   std::int64_t op_input_ready(const ScheduleOp& o, std::int32_t g) const {
-    const std::size_t k = pair(g, o.micro_batch);
+    const PairTimes& t = times_[pair(g, o.micro_batch)];
     switch (o.kind) {
-      case OpKind::forward: return fwd_ready_[k];
-      case OpKind::backward: return f_done_[k] < 0 ? kUnknown : bwd_ready_[k];
-      case OpKind::weight_grad: return b_done_[k];
+      case OpKind::forward: return t[kFwdReady];
+      case OpKind::backward: return t[kFDone] < 0 ? kUnknown : t[kBwdReady];
+      case OpKind::weight_grad: return t[kBDone];
     }
     return kUnknown;
   }
@@ -142,9 +143,9 @@ class IterationEngine {
   struct Window {
     std::int32_t first, count;  // micro-batches first .. first + count - 1
   };
-  // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (fwd_ready_),
-  // 1 its forwards' ends its backwards wait for (f_done_, read as "it has run" only), 2 the
-  // output gradients of its backwards (bwd_ready_), 3 its backwards' ends its Ws need (b_done_).
+  // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (kFwdReady),
+  // 1 its forwards' ends its backwards wait for (kFDone, read as "it has run" only), 2 the
+  // output gradients of its backwards (kBwdReady), 3 its backwards' ends its Ws need (kBDone).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
   // Records the run's state; counts the ops run since the last snapshot (O(ops since)). Without
   // `with_values` the pending times are left out (add_values() adds them): they are most of a
@@ -177,8 +178,13 @@ class IterationEngine {
   bool v_shape_;  // DualPipe(V): chunk g + 1 is not always on rank r + 1 (ScheduleTable::v_shape)
   // DualPipe's second pipeline starts at this chunk (two_pipelines); -1: one pipeline.
   std::int32_t second_start_;
-  // Per (global chunk, micro-batch): when F's input / B's output-gradient arrived, F/B ended.
-  std::vector<std::int64_t> fwd_ready_, bwd_ready_, f_done_, b_done_;
+  // Per (global chunk, micro-batch), side by side, indexed as the snapshot's pending windows
+  // (`which`): when F's input arrived (kFwdReady), F ended (kFDone), B's output gradient arrived
+  // (kBwdReady), B ended (kBDone). An op reads and writes its own pair's times in one cache line
+  // (measured: the simulator's speed is unchanged, bench/results/estimate-cpu.txt 2026-11-27).
+  static constexpr std::size_t kFwdReady = 0, kFDone = 1, kBwdReady = 2, kBDone = 3;
+  using PairTimes = std::array<std::int64_t, 4>;
+  std::vector<PairTimes> times_;
   // Per rank: next op, end of its last op, start of its last op, its compute time, when its
   // reductions end, when its optimizer step started, when its iteration ends.
   std::vector<std::size_t> next_;
@@ -252,19 +258,19 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   ++next_[ri];
   std::int32_t to = -1;
   if (o.kind == OpKind::forward) {
-    f_done_[k] = end;
+    times_[k][kFDone] = end;
     if (g + 1 < stages_ && g + 1 != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) + 1];
-      fwd_ready_[pair(g + 1, mb)] =
+      times_[pair(g + 1, mb)][kFwdReady] =
           to == r ? end : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
     } else {
-      bwd_ready_[k] = end;  // the loss: the last chunk's backward needs only its own forward
+      times_[k][kBwdReady] = end;  // the loss: the last chunk's backward needs only its own forward
     }
   } else if (o.kind == OpKind::backward) {
-    b_done_[k] = end;
+    times_[k][kBDone] = end;
     if (g > 0 && g != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) - 1];
-      bwd_ready_[pair(g - 1, mb)] =
+      times_[pair(g - 1, mb)][kBwdReady] =
           to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
     }
   }

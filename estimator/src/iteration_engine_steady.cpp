@@ -20,7 +20,7 @@ struct Hash {
   }
 };
 
-// Whether window `which` holds times that the future reads as times (f_done_ is read only as
+// Whether window `which` holds times that the future reads as times (kFDone is read only as
 // "the forward has run").
 constexpr bool read_as_time(std::size_t which) { return which != 1; }
 
@@ -81,13 +81,12 @@ void IterationEngine::take_snapshot(SteadySnapshot& s, bool with_values) {
 
 void IterationEngine::add_values(SteadySnapshot& s) const {
   s.values.clear();
-  const std::vector<std::int64_t>* const arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       if (!read_as_time(which)) continue;
       const Window w = pending(s, g, which);
-      const auto row = arrays[which]->begin() + static_cast<std::ptrdiff_t>(pair(g, w.first));
-      s.values.insert(s.values.end(), row, row + w.count);
+      const PairTimes* row = times_.data() + pair(g, w.first);
+      for (std::int32_t i = 0; i < w.count; ++i) s.values.push_back(row[i][which]);
     }
   }
 }
@@ -184,12 +183,11 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   }
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
   // a window may overlap its own destination).
-  std::vector<std::int64_t>* arrays[kPending] = {&fwd_ready_, &f_done_, &bwd_ready_, &b_done_};
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
-      std::int64_t* row = arrays[which]->data() + pair(g, 0);
-      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
+      PairTimes* row = times_.data() + pair(g, 0);
+      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb][which] = row[mb][which] + shift_ns;
     }
   }
   skipped_ops_ += skipped;
