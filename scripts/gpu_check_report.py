@@ -66,6 +66,14 @@ def describe(path):
     phases = sorted({s[4] for t in timeline.get("tracks", []) for s in t.get("spans", []) if s[4] != "none"})
     if spans:
         parts.append(f"{spans} spans [{','.join(phases)}]")
+        # Spans are [start, duration, name, kind, phase, stage, micro-batch, flops, bytes, tensor core].
+        kernels = [s for t in timeline.get("tracks", []) if t.get("lane") != "host" for s in t.get("spans", [])]
+        gemm = sum(s[1] for s in kernels if len(s) > 9 and s[9])
+        placed = sum(s[1] for s in kernels if len(s) > 9 and s[9] and s[4] != "none")
+        if gemm > 0:  # a GEMM without a phase found no launching thread (driver-API launches)
+            parts.append(f"GEMM time with a phase {placed / gemm * 100:.0f}%")
+        comm = sum(1 for s in kernels if s[3] in ("collective", "send", "recv"))
+        parts.append(f"{comm} communication spans")
     elif request.get("trace", True):
         parts.append("NO TIMELINE: " + str(report.get("timeline", "?")))
     return ", ".join(parts)
