@@ -18,6 +18,17 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// The collectives' names as range names spell them (NCCL, PyTorch, ours).
+constexpr std::string_view kCollectiveWords[] = {"allreduce",     "all_reduce",     "all-reduce", "allgather",
+                                                 "all_gather",    "all-gather",     "reducescatter",
+                                                 "reduce_scatter", "reduce-scatter", "broadcast",  "all_to_all",
+                                                 "alltoall",      "all-to-all"};
+
+bool contains_collective(const std::string& s) {
+  return std::any_of(std::begin(kCollectiveWords), std::end(kCollectiveWords),
+                     [&](std::string_view w) { return s.find(w) != std::string::npos; });
+}
+
 bool contains_any(const std::string& s, std::initializer_list<std::string_view> words) {
   return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return s.find(w) != std::string::npos; });
 }
@@ -65,8 +76,7 @@ est::Phase phase_from_range_name(std::string_view name) {
   if (contains_any(s, {"backward", "bwd"})) return est::Phase::backward;
   if (contains_any(s, {"forward", "fwd"})) return est::Phase::forward;
   if (contains_any(s, {"optimizer", "adamw"})) return est::Phase::optimizer;
-  if (contains_any(s, {"allreduce", "all_reduce", "all-reduce", "allgather", "all_gather", "all-gather",
-                       "reducescatter", "reduce_scatter", "reduce-scatter", "broadcast", "send", "recv"})) {
+  if (contains_collective(s) || contains_any(s, {"send", "recv"})) {
     return est::Phase::communication;
   }
   return est::Phase::none;
@@ -76,9 +86,7 @@ std::optional<est::SpanKind> comm_kind_from_range_name(std::string_view name) {
   const std::string first = lower(name.substr(0, name.find(' ')));
   if (contains_any(first, {"send"})) return est::SpanKind::send;
   if (contains_any(first, {"recv"})) return est::SpanKind::recv;
-  if (contains_any(first, {"all_reduce", "allreduce", "all-reduce", "all_gather", "allgather", "all-gather",
-                           "reduce_scatter", "reducescatter", "reduce-scatter", "broadcast", "all_to_all",
-                           "alltoall", "all-to-all"})) {
+  if (contains_collective(first)) {
     return est::SpanKind::collective;
   }
   return std::nullopt;
