@@ -274,6 +274,12 @@ Pass pass_of(Phase phase) {
   return phase == Phase::forward ? kForward : phase == Phase::recompute ? kRecompute : kBackward;
 }
 
+// Where the pieces of weight `done` (of `weight` in all) end within `total_ns`, rounded so that
+// the pieces add up to it exactly.
+std::int64_t share_until(std::int64_t total_ns, double done, double weight) {
+  return static_cast<std::int64_t>(std::llround(static_cast<double>(total_ns) * std::min(done / weight, 1.0)));
+}
+
 // Lays chunk `c.stage`'s pass out over the window of its compute span `c` and the collectives
 // `chain` that follow it back to back: each group's pieces share its time (rounded so that they
 // add up to it exactly) and its bytes by weight; the compute's pieces its time and FLOPs.
@@ -298,8 +304,7 @@ bool lay_out(const Span& c, const std::vector<const Span*>& chain, const std::ve
   for (const Piece& p : pieces) {
     if (group_ns[p.group] <= 0 || p.weight <= 0) continue;
     done[p.group] += p.weight;
-    const auto until = static_cast<std::int64_t>(
-        std::llround(static_cast<double>(group_ns[p.group]) * std::min(done[p.group] / weight[p.group], 1.0)));
+    const std::int64_t until = share_until(group_ns[p.group], done[p.group], weight[p.group]);
     const std::int64_t ns = until - placed[p.group];
     placed[p.group] = until;
     if (ns <= 0) continue;
@@ -376,7 +381,7 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   for (const Piece& piece : pieces) {
     if (piece.group != group || piece.weight <= 0) continue;
     done += piece.weight;
-    const auto until = static_cast<std::int64_t>(std::llround(static_cast<double>(s.duration_ns) * std::min(done / weight, 1.0)));
+    const std::int64_t until = share_until(s.duration_ns, done, weight);
     std::int64_t ns = until - placed;
     placed = until;
     if (ns <= 0) continue;
