@@ -14,4 +14,6 @@ CancelScope::~CancelScope() { t_flag = previous_; }
 
 bool cancel_requested() { return t_flag && t_flag->load(std::memory_order_relaxed); }
 
+const std::atomic<bool>* current_cancel_flag() { return t_flag; }
+
 }  // namespace plansight::estimator

@@ -73,6 +73,7 @@ Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_opti
     TimeModelOptions options;
     options.keep_timeline = estimate_options.prediction != nullptr;
     options.profile = profile;
+    options.parallel_simulations = estimate_options.parallel_simulations;
     const std::int64_t ops = schedule_ops(plan);
     const bool simulate = estimate_options.max_simulated_ops <= 0 || ops <= estimate_options.max_simulated_ops;
     auto predicted = simulate ? predict_time(plan, e.padded_vocab, options)

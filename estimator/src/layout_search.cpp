@@ -499,6 +499,7 @@ Result<SearchResult> search_layouts(const Plan& base, const SearchOptions& optio
     r.plan = apply_candidate(base, r.candidate);
     EstimateOptions estimate_options;
     estimate_options.max_simulated_ops = options.max_simulated_ops;
+    estimate_options.parallel_simulations = false;  // this loop fills the cores already
     auto e = estimate(r.plan, estimate_options);
     if (!e || !e->memory.fits || !e->time.available) return;  // cannot happen for a candidate that passed
     r.estimate = std::move(*e);

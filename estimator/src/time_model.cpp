@@ -5,13 +5,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "plansight/estimator/pipeline_schedule.h"
 #include "closed_form.h"
+#include "side_thread.h"
 #include "simulation_costs.h"
 
 namespace plansight::estimator {
 namespace {
+
+// From this many schedule ops on, the second simulation runs beside the first (SideJob): below,
+// handing it over (a condition variable's wake-up, tens of microseconds) costs about what it
+// saves. Measured: bench/results/time-core-cpu.txt, 2026-11-27 (side thread).
+constexpr std::int64_t kParallelSimulationOps = 16384;
 
 // One rank's per-micro-batch sums over its chunks (closed_form.h).
 closed_form::RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank) {
@@ -119,7 +126,22 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   auto schedule = make_schedule(plan.layout, plan.micro_batches());
   if (!schedule) return schedule.errors();
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
+  // With pp > 1, the same table is simulated again with free pipeline transfers, only for the
+  // first stage's bubble (below): what the schedule leaves idle, apart from what transfers add.
+  // The two runs are independent; a large schedule's second runs beside the first.
+  std::optional<Result<SimulationResult>> ideal;
+  SimulationInput ideal_input;
+  std::optional<SideJob> side;
+  if (plan.layout.pp > 1) {
+    ideal_input = input;
+    for (auto& chunk : ideal_input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
+    ideal_input.keep_timeline = false;
+    if (options.parallel_simulations && schedule_ops(plan) >= kParallelSimulationOps) {
+      side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input)); });
+    }
+  }
   auto sim = simulate_well_formed(*schedule, input);
+  if (side) side->wait();
   if (!sim) return sim.errors();
 
   TimePrediction out;
@@ -147,12 +169,9 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const double stage_bubble = static_cast<double>(sim->bubble_ns[0]) * 1e-9;
   double schedule_bubble = stage_bubble;
   if (plan.layout.pp > 1) {
-    // The same input with free transfers; only its figures are read.
-    for (auto& chunk : input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
-    input.keep_timeline = false;
-    auto ideal = simulate_well_formed(*schedule, input);
-    if (!ideal) return ideal.errors();
-    schedule_bubble = std::min(stage_bubble, static_cast<double>(ideal->bubble_ns[0]) * 1e-9);
+    if (!ideal) ideal.emplace(simulate_well_formed(*schedule, ideal_input));
+    if (!*ideal) return ideal->errors();
+    schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);
   }
   b.bubble_s = std::min(schedule_bubble, idle);
   b.pp_comm_s = std::min(stage_bubble - schedule_bubble, idle - b.bubble_s);

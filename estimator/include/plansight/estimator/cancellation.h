@@ -24,6 +24,9 @@ class CancelScope {
 // True when this thread's innermost CancelScope's flag is set.
 bool cancel_requested();
 
+// This thread's innermost CancelScope's flag (null: none), for work it hands to another thread.
+const std::atomic<bool>* current_cancel_flag();
+
 // The message of the error a cancelled estimate returns (field "estimate").
 inline constexpr const char* kCancelledMessage = "cancelled before it finished";
 

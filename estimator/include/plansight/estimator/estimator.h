@@ -26,6 +26,8 @@ struct EstimateOptions {
   // a bound on the time one estimate takes, for callers that run many (the search's re-ranking).
   // 0: no bound.
   std::int64_t max_simulated_ops = 0;
+  // TimeModelOptions::parallel_simulations.
+  bool parallel_simulations = true;
 };
 Result<Estimate> estimate(const Plan& plan, const EstimateOptions& options);
 

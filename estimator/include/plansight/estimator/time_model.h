@@ -23,6 +23,10 @@ inline constexpr double kDpBucketsPerChunk = 8;
 struct TimeModelOptions {
   const HardwareProfile* profile = nullptr;  // measured efficiencies for this machine
   bool keep_timeline = true;                 // false: skip building the Timeline (faster)
+  // A large schedule's second simulation (free pipeline transfers, for the bubble's split) runs
+  // on a thread beside the caller's (side_thread.h) while the first runs. False: both on the
+  // caller's thread, for callers that already run estimates in parallel (the search).
+  bool parallel_simulations = true;
 };
 
 // Everything the simulator and the closed form need, computed once per plan.

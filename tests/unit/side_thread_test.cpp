@@ -1,0 +1,119 @@
+// SideJob (side_thread.h) and predict_time()'s second simulation beside the first: the job runs,
+// under the caller's cancellation flag, and rethrows what it threw; an estimate of a large
+// schedule gives the same figures whichever thread runs its free-transfer simulation.
+#include "side_thread.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include "plansight/estimator/cancellation.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+
+namespace plansight::estimator {
+namespace {
+
+TEST(SideJob, RunsTheJobOnceBeforeWaitReturns) {
+  int runs = 0;
+  SideJob job([&] { ++runs; });
+  job.wait();
+  EXPECT_EQ(runs, 1);
+  job.wait();  // a second wait runs nothing
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(SideJob, RunsBesideTheCallerWhenTheMachineHasASecondCore) {
+  if (!side_thread_useful()) GTEST_SKIP() << "one hardware thread: every job runs on the caller's thread";
+  std::thread::id ran_on;
+  SideJob job([&] { ran_on = std::this_thread::get_id(); });
+  job.wait();
+  EXPECT_TRUE(job.on_side_thread());
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+TEST(SideJob, ASecondJobWhileTheFirstHoldsTheThreadRunsOnTheCaller) {
+  std::atomic<bool> release{false};
+  SideJob first([&] {
+    while (!release.load()) std::this_thread::yield();
+  });
+  std::thread::id ran_on;
+  SideJob second([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_FALSE(second.on_side_thread());
+  second.wait();
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  release = true;
+  first.wait();
+}
+
+TEST(SideJob, SeesTheCallersCancellationFlag) {
+  std::atomic<bool> cancel{true};
+  const CancelScope scope(&cancel);
+  bool seen = false;
+  SideJob job([&] { seen = cancel_requested(); });
+  job.wait();
+  EXPECT_TRUE(seen);
+}
+
+TEST(SideJob, WaitRethrowsWhatTheJobThrew) {
+  SideJob job([] { throw std::runtime_error("job failed"); });
+  EXPECT_THROW(job.wait(), std::runtime_error);
+  // The thread is free again for the next job.
+  int runs = 0;
+  SideJob next([&] { ++runs; });
+  next.wait();
+  EXPECT_EQ(runs, 1);
+}
+
+// 64 stages x 4 virtual stages x 256 micro-batches (131,072 ops, above the side thread's
+// threshold) and 1F1B with 1024 micro-batches: every figure of the estimate is the same with the
+// second simulation beside the first and with both on the caller's thread.
+TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
+  for (const auto& [schedule, vpp, micro_batches] :
+       {std::tuple{PipelineSchedule::interleaved, 4, 256}, std::tuple{PipelineSchedule::one_f_one_b, 1, 1024}}) {
+    Plan plan = default_plan();
+    plan.model = *find_model("narayanan-1008b");
+    plan.model.layers = 256;
+    plan.cluster.gpus = 3072;
+    plan.layout.tp = 8;
+    plan.layout.pp = 64;
+    plan.layout.vpp = vpp;
+    plan.layout.schedule = schedule;
+    plan.training.micro_batch = 1;
+    plan.training.global_batch = micro_batches * 6;
+    ASSERT_GE(schedule_ops(plan), 16384);
+    EstimateOptions serial, parallel;
+    serial.parallel_simulations = false;
+    const auto a = estimate(plan, serial);
+    const auto b = estimate(plan, parallel);
+    ASSERT_TRUE(a.ok()) << a.error_text();
+    ASSERT_TRUE(b.ok()) << b.error_text();
+    EXPECT_EQ(a->time.iteration_s, b->time.iteration_s);
+    EXPECT_EQ(a->time.breakdown.bubble_s, b->time.breakdown.bubble_s);
+    EXPECT_EQ(a->time.breakdown.pp_comm_s, b->time.breakdown.pp_comm_s);
+    EXPECT_EQ(a->time.breakdown.dp_comm_s, b->time.breakdown.dp_comm_s);
+    EXPECT_EQ(a->time.bubble_fraction, b->time.bubble_fraction);
+    EXPECT_GT(a->time.breakdown.bubble_s, 0.0);
+  }
+}
+
+TEST(PredictTime, ACancelledEstimateStopsWithItsError) {
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-1008b");
+  plan.cluster.gpus = 3072;
+  plan.layout.tp = 8;
+  plan.layout.pp = 64;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = 1024 * 6;
+  std::atomic<bool> cancel{true};
+  const CancelScope scope(&cancel);
+  const auto e = estimate(plan);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error_text().find(kCancelledMessage), std::string::npos) << e.error_text();
+}
+
+}  // namespace
+}  // namespace plansight::estimator
