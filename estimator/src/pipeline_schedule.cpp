@@ -78,8 +78,8 @@ std::vector<ScheduleOp> zb_h1_rank(std::int32_t p, std::int32_t r, std::int32_t 
 // and so on (the last group takes the remaining micro-batches). Backward number k runs the same
 // micro-batch on chunk v-1-c. Rank r runs (p-r-1)*2 + (v-1)*group warm-up forwards (capped at
 // m*v), then alternates forward k+warmup and backward k, then drains the remaining backwards.
-std::vector<ScheduleOp> interleaved_rank(std::int32_t p, std::int32_t v, std::int32_t r,
-                                         std::int32_t m, std::int32_t group) {
+// The order of an interleaved rank's forwards (above), the same on every rank: built once per table.
+std::vector<ScheduleOp> interleaved_forwards(std::int32_t v, std::int32_t m, std::int32_t group) {
   std::vector<ScheduleOp> table;
   table.reserve(static_cast<std::size_t>(m) * v);
   for (std::int32_t first = 0; first < m; first += group) {
@@ -88,6 +88,11 @@ std::vector<ScheduleOp> interleaved_rank(std::int32_t p, std::int32_t v, std::in
       for (std::int32_t i = first; i < last; ++i) table.push_back(op(OpKind::forward, c, i));
     }
   }
+  return table;
+}
+
+std::vector<ScheduleOp> interleaved_rank(std::int32_t p, std::int32_t v, std::int32_t r, std::int32_t m,
+                                         std::int32_t group, const std::vector<ScheduleOp>& table) {
   const std::int32_t total = m * v;
   const std::int32_t warmup = std::min((p - r - 1) * 2 + (v - 1) * group, total);
   auto backward = [&](std::int32_t k) {
@@ -304,6 +309,9 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
                          kind == PipelineSchedule::dualpipe;
   table.ranks.resize(static_cast<std::size_t>(p));
+  const std::vector<ScheduleOp> forwards = kind == PipelineSchedule::interleaved
+                                               ? interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
+                                               : std::vector<ScheduleOp>{};
   for (std::int32_t r = 0; r < table.p; ++r) {
     auto& ops = table.ranks[static_cast<std::size_t>(r)];
     switch (kind) {
@@ -317,7 +325,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
         ops = zb_h1_rank(table.p, r, table.m);
         break;
       case PipelineSchedule::interleaved:
-        ops = interleaved_rank(table.p, table.v, r, table.m, static_cast<std::int32_t>(group));
+        ops = interleaved_rank(table.p, table.v, r, table.m, static_cast<std::int32_t>(group), forwards);
         break;
       case PipelineSchedule::dualpipev:
         ops = dualpipev_rank(table.p, r, table.m);
