@@ -45,8 +45,11 @@ namespace est = plansight::estimator;
 struct Window {
   QTemporaryDir dir;
   std::unique_ptr<MainWindow> window;
-  Window() {
-    window = std::make_unique<MainWindow>(test::isolated_window_options(dir));
+  // busy_delay_ms: MainWindowOptions's (-1: its default).
+  explicit Window(int busy_delay_ms = -1) {
+    MainWindowOptions options = test::isolated_window_options(dir);
+    if (busy_delay_ms >= 0) options.busy_delay_ms = busy_delay_ms;
+    window = std::make_unique<MainWindow>(options);
     window->resize(1280, 700);
     window->show();
     EXPECT_TRUE(test::wait_idle(*window->document()));
@@ -66,6 +69,9 @@ struct Window {
 };
 
 // A plan whose estimate takes seconds: 1000 pipeline stages of 1000 micro-batches each.
+// 1000 stages x 2000 micro-batches: 4 million ops, too few micro-batches per stage for the
+// steady state's skip (a simulation of about half a second on a 2-core CI machine, 64 MB of
+// arrays per simulation).
 est::Plan slow_plan() {
   est::Plan plan = est::default_plan();
   plan.model.layers = 1000;
@@ -73,7 +79,7 @@ est::Plan slow_plan() {
   plan.layout.tp = 8;
   plan.layout.dp = 0;
   plan.cluster.gpus = 8000;
-  plan.training.global_batch = 1000;
+  plan.training.global_batch = 2000;
   return plan;
 }
 
@@ -253,8 +259,10 @@ TEST(PlanPage, NewAsksBeforeDiscardingEdits) {
   EXPECT_FALSE(w.window->hasUnsavedEdits());
 }
 
+// The button shows at once (busy_delay_ms 0), so the click lands while the estimate runs on a
+// machine of any speed; the 300 ms default is the window's, not what is tested here.
 TEST(PlanPage, ASlowEstimateSaysSoAndCanBeCancelled) {
-  Window w;
+  Window w(0);
   w.window->document()->replacePlan(slow_plan());
   auto* cancel = w.find<QPushButton>("cancelEstimate");
   QTRY_VERIFY_WITH_TIMEOUT(cancel->isVisible(), 5000);

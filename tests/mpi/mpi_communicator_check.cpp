@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   std::vector<float> v(7);
   for (int i = 0; i < 7; ++i) v[i] = static_cast<float>((r + 1) * (i + 1));
   expect(c.all_reduce(v.data(), v.size()).ok(), "all_reduce ok");
-  for (int i = 0; i < 7; ++i) expect(v[i] == 6.0f * (i + 1), "all_reduce value " + std::to_string(i));
+  for (int i = 0; i < 7; ++i) expect(v[i] == 6.0f * static_cast<float>(i + 1), "all_reduce value " + std::to_string(i));
 
   // reduce-scatter of 3 blocks of 5: block b of rank q holds 100 q + 10 b + i; rank r gets the
   // sum over q of 100 q + 10 r + i = 300 + 30 r + 3 i.

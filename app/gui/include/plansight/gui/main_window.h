@@ -38,6 +38,9 @@ struct MainWindowOptions {
   QString settings_path;  // empty: the user's settings; tests pass a temporary .ini file
   QString store_path;     // empty: the user's run store (opened when the Runs page first shows)
   bool restore_last_plan = true;
+  // How long an estimate runs before the window says it is busy and offers to cancel it: long
+  // enough that the usual plan's estimate never flashes the button. Tests of that button use 0.
+  int busy_delay_ms = 300;
 };
 
 class MainWindow : public QMainWindow {
