@@ -4,11 +4,19 @@
 
 namespace plansight::probe {
 
-GradSync::GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<void()> started)
+GradSync::GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<runtime::Status()> started)
     : ctx_(ctx), comm_(comm), overlap_(overlap) {
   if (overlap_) {
     thread_ = std::thread([this, started = std::move(started)] {
-      if (started) started();
+      // A thread that could not be set up (its GPU not made current) runs no task: each would
+      // launch against another device. The failure is the rank's at its next drain.
+      const runtime::Status ready = started ? started() : runtime::ok_status();
+      if (!ready) {
+        std::lock_guard lock(mutex_);
+        not_ready_ = true;
+        error_ = "gradient thread: " + ready.error_text();
+      }
+      changed_.notify_all();
       loop();
     });
   }
@@ -70,8 +78,9 @@ void GradSync::loop() {
     Item item = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    const bool skip = not_ready_;
     lock.unlock();
-    run(item);
+    if (!skip) run(item);
     lock.lock();
     busy_ = false;
     changed_.notify_all();

@@ -20,8 +20,9 @@ namespace plansight::probe {
 class GradSync {
  public:
   // overlap = false runs every task on the submitting thread at once (no overlap).
-  // `started` runs first on the gradient thread (RunDevice::thread_started).
-  GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<void()> started = {});
+  // `started` runs first on the gradient thread (RunDevice::thread_started); when it fails, the
+  // thread runs no task and drain() throws its error.
+  GradSync(RankContext& ctx, runtime::Communicator& comm, bool overlap, std::function<runtime::Status()> started = {});
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
@@ -53,6 +54,7 @@ class GradSync {
   std::deque<Item> queue_;
   bool busy_ = false;
   bool stopping_ = false;
+  bool not_ready_ = false;  // `started` failed
   std::string error_;
   std::thread thread_;
 };

@@ -1,7 +1,7 @@
 // Executes one pipeline rank's row of the ScheduleTable for one step: F and B ops on its model
-// chunks, activations sent to the next global chunk and gradients to the previous one by tagged
-// point-to-point transfers, so the same table the estimator simulates runs here for real
-// (GPipe, 1F1B and interleaved 1F1B alike).
+// chunks, activations sent to the next global chunk and gradients to the previous one by
+// point-to-point groups (pipeline_transfers.h), so the same table the estimator simulates runs
+// here for real (GPipe, 1F1B and interleaved 1F1B alike), on every communicator NCCL included.
 #pragma once
 
 #include <cstdint>

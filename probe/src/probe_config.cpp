@@ -59,6 +59,9 @@ Result<ProbeConfig> make_config(const ProbeRequest& r) {
   auto table = est::make_schedule(l, c.micro_batches);
   if (!table) return table.errors();
   c.schedule = std::move(*table);
+  auto transfers = plan_transfers(c.schedule);
+  if (!transfers) return transfers.errors();
+  c.transfers = std::move(*transfers);
 
   est::Plan plan;
   plan.model = m;

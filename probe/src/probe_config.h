@@ -1,7 +1,8 @@
 // ProbeConfig: a ProbeRequest turned into what the rank threads execute — tensor sizes per TP
 // rank, the rank grid (TP innermost, then DP, then PP, as Megatron-LM orders its groups), the
-// layers of each model chunk and the ScheduleTable every pipeline rank walks. make_config()
-// refuses what the CPU probe cannot run, naming the request field.
+// layers of each model chunk, the ScheduleTable every pipeline rank walks and the groups its
+// transfers go in (pipeline_transfers.h). make_config() refuses what the CPU probe cannot run,
+// naming the request field.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "plansight/estimator/diagnostic.h"
 #include "plansight/estimator/pipeline_schedule.h"
+#include "pipeline_transfers.h"
 #include "plansight/probe/protocol/request.h"
 
 namespace plansight::probe {
@@ -40,6 +42,7 @@ struct ProbeConfig {
   int zero_stage = 0;
   estimator::Recompute recompute = estimator::Recompute::none;
   estimator::ScheduleTable schedule;
+  std::vector<TransferPlan> transfers;  // by pipeline rank: the groups its sends and receives go in
   std::vector<int> chunk_layers;  // by global chunk (pipeline order)
   std::vector<int> chunk_first_layer;
 

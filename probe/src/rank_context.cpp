@@ -3,6 +3,8 @@
 // joins the first and last pipeline stage for the tied word embeddings) and traced transfers.
 #include "rank_context.h"
 
+#include <optional>
+
 namespace plansight::probe {
 namespace {
 
@@ -87,16 +89,26 @@ void RankContext::all_gather(runtime::Communicator& comm, const void* in, void* 
   check(comm.all_gather_typed(in, out, count, element(elem)));
 }
 
-void RankContext::send(const void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
-                       est::Phase phase) const {
-  runtime::ScopedSpan span(tracer, rank, "pp.send", comm_span(est::SpanKind::send, phase, stage, micro_batch, count * elem_bytes(elem)));
-  check(pp->send_typed(data, count, element(elem), peer, tag));
-}
-
-void RankContext::recv(void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
-                       est::Phase phase) const {
-  runtime::ScopedSpan span(tracer, rank, "pp.recv", comm_span(est::SpanKind::recv, phase, stage, micro_batch, count * elem_bytes(elem)));
-  check(pp->recv_typed(data, count, element(elem), peer, tag));
+void RankContext::send_recv_group(const std::vector<PeerTransfer>& sends, const std::vector<PeerTransfer>& recvs) const {
+  std::vector<runtime::PeerSend> wire_sends;
+  std::vector<runtime::PeerRecv> wire_recvs;
+  for (const PeerTransfer& s : sends) wire_sends.push_back({s.data, s.count, element(s.elem), s.peer, s.tag});
+  for (const PeerTransfer& r : recvs) wire_recvs.push_back({r.data, r.count, element(r.elem), r.peer, r.tag});
+  // One span open at a time: the hook opens transfer i's span when it is handed to the library
+  // and closes it after, so consecutive spans on the lane never overlap.
+  std::optional<runtime::ScopedSpan> span;
+  auto hook = [&](std::size_t i, bool starting) {
+    if (!starting) {
+      span.reset();
+      return;
+    }
+    const bool is_recv = i >= sends.size();
+    const PeerTransfer& t = is_recv ? recvs[i - sends.size()] : sends[i];
+    span.emplace(tracer, rank, is_recv ? "pp.recv" : "pp.send",
+                 comm_span(is_recv ? est::SpanKind::recv : est::SpanKind::send, t.phase, t.stage, t.micro_batch,
+                           t.count * elem_bytes(t.elem)));
+  };
+  check(pp->send_recv_group(wire_sends, wire_recvs, hook));
 }
 
 }  // namespace plansight::probe

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "backend.h"
 #include "plansight/runtime/communicator.h"
@@ -28,6 +29,19 @@ class RankFailure : public std::runtime_error {
 
 // Throws RankFailure when `status` failed.
 void check(const runtime::Status& status);
+
+// One point-to-point transfer of the rank and what its span names: `count` elements of `elem`
+// from `data` (a send) or into it (a receive), with pp-group rank `peer`.
+struct PeerTransfer {
+  void* data = nullptr;
+  std::size_t count = 0;
+  Elem elem = Elem::f32;
+  int peer = 0;
+  int tag = 0;
+  int stage = -1;  // the global chunk of the op that sends or receives it
+  int micro_batch = -1;
+  estimator::Phase phase = estimator::Phase::none;
+};
 
 struct RankContext {
   RankContext(const ProbeConfig& config, int world_rank, runtime::Tracer* tracer, std::unique_ptr<Backend> backend);
@@ -66,10 +80,11 @@ struct RankContext {
                   estimator::Phase phase, int stage, int micro_batch) const;
   void all_gather(runtime::Communicator& comm, const void* in, void* out, std::size_t count, Elem elem,
                   const char* name, estimator::Phase phase, int stage, int micro_batch) const;
-  void send(const void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
-            estimator::Phase phase) const;
-  void recv(void* data, std::size_t count, Elem elem, int peer, int tag, int stage, int micro_batch,
-            estimator::Phase phase) const;
+  // Pipeline sends and receives on the pp communicator as one group that progresses together
+  // (Communicator::send_recv_group: on NCCL one ncclGroupStart/End). Each transfer is its own
+  // span on the communication lane ("pp.send" / "pp.recv", with its chunk and micro-batch); on
+  // NCCL the group's kernel launches inside the last one's span.
+  void send_recv_group(const std::vector<PeerTransfer>& sends, const std::vector<PeerTransfer>& recvs) const;
 };
 
 }  // namespace plansight::probe

@@ -121,7 +121,7 @@ void rank_main(RunState& state, int world_rank) {
     // aborts the world before that thread is joined, so its pending collectives return.
     std::vector<std::unique_ptr<ModelChunk>> chunks;
     GradSync sync(ctx, *ctx.dp_grad, state.cfg.request.layout.dp_overlap,
-                  [&state, world_rank] { state.device->thread_started(world_rank); });
+                  [&state, world_rank] { return state.device->thread_started(world_rank); });
     ctx.grad_sync = &sync;
     try {
       for (int c = 0; c < state.cfg.vpp; ++c) chunks.push_back(std::make_unique<ModelChunk>(ctx, c * state.cfg.pp + ctx.at.pp));

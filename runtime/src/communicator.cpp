@@ -1,5 +1,6 @@
 // Typed transfers: fp32 through the float functions every communicator has; 16-bit elements
-// only where an implementation overrides these (a CPU communicator moves fp32 only).
+// only where an implementation overrides these (a CPU communicator moves fp32 only). The default
+// point-to-point group: sends that never wait, then the receive.
 #include "plansight/runtime/communicator.h"
 
 namespace plansight::runtime {
@@ -30,6 +31,24 @@ Status Communicator::send_typed(const void* data, std::size_t count, Element ele
 Status Communicator::recv_typed(void* data, std::size_t count, Element element, int peer, int tag) {
   if (element != Element::f32) return unsupported(*this, element);
   return recv(static_cast<float*>(data), count, peer, tag);
+}
+
+Status Communicator::send_recv_group(const std::vector<PeerSend>& sends, const std::vector<PeerRecv>& recvs,
+                                     const TransferHook& hook) {
+  for (std::size_t i = 0; i < sends.size() + recvs.size(); ++i) {
+    if (hook) hook(i, true);
+    Status status = ok_status();
+    if (i < sends.size()) {
+      const PeerSend& s = sends[i];
+      status = send_typed(s.data, s.count, s.element, s.peer, s.tag);
+    } else {
+      const PeerRecv& r = recvs[i - sends.size()];
+      status = recv_typed(r.data, r.count, r.element, r.peer, r.tag);
+    }
+    if (hook) hook(i, false);
+    if (!status) return status;
+  }
+  return ok_status();
 }
 
 }  // namespace plansight::runtime

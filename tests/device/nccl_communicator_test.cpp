@@ -1,7 +1,8 @@
 // The NCCL communicator on real GPUs, one thread per GPU: all-reduce, reduce-scatter, all-gather
 // and broadcast in fp32, send/recv in call order, ncclCommSplit sub-groups, and all-gather,
 // all-reduce and send/recv through the typed calls in bf16 and fp16, all checked exactly (small
-// integers). Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
+// integers), a crossing send/recv group with messages above NCCL's buffers, and abort() from
+// another thread. Needs at least two GPUs (NCCL before 2.30 puts one rank per GPU); otherwise every
 // test prints why and skips.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "device_test_util.h"
@@ -218,6 +220,64 @@ TEST_F(NcclCommunicatorTest, TypedTransfersInBf16AndFp16) {
     if (auto e = typed_round(__nv_bfloat16{}, Element::bf16, r, comm, stream); !e.empty()) return fail(r, e);
     if (auto e = typed_round(__half{}, Element::f16, r, comm, stream); !e.empty()) return fail(r, e);
   });
+}
+
+// 1F1B's crossing on two stages: each rank sends before it receives, with 64 MiB messages that
+// no NCCL buffer holds. Issued one after the other this hangs on the device; as one
+// send_recv_group (ncclGroupStart/End) both progress. The hook brackets the send, then the
+// receive, whose bracket encloses ncclGroupEnd.
+TEST_F(NcclCommunicatorTest, GroupedCrossingTransfersComplete) {
+  const std::size_t n = std::size_t{16} << 20;
+  run([&](int r, Communicator& comm, cudaStream_t stream) {
+    if (r > 1) return;
+    const int peer = 1 - r;
+    float* out = upload(values_of(r, n));
+    float* in = upload(std::vector<float>(n, -1.0f));
+    std::vector<std::pair<std::size_t, bool>> hooks;
+    auto s = comm.send_recv_group({{out, n, Element::f32, peer, 0}}, {{in, n, Element::f32, peer, 0}},
+                                  [&](std::size_t i, bool starting) { hooks.push_back({i, starting}); });
+    if (!s) return fail(r, s.error_text());
+    if (download(in, n, stream) != values_of(peer, n)) return fail(r, "received values");
+    if (hooks != std::vector<std::pair<std::size_t, bool>>{{0, true}, {0, false}, {1, true}, {1, false}}) {
+      return fail(r, "hook order");
+    }
+    cudaFree(out);
+    cudaFree(in);
+  });
+}
+
+// abort() from another thread (as MPI's failure hook does): every later call fails with the
+// reason, and closing the aborted communicators frees nothing twice.
+TEST_F(NcclCommunicatorTest, AbortFailsLaterCallsWithTheReason) {
+  std::vector<int> devices;
+  for (int d = 0; d < devices_; ++d) devices.push_back(d);
+  auto world = NcclWorld::create(devices);
+  ASSERT_TRUE(world.ok()) << world.error_text();
+  std::vector<std::unique_ptr<Communicator>> comms(static_cast<std::size_t>(devices_));
+  std::vector<cudaStream_t> streams(static_cast<std::size_t>(devices_), nullptr);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < devices_; ++r) {
+    threads.emplace_back([&, r] {
+      cudaSetDevice(r);
+      cudaStreamCreate(&streams[static_cast<std::size_t>(r)]);
+      auto comm = (*world)->world(r, streams[static_cast<std::size_t>(r)]);
+      if (!comm) return fail(r, comm.error_text());
+      comms[static_cast<std::size_t>(r)] = std::move(*comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(failures_.empty()) << failures_.front();
+  std::thread([&] { (*world)->abort("rank 1 failed"); }).join();
+  for (int r = 0; r < devices_; ++r) {
+    cudaSetDevice(r);
+    float* data = upload(values_of(r, 16));
+    auto s = comms[static_cast<std::size_t>(r)]->all_reduce(data, 16);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error_text().find("aborted: rank 1 failed"), std::string::npos) << s.error_text();
+    cudaFree(data);
+    comms[static_cast<std::size_t>(r)].reset();
+    cudaStreamDestroy(streams[static_cast<std::size_t>(r)]);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "backend.h"
 #include "cuda_backend.h"
+#include "process_gpu.h"
 #include "plansight/estimator/kernel_rules.h"
 #include "plansight/runtime/cuda/device_communicator.h"
 #include "plansight/runtime/cuda/memory_fit.h"
@@ -117,14 +118,21 @@ class CudaDevice final : public RunDevice {
     else world_->abort(reason);
   }
 
-  void thread_started(int rank) override {
+  // A new thread's current device is 0 (CUDA Programming Guide, "Device Selection"): without
+  // cudaSetDevice a process whose GPU is not 0 would launch the gradient queue's kernels against
+  // a stream of another device, and NCCL's group calls would restore device 0 and make a
+  // context there.
+  Result<bool> thread_started(int rank) override {
+    if (const cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
+      return make_error("device", "cuda: cudaSetDevice(" + std::to_string(device_) + ") on the gradient thread of rank " +
+                                      std::to_string(rank) + ": " + cuda_error_text(e));
+    }
 #if PLANSIGHT_HAVE_CUPTI
-    if (!tracer_) return;
+    if (!tracer_) return true;
     std::lock_guard lock(mutex_);
     timeline_.assign_thread(rc::ActivityTracer::current_thread_id(), rank);
-#else
-    (void)rank;
 #endif
+    return true;
   }
   // Every step, not only the planned last one: a run stopped early (SIGINT/SIGTERM, Cancel)
   // keeps the last step it ran. Every rank leaves each step through the world's all-reduce, so
@@ -224,16 +232,16 @@ Result<std::unique_ptr<RunDevice>> make_device(const ProbeRequest& request, int 
                                     "); is the NVIDIA driver installed? valid here: cpu");
   }
   if (count < 1) return make_error("device", "cuda: the driver reports no CUDA device; valid here: cpu");
-  // A launched process takes the GPU of its rank on this host (CUDA_VISIBLE_DEVICES, when the
-  // launcher or the user sets it, has already narrowed what the runtime counts). NCCL puts one
-  // rank on a GPU: more processes on a host than GPUs is refused before NCCL would fail.
-  if (process && process->local_size > count) {
-    return make_error("device", "cuda: " + std::to_string(process->local_size) + " processes on this host but " +
-                                    std::to_string(count) + " GPU" + (count == 1 ? "" : "s") +
-                                    " visible; NCCL needs one GPU per process: start at most " + std::to_string(count) +
-                                    " per host, or run without a launcher for virtual ranks on one GPU");
+  // A launched process takes its GPU by choose_process_gpu (process_gpu.h): device 0 when a
+  // per-task binding shows it one, else the one of its local rank; never silently a shared one.
+  int device = 0;
+  if (process) {
+    auto nccl = rc::nccl_runtime();
+    if (!nccl) return nccl.errors();
+    auto chosen = choose_process_gpu({process->local_rank, process->local_size, count, nccl->multi_rank_gpu.available});
+    if (!chosen) return chosen.errors();
+    device = *chosen;
   }
-  const int device = process ? process->local_rank % count : 0;
   cudaDeviceProp props{};
   if (const cudaError_t e = cudaGetDeviceProperties(&props, device); e != cudaSuccess) {
     return make_error("device", "cuda: cudaGetDeviceProperties: " + cuda_error_text(e));

@@ -69,8 +69,9 @@ class MpiDevice final : public RunDevice {
   void step_begins(int rank, std::int64_t step, bool last) override {
     if (gpu_) gpu_->step_begins(rank, step, last);
   }
-  void thread_started(int rank) override {
-    if (gpu_) gpu_->thread_started(rank);
+  Result<bool> thread_started(int rank) override {
+    if (gpu_) return gpu_->thread_started(rank);
+    return true;
   }
   void step_ends(int rank, std::int64_t step) override {
     if (gpu_) gpu_->step_ends(rank, step);
@@ -201,6 +202,17 @@ Result<std::string> first_failure(rm::MpiWorld& world, const std::string& mine) 
   return first;
 }
 
+// The processes of the launch on this process's host, counted from the hosts every process
+// reported (MPI_Get_processor_name): Slurm gives no count per host, and the launch's guess
+// (local rank + 1) would understate it in messages about GPUs.
+int processes_on_my_host(rm::MpiWorld& world, const runtime::LaunchInfo& launch) {
+  const auto& all = world.processes();
+  if (all.size() != static_cast<std::size_t>(world.size())) return launch.local_size;
+  const std::string& mine = all[static_cast<std::size_t>(world.rank())].host;
+  const auto n = std::count_if(all.begin(), all.end(), [&](const rm::ProcessInfo& p) { return p.host == mine; });
+  return std::max(static_cast<int>(n), launch.local_size);
+}
+
 // The GPU device of this process for a launched run, when the request wants one and every
 // process can have one: rank 0 makes the NCCL id, every process gets it and opens its GPU, and
 // all agree. Null: the CPU (device auto where a GPU is missing somewhere).
@@ -225,7 +237,8 @@ Result<std::unique_ptr<RunDevice>> launched_gpu(rm::MpiWorld& world, const runti
   Result<std::unique_ptr<RunDevice>> device = make_error("device", "rank 0 could not make the NCCL id: " + id.value("error", std::string()));
   if (id.contains("id")) {
     const auto& bytes = id["id"].get_binary();
-    ProcessRank rank{world.rank(), world.size(), launch.local_rank, launch.local_size, std::string(bytes.begin(), bytes.end())};
+    ProcessRank rank{world.rank(), world.size(), launch.local_rank, processes_on_my_host(world, launch),
+                     std::string(bytes.begin(), bytes.end())};
     device = gpu.make_device(request, world_size, rank);
   }
   auto failure = first_failure(world, device ? std::string() : device.errors().front().message);

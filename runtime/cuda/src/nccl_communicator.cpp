@@ -1,5 +1,7 @@
 // NcclWorld and the NCCL Communicator (nccl_communicator.h). Every ncclResult_t is checked and
 // reported with ncclGetErrorString and, where a communicator exists, ncclGetLastError's detail.
+// Every call on a communicator, its async-error check included, runs under its CommGuard: one
+// thread at a time (NCCL User Guide, "Thread Safety"), and abort() never frees it under a user.
 #include "plansight/runtime/cuda/nccl_communicator.h"
 
 #include <cuda_runtime.h>
@@ -7,10 +9,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 
 #include "cuda_status.h"
+#include "plansight/runtime/cuda/comm_guard.h"
 
 namespace plansight::runtime::cuda {
 namespace {
@@ -44,35 +48,45 @@ ncclDataType_t nccl_type(Element element) {
 struct NcclWorld::Impl {
   ncclUniqueId id{};
   std::vector<int> devices;
-  std::mutex mutex;
-  std::vector<ncclComm_t> comms;          // every live communicator, for abort()
-  std::vector<ncclComm_t> aborted_comms;  // freed by ncclCommAbort: never ncclCommDestroy them
+  std::mutex mutex;                              // guards the members below
+  std::vector<std::shared_ptr<CommGuard>> comms;  // every live communicator's guard, for abort()
   bool aborted = false;
   std::string reason;
 
-  void add(ncclComm_t comm) {
+  // Registers a new communicator; false when the world was aborted already (the caller aborts it).
+  bool add(std::shared_ptr<CommGuard> guard) {
     std::lock_guard lock(mutex);
-    comms.push_back(comm);
+    if (aborted) return false;
+    comms.push_back(std::move(guard));
+    return true;
   }
-  // Unregisters `comm`; false when abort() has already freed it.
-  bool remove(ncclComm_t comm) {
+  void remove(const CommGuard* guard) {
     std::lock_guard lock(mutex);
-    comms.erase(std::remove(comms.begin(), comms.end(), comm), comms.end());
-    return std::find(aborted_comms.begin(), aborted_comms.end(), comm) == aborted_comms.end();
+    std::erase_if(comms, [&](const std::shared_ptr<CommGuard>& g) { return g.get() == guard; });
+  }
+  Status aborted_status() {
+    std::lock_guard lock(mutex);
+    return make_error("communicator", "aborted: " + reason);
   }
 };
 
 namespace {
 
+// The guard of a new communicator: ncclCommAbort when the world is aborted (from any thread),
+// ncclCommDestroy when the communicator is closed normally.
+std::shared_ptr<CommGuard> make_guard(ncclComm_t comm) {
+  return std::make_shared<CommGuard>([comm] { ncclCommAbort(comm); }, [comm] { ncclCommDestroy(comm); });
+}
+
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(std::shared_ptr<NcclWorld::Impl> world, ncclComm_t comm, std::string name, int rank, int size,
-                   cudaStream_t stream)
-      : world_(std::move(world)), comm_(comm), name_(std::move(name)), rank_(rank), size_(size), stream_(stream) {
-    world_->add(comm_);
-  }
+  NcclCommunicator(std::shared_ptr<NcclWorld::Impl> world, std::shared_ptr<CommGuard> guard, ncclComm_t comm,
+                   std::string name, int rank, int size, cudaStream_t stream)
+      : world_(std::move(world)), guard_(std::move(guard)), comm_(comm), name_(std::move(name)), rank_(rank),
+        size_(size), stream_(stream) {}
   ~NcclCommunicator() override {
-    if (world_->remove(comm_)) ncclCommDestroy(comm_);
+    world_->remove(guard_.get());
+    guard_->close();
   }
 
   int rank() const override { return rank_; }
@@ -81,9 +95,10 @@ class NcclCommunicator final : public Communicator {
 
   Status all_reduce(float* data, std::size_t count) override { return all_reduce_typed(data, count, Element::f32); }
   Status reduce_scatter(const float* in, float* out, std::size_t count) override {
-    if (auto s = healthy("ncclReduceScatter"); !s) return s;
-    return nccl_check(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm_, stream_), where("ncclReduceScatter"),
-                      comm_);
+    return enqueue("ncclReduceScatter", [&] {
+      return nccl_check(ncclReduceScatter(in, out, count, ncclFloat, ncclSum, comm_, stream_), where("ncclReduceScatter"),
+                        comm_);
+    });
   }
   Status all_gather(const float* in, float* out, std::size_t count) override {
     return all_gather_typed(in, out, count, Element::f32);
@@ -93,8 +108,9 @@ class NcclCommunicator final : public Communicator {
       return make_error("communicator", "broadcast root " + std::to_string(root) + " in group \"" + name_ +
                                             "\"; valid: 0.." + std::to_string(size_ - 1));
     }
-    if (auto s = healthy("ncclBroadcast"); !s) return s;
-    return nccl_check(ncclBroadcast(data, data, count, ncclFloat, root, comm_, stream_), where("ncclBroadcast"), comm_);
+    return enqueue("ncclBroadcast", [&] {
+      return nccl_check(ncclBroadcast(data, data, count, ncclFloat, root, comm_, stream_), where("ncclBroadcast"), comm_);
+    });
   }
   Status send(const float* data, std::size_t count, int peer, int tag) override {
     return send_typed(data, count, Element::f32, peer, tag);
@@ -104,45 +120,92 @@ class NcclCommunicator final : public Communicator {
   }
 
   Status all_reduce_typed(void* data, std::size_t count, Element element) override {
-    if (auto s = healthy("ncclAllReduce"); !s) return s;
-    return nccl_check(ncclAllReduce(data, data, count, nccl_type(element), ncclSum, comm_, stream_),
-                      where("ncclAllReduce"), comm_);
+    return enqueue("ncclAllReduce", [&] {
+      return nccl_check(ncclAllReduce(data, data, count, nccl_type(element), ncclSum, comm_, stream_),
+                        where("ncclAllReduce"), comm_);
+    });
   }
   Status all_gather_typed(const void* in, void* out, std::size_t count, Element element) override {
-    if (auto s = healthy("ncclAllGather"); !s) return s;
-    return nccl_check(ncclAllGather(in, out, count, nccl_type(element), comm_, stream_), where("ncclAllGather"), comm_);
+    return enqueue("ncclAllGather", [&] {
+      return nccl_check(ncclAllGather(in, out, count, nccl_type(element), comm_, stream_), where("ncclAllGather"), comm_);
+    });
   }
+  // A lone send or receive: each holds the stream until its peer's matching call runs (pipeline
+  // code uses send_recv_group).
   Status send_typed(const void* data, std::size_t count, Element element, int peer, int tag) override {
     if (auto s = check_peer(peer, tag, "send to"); !s) return s;
-    if (auto s = healthy("ncclSend"); !s) return s;
-    return nccl_check(ncclSend(data, count, nccl_type(element), peer, comm_, stream_), where("ncclSend"), comm_);
+    return enqueue("ncclSend", [&] {
+      return nccl_check(ncclSend(data, count, nccl_type(element), peer, comm_, stream_), where("ncclSend"), comm_);
+    });
   }
   Status recv_typed(void* data, std::size_t count, Element element, int peer, int tag) override {
     if (auto s = check_peer(peer, tag, "recv from"); !s) return s;
-    if (auto s = healthy("ncclRecv"); !s) return s;
-    return nccl_check(ncclRecv(data, count, nccl_type(element), peer, comm_, stream_), where("ncclRecv"), comm_);
+    return enqueue("ncclRecv", [&] {
+      return nccl_check(ncclRecv(data, count, nccl_type(element), peer, comm_, stream_), where("ncclRecv"), comm_);
+    });
+  }
+  // The sends and the receives between ncclGroupStart and ncclGroupEnd, so that they progress
+  // independently (NCCL User Guide, "Point-to-point communication": calls that must progress
+  // concurrently are fused in one group; those to one peer run in call order). Nothing is
+  // enqueued before ncclGroupEnd, which the last transfer's hook brackets: the group's kernel
+  // launches inside that transfer's span (NVTX range), a receive's when there is one.
+  Status send_recv_group(const std::vector<PeerSend>& sends, const std::vector<PeerRecv>& recvs,
+                         const TransferHook& hook) override {
+    for (const PeerSend& s : sends) {
+      if (auto st = check_peer(s.peer, s.tag, "send to"); !st) return st;
+    }
+    for (const PeerRecv& r : recvs) {
+      if (auto st = check_peer(r.peer, r.tag, "recv from"); !st) return st;
+    }
+    const std::size_t transfers = sends.size() + recvs.size();
+    if (transfers == 0) return ok_status();
+    return enqueue("ncclGroupEnd", [&]() -> Status {
+      if (auto st = nccl_check(ncclGroupStart(), where("ncclGroupStart"), comm_); !st) return st;
+      Status status = ok_status();
+      std::size_t i = 0;
+      for (; i < transfers && status; ++i) {
+        if (hook) hook(i, true);
+        if (i < sends.size()) {
+          const PeerSend& s = sends[i];
+          status = nccl_check(ncclSend(s.data, s.count, nccl_type(s.element), s.peer, comm_, stream_), where("ncclSend"),
+                              comm_);
+        } else {
+          const PeerRecv& r = recvs[i - sends.size()];
+          status = nccl_check(ncclRecv(r.data, r.count, nccl_type(r.element), r.peer, comm_, stream_), where("ncclRecv"),
+                              comm_);
+        }
+        if (hook && status && i + 1 < transfers) hook(i, false);
+      }
+      // Every ncclGroupStart is closed, also after a failed call inside the group (NCCL then
+      // drops the group's operations); the first failure is the one reported. The transfer
+      // whose hook is still open (the last, or the one that failed) closes after it.
+      Status ended = nccl_check(ncclGroupEnd(), where("ncclGroupEnd"), comm_);
+      if (hook) hook(i - 1, false);
+      return status ? ended : status;
+    });
   }
 
   ncclComm_t comm() const { return comm_; }
   cudaStream_t stream() const { return stream_; }
   const std::shared_ptr<NcclWorld::Impl>& world() const { return world_; }
 
+  // Runs `call` (an NCCL call on this communicator) as the only thread operating it; an abort
+  // or an earlier asynchronous failure is reported before anything new is enqueued.
+  Status enqueue(const char* call, const std::function<Status()>& nccl_call) {
+    auto done = guard_->use([&]() -> Status {
+      ncclResult_t async = ncclSuccess;
+      if (auto s = nccl_check(ncclCommGetAsyncError(comm_, &async), where("ncclCommGetAsyncError"), comm_); !s) return s;
+      if (async != ncclSuccess && async != ncclInProgress) {
+        return nccl_failure(async, where(call) + ": an earlier operation failed", comm_);
+      }
+      return nccl_call();
+    });
+    if (!done) return world_->aborted_status();
+    return *done;
+  }
+
  private:
   std::string where(const char* call) const { return std::string(call) + " (\"" + name_ + "\", rank " + std::to_string(rank_) + ")"; }
-
-  // An earlier asynchronous failure (or an abort) is reported before anything new is enqueued.
-  Status healthy(const char* call) const {
-    {
-      std::lock_guard lock(world_->mutex);
-      if (world_->aborted) return make_error("communicator", "aborted: " + world_->reason);
-    }
-    ncclResult_t async = ncclSuccess;
-    if (auto s = nccl_check(ncclCommGetAsyncError(comm_, &async), where("ncclCommGetAsyncError"), comm_); !s) return s;
-    if (async != ncclSuccess && async != ncclInProgress) {
-      return nccl_failure(async, where(call) + ": an earlier operation failed", comm_);
-    }
-    return ok_status();
-  }
 
   Status check_peer(int peer, int tag, const char* what) const {
     if (peer < 0 || peer >= size_ || peer == rank_) {
@@ -155,11 +218,25 @@ class NcclCommunicator final : public Communicator {
   }
 
   std::shared_ptr<NcclWorld::Impl> world_;
+  std::shared_ptr<CommGuard> guard_;
   ncclComm_t comm_;
   std::string name_;
   int rank_, size_;
   cudaStream_t stream_;
 };
+
+// Wraps a new communicator, registered for abort(); aborts it at once when the world was
+// aborted while it was being made.
+Result<std::unique_ptr<Communicator>> adopt(const std::shared_ptr<NcclWorld::Impl>& world, ncclComm_t comm,
+                                            const std::string& name, int rank, int size, cudaStream_t stream) {
+  auto guard = make_guard(comm);
+  if (!world->add(guard)) {
+    guard->abort();
+    return world->aborted_status().errors();
+  }
+  return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(world, std::move(guard), comm, name, rank,
+                                                                          size, stream));
+}
 
 }  // namespace
 
@@ -234,25 +311,33 @@ Result<std::unique_ptr<Communicator>> NcclWorld::world(int rank, cudaStream_t st
     return s.errors();
   }
   ncclComm_t comm = nullptr;
-  if (auto s = nccl_check(ncclCommInitRank(&comm, size(), impl_->id, rank),
-                          "ncclCommInitRank(rank " + std::to_string(rank) + " of " + std::to_string(size()) + ")");
-      !s) {
-    return s.errors();
+  const std::string call = "ncclCommInitRank(rank " + std::to_string(rank) + " of " + std::to_string(size()) + ")";
+  if (const ncclResult_t result = ncclCommInitRank(&comm, size(), impl_->id, rank); result != ncclSuccess) {
+    Diagnostic failure = nccl_failure(result, call);
+    // NCCL refuses two ranks on one GPU as invalid usage ("Duplicate GPU detected"): processes
+    // that each see one GPU (device 0) but share it, where no process alone can tell.
+    if (result == ncclInvalidUsage) {
+      failure.message += "; if several processes share one GPU: NCCL needs a GPU per rank (bind one per task, "
+                         "e.g. srun --gpus-per-task=1), or run without a launcher for virtual ranks on one GPU";
+    }
+    return failure;
   }
-  return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(impl_, comm, "world", rank, size(), stream));
+  return adopt(impl_, comm, "world", rank, size(), stream);
 }
 
+// Called from any thread (the MPI progress thread's failure hook): each communicator is
+// aborted now, or by the rank thread inside a call on it as that call returns (comm_guard.h), so
+// none is freed under a thread that uses it.
 void NcclWorld::abort(const std::string& reason) {
-  std::vector<ncclComm_t> comms;
+  std::vector<std::shared_ptr<CommGuard>> comms;
   {
     std::lock_guard lock(impl_->mutex);
     if (impl_->aborted) return;
     impl_->aborted = true;
     impl_->reason = reason;
     comms = impl_->comms;
-    impl_->aborted_comms = comms;
   }
-  for (ncclComm_t comm : comms) ncclCommAbort(comm);
+  for (const auto& guard : comms) guard->abort();
 }
 
 bool is_nccl_communicator(const Communicator& communicator) {
@@ -263,11 +348,15 @@ Result<std::unique_ptr<Communicator>> split_nccl(Communicator& parent, int colou
                                                  cudaStream_t stream) {
   auto* nccl = dynamic_cast<NcclCommunicator*>(&parent);
   if (nccl == nullptr) return make_error("communicator", "split_nccl() of \"" + parent.name() + "\": not an NCCL communicator");
+  // ncclCommSplit operates the parent: under its lock, like every other call on it.
   ncclComm_t child = nullptr;
-  if (auto s = nccl_check(ncclCommSplit(nccl->comm(), colour < 0 ? NCCL_SPLIT_NOCOLOR : colour, key, &child, nullptr),
-                          "ncclCommSplit(\"" + parent.name() + "\" -> \"" + name + "\")", nccl->comm());
-      !s) {
-    return s.errors();
+  Status split = nccl->enqueue("ncclCommSplit", [&] {
+    return nccl_check(ncclCommSplit(nccl->comm(), colour < 0 ? NCCL_SPLIT_NOCOLOR : colour, key, &child, nullptr),
+                      "ncclCommSplit(\"" + parent.name() + "\" -> \"" + name + "\")", nccl->comm());
+  });
+  if (!split) {
+    if (child != nullptr) ncclCommAbort(child);
+    return split.errors();
   }
   if (child == nullptr) return std::unique_ptr<Communicator>();
   int rank = 0, size = 0;
@@ -279,8 +368,7 @@ Result<std::unique_ptr<Communicator>> split_nccl(Communicator& parent, int colou
     ncclCommDestroy(child);
     return s.errors();
   }
-  return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(
-      nccl->world(), child, name, rank, size, stream != nullptr ? stream : nccl->stream()));
+  return adopt(nccl->world(), child, name, rank, size, stream != nullptr ? stream : nccl->stream());
 }
 
 }  // namespace plansight::runtime::cuda

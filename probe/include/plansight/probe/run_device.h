@@ -64,8 +64,9 @@ class RunDevice {
   virtual std::int64_t clock_offset_ns(int /*process*/) const { return 0; }
 
   // On a thread of rank `rank` other than the one that made its backend (its gradient thread),
-  // when it starts: a GPU's timeline gives that thread's ranges and syncs to the rank.
-  virtual void thread_started(int /*rank*/) {}
+  // when it starts: a GPU makes the rank's device current on it (a new thread's is device 0)
+  // and its timeline gives that thread's ranges to the rank. An error: the thread cannot work.
+  virtual Result<bool> thread_started(int /*rank*/) { return true; }
   // Each rank at the start of each step (on its thread), before any of its work is enqueued.
   virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
   // Each rank at the end of each step (on its thread), after its last host synchronisation (the

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,27 @@ constexpr const char* element_name(Element e) {
   return e == Element::f32 ? "fp32" : e == Element::bf16 ? "bf16" : "fp16";
 }
 
+// One transfer of a point-to-point group (Communicator::send_recv_group): `count` elements of
+// type `element` to or from group rank `peer`, matched by `tag` where the library matches tags.
+struct PeerSend {
+  const void* data = nullptr;
+  std::size_t count = 0;
+  Element element = Element::f32;
+  int peer = 0;
+  int tag = 0;
+};
+struct PeerRecv {
+  void* data = nullptr;
+  std::size_t count = 0;
+  Element element = Element::f32;
+  int peer = 0;
+  int tag = 0;
+};
+// Called just before (`starting`) and just after each transfer of a group is handed to the
+// library (numbered as send_recv_group says): a caller brackets each transfer with its own trace
+// span, so consecutive spans stay one per message.
+using TransferHook = std::function<void(std::size_t transfer, bool starting)>;
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -44,8 +66,10 @@ class Communicator {
   virtual Status all_gather(const float* in, float* out, std::size_t count) = 0;
   virtual Status broadcast(float* data, std::size_t count, int root) = 0;
   // Point to point. A recv matches the oldest unreceived send from `peer` with the same tag
-  // (MPI's non-overtaking rule per (source, destination, tag)); sends never wait for the
-  // receiver, so a pipeline stage can send before its neighbour posts the recv.
+  // (MPI's non-overtaking rule per (source, destination, tag)); on the CPU and device
+  // communicators sends never wait for the receiver. NCCL ignores the tag (a pair's messages
+  // match in call order) and its sends wait on the device for the receiver: code that must run
+  // on every communicator sends and receives through send_recv_group() below.
   virtual Status send(const float* data, std::size_t count, int peer, int tag = 0) = 0;
   virtual Status recv(float* data, std::size_t count, int peer, int tag = 0) = 0;
 
@@ -55,6 +79,18 @@ class Communicator {
   virtual Status all_gather_typed(const void* in, void* out, std::size_t count, Element element);
   virtual Status send_typed(const void* data, std::size_t count, Element element, int peer, int tag);
   virtual Status recv_typed(void* data, std::size_t count, Element element, int peer, int tag);
+
+  // Every send of `sends` and every receive of `recvs` (each in order) as one group that
+  // progresses together. NCCL's ncclSend/ncclRecv hold the device stream until the peer's
+  // matching call runs, so a send and a receive that must overlap (1F1B's "send activation,
+  // receive gradient") deadlock when issued one after the other; fused between ncclGroupStart
+  // and ncclGroupEnd they progress independently (NCCL User Guide, "Point-to-point
+  // communication"; Megatron-LM's p2p_communication batches them the same way). Here sends never
+  // wait for their receiver, so the default issues send_typed() for each send, then recv_typed()
+  // for each receive, and stops at the first failure. `hook` (may be empty) brackets each
+  // transfer: i < sends.size() is sends[i], then recvs[i - sends.size()].
+  virtual Status send_recv_group(const std::vector<PeerSend>& sends, const std::vector<PeerRecv>& recvs,
+                                 const TransferHook& hook = {});
 };
 
 // Ranks as threads of one process. world(n) makes the world group; split() makes sub-groups

@@ -16,7 +16,9 @@ struct LaunchInfo {
   // "pmi" (PMI_RANK/PMI_SIZE: MPICH's Hydra and other PMI launchers); empty: not launched.
   std::string launcher;
   int rank = 0, size = 1;              // this process in the launch
-  int local_rank = 0, local_size = 1;  // on this host (picks the GPU of a process)
+  // On this host; local_rank picks a process's GPU. srun exports no count per host, so there
+  // local_size is only local_rank + 1 (a launched run counts the hosts' processes over MPI).
+  int local_rank = 0, local_size = 1;
   bool launched() const { return !launcher.empty(); }
 };
 

@@ -6,9 +6,16 @@
 //   - point to point matches sends and receives between a pair in call order; the tag is not
 //     sent (ranks must post in the same order), and a send completes on its stream only when the
 //     receiver's recv runs, so two ranks that both send before they receive deadlock on the
-//     device: a pipeline alternates the order by stage parity, as Megatron-LM's p2p does;
+//     device: send_recv_group() fuses sends and receives in one ncclGroupStart/End group, as
+//     Megatron-LM's p2p_communication batches them (the probe's plan of which transfers share a
+//     group: probe/src/pipeline_transfers.h);
 //   - calls return when enqueued; errors inside NCCL (a peer died) surface as
-//     ncclCommGetAsyncError at the next call, and abort() aborts every communicator.
+//     ncclCommGetAsyncError at the next call, and abort() aborts every communicator;
+//   - one thread at a time operates a communicator (NCCL User Guide, "Thread Safety"): every
+//     call holds its lock, and abort() from another thread (MPI's failure hook) aborts each
+//     communicator at once or, when a thread is inside a call on it, lets that thread abort it
+//     as the call returns (comm_guard.h). A call blocked on the host inside NCCL (a peer that
+//     died during connection setup) is not interrupted.
 // Several ranks per GPU need NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1 (nccl_version.h);
 // otherwise each rank needs its own GPU, which world() checks before NCCL would fail.
 // Several processes (mpirun/srun, one GPU each): rank 0 makes the unique id (nccl_unique_id()),
@@ -58,7 +65,8 @@ class NcclWorld {
   // joined); makes the rank's device current on the calling thread.
   Result<std::unique_ptr<Communicator>> world(int rank, cudaStream_t stream);
 
-  // ncclCommAbort on every communicator of this world (pending operations return errors).
+  // ncclCommAbort on every communicator of this world (pending operations return errors), from
+  // any thread; later calls fail with `reason`.
   void abort(const std::string& reason);
 
   struct Impl;
