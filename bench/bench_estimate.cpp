@@ -71,16 +71,23 @@ Plan largest_interactive(PipelineSchedule schedule, std::int64_t vpp) {
   return plan;
 }
 
+// parallel: EstimateOptions::parallel_simulations (1: the free-transfer simulation on the side
+// thread, as every caller but the search runs it; 0: both on this thread).
 void BM_EstimatePp64M1024(benchmark::State& state) {
   const Plan plan = largest_interactive(state.range(0) == 1 ? PipelineSchedule::one_f_one_b : PipelineSchedule::interleaved,
                                         state.range(0));
+  EstimateOptions options;
+  options.parallel_simulations = state.range(1) != 0;
   for (auto _ : state) {
-    auto e = estimate(plan);
+    auto e = estimate(plan, options);
     if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
     benchmark::DoNotOptimize(e);
   }
 }
-BENCHMARK(BM_EstimatePp64M1024)->ArgName("vpp")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EstimatePp64M1024)
+    ->ArgNames({"vpp", "parallel"})
+    ->ArgsProduct({{1, 4}, {1, 0}})
+    ->Unit(benchmark::kMillisecond);
 
 // The same size under every other schedule (GPipe, ZB-H1, and the two-chunk DualPipeV and
 // DualPipe with vpp 2), so that no schedule falls outside the target.
@@ -89,18 +96,19 @@ void BM_EstimatePp64M1024Schedule(benchmark::State& state) {
   const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
   const Plan plan = largest_interactive(schedule, two_chunks ? 2 : 1);
   state.SetLabel(std::string(to_string(schedule)));
+  EstimateOptions options;
+  options.parallel_simulations = state.range(1) != 0;
   for (auto _ : state) {
-    auto e = estimate(plan);
+    auto e = estimate(plan, options);
     if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
     benchmark::DoNotOptimize(e);
   }
 }
 BENCHMARK(BM_EstimatePp64M1024Schedule)
-    ->ArgName("schedule")
-    ->Arg(static_cast<int>(PipelineSchedule::gpipe))
-    ->Arg(static_cast<int>(PipelineSchedule::zb_h1))
-    ->Arg(static_cast<int>(PipelineSchedule::dualpipev))
-    ->Arg(static_cast<int>(PipelineSchedule::dualpipe))
+    ->ArgNames({"schedule", "parallel"})
+    ->ArgsProduct({{static_cast<int>(PipelineSchedule::gpipe), static_cast<int>(PipelineSchedule::zb_h1),
+                    static_cast<int>(PipelineSchedule::dualpipev), static_cast<int>(PipelineSchedule::dualpipe)},
+                   {1, 0}})
     ->Unit(benchmark::kMillisecond);
 
 // The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
