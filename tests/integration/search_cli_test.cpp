@@ -316,7 +316,9 @@ TEST(SearchCli, OffloadListSearchesEach) {
   for (const auto& l : j["layouts"]) {
     EXPECT_FALSE(l["offload"]["params"].get<bool>());
     // ZeRO-Offload runs with a partitioned optimizer only.
-    if (l["offload"]["optimizer"].get<bool>()) EXPECT_GE(l["layout"]["zero_stage"].get<int>(), 1);
+    if (l["offload"]["optimizer"].get<bool>()) {
+      EXPECT_GE(l["layout"]["zero_stage"].get<int>(), 1);
+    }
   }
   auto bad = run_cli({"search", "--offload", "gpu"});
   EXPECT_NE(bad.status, Status::ok);

@@ -107,7 +107,7 @@ TEST(Calibration, StopFlagCancels) {
   std::atomic<bool> stop{true};
   auto samples = measure_collectives({2}, {4096}, CalibrationLevel::quick, &stop);
   EXPECT_FALSE(samples.ok());
-  auto profile = calibrate(request("tiny", 1, 1), {CalibrationLevel::quick, &stop});
+  auto profile = calibrate(request("tiny", 1, 1), {CalibrationLevel::quick, &stop, {}});
   EXPECT_FALSE(profile.ok());
 }
 
@@ -117,7 +117,7 @@ TEST(Calibration, StopFlagCancels) {
 // attention sample at the run's per-rank shape, and a JSON round trip that changes nothing.
 TEST(Calibration, ProfileOfATinyRunIsDerivedFromItsSamples) {
   const auto r = request("tiny", 2, 1);
-  auto profile = calibrate(r, {CalibrationLevel::quick, nullptr});
+  auto profile = calibrate(r, {CalibrationLevel::quick, nullptr, {}});
   ASSERT_TRUE(profile.ok()) << profile.error_text();
   EXPECT_EQ(profile->device, cpu_device_name());
 
@@ -183,7 +183,7 @@ TEST(Calibration, ElementwiseRatesArePositiveForEveryCalibratedKind) {
   EXPECT_FALSE(rates.count("rotary_forward"));
   EXPECT_FALSE(rates.count("dropout_forward"));
   // calibrate() records them in the profile.
-  auto profile = calibrate(request("tiny", 1, 1), {CalibrationLevel::quick, nullptr});
+  auto profile = calibrate(request("tiny", 1, 1), {CalibrationLevel::quick, nullptr, {}});
   ASSERT_TRUE(profile.ok()) << profile.error_text();
   EXPECT_EQ(profile->elementwise_bytes_per_s.size(), rates.size());
 }
