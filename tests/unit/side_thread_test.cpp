@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/estimator.h"
@@ -68,22 +70,28 @@ TEST(SideJob, WaitRethrowsWhatTheJobThrew) {
   EXPECT_EQ(runs, 1);
 }
 
+// Narayanan et al.'s 1 T model with 256 layers on 3072 GPUs: TP 8 x PP 64, DP 6.
+Plan pp64_plan(PipelineSchedule schedule, std::int64_t vpp, std::int64_t micro_batches) {
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-1008b");
+  plan.model.layers = 256;
+  plan.cluster.gpus = 3072;
+  plan.layout.tp = 8;
+  plan.layout.pp = 64;
+  plan.layout.vpp = vpp;
+  plan.layout.schedule = schedule;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = micro_batches * 6;
+  return plan;
+}
+
 // 64 stages x 4 virtual stages x 256 micro-batches (131,072 ops, above the side thread's
 // threshold) and 1F1B with 1024 micro-batches: every figure of the estimate is the same with the
 // second simulation beside the first and with both on the caller's thread.
 TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
   for (const auto& [schedule, vpp, micro_batches] :
        {std::tuple{PipelineSchedule::interleaved, 4, 256}, std::tuple{PipelineSchedule::one_f_one_b, 1, 1024}}) {
-    Plan plan = default_plan();
-    plan.model = *find_model("narayanan-1008b");
-    plan.model.layers = 256;
-    plan.cluster.gpus = 3072;
-    plan.layout.tp = 8;
-    plan.layout.pp = 64;
-    plan.layout.vpp = vpp;
-    plan.layout.schedule = schedule;
-    plan.training.micro_batch = 1;
-    plan.training.global_batch = micro_batches * 6;
+    const Plan plan = pp64_plan(schedule, vpp, micro_batches);
     ASSERT_GE(schedule_ops(plan), 16384);
     EstimateOptions serial, parallel;
     serial.parallel_simulations = false;
@@ -101,16 +109,9 @@ TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
 }
 
 TEST(PredictTime, ACancelledEstimateStopsWithItsError) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.cluster.gpus = 3072;
-  plan.layout.tp = 8;
-  plan.layout.pp = 64;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = 1024 * 6;
   std::atomic<bool> cancel{true};
   const CancelScope scope(&cancel);
-  const auto e = estimate(plan);
+  const auto e = estimate(pp64_plan(PipelineSchedule::one_f_one_b, 1, 1024));
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error_text().find(kCancelledMessage), std::string::npos) << e.error_text();
 }
