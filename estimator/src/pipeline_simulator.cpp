@@ -18,6 +18,12 @@ namespace plansight::estimator {
 
 namespace {
 
+// The steady state's search runs only where it can pay: the transient and two cycles, each up
+// to about p micro-batches (1F1B's critical circuit runs through every stage and back), must
+// leave periods to skip. Below that the search would cost more than it saves.
+constexpr std::int32_t kSkipMinMicroBatches = 32;
+bool skippable(const ScheduleTable& t) { return t.m >= kSkipMinMicroBatches + 3 * t.p; }
+
 // Dedicated processors: an op's time never depends on the other ranks, so a worklist runs each
 // rank as far as its inputs allow; a rank is looked at again only when a neighbour delivers
 // something it waits for. Work is O(ops + spans).
@@ -77,10 +83,7 @@ class DedicatedRun : IterationEngine {
   bool skip_steady_state() {
     const auto p = static_cast<std::size_t>(t_.p);
     const auto v = static_cast<std::size_t>(t_.v);
-    // Worth it only when the steady state outlasts what finding its cycle takes: the transient
-    // and two cycles, each up to about p micro-batches (1F1B's critical circuit runs through
-    // every stage and back). Below that the search would cost more than it saves.
-    if (t_.m < kSkipMinMicroBatches + 3 * t_.p) return true;
+    if (!skippable(t_)) return true;
     // Ops with one-off work (a chunk's first forward and backward when they gather its
     // parameters, its last backward when it issues the chunk's gradient reduction, the rank's
     // last op, which closes its bubble window) stay out of the periods.
@@ -291,7 +294,6 @@ class DedicatedRun : IterationEngine {
     }
   }
 
-  static constexpr std::int32_t kSkipMinMicroBatches = 32;
   static constexpr std::size_t kSkipMinPeriods = 6;
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
@@ -327,6 +329,14 @@ Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationIn
 
 Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input) {
   return run_simulation(table, input, true);
+}
+
+std::int64_t expected_simulated_ops(const ScheduleTable& table) {
+  std::int64_t ops = 0;
+  for (const auto& row : table.ranks) ops += static_cast<std::int64_t>(row.size());
+  if (table.kind == PipelineSchedule::gpipe || !skippable(table)) return ops;
+  const std::int64_t p = table.p, v = table.v;
+  return std::min(ops, 10 * p * p * v);
 }
 
 }  // namespace plansight::estimator

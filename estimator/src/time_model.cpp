@@ -15,9 +15,12 @@
 namespace plansight::estimator {
 namespace {
 
-// From this many schedule ops on, the second simulation runs beside the first (SideJob): below,
-// handing it over (a condition variable's wake-up, tens of microseconds) costs about what it
-// saves. Measured: bench/results/time-core-cpu.txt, 2026-11-27 (side thread).
+// From this many ops simulated one by one (expected_simulated_ops) on, the second simulation
+// runs beside the first (SideJob). Below, a run is short and mostly memory traffic (filling its
+// arrays, walking the table), and on another core it costs more than it saves: measured with the
+// side thread forced on, +45 to +66% for the default plan (PP 8) at 1,024 to 8,192 micro-batches
+// and for 1F1B at PP 16; -12 to -43% from PP 16 interleaved and PP 32 on
+// (bench/results/time-core-cpu.txt, 2026-11-27).
 constexpr std::int64_t kParallelSimulationOps = 16384;
 
 // One rank's per-micro-batch sums over its chunks (closed_form.h).
@@ -136,7 +139,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     ideal_input = input;
     for (auto& chunk : ideal_input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
     ideal_input.keep_timeline = false;
-    if (options.parallel_simulations && schedule_ops(plan) >= kParallelSimulationOps) {
+    if (options.parallel_simulations && expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
       side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input)); });
     }
   }

@@ -1,6 +1,7 @@
 // SideJob (side_thread.h) and predict_time()'s second simulation beside the first: the job runs,
-// under the caller's cancellation flag, and rethrows what it threw; an estimate of a large
-// schedule gives the same figures whichever thread runs its free-transfer simulation.
+// under the caller's cancellation flag, and rethrows what it threw; which schedules are long
+// enough to use it; an estimate of one gives the same figures whichever thread runs its
+// free-transfer simulation.
 #include "side_thread.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +15,9 @@
 #include "plansight/estimator/cancellation.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
+#include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/time_model.h"
+#include "simulation_costs.h"
 
 namespace plansight::estimator {
 namespace {
@@ -85,14 +88,32 @@ Plan pp64_plan(PipelineSchedule schedule, std::int64_t vpp, std::int64_t micro_b
   return plan;
 }
 
-// 64 stages x 4 virtual stages x 256 micro-batches (131,072 ops, above the side thread's
-// threshold) and 1F1B with 1024 micro-batches: every figure of the estimate is the same with the
-// second simulation beside the first and with both on the caller's thread.
+// How much of a table a run simulates one by one, which decides whether the second simulation
+// goes to the side thread: every op where nothing can be skipped, else about 10 p v per rank.
+TEST(PredictTime, ExpectedSimulatedOpsFollowTheSkipRules) {
+  const auto ops = [](PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
+    auto t = make_schedule(kind, p, v, m);
+    EXPECT_TRUE(t.ok()) << t.error_text();
+    return t.ok() ? expected_simulated_ops(*t) : -1;
+  };
+  EXPECT_EQ(ops(PipelineSchedule::gpipe, 64, 1, 1024), 2 * 64 * 1024) << "GPipe is never skipped";
+  EXPECT_EQ(ops(PipelineSchedule::one_f_one_b, 64, 1, 128), 2 * 64 * 128) << "too few micro-batches to skip";
+  EXPECT_EQ(ops(PipelineSchedule::one_f_one_b, 64, 1, 1024), 10 * 64 * 64);
+  EXPECT_EQ(ops(PipelineSchedule::interleaved, 64, 4, 1024), 10 * 64 * 64 * 4);
+  EXPECT_EQ(ops(PipelineSchedule::one_f_one_b, 8, 1, 1024), 10 * 8 * 8) << "the default plan's depth: short runs";
+}
+
+// 64 stages x 4 virtual stages x 256 micro-batches and 1F1B with 1024 micro-batches (both
+// expected to simulate more ops than the side thread's threshold): every figure of the
+// estimate is the same with the second simulation beside the first and with both on the
+// caller's thread.
 TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
   for (const auto& [schedule, vpp, micro_batches] :
        {std::tuple{PipelineSchedule::interleaved, 4, 256}, std::tuple{PipelineSchedule::one_f_one_b, 1, 1024}}) {
     const Plan plan = pp64_plan(schedule, vpp, micro_batches);
-    ASSERT_GE(schedule_ops(plan), 16384);
+    auto table = make_schedule(plan.layout, plan.micro_batches());
+    ASSERT_TRUE(table.ok());
+    ASSERT_GE(expected_simulated_ops(*table), 16384);
     EstimateOptions serial, parallel;
     serial.parallel_simulations = false;
     const auto a = estimate(plan, serial);
