@@ -23,6 +23,9 @@
 
 namespace plansight::estimator {
 
+// Bytes of the per-run arrays this thread keeps for its next run (iteration_engine.cpp).
+std::size_t thread_kept_array_bytes();
+
 class IterationEngine {
  public:
   IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool keep_spans);

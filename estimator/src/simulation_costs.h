@@ -81,6 +81,7 @@ class CommLane {
   }
   std::int64_t end() const { return busy_.empty() ? 0 : busy_.back().end; }
   void clear() { busy_.clear(); }  // keeps the capacity, for a lane used again
+  std::size_t capacity_bytes() const { return busy_.capacity() * sizeof(Busy); }
 
   // What of the lane lies after `from`, as [start, end) pairs clipped at `from` with touching
   // ones joined, appended to `out`: all that work issued at or after `from` can meet (place()

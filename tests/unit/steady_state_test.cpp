@@ -2,6 +2,7 @@
 // figure of the run that simulates every op (a kept timeline never skips), on every schedule, with
 // communication segments, sends, bucketed or final gradient reductions, ZeRO-3 gathers and
 // different costs per chunk; and it does skip where a schedule has a long steady state.
+// Also: the engine's per-run arrays a thread keeps between runs, and the huge ones it frees.
 #include "steady_state.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,9 @@
 #include <string>
 #include <tuple>
 
+#include "iteration_engine.h"
 #include "plansight/estimator/pipeline_simulator.h"
+#include "simulation_costs.h"
 
 namespace plansight::estimator {
 namespace {
@@ -192,6 +195,24 @@ TEST(SteadyState, TheTablePeriodIsTheSchedulesOwn) {
   EXPECT_EQ(dual->ops, (std::vector<std::size_t>{6, 6, 6, 6}));
   // Too few micro-batches for four periods: none.
   EXPECT_FALSE(period_of(PipelineSchedule::one_f_one_b, 4, 1, 6).has_value());
+}
+
+// The engine keeps its per-run arrays on the thread for the next run, but not past 64 MiB: a
+// 2-stage pipeline of 1.1 million micro-batches (2.2 million pairs of 32 bytes of times, 70 MB)
+// gives them back; a usual run keeps them.
+TEST(EngineArrays, AThreadKeepsSmallArraysAndFreesHugeOnes) {
+  const auto run = [](std::int64_t m) {
+    auto table = make_schedule(PipelineSchedule::one_f_one_b, 2, 1, m);
+    EXPECT_TRUE(table.ok());
+    SimulationInput in = drawn_input(2, 5, true);
+    in.keep_timeline = false;
+    EXPECT_TRUE(simulate_well_formed(*table, in).ok());
+  };
+  run(1024);
+  const std::size_t usual = thread_kept_array_bytes();
+  EXPECT_GE(usual, std::size_t{2} * 1024 * 32) << "the 2 x 1024 pair times are kept";
+  run(1'100'000);
+  EXPECT_LT(thread_kept_array_bytes(), std::size_t{64} << 20) << thread_kept_array_bytes();
 }
 
 }  // namespace
