@@ -132,16 +132,19 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   // With pp > 1, the same table is simulated again with free pipeline transfers, only for the
   // first stage's bubble (below): what the schedule leaves idle, apart from what transfers add.
   // The two runs are independent; a large schedule's second runs beside the first.
+  // On the caller's thread the input is changed in place after the first run; beside it, a copy.
+  const auto free_transfers = [](SimulationInput& in) {
+    for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
+    in.keep_timeline = false;
+  };
   std::optional<Result<SimulationResult>> ideal;
   SimulationInput ideal_input;
   std::optional<SideJob> side;
-  if (plan.layout.pp > 1) {
+  if (plan.layout.pp > 1 && options.parallel_simulations &&
+      expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
     ideal_input = input;
-    for (auto& chunk : ideal_input.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
-    ideal_input.keep_timeline = false;
-    if (options.parallel_simulations && expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
-      side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input)); });
-    }
+    free_transfers(ideal_input);
+    side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input)); });
   }
   auto sim = simulate_well_formed(*schedule, input);
   if (side) side->wait();
@@ -172,7 +175,10 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const double stage_bubble = static_cast<double>(sim->bubble_ns[0]) * 1e-9;
   double schedule_bubble = stage_bubble;
   if (plan.layout.pp > 1) {
-    if (!ideal) ideal.emplace(simulate_well_formed(*schedule, ideal_input));
+    if (!ideal) {
+      free_transfers(input);
+      ideal.emplace(simulate_well_formed(*schedule, input));
+    }
     if (!*ideal) return ideal->errors();
     schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);
   }
