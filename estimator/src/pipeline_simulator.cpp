@@ -35,6 +35,7 @@ class DedicatedRun : IterationEngine {
     work_.resize(p);  // a ring: each rank is queued at most once
     limit_.resize(p);
     for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
+    shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
     queue_all();
   }
 
@@ -211,6 +212,9 @@ class DedicatedRun : IterationEngine {
     const std::int32_t g = global_of(r, o.chunk);
     const std::int64_t ready = input_ready(r, o, g);
     if (ready < 0) return false;
+    // Nothing this rank books from now on is issued before its last op's start (the earliest
+    // issue: a prefetched gather; the snapshot reads its lane from there too).
+    lanes_[ri].forget_before(prev_start_[ri]);
     const std::int64_t start = gather_before(r, o, g, std::max(free_[ri], ready));
     RankActivity& a = activity_[ri];
     if (next_[ri] == 0) {
@@ -223,14 +227,41 @@ class DedicatedRun : IterationEngine {
     const NsChunkCost& c = cost(g);
     const std::size_t first_span = keep_ ? compute_track(r).spans.size() : 0;
     std::int64_t end = start;
-    if (o.kind == OpKind::backward && !c.recompute.empty()) {
-      end = segments(record, r, end, c.recompute, op_name(o, g, true), g, o.micro_batch);
+    const NsRunShape& shape = c.shapes[shape_index(o)];
+    if (shape_path_ && lanes_[ri].end() <= start + shape.first_lane && !reduces_here(ri, o)) [[likely]] {
+      // No collective of the op can wait for the lane: it ends at start + ns. Its lane
+      // segments are not booked: nothing issued later can start before its end (no ZeRO-3
+      // gather is issued ahead, no gradient bucket inside this op: shape_path_, reduces_here).
+      end = start + shape.ns;
+      busy_[ri] += shape.compute_ns;
+      if (record && shape.compute_first >= 0) {
+        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = start + shape.compute_first;
+        a.compute_end_ns = start + shape.compute_end;
+      }
+    } else {
+      if (o.kind == OpKind::backward && !c.recompute.empty()) {
+        end = segments(record, r, end, c.recompute, op_name(o, g, true), g, o.micro_batch);
+      }
+      end = segments(record, r, end, op_segments(o, c), op_name(o, g), g, o.micro_batch);
     }
-    end = segments(record, r, end, op_segments(o, c), op_name(o, g), g, o.micro_batch);
     if (keep_) draw_overlapped(r, o, g, first_span);
     if (next_[ri] == 0) a.occupied_end_ns = end;
     if (const std::int32_t to = op_finished(r, o, g, start, end); to >= 0) wake(to);
     return true;
+  }
+
+  std::size_t shape_index(const ScheduleOp& o) const {
+    return o.kind == OpKind::forward       ? NsChunkCost::kShapeForward
+           : o.kind == OpKind::weight_grad ? NsChunkCost::kShapeWeightGrad
+           : t_.split_backward             ? NsChunkCost::kShapeBackward
+                                           : NsChunkCost::kShapeFusedBackward;
+  }
+  // Whether rank r's next op `o` issues its chunk's gradient reduction inside itself (buckets
+  // issued during the op may take the gaps between its collectives on the lane).
+  bool reduces_here(std::size_t r, const ScheduleOp& o) const {
+    return in_.dp_issue == DpReduceIssue::per_chunk &&
+           last_bwd_[r * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk)] ==
+               static_cast<std::int64_t>(next_[r]);
   }
 
   // Runs segments back to back from `t`; returns the end. What the bubble needs
@@ -297,6 +328,9 @@ class DedicatedRun : IterationEngine {
   static constexpr std::size_t kSkipMinPeriods = 6;
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
+  // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
+  // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
+  bool shape_path_ = false;
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_

@@ -66,6 +66,36 @@ std::int64_t checked_ns(double seconds, std::size_t chunk, const char* part, std
 
 }  // namespace
 
+NsRunShape run_shape(const std::vector<NsSegment>& segments) {
+  NsRunShape out;
+  for (const NsSegment& s : segments) {
+    if (s.ns == 0) continue;  // the simulator skips empty segments: they book nothing
+    if (s.lane == Lane::compute) {
+      if (out.compute_first < 0) out.compute_first = out.ns;
+      out.compute_ns += s.ns;
+      out.compute_end = out.ns + s.ns;
+    } else if (out.first_lane == NsRunShape::kNone) {
+      out.first_lane = out.ns;
+    }
+    out.ns += s.ns;
+  }
+  return out;
+}
+
+NsRunShape then(const NsRunShape& first, const NsRunShape& second) {
+  NsRunShape out;
+  out.ns = first.ns + second.ns;
+  out.compute_ns = first.compute_ns + second.compute_ns;
+  out.first_lane = first.first_lane != NsRunShape::kNone    ? first.first_lane
+                   : second.first_lane != NsRunShape::kNone ? first.ns + second.first_lane
+                                                            : NsRunShape::kNone;
+  out.compute_first = first.compute_first >= 0 ? first.compute_first
+                      : second.compute_first >= 0 ? first.ns + second.compute_first
+                                                  : -1;
+  out.compute_end = second.compute_end >= 0 ? first.ns + second.compute_end : first.compute_end;
+  return out;
+}
+
 void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::int32_t ranks) {
   result.bubble_ns.assign(static_cast<std::size_t>(ranks), 0);
   for (std::size_t i = 0; i < bubbles.ranks.size(); ++i) {
@@ -142,6 +172,11 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
       if (s.lane == Lane::compute) s.phase = Phase::backward;
       c.fused_backward.push_back(s);
     }
+    const NsRunShape recompute = run_shape(c.recompute);
+    c.shapes[NsChunkCost::kShapeForward] = run_shape(c.forward);
+    c.shapes[NsChunkCost::kShapeBackward] = then(recompute, run_shape(c.backward));
+    c.shapes[NsChunkCost::kShapeWeightGrad] = run_shape(c.weight_grad);
+    c.shapes[NsChunkCost::kShapeFusedBackward] = then(recompute, run_shape(c.fused_backward));
     c.overlapped.fused_backward = c.overlapped.backward;
     c.overlapped.fused_backward.insert(c.overlapped.fused_backward.end(), c.overlapped.weight_grad.begin(),
                                        c.overlapped.weight_grad.end());
