@@ -93,15 +93,20 @@ class IterationEngine {
   // When the inputs of rank r's next op `o` (global chunk g) arrive; kUnknown while a producer
   // has not run.
   std::int64_t input_ready(std::int32_t r, const ScheduleOp& o, std::int32_t g) const {
+    return input_ready_at(r, next_[static_cast<std::size_t>(r)], o, g);
+  }
+  // The same for rank r's op i, `o`.
+  [[gnu::always_inline]] std::int64_t input_ready_at(std::int32_t r, std::size_t i, const ScheduleOp& o,
+                                                     std::int32_t g) const {
     const std::int64_t own = op_input_ready(o, g);
     if (!o.pairs_with_next) [[likely]] return own;
     if (own < 0) return kUnknown;
     // An overlapped pair (DualPipe's F&B) waits for its second op's input too.
-    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][next_[static_cast<std::size_t>(r)] + 1];
+    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][i + 1];
     const std::int64_t other = op_input_ready(second, global_of(r, second.chunk));
     return other < 0 ? kUnknown : std::max(own, other);
   }
-  std::int64_t op_input_ready(const ScheduleOp& o, std::int32_t g) const {
+  [[gnu::always_inline]] std::int64_t op_input_ready(const ScheduleOp& o, std::int32_t g) const {
     const PairTimes& t = times_[pair(g, o.micro_batch)];
     switch (o.kind) {
       case OpKind::forward: return t[kFwdReady];

@@ -69,12 +69,97 @@ class DedicatedRun : IterationEngine {
       work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
       --work_count_;
       queued_[static_cast<std::size_t>(r)] = 0;
-      while (step(r)) {
-        // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
-        if ((++polls_ & 4095u) == 0 && cancel_requested()) return false;
-      }
+      if (!advance(r)) return false;
     }
     return true;
+  }
+
+  // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
+  bool advance(std::int32_t r) {
+    for (;;) {
+      if (shape_path_) {
+        const Lean ran = run_lean(r);
+        if (ran == Lean::cancelled) return false;
+        if (ran == Lean::blocked) return true;
+      }
+      if (!step(r)) return true;
+      if (poll_cancelled()) return false;
+    }
+  }
+  // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
+  bool poll_cancelled() { return (++polls_ & 4095u) == 0 && cancel_requested(); }
+
+  // The common op, run with the rank's state in registers: what step() does for an op that runs
+  // by its shape (see there) and is none of the rank's one-off ops (its first and last, those
+  // before its first compute, a chunk's last backward issuing the gradient reduction), with
+  // sends on the lane and no names or spans (shape_path_). Stops at the first op it does not
+  // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
+  // when step() must run it.
+  enum class Lean { blocked, other, cancelled };
+  Lean run_lean(std::int32_t r) {
+    const auto ri = static_cast<std::size_t>(r);
+    const std::vector<ScheduleOp>& ops = t_.ranks[ri];
+    const std::size_t limit = std::min(limit_[ri], ops.size() - 1), v = static_cast<std::size_t>(t_.v);
+    RankActivity& a = activity_[ri];
+    std::size_t i = next_[ri];
+    if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < limit_[ri] ? Lean::other : Lean::blocked;
+    CommLane& lane = lanes_[ri];
+    const bool per_chunk = in_.dp_issue == DpReduceIssue::per_chunk;
+    std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
+    Lean out = Lean::other;
+    for (; i < limit; ++i) {
+      const ScheduleOp& o = ops[i];
+      const std::int32_t g = global_of(r, o.chunk);
+      const std::int64_t ready = input_ready_at(r, i, o, g);
+      if (ready < 0) {
+        out = Lean::blocked;
+        break;
+      }
+      if (per_chunk && last_bwd_[ri * v + static_cast<std::size_t>(o.chunk)] == static_cast<std::int64_t>(i)) break;
+      const std::int64_t start = std::max(free, ready);
+      const NsChunkCost& c = cost(g);
+      const NsRunShape& shape = c.shapes[shape_index(o)];
+      lane.forget_before(prev_start);
+      if (lane.end() > start + shape.first_lane) break;  // a collective may wait: step() books it
+      if (start > free) gap(ri, free, start);
+      const std::int64_t end = start + shape.ns;
+      busy += shape.compute_ns;  // the compute window's end is the last op's (step())
+      prev_start = start;
+      free = end;
+      const std::int32_t mb = o.micro_batch;
+      std::int32_t to = -1;
+      if (o.kind == OpKind::forward) {
+        times_[pair(g, mb)][kFDone] = end;
+        if (g + 1 < stages_ && g + 1 != second_start_) {
+          to = rank_of_[static_cast<std::size_t>(g) + 1];
+          times_[pair(g + 1, mb)][kFwdReady] = to == r ? end : send(lane, end, c.send_activation);
+        } else {
+          times_[pair(g, mb)][kBwdReady] = end;  // the loss (op_finished)
+        }
+      } else if (o.kind == OpKind::backward) {
+        times_[pair(g, mb)][kBDone] = end;
+        if (g > 0 && g != second_start_) {
+          to = rank_of_[static_cast<std::size_t>(g) - 1];
+          times_[pair(g - 1, mb)][kBwdReady] = to == r ? end : send(lane, end, c.send_gradient);
+        }
+      }
+      if (to >= 0 && to != r) wake(to);
+      if (poll_cancelled()) {
+        ++i;
+        out = Lean::cancelled;
+        break;
+      }
+    }
+    if (i >= limit_[ri] && out == Lean::other) out = Lean::blocked;
+    next_[ri] = i;
+    free_[ri] = free;
+    prev_start_[ri] = prev_start;
+    busy_[ri] = busy;
+    return out;
+  }
+  // A send on rank r's lane from `issue` (communicate() for a send without spans); its arrival.
+  static std::int64_t send(CommLane& lane, std::int64_t issue, std::int64_t ns) {
+    return ns <= 0 ? issue : lane.place(issue, ns) + ns;
   }
 
   // The steady state (steady_state.h): runs every rank into its periods, then one period more

@@ -88,7 +88,7 @@ std::string deadlock_message(const ScheduleTable& table, const std::vector<std::
 class CommLane {
  public:
   // Earliest start >= issue where the lane is free for ns; books it and returns the start.
-  std::int64_t place(std::int64_t issue, std::int64_t ns) {
+  [[gnu::always_inline]] std::int64_t place(std::int64_t issue, std::int64_t ns) {
     if (ns <= 0) return issue;
     if (busy_.empty() || issue >= busy_.back().end) {  // the common case: after all booked work
       if (!busy_.empty() && issue == busy_.back().end) {
