@@ -15,7 +15,7 @@ struct Arrays {
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
-  std::vector<std::int32_t> rank_of;
+  std::vector<std::int32_t> rank_of, global_of;
   std::vector<CommLane> lanes;
 };
 Arrays& thread_arrays() {
@@ -46,8 +46,11 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
       m_(t.m),
       stages_(t.stages()),
       keep_(keep_spans),
-      v_shape_(t.v_shape()),
-      second_start_(two_pipelines(t.kind) ? t.p : -1) {
+      second_start_(two_pipelines(t.kind) ? t.p : -1),
+      cost_stride_(costs_.size() == 1 ? 0 : 1),
+      shape_index_{NsChunkCost::kShapeForward,
+                   t.split_backward ? NsChunkCost::kShapeBackward : NsChunkCost::kShapeFusedBackward,
+                   NsChunkCost::kShapeWeightGrad} {
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
@@ -72,6 +75,10 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   last_bwd_.assign(pv, -1);
   rank_of_.resize(static_cast<std::size_t>(stages_));
   for (std::int32_t g = 0; g < stages_; ++g) rank_of_[static_cast<std::size_t>(g)] = t.rank_of(g);
+  global_of_.resize(p * static_cast<std::size_t>(t.v));
+  for (std::int32_t r = 0; r < t.p; ++r) {
+    for (std::int32_t c = 0; c < t.v; ++c) global_of_[static_cast<std::size_t>(r * t.v + c)] = t.global_chunk(r, c);
+  }
   const auto v = static_cast<std::size_t>(t.v);
   for (std::size_t r = 0; r < p; ++r) {
     const auto& ops = t.ranks[r];
@@ -177,7 +184,7 @@ void IterationEngine::swap_arrays() {
   free_.swap(a.free), prev_start_.swap(a.prev_start), busy_.swap(a.busy), reduce_end_.swap(a.reduce_end);
   step_start_.swap(a.step_start), end_.swap(a.end), collective_end_.swap(a.collective_end);
   first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
-  rank_of_.swap(a.rank_of);
+  rank_of_.swap(a.rank_of), global_of_.swap(a.global_of);
   lanes_.swap(a.lanes);
 }
 

@@ -39,11 +39,14 @@ class IterationEngine {
   std::size_t pair(std::int32_t global, std::int32_t mb) const {
     return static_cast<std::size_t>(global) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb);
   }
-  // ScheduleTable::global_chunk, with the common layout's arithmetic inline (once per op).
+  // ScheduleTable::global_chunk, looked up (once per op; DualPipe's V shape costs a division).
   std::int32_t global_of(std::int32_t r, std::int32_t chunk) const {
-    return v_shape_ ? t_.global_chunk(r, chunk) : chunk * t_.p + r;
+    return global_of_[static_cast<std::size_t>(r) * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(chunk)];
   }
-  const NsChunkCost& cost(std::int32_t g) const { return costs_[costs_.size() == 1 ? 0 : static_cast<std::size_t>(g)]; }
+  // Costs are per global chunk, or one for all (cost_stride_ 0).
+  const NsChunkCost& cost(std::int32_t g) const { return costs_[static_cast<std::size_t>(g) * cost_stride_]; }
+  // The index in NsChunkCost::shapes of an op of kind k (the backward's depends on split_backward).
+  std::size_t shape_index(OpKind k) const { return shape_index_[static_cast<std::size_t>(k)]; }
   Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
   Track& comm_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r) + 1]; }
 
@@ -183,7 +186,6 @@ class IterationEngine {
   std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;
   bool keep_;  // spans and names are built
-  bool v_shape_;  // DualPipe(V): chunk g + 1 is not always on rank r + 1 (ScheduleTable::v_shape)
   // DualPipe's second pipeline starts at this chunk (two_pipelines); -1: one pipeline.
   std::int32_t second_start_;
   // Per (global chunk, micro-batch), side by side, indexed as the snapshot's pending windows
@@ -200,6 +202,9 @@ class IterationEngine {
   // Per (rank, local chunk), index r * v + c: positions of its first F, first B, last B/W op.
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<std::int32_t> rank_of_;  // per global chunk: ScheduleTable::rank_of without its division
+  std::vector<std::int32_t> global_of_;  // per (rank, local chunk), r * v + c: its global chunk
+  std::size_t cost_stride_;
+  std::array<std::size_t, 3> shape_index_;
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far

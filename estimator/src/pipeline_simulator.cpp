@@ -106,10 +106,11 @@ class DedicatedRun : IterationEngine {
     CommLane& lane = lanes_[ri];
     const bool per_chunk = in_.dp_issue == DpReduceIssue::per_chunk;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
+    const std::int32_t* global = &global_of_[ri * v];
     Lean out = Lean::other;
     for (; i < limit; ++i) {
       const ScheduleOp& o = ops[i];
-      const std::int32_t g = global_of(r, o.chunk);
+      const std::int32_t g = global[o.chunk];
       const std::int64_t ready = input_ready_at(r, i, o, g);
       if (ready < 0) {
         out = Lean::blocked;
@@ -118,7 +119,7 @@ class DedicatedRun : IterationEngine {
       if (per_chunk && last_bwd_[ri * v + static_cast<std::size_t>(o.chunk)] == static_cast<std::int64_t>(i)) break;
       const std::int64_t start = std::max(free, ready);
       const NsChunkCost& c = cost(g);
-      const NsRunShape& shape = c.shapes[shape_index(o)];
+      const NsRunShape& shape = c.shapes[shape_index(o.kind)];
       lane.forget_before(prev_start);
       if (lane.end() > start + shape.first_lane) break;  // a collective may wait: step() books it
       if (start > free) gap(ri, free, start);
@@ -312,7 +313,7 @@ class DedicatedRun : IterationEngine {
     const NsChunkCost& c = cost(g);
     const std::size_t first_span = keep_ ? compute_track(r).spans.size() : 0;
     std::int64_t end = start;
-    const NsRunShape& shape = c.shapes[shape_index(o)];
+    const NsRunShape& shape = c.shapes[shape_index(o.kind)];
     if (shape_path_ && lanes_[ri].end() <= start + shape.first_lane && !reduces_here(ri, o)) [[likely]] {
       // No collective of the op can wait for the lane: it ends at start + ns. Its lane
       // segments are not booked: nothing issued later can start before its end (no ZeRO-3
@@ -335,12 +336,6 @@ class DedicatedRun : IterationEngine {
     return true;
   }
 
-  std::size_t shape_index(const ScheduleOp& o) const {
-    return o.kind == OpKind::forward       ? NsChunkCost::kShapeForward
-           : o.kind == OpKind::weight_grad ? NsChunkCost::kShapeWeightGrad
-           : t_.split_backward             ? NsChunkCost::kShapeBackward
-                                           : NsChunkCost::kShapeFusedBackward;
-  }
   // Whether rank r's next op `o` issues its chunk's gradient reduction inside itself (buckets
   // issued during the op may take the gaps between its collectives on the lane).
   bool reduces_here(std::size_t r, const ScheduleOp& o) const {
