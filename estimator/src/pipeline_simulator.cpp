@@ -214,7 +214,7 @@ class DedicatedRun : IterationEngine {
     // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
     // are what the simulation has run, whichever order it ran them in.
     limit_ = period->begin;
-    for (std::int64_t periods_done = 0;; ++periods_done) {
+    for (std::int64_t periods_done = 0;;) {
       queue_all();
       if (!drain()) return false;
       // A rank held back before its first compute would still record its window's start.
@@ -222,33 +222,47 @@ class DedicatedRun : IterationEngine {
         if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
       }
       const bool whole = periods_done < whole_periods;
-      SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
-      take_snapshot(now, whole);
-      if (candidate_at >= 0 && periods_done == candidate_at + candidate_cycle) {
-        add_values(now);
-        if (skip_from(*period, candidate, now, candidate_cycle)) break;
-        candidate_at = -1;
-      }
-      auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
-      if (!fresh) {
-        const std::int64_t cycle = periods_done - it->second;
-        if (whole) {
-          if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
-        } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
-          if (now.values.empty()) add_values(now);
-          std::swap(candidate, now);
-          candidate_at = periods_done;
-          candidate_cycle = cycle;
+      const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
+      {
+        SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
+        take_snapshot(now, whole);
+        if (due) {
+          add_values(now);
+          if (skip_from(*period, candidate, now, candidate_cycle)) break;
+          candidate_at = -1;
         }
-        it->second = periods_done;
+        auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
+        if (!fresh) {
+          const std::int64_t cycle = periods_done - it->second;
+          if (whole) {
+            if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
+          } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
+            if (now.values.empty()) add_values(now);
+            std::swap(candidate, now);
+            candidate_at = periods_done;
+            candidate_cycle = cycle;
+          }
+          it->second = periods_done;
+        }
       }
-      // The next cut, while a period after it could still be skipped.
-      bool room = true;
+      // The next cut: a period on while snapshots are kept whole, then kSparsePeriods on (and
+      // at a candidate's due period). A transient of hundreds of periods (ZB-H1's, DualPipe's)
+      // spent more on snapshots (every chunk's windows and times) and on stopping every rank
+      // than on simulating its 3p ops a period. A state that repeats every c periods then
+      // matches lcm(c, kSparsePeriods) periods on, and the skip moves whole such cycles. Where
+      // a cut leaves each rank is the same whichever steps it took there (each runs as far
+      // as its inputs and limit allow); the cuts are compared exactly before any skip.
+      std::int64_t next = periods_done + 1;
+      if (next > whole_periods) next = whole_periods + ((periods_done - whole_periods) / kSparsePeriods + 1) * kSparsePeriods;
+      if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
+      // ... while a period after it could still be skipped.
       for (std::size_t r = 0; r < p; ++r) {
-        limit_[r] = next_[r] + ops[r];
-        room = room && limit_[r] + ops[r] <= period->copies_end[r];
+        const auto left = static_cast<std::int64_t>((period->copies_end[r] - std::min(next_[r], period->copies_end[r])) / ops[r]);
+        next = std::min(next, periods_done + left - 1);
       }
-      if (!room) break;
+      if (next <= periods_done) break;
+      for (std::size_t r = 0; r < p; ++r) limit_[r] = next_[r] + static_cast<std::size_t>(next - periods_done) * ops[r];
+      periods_done = next;
     }
     return finish_skipping();
   }
@@ -407,6 +421,7 @@ class DedicatedRun : IterationEngine {
 
   static constexpr std::size_t kSkipMinPeriods = 6;
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
+  static constexpr std::int64_t kSparsePeriods = 8;
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
   // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
   // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
