@@ -197,6 +197,57 @@ TEST(SteadyState, TheTablePeriodIsTheSchedulesOwn) {
   EXPECT_FALSE(period_of(PipelineSchedule::one_f_one_b, 4, 1, 6).has_value());
 }
 
+// The period's widening compares blocks of ops at once (steady_state.cpp): one op changed
+// anywhere, in any field, at any place in a block, must end the repeating run exactly where an
+// op-by-op comparison ends it.
+TEST(SteadyState, OneChangedOpEndsThePeriodExactlyThere) {
+  auto table = make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 200);
+  ASSERT_TRUE(table.ok());
+  const std::vector<std::size_t> first(2, 0), end{table->ranks[0].size(), table->ranks[1].size()};
+  const auto clean = find_steady_period(*table, first, end, true);
+  ASSERT_TRUE(clean.has_value());
+  ASSERT_EQ(clean->ops[0], 2u);
+  // Where op-by-op widening from the middle stops, for rank 0 with one op changed.
+  const auto expected = [&](const std::vector<ScheduleOp>& ops, std::size_t period) {
+    const auto repeats = [&](std::size_t i) {
+      const ScheduleOp& a = ops[i];
+      const ScheduleOp& b = ops[i + period];
+      return a.kind == b.kind && a.chunk == b.chunk && a.pairs_with_next == b.pairs_with_next &&
+             b.micro_batch == a.micro_batch + 1;
+    };
+    const std::size_t mid = first[0] + (end[0] - first[0] - period) / 2;
+    std::size_t b = mid, e = mid;
+    while (b > first[0] && repeats(b - 1)) --b;
+    while (e + period < end[0] && repeats(e)) ++e;
+    return std::pair{b, e};
+  };
+  int changed = 0;
+  for (std::size_t at = 40; at < 360; at += 7) {  // every offset in a 16-op block, both sides of the middle
+    // Not the middle period, where the search looks for the period itself.
+    if (at + 4 >= end[0] / 2 && at <= end[0] / 2 + 4) continue;
+    for (int field = 0; field < 4; ++field) {
+      ScheduleTable t = *table;
+      ScheduleOp& o = t.ranks[0][at];
+      if (field == 0) o.kind = o.kind == OpKind::forward ? OpKind::backward : OpKind::forward;
+      if (field == 1) o.pairs_with_next = !o.pairs_with_next;
+      if (field == 2) o.chunk += 1;
+      if (field == 3) o.micro_batch += 1;
+      SCOPED_TRACE("op " + std::to_string(at) + " field " + std::to_string(field));
+      const auto [b, e] = expected(t.ranks[0], 2);
+      const auto found = find_steady_period(t, first, end, true);
+      if (e - b < 3 * 2) {
+        EXPECT_FALSE(found.has_value());
+        continue;
+      }
+      ASSERT_TRUE(found.has_value());
+      EXPECT_EQ(found->begin[0], b);
+      EXPECT_EQ(found->copies_end[0], e);
+      changed += b != clean->begin[0] || e != clean->copies_end[0];
+    }
+  }
+  EXPECT_GT(changed, 100);  // the changes did move the ends
+}
+
 // The engine keeps its per-run arrays on the thread for the next run, but not past 64 MiB: a
 // 2-stage pipeline of 1.1 million micro-batches (2.2 million pairs of 32 bytes of times, 70 MB)
 // gives them back; a usual run keeps them.
