@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Instructions per estimate, counted by cachegrind: a measure of the time core's work that a busy
+# or shared machine does not blur (wall times on a 2-core VM vary by 20-50 % from hour to hour).
+# Each benchmark runs once with one repetition and once with two (one estimate each, the presets
+# parsed once per process), so the difference is one estimate with its setup (copying the plan).
+# Both simulations of an estimate are counted, on whichever thread they ran.
+# Usage: bench/estimate_instructions.sh [BENCH] [FILTER...]
+#   BENCH   default build/dev/bench/plansight_bench_estimate
+#   FILTER  google-benchmark filters, default: the default plan and the 64-stage plans, serial
+set -euo pipefail
+bench="${1:-build/dev/bench/plansight_bench_estimate}"
+shift || true
+[ -x "$bench" ] || { echo "$bench is not an executable (build first: cmake --build --preset dev)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "needs valgrind (Debian package: valgrind)" >&2; exit 2; }
+filters=("$@")
+if [ ${#filters[@]} -eq 0 ]; then
+  filters=('EstimateDefaultPlan$' 'Pp64M1024/vpp:1/parallel:0' 'Pp64M1024/vpp:4/parallel:0')
+  for s in 0 3 4 5; do filters+=("Pp64M1024Schedule/schedule:$s/parallel:0"); done
+fi
+
+refs() {  # instructions of one run of the bench process with $2 repetitions of filter $1
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bench" \
+    --benchmark_filter="$1" --benchmark_min_time=0 --benchmark_repetitions="$2" 2>&1 |
+    sed -n 's/.*I *refs: *//p' | tr -d ,
+}
+
+printf '%-48s %14s\n' "benchmark" "instructions"
+for f in "${filters[@]}"; do
+  one=$(refs "$f" 1)
+  two=$(refs "$f" 2)
+  printf '%-48s %14d\n' "$f" $((two - one))
+done
