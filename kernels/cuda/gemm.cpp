@@ -151,10 +151,9 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
     if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld, "EPILOGUE_AUX_LD", what); !s) {
       return s;
     }
-    if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, ab, "EPILOGUE_AUX_DATA_TYPE", what);
-        !s) {
-      return s;
-    }
+    // EPILOGUE_AUX_DATA_TYPE stays unset: its default is the output's type, which pre_gelu has,
+    // and cublasLt.h warns that setting it for a combination it does not support makes
+    // cublasLtMatmul() fail with INVALID_VALUE (not NOT_SUPPORTED, which the caller falls back on).
   }
   if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, "EPILOGUE", what); !s) return s;
 

@@ -112,6 +112,7 @@ unsigned int row_blocks(int N) { return static_cast<unsigned int>((N + kRowsPerB
 template <class T>
 Status forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, const T* bias, int N, int C,
                cudaStream_t stream) {
+  if (N <= 0 || C <= 0) return {};  // nothing to do; a grid of 0 blocks is a launch error
   layernorm_forward_kernel<T><<<row_blocks(N), detail::kBlockSize, 0, stream>>>(out, mean, rstd, inp, weight,
                                                                                 bias, N, C, cpu::kLayerNormEps);
   return detail::launch_status("layernorm_forward_kernel");
@@ -120,6 +121,7 @@ Status forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, 
 template <class T>
 Status backward(T* dinp, float* dweight, float* dbias, const T* dout, const T* inp, const T* weight,
                 const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
+  if (N <= 0 || C <= 0) return {};
   layernorm_backward_input_kernel<T><<<row_blocks(N), detail::kBlockSize, 0, stream>>>(dinp, dout, inp, weight,
                                                                                        mean, rstd, N, C);
   Status status = detail::launch_status("layernorm_backward_input_kernel");

@@ -55,6 +55,7 @@ __global__ void softmax_crossentropy_backward_kernel(T* dlogits, const float* dl
 template <class T>
 Status forward(float* losses, T* probs, const T* logits, const std::int32_t* targets, int N, int V,
                std::int32_t ignore_index, cudaStream_t stream) {
+  if (N <= 0) return {};  // nothing to do; a grid of 0 blocks is a launch error
   softmax_crossentropy_forward_kernel<T><<<static_cast<unsigned int>(N), detail::kBlockSize, 0, stream>>>(
       losses, probs, logits, targets, V, ignore_index);
   return detail::launch_status("softmax_crossentropy_forward_kernel");

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device_test_util.h"
@@ -34,7 +35,11 @@ class GemmTest : public DeviceTest {
 };
 
 template <class E>
-class TypedGemmTest : public GemmTest {};
+class TypedGemmTest : public GemmTest {
+ protected:
+  // Attention forward and backward of [B, T, 3C] inputs with NH heads against the CPU's.
+  void attention_matches_cpu(int B, int T, int C, int NH);
+};
 using ElementTypes = ::testing::Types<float, cuda::bfloat16, cuda::float16>;
 TYPED_TEST_SUITE(TypedGemmTest, ElementTypes);
 
@@ -124,9 +129,20 @@ TEST_F(GemmTest, MatmulGeluMatchesMatmulThenGelu) {
   }
 }
 
+// Two shapes: hs = 12, heads at unaligned offsets; and the GPT-2 head size hs = 64 with T = 70,
+// where cuBLASLt picks its tensor-core kernels and each causal-softmax row takes three warp steps.
 TYPED_TEST(TypedGemmTest, AttentionForwardAndBackwardMatchCpu) {
-  using E = TypeParam;
-  const int B = 2, T = 19, C = 48, NH = 4;  // hs = 12: heads start at unaligned offsets
+  struct Shape {
+    int B, T, C, NH;
+  };
+  for (const Shape shape : {Shape{2, 19, 48, 4}, Shape{1, 70, 128, 2}}) {
+    SCOPED_TRACE("T = " + std::to_string(shape.T) + ", hs = " + std::to_string(shape.C / shape.NH));
+    this->attention_matches_cpu(shape.B, shape.T, shape.C, shape.NH);
+  }
+}
+
+template <class E>
+void TypedGemmTest<E>::attention_matches_cpu(int B, int T, int C, int NH) {
   const std::size_t qkv_n = std::size_t{1} * B * T * 3 * C, att_n = std::size_t{1} * B * NH * T * T;
   const auto qkv = rounded<E>(random_normal(qkv_n, 111));
   const auto dout = rounded<E>(random_normal(std::size_t{1} * B * T * C, 112));

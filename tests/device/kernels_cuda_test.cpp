@@ -121,6 +121,19 @@ TYPED_TEST(ElementwiseKernelsTest, ResidualForwardAndBackwardMatchCpu) {
   expect_close("residual dinp2", widen_all(d_db.to_host()), db, storage_rtol<E>());
 }
 
+// No rows (or no columns) is nothing to do: success, not the launch error of a grid of 0 blocks.
+TYPED_TEST(ElementwiseKernelsTest, ZeroRowsAreNothingToDo) {
+  using E = TypeParam;
+  ASSERT_OK(cuda::layernorm_forward(static_cast<E*>(nullptr), nullptr, nullptr, static_cast<const E*>(nullptr), nullptr,
+                                    nullptr, 0, 64, this->stream_));
+  ASSERT_OK(cuda::layernorm_backward(static_cast<E*>(nullptr), nullptr, nullptr, static_cast<const E*>(nullptr), nullptr,
+                                     nullptr, nullptr, nullptr, 8, 0, this->stream_));
+  ASSERT_OK(cuda::softmax_crossentropy_forward(static_cast<float*>(nullptr), static_cast<E*>(nullptr),
+                                               static_cast<const E*>(nullptr), nullptr, 0, 1003,
+                                               cpu::kDefaultIgnoreIndex, this->stream_));
+  this->sync();
+}
+
 TYPED_TEST(ElementwiseKernelsTest, SoftmaxCrossEntropyForwardAndBackwardMatchCpu) {
   using E = TypeParam;
   const int N = 9, V = 1003;

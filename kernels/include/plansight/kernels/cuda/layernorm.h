@@ -18,6 +18,7 @@ Status layernorm_forward(float16* out, float* mean, float* rstd, const float16* 
                          const float16* bias, int N, int C, cudaStream_t stream);
 
 // Accumulates dinp [N,C], dweight [C], dbias [C] from dout [N,C] and the saved mean/rstd.
+// dinp must not alias dout: dweight and dbias are summed from dout after dinp is written.
 Status layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                           const float* weight, const float* mean, const float* rstd, int N, int C,
                           cudaStream_t stream);
