@@ -10,6 +10,7 @@
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/time_model.h"
 #include "closed_form.h"
+#include "head_memory.h"
 
 namespace plansight::estimator::search_detail {
 namespace {
@@ -165,10 +166,10 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
     double working = stage_layers > 0 ? key.backward_working_bytes : 0.0;
     if (r == c.pp - 1) {  // as estimate_memory(): the head's stored logits and its working set
       const double waiting = c.schedule == PipelineSchedule::gpipe ? static_cast<double>(m) : 1.0;
-      const double v = static_cast<double>(key.padded_vocab);
-      const double head_per_micro_batch = tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
-      mem.activations_bytes += waiting * head_per_micro_batch;
-      working = std::max(tokens * e * (v / t + 2 * h / (sp ? t : 1.0)), working - head_per_micro_batch);
+      const HeadActivationBytes head =
+          head_activation_bytes(tokens, e, h, static_cast<double>(key.padded_vocab), t, sp, tr.loss_in_place);
+      mem.activations_bytes += waiting * head.stored;
+      working = std::max(head.working, working - head.stored);
     }
     mem.activations_bytes += working;
     if (shards > 1 && c.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // as estimate_memory()

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "head_memory.h"
 #include "moe_memory.h"
 #include "plansight/estimator/offload.h"
 #include "plansight/estimator/parameters.h"
@@ -361,11 +362,12 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
     }
     double working = stage.layers > 0 ? backward_working : 0.0;
     if (holds_head(r)) {
-      // Final norm input and LM-head input (2eh), logits (e V/t) and the fp32 softmax kept by
-      // the vocab-parallel cross-entropy (4 V/t), for each micro-batch awaiting its backward.
+      // The head's inputs, logits and softmax for each micro-batch awaiting its backward
+      // (head_memory.h).
       const double waiting = l.schedule == PipelineSchedule::gpipe ? static_cast<double>(plan.micro_batches()) : 1.0;
-      const double v = static_cast<double>(vocab_padded);
-      const double head_per_micro_batch = tokens * (2 * e * h / (sp ? t : 1.0) + (e + 4) * v / t);
+      const HeadActivationBytes head =
+          head_activation_bytes(tokens, e, h, static_cast<double>(vocab_padded), t, sp, tr.loss_in_place);
+      const double head_per_micro_batch = head.stored;
       mem.activations_bytes += waiting * head_per_micro_batch;
       // Each MTP module (DeepSeek-V3 Sec. 2.2) stores its two norm inputs and the 2h-wide
       // projection input (4eh), its layer's activations and a second head's logits.
@@ -373,10 +375,9 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
         const double layer = model.is_moe_layer(model.layers + k) ? act_per_moe_layer : act_per_layer;
         mem.activations_bytes += waiting * (tokens * 4 * e * h / (sp ? t : 1.0) + layer + head_per_micro_batch);
       }
-      // The head's own backward needs the logits' gradient and the gradient into the final norm;
-      // the layers' backward comes after the head of that micro-batch is freed.
-      const double head_working = tokens * e * (v / t + 2 * h / (sp ? t : 1.0));
-      working = std::max(head_working, working - head_per_micro_batch);
+      // The head's own backward (head_memory.h); the layers' backward comes after the head of
+      // that micro-batch is freed.
+      working = std::max(head.working, working - head_per_micro_batch);
     }
     mem.activations_bytes += working;
 

@@ -260,13 +260,15 @@ nlohmann::json to_json(const TrainingSpec& t) {
           {"fragmentation", t.fragmentation},
           {"dp_bucket_mib", t.dp_bucket_bytes / kMiB},
           {"zero3_prefetch", t.zero3_prefetch},
+          {"loss_in_place", t.loss_in_place},
           {"vocab_divisible_by", t.vocab_divisible_by}};
 }
 
 void read_training(JsonReader& in, TrainingSpec& t) {
   in.reject_unknown({"micro_batch", "global_batch", "seq_len", "tokens", "precision", "grad_precision",
                      "master_precision", "optimizer", "attention", "causal_attention_flops", "achieved_tflops", "mfu",
-                     "reserve_gib", "fragmentation", "dp_bucket_mib", "zero3_prefetch", "vocab_divisible_by"});
+                     "reserve_gib", "fragmentation", "dp_bucket_mib", "zero3_prefetch", "loss_in_place",
+                     "vocab_divisible_by"});
   in.read("micro_batch", t.micro_batch);
   in.read("global_batch", t.global_batch);
   in.read("seq_len", t.seq_len);
@@ -290,6 +292,7 @@ void read_training(JsonReader& in, TrainingSpec& t) {
   in.read("dp_bucket_mib", bucket_mib, 0.0, 1e9);
   t.dp_bucket_bytes = bucket_mib * kMiB;
   in.read("zero3_prefetch", t.zero3_prefetch);
+  in.read("loss_in_place", t.loss_in_place);
   in.read("vocab_divisible_by", t.vocab_divisible_by);
 }
 

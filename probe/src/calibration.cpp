@@ -17,6 +17,7 @@
 #include "plansight/kernels/gelu.h"
 #include "plansight/kernels/matmul.h"
 #include "plansight/kernels/residual.h"
+#include "plansight/estimator/parameters.h"
 #include "plansight/probe/engine.h"
 #include "calibration_util.h"
 
@@ -42,7 +43,7 @@ std::vector<GemmShape> calibration_gemm_shapes(const ProbeRequest& r, Calibratio
   const std::int64_t tokens = r.micro_batch * r.seq_len;
   const std::int64_t tp = std::max<std::int64_t>(r.layout.tp, 1);
   const std::int64_t h = m.hidden, f = m.ffn_hidden;
-  const std::int64_t v = (m.vocab + tp - 1) / tp;  // the LM head's rows on one TP rank
+  const std::int64_t v = estimator::padded_vocab(m.vocab, tp) / tp;  // the LM head's rows on one TP rank (probe_config.cpp)
   // Forward C[T, out] = X[T, in] W^T (Megatron column/row-parallel split of `out`/`in` by tp);
   // the backward GEMMs are the estimator's add_gemm(): dgrad (T, in, out), wgrad (in, out, T).
   const std::tuple<const char*, std::int64_t, std::int64_t> layers[] = {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/memory.h"
+#include "plansight/estimator/parameters.h"
 
 namespace plansight::probe {
 namespace {
@@ -84,7 +85,11 @@ Result<ProbeConfig> make_config(const ProbeRequest& r) {
   d.NH = static_cast<int>(m.heads);
   d.F = static_cast<int>(m.ffn_hidden);
   d.V = static_cast<int>(m.vocab);
-  d.Vp = static_cast<int>((m.vocab + l.tp - 1) / l.tp * l.tp);  // padded rows never win a softmax
+  // Padded as the estimator pads it (training.vocab_divisible_by, Megatron-LM's 128, x TP), so
+  // that the LM head's GEMMs have leading dimensions tensor cores take (GPT-2's 50257 is odd and
+  // keeps cuBLASLt off Hopper's TMA kernels) and compare predicts the shapes this run trains.
+  // Padded rows never win a softmax (the vocabulary-parallel loss masks them).
+  d.Vp = static_cast<int>(estimator::padded_vocab(m.vocab, l.tp));
   d.maxT = static_cast<int>(m.max_seq_len);
   d.tp = c.tp;
   d.qkv_bias = m.qkv_bias;

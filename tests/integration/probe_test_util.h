@@ -26,6 +26,7 @@ inline estimator::Plan fp32_plan_of(const ProbeRequest& r) {
   plan.training.grad_precision = estimator::Precision::fp32;
   plan.training.optimizer = estimator::Optimizer::adam;
   plan.training.attention = estimator::AttentionKernel::standard;
+  plan.training.loss_in_place = true;  // the probe's head (embedding_head.cpp)
   return plan;
 }
 

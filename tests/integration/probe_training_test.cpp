@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "plansight/estimator/memory.h"
+#include "plansight/estimator/parameters.h"
 #include "probe_test_util.h"
 
 namespace plansight::probe {
@@ -128,7 +129,8 @@ TEST_P(MemoryMatchesEstimator, ModelStatesPerRank) {
   ASSERT_TRUE(out) << out.error_text();
 
   const est::Plan plan = testing::fp32_plan_of(r);
-  const est::MemoryEstimate predicted = est::estimate_memory(plan, r.model.vocab);  // 64: no padding for tp = 2
+  // The vocabulary as both pad it (Megatron's 128 x TP: 64 -> 256).
+  const est::MemoryEstimate predicted = est::estimate_memory(plan, est::padded_vocab(r.model.vocab, r.layout.tp));
 
   ASSERT_EQ(out->memory.size(), 8u);
   for (const RankMemory& m : out->memory) {
@@ -205,7 +207,7 @@ TEST(ProbeMemory, ActivationPeaksNearTheEstimator) {
     auto out = run_probe(r, {});
     ASSERT_TRUE(out) << out.error_text();
     const est::Plan plan = testing::fp32_plan_of(r);
-    const est::MemoryEstimate predicted = est::estimate_memory(plan, r.model.vocab);
+    const est::MemoryEstimate predicted = est::estimate_memory(plan, est::padded_vocab(r.model.vocab, r.layout.tp));
     for (int stage = 0; stage < c.pp; ++stage) {
       const double measured = out->memory[static_cast<std::size_t>(stage * c.tp)].peak.activations_bytes;
       const double ratio = measured / predicted.stages[static_cast<std::size_t>(stage)].memory.activations_bytes;
@@ -250,8 +252,9 @@ TEST(ProbeTimeline, LanesPhasesAndGemmFlops) {
     }
   }
   // One step's forward GEMMs over all ranks: m * dp micro-batches of L (24 N C^2 + 4 B T^2 C)
-  // plus the LM head 2 N C V (ffn = 4C; Narayanan et al. 2021, eq. 3 without the factor 3).
-  const double N = 16, C = 32, T = 16, V = 64, L = 8, micro_batches = 8;
+  // plus the LM head 2 N C V (ffn = 4C; Narayanan et al. 2021, eq. 3 without the factor 3), V
+  // the vocabulary of 64 padded to 128 x TP (probe_config.cpp).
+  const double N = 16, C = 32, T = 16, V = 256, L = 8, micro_batches = 8;
   const double expected = micro_batches * (L * (24 * N * C * C + 4 * T * T * C) + 2 * N * C * V);
   EXPECT_DOUBLE_EQ(forward, expected);
   EXPECT_DOUBLE_EQ(backward, 2 * expected);

@@ -88,6 +88,29 @@ TEST(MemoryModel, RecomputationAndFlashShrinkActivations) {
   EXPECT_LT(full, flash);
 }
 
+// An in-place loss (llm.c's fused classifier, the probe's head) keeps no fp32 softmax beside the
+// logits: the head's stage stores 4 V/t bytes a token less per micro-batch awaiting its backward
+// (1 with 1F1B), and its backward makes no separate logits' gradient (up to e V/t a token less);
+// every other stage is unchanged. Llama-2 7B, PP 4 x TP 2, 4096 tokens a micro-batch, V = 32000.
+TEST(MemoryModel, AnInPlaceLossKeepsNoSoftmaxBesideTheLogits) {
+  Plan p = llama7b_on(8);
+  p.layout.pp = 4;
+  p.layout.tp = 2;
+  auto megatron = estimate(p);
+  p.training.loss_in_place = true;
+  auto in_place = estimate(p);
+  ASSERT_TRUE(megatron.ok() && in_place.ok());
+  const double tokens = 4096, v = static_cast<double>(megatron->padded_vocab), t = 2, e = 2;
+  ASSERT_EQ(v, 32000);
+  const auto& a = megatron->memory.stages;
+  const auto& b = in_place->memory.stages;
+  ASSERT_EQ(a.size(), 4u);
+  for (std::size_t s = 0; s + 1 < a.size(); ++s) EXPECT_EQ(a[s].memory.activations_bytes, b[s].memory.activations_bytes) << s;
+  const double saved = a.back().memory.activations_bytes - b.back().memory.activations_bytes;
+  EXPECT_GE(saved, tokens * 4 * v / t);
+  EXPECT_LE(saved, tokens * (4 + e) * v / t);
+}
+
 TEST(MemoryModel, ContextParallelSplitsTheSequence) {
   Plan p = llama7b_on(8);
   const double cp1 = layer_activation_bytes(p);

@@ -108,6 +108,22 @@ TEST(PlanJson, VocabularyPaddingRoundTrips) {
   EXPECT_TRUE(named);
 }
 
+// The in-place loss reads, writes and round-trips; off by default (Megatron-LM's cross-entropy).
+TEST(PlanJson, InPlaceLossRoundTrips) {
+  EXPECT_EQ(to_json(default_plan())["training"]["loss_in_place"], false);
+  auto p = parse_plan(R"({"training": {"loss_in_place": true}})");
+  ASSERT_TRUE(p.ok()) << p.error_text();
+  EXPECT_TRUE(p->training.loss_in_place);
+  const auto json = to_json(*p);
+  EXPECT_EQ(json["training"]["loss_in_place"], true);
+  auto back = plan_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_EQ(to_json(*back), json);
+  auto wrong = parse_plan(R"({"training": {"loss_in_place": 3}})");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error_text().find("training.loss_in_place"), std::string::npos) << wrong.error_text();
+}
+
 TEST(PlanJson, OverridingOneDimensionKeepsTheDefaultLayout) {
   auto p = parse_plan(R"({"layout": {"tp": 4}})");
   ASSERT_TRUE(p.ok());

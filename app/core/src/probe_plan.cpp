@@ -112,6 +112,7 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   t.reserve_fixed_bytes = 0;
   t.fragmentation = 0;
   t.zero3_prefetch = false;  // ZeRO-3: each layer gathers its parameters when it starts (param_unit.cpp)
+  t.loss_in_place = true;     // the head's softmax and its gradient overwrite the logits (embedding_head.cpp)
   // The probe's DP buckets are one layer's gradients, reduced in place (probe/src/grad_sync.h):
   // 12h^2 + 13h parameters of a GPT-2 layer (Narayanan et al. 2021, eq. 2, with biases), split by TP.
   const double h = static_cast<double>(plan.model.hidden);

@@ -37,6 +37,10 @@ struct TrainingSpec {
   // backward_prefetch, Megatron/DeepSpeed prefetch): one more unsharded layer in memory, gathers
   // hidden behind compute. false: each layer gathers when it starts (exposed, one layer held).
   bool zero3_prefetch = true;
+  // The loss's softmax overwrites the logits, and its gradient the softmax (llm.c's fused
+  // classifier; plansight-probe's head). false: Megatron-LM's vocabulary-parallel cross-entropy,
+  // which keeps the logits and an fp32 softmax, and makes the logits' gradient apart.
+  bool loss_in_place = false;
   // The vocabulary is padded to a multiple of this times TP, as Megatron-LM's
   // --make-vocab-size-divisible-by (default 128; megatron/training/tokenizer
   // _vocab_size_with_padding) does, so the embedding and LM head shard evenly and their GEMMs stay
