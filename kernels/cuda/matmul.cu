@@ -88,17 +88,19 @@ Status backward(E* dinp, float* dweight, float* dbias, const E* dout, const E* i
     g.beta = 1.0f;
     if (Status s = detail::gemm(blas, g, stream); !s) return s;
   }
-  // dweight[OC,C] += dout[N,OC]^T · inp[N,C], accumulated into fp32.
-  detail::Gemm g;
-  g.what = "matmul_backward dweight";
-  g.ab_type = type;
-  g.c_type = DType::fp32;
-  g.m = OC, g.n = C, g.k = N;
-  g.a = dout, g.lda = OC, g.trans_a = true;
-  g.b = inp, g.ldb = C;
-  g.c = dweight, g.ldc = C;
-  g.beta = 1.0f;
-  if (Status s = detail::gemm(blas, g, stream); !s) return s;
+  if (dweight != nullptr) {
+    // dweight[OC,C] += dout[N,OC]^T · inp[N,C], accumulated into fp32.
+    detail::Gemm g;
+    g.what = "matmul_backward dweight";
+    g.ab_type = type;
+    g.c_type = DType::fp32;
+    g.m = OC, g.n = C, g.k = N;
+    g.a = dout, g.lda = OC, g.trans_a = true;
+    g.b = inp, g.ldb = C;
+    g.c = dweight, g.ldc = C;
+    g.beta = 1.0f;
+    if (Status s = detail::gemm(blas, g, stream); !s) return s;
+  }
   if (dbias == nullptr) return {};
   const dim3 block(32, kColumnSlices);
   bias_grad_kernel<E><<<static_cast<unsigned int>((OC + 31) / 32), block, 0, stream>>>(dbias, dout, N, OC);

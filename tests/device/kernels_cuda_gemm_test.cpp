@@ -93,6 +93,23 @@ TEST_F(GemmTest, MatmulWithoutBiasOrInputGradient) {
   expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
 }
 
+// The input gradient alone (no weight gradient: the calibration times the two GEMMs apart).
+TEST_F(GemmTest, MatmulInputGradientAlone) {
+  const int N = 16, C = 32, OC = 24;
+  const auto inp = random_normal(std::size_t{1} * N * C, 95);
+  const auto weight = random_normal(std::size_t{1} * OC * C, 96);
+  const auto dout = random_normal(std::size_t{1} * N * OC, 97);
+  auto dinp = random_normal(inp.size(), 98);
+  std::vector<float> dweight(weight.size());  // the CPU twin computes it; the GPU call is given none
+  DeviceBuffer<float> d_weight(weight), d_dout(dout), d_dinp(dinp);
+  ASSERT_CUDA(d_dinp.error());
+  ASSERT_OK(cuda::matmul_backward(d_dinp.get(), nullptr, nullptr, d_dout.get(), nullptr, d_weight.get(), N, C, OC,
+                                  *blas_, stream_));
+  sync();
+  cpu::matmul_backward(dinp.data(), dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
+  expect_close("matmul dinp", d_dinp.to_host(), dinp, 2e-5f);
+}
+
 TEST_F(GemmTest, Tf32MatmulStaysWithinTf32Rounding) {
   const int N = 64, C = 256, OC = 128;
   const auto inp = random_normal(std::size_t{1} * N * C, 95);

@@ -56,34 +56,65 @@ Result<std::string> gpu_device_name(int device) {
   return std::string(text);
 }
 
+namespace {
+
+// Which GEMM of a linear layer a calibration shape is (calibration_gemm_shapes names them), so
+// that it is timed with the layout, output type and beta the training step runs it with.
+enum class GemmRole { forward, input_gradient, weight_gradient };
+GemmRole role_of(const std::string& name) {
+  const auto ends_with = [&name](const std::string& tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(".dgrad") ? GemmRole::input_gradient : ends_with(".wgrad") ? GemmRole::weight_gradient : GemmRole::forward;
+}
+
+// One call of the shape's GEMM as matmul_forward / matmul_backward run it: the forward
+// C[m,n] = A[m,k] W[n,k]^T into the element type; the input gradient dX[m,n] += dY[m,k] W[k,n]
+// (no transposes, beta 1); the weight gradient dW[m,n] += dY[k,m]^T X[k,n] (A transposed, an
+// fp32 output, beta 1).
+template <class E>
+std::string call_gemm(GemmRole role, DeviceArray& a, DeviceArray& b, DeviceArray& c, int m, int n, int k,
+                      kc::Blas& blas, cudaStream_t stream) {
+  switch (role) {
+    case GemmRole::forward:
+      return status_text(kc::matmul_forward(c.as<E>(), a.as<E>(), b.as<E>(), nullptr, m, k, n, blas, stream));
+    case GemmRole::input_gradient:  // matmul_backward's dinp[N,C] += dout[N,OC] weight[OC,C]: N m, C n, OC k
+      return status_text(kc::matmul_backward(c.as<E>(), nullptr, nullptr, a.as<E>(), nullptr, b.as<E>(), m, n, k, blas, stream));
+    case GemmRole::weight_gradient:  // dweight[OC,C] += dout[N,OC]^T inp[N,C]: OC m, C n, N k
+      return status_text(kc::matmul_backward(static_cast<E*>(nullptr), c.as<float>(), nullptr, a.as<E>(), b.as<E>(),
+                                             nullptr, k, n, m, blas, stream));
+  }
+  return "unknown GEMM role";
+}
+
+}  // namespace
+
 Result<est::GemmSample> measure_gpu_gemm(const GemmShape& shape, const GemmPrecision& precision, kc::Blas& blas,
                                          CalibrationLevel level) {
-  const int N = static_cast<int>(shape.m), OC = static_cast<int>(shape.n), C = static_cast<int>(shape.k);
+  const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
+  const GemmRole role = role_of(shape.name);
   const std::string what = shape.name + " " + std::string(kc::to_string(precision.dtype));
-  auto inp = DeviceArray::make(precision.dtype, static_cast<std::size_t>(N) * C, what + " input");
-  if (!inp) return inp.errors();
-  auto weight = DeviceArray::make(precision.dtype, static_cast<std::size_t>(OC) * C, what + " weight");
-  if (!weight) return weight.errors();
-  auto out = DeviceArray::make(precision.dtype, static_cast<std::size_t>(N) * OC, what + " output");
-  if (!out) return out.errors();
+  // A is [m,k] (the weight gradient's dY: [k,m]), B is [n,k] for the forward, [k,n] otherwise;
+  // C [m,n], fp32 for the weight gradient.
+  auto a = DeviceArray::make(precision.dtype, static_cast<std::size_t>(m) * k, what + " A");
+  if (!a) return a.errors();
+  auto b = DeviceArray::make(precision.dtype, static_cast<std::size_t>(n) * k, what + " B");
+  if (!b) return b.errors();
+  const kc::DType c_type = role == GemmRole::weight_gradient ? kc::DType::fp32 : precision.dtype;
+  auto c = DeviceArray::make(c_type, static_cast<std::size_t>(m) * n, what + " C");
+  if (!c) return c.errors();
   blas.set_fp32_math(precision.fp32_math);
   cudaStream_t stream = nullptr;
   auto call = [&]() -> std::string {
     switch (precision.dtype) {
-      case kc::DType::bf16:
-        return status_text(kc::matmul_forward(out->as<kc::bfloat16>(), inp->as<kc::bfloat16>(),
-                                              weight->as<kc::bfloat16>(), nullptr, N, C, OC, blas, stream));
-      case kc::DType::fp16:
-        return status_text(kc::matmul_forward(out->as<kc::float16>(), inp->as<kc::float16>(), weight->as<kc::float16>(),
-                                              nullptr, N, C, OC, blas, stream));
-      case kc::DType::fp32:
-        return status_text(
-            kc::matmul_forward(out->as<float>(), inp->as<float>(), weight->as<float>(), nullptr, N, C, OC, blas, stream));
+      case kc::DType::bf16: return call_gemm<kc::bfloat16>(role, *a, *b, *c, m, n, k, blas, stream);
+      case kc::DType::fp16: return call_gemm<kc::float16>(role, *a, *b, *c, m, n, k, blas, stream);
+      case kc::DType::fp32: return call_gemm<float>(role, *a, *b, *c, m, n, k, blas, stream);
     }
     return "unknown element type";
   };
-  const Budget b = budget(level);
-  auto seconds = seconds_per_call(stream, b.trials, b.reps, call);
+  const Budget tries = budget(level);
+  auto seconds = seconds_per_call(stream, tries.trials, tries.reps, call);
   if (!seconds) return seconds.errors();
   est::GemmSample sample;
   sample.m = shape.m;

@@ -33,7 +33,8 @@ Status matmul_gelu_forward(float16* out, float16* pre_gelu, const float16* inp, 
 
 // Accumulates dinp [N,C] += dout·weight, dweight [OC,C] += dout^T·inp (fp32, accumulated by the
 // GEMM itself: 16-bit operands, fp32 C, beta = 1) and dbias [OC] += Σ_n dout (fp32, a
-// deterministic column reduction). dinp and dbias may be null.
+// deterministic column reduction). Any of dinp, dweight and dbias may be null (the calibration
+// times the input- and weight-gradient GEMMs apart).
 Status matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                        const float* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream);
 Status matmul_backward(bfloat16* dinp, float* dweight, float* dbias, const bfloat16* dout, const bfloat16* inp,
