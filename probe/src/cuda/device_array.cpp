@@ -87,6 +87,9 @@ Result<DeviceArray> DeviceArray::make(kc::DType dtype, std::size_t count, const 
   }
   Result<bool> status = fill_pattern(values, count, what);
   if (dtype == kc::DType::fp32) {
+    // A device-to-device cudaMemcpy may return before the copy is done, and the calibration's
+    // non-blocking streams do not wait for the legacy stream it ran on.
+    if (status) status = cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize (" + what + ")");
     if (!status) return status.errors();
     return array;
   }

@@ -32,7 +32,8 @@ P cupti_params(std::size_t struct_size) {
 bool is_fallback(CUptiResult r) {
   return r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_NOT_SUPPORTED ||
          r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
-         r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED;
+         r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED ||
+         r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES;  // a vGPU without profiling rights
 }
 
 // The profiler's state of one measurement; disables and deinitialises on scope exit.
