@@ -163,10 +163,10 @@ class DedicatedRun : IterationEngine {
     return ns <= 0 ? issue : lane.place(issue, ns) + ns;
   }
 
-  // The steady state (steady_state.h): runs every rank into its periods, then one period more
-  // at a time, comparing the state after each with those before; once the state repeats up to a
-  // shift, skips the periods that can only repeat it. Leaves every rank free to run to its end.
-  // False when cancelled.
+  // The steady state (steady_state.h): runs every rank into its periods, then a period more at a
+  // time (later several), comparing the state after each with those before; once the state
+  // repeats up to a shift, skips the periods that can only repeat it. Leaves every rank free to
+  // run to its end. False when cancelled.
   bool skip_steady_state() {
     const auto p = static_cast<std::size_t>(t_.p);
     const auto v = static_cast<std::size_t>(t_.v);
@@ -223,27 +223,25 @@ class DedicatedRun : IterationEngine {
       }
       const bool whole = periods_done < whole_periods;
       const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
-      {
-        SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
-        take_snapshot(now, whole);
-        if (due) {
-          add_values(now);
-          if (skip_from(*period, candidate, now, candidate_cycle)) break;
-          candidate_at = -1;
+      SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
+      take_snapshot(now, whole);
+      if (due) {
+        add_values(now);
+        if (skip_from(*period, candidate, now, candidate_cycle)) break;
+        candidate_at = -1;
+      }
+      auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
+      if (!fresh) {
+        const std::int64_t cycle = periods_done - it->second;
+        if (whole) {
+          if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
+        } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
+          if (now.values.empty()) add_values(now);
+          std::swap(candidate, now);
+          candidate_at = periods_done;
+          candidate_cycle = cycle;
         }
-        auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
-        if (!fresh) {
-          const std::int64_t cycle = periods_done - it->second;
-          if (whole) {
-            if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
-          } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
-            if (now.values.empty()) add_values(now);
-            std::swap(candidate, now);
-            candidate_at = periods_done;
-            candidate_cycle = cycle;
-          }
-          it->second = periods_done;
-        }
+        it->second = periods_done;
       }
       // The next cut: a period on while snapshots are kept whole, then kSparsePeriods on (and
       // at a candidate's due period). A transient of hundreds of periods (ZB-H1's, DualPipe's)

@@ -29,12 +29,13 @@ bool micro_batches_in_order(const ScheduleTable& t, std::int32_t r, std::vector<
   return ok;
 }
 
-// An op's kind, pairing and chunk as one word, its two padding bytes masked off: the walks below
+// An op's kind, pairing and chunk as one word, its two reserved bytes masked off: the walks below
 // compare every op of a long table with the op a period later, twice per estimate, and field by
 // field that was a tenth of a 64-stage interleaved estimate.
 static_assert(std::endian::native == std::endian::little && sizeof(ScheduleOp) == 12 &&
               offsetof(ScheduleOp, kind) == 0 && offsetof(ScheduleOp, pairs_with_next) == 1 &&
-              offsetof(ScheduleOp, chunk) == 4 && offsetof(ScheduleOp, micro_batch) == 8);
+              offsetof(ScheduleOp, reserved) == 2 && offsetof(ScheduleOp, chunk) == 4 &&
+              offsetof(ScheduleOp, micro_batch) == 8);
 constexpr std::uint64_t kKindPairsChunk = 0xFFFF'FFFF'0000'FFFFull;
 [[gnu::always_inline]] inline std::uint64_t kind_pairs_chunk(const ScheduleOp& o) {
   std::uint64_t word;
@@ -51,7 +52,7 @@ constexpr std::uint64_t kKindPairsChunk = 0xFFFF'FFFF'0000'FFFFull;
 
 // Whether ops[i + k + period] repeats ops[i + k] for k in [0, kBlock): the walks below go a
 // block at a time (then op by op in the block that ends the run). The block is compared as
-// 32-bit words, three an op (kind and pairing with two padding bytes, chunk, micro-batch), four
+// 32-bit words, three an op (kind and pairing with two reserved bytes, chunk, micro-batch), four
 // at a time in vector registers (GCC's and Clang's vector extension): a word of the later op
 // minus the earlier one, less the shift for micro-batches, masked, is zero for every word of a
 // repeat (a low half's difference is zero only when the low halves are equal). Four ops are

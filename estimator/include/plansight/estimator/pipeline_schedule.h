@@ -30,6 +30,9 @@ struct ScheduleOp {
   // communication, started when both inputs are in), and dualpipev.py's receives posted ahead of
   // an op that then waits for them.
   bool pairs_with_next = false;
+  // Always 0: the bytes that would be padding, named so that every byte of an op is initialised
+  // (the steady-state search compares ops a word at a time, steady_state.cpp).
+  std::uint16_t reserved = 0;
   std::int32_t chunk = 0;        // local model chunk on this rank, 0 .. v-1
   std::int32_t micro_batch = 0;  // 0 .. m-1
   friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;
