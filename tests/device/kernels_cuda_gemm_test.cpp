@@ -74,39 +74,29 @@ TYPED_TEST(TypedGemmTest, MatmulForwardAndBackwardMatchCpu) {
   expect_close("matmul dbias", d_dbias.to_host(), dbias, 2e-5f);
 }
 
-TEST_F(GemmTest, MatmulWithoutBiasOrInputGradient) {
+// No bias, and each gradient alone: the weight gradient without the input gradient (the first
+// layer's), the input gradient without the weight gradient (the calibration times them apart).
+TEST_F(GemmTest, MatmulWithoutBiasAndEachGradientAlone) {
   const int N = 16, C = 32, OC = 24;
   const auto inp = random_normal(std::size_t{1} * N * C, 91);
   const auto weight = random_normal(std::size_t{1} * OC * C, 92);
   const auto dout = random_normal(std::size_t{1} * N * OC, 93);
   auto dweight = random_normal(weight.size(), 94);
-  std::vector<float> out(dout.size());
-  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_dout(dout), d_dweight(dweight), d_out(out);
+  auto dinp = random_normal(inp.size(), 95);
+  std::vector<float> out(dout.size()), scratch(weight.size());
+  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_dout(dout), d_dweight(dweight), d_dinp(dinp), d_out(out);
   ASSERT_CUDA(d_out.error());
   ASSERT_OK(cuda::matmul_forward(d_out.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
   ASSERT_OK(cuda::matmul_backward(nullptr, d_dweight.get(), nullptr, d_dout.get(), d_inp.get(), d_weight.get(), N, C,
                                   OC, *blas_, stream_));
-  sync();
-  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
-  cpu::matmul_backward(nullptr, dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
-  expect_close("matmul out", d_out.to_host(), out, 2e-5f);
-  expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
-}
-
-// The input gradient alone (no weight gradient: the calibration times the two GEMMs apart).
-TEST_F(GemmTest, MatmulInputGradientAlone) {
-  const int N = 16, C = 32, OC = 24;
-  const auto inp = random_normal(std::size_t{1} * N * C, 95);
-  const auto weight = random_normal(std::size_t{1} * OC * C, 96);
-  const auto dout = random_normal(std::size_t{1} * N * OC, 97);
-  auto dinp = random_normal(inp.size(), 98);
-  std::vector<float> dweight(weight.size());  // the CPU twin computes it; the GPU call is given none
-  DeviceBuffer<float> d_weight(weight), d_dout(dout), d_dinp(dinp);
-  ASSERT_CUDA(d_dinp.error());
   ASSERT_OK(cuda::matmul_backward(d_dinp.get(), nullptr, nullptr, d_dout.get(), nullptr, d_weight.get(), N, C, OC,
                                   *blas_, stream_));
   sync();
-  cpu::matmul_backward(dinp.data(), dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
+  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
+  cpu::matmul_backward(nullptr, dweight.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
+  cpu::matmul_backward(dinp.data(), scratch.data(), nullptr, dout.data(), inp.data(), weight.data(), N, C, OC);
+  expect_close("matmul out", d_out.to_host(), out, 2e-5f);
+  expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
   expect_close("matmul dinp", d_dinp.to_host(), dinp, 2e-5f);
 }
 
