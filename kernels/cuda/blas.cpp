@@ -6,9 +6,14 @@
 
 #include <string>
 
+#include "algo_cache.h"
 #include "library_status.h"
 
 namespace plansight::kernels::cuda {
+
+Blas::Blas() : algorithms_(std::make_unique<detail::AlgoCache>()) {}
+
+std::size_t Blas::cached_algorithms() const { return algorithms_->algorithms.size(); }
 
 Status Blas::create(std::unique_ptr<Blas>& out, Fp32Math math, std::size_t workspace_bytes) {
   std::unique_ptr<Blas> blas(new Blas());

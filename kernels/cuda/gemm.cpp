@@ -15,6 +15,7 @@
 #include <string>
 
 #include "dtype_host.h"
+#include "algo_cache.h"
 #include "library_status.h"
 
 namespace plansight::kernels::cuda::detail {
@@ -203,20 +204,31 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
   }
 
   auto* handle = static_cast<cublasLtHandle_t>(blas.handle());
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  if (Status s = cublas_status(cublasLtMatmulAlgoGetHeuristic(handle, raw_desc, first.get(), second.get(), out.get(),
-                                                              out.get(), raw_pref, 1, &heuristic, &found),
-                               "cublasLtMatmulAlgoGetHeuristic for " + what);
-      !s) {
-    return s;
-  }
-  if (found == 0) {
-    return Status(static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED),
-                  "cublasLtMatmulAlgoGetHeuristic for " + what + ": no algorithm for these types, shapes and alignments");
+  // The heuristic's choice, asked once per description (algo_cache.h).
+  const AlgoKey key = {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c,
+                       g.trans_a, g.trans_b, static_cast<std::int64_t>(g.ab_type), static_cast<std::int64_t>(g.c_type),
+                       static_cast<std::int64_t>(compute_type_of(g, blas.fp32_math())),
+                       static_cast<std::int64_t>(epilogue), align_first, align_second, align_c};
+  AlgoCache& cache = blas.algorithms();
+  auto cached = cache.algorithms.find(key);
+  if (cached == cache.algorithms.end()) {
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    if (Status s = cublas_status(cublasLtMatmulAlgoGetHeuristic(handle, raw_desc, first.get(), second.get(), out.get(),
+                                                                out.get(), raw_pref, 1, &heuristic, &found),
+                                 "cublasLtMatmulAlgoGetHeuristic for " + what);
+        !s) {
+      return s;
+    }
+    if (found == 0) {
+      return Status(static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED),
+                    "cublasLtMatmulAlgoGetHeuristic for " + what + ": no algorithm for these types, shapes and alignments");
+    }
+    if (cache.algorithms.size() >= AlgoCache::kMaxEntries) cache.algorithms.clear();
+    cached = cache.algorithms.emplace(key, heuristic.algo).first;
   }
   return cublas_status(cublasLtMatmul(handle, raw_desc, &g.alpha, g.b, first.get(), g.a, second.get(), &g.beta, g.c,
-                                      out.get(), g.c, out.get(), &heuristic.algo, blas.workspace(), workspace, stream),
+                                      out.get(), g.c, out.get(), &cached->second, blas.workspace(), workspace, stream),
                        "cublasLtMatmul for " + what);
 }
 

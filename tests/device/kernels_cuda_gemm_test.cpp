@@ -100,6 +100,33 @@ TEST_F(GemmTest, MatmulWithoutBiasAndEachGradientAlone) {
   expect_close("matmul dinp", d_dinp.to_host(), dinp, 2e-5f);
 }
 
+// The heuristic is asked once per GEMM description (algo_cache.h): the same matmul again reuses
+// its algorithm and gives the same result; another shape, or the same shape in TF32, is new.
+TEST_F(GemmTest, OneHeuristicPerGemmDescription) {
+  const int N = 16, C = 32, OC = 24;
+  const auto inp = random_normal(std::size_t{1} * N * C, 99);
+  const auto weight = random_normal(std::size_t{1} * OC * C, 100);
+  std::vector<float> out(std::size_t{1} * N * OC);
+  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_first(out), d_second(out);
+  ASSERT_CUDA(d_second.error());
+  ASSERT_EQ(blas_->cached_algorithms(), 0u);
+  ASSERT_OK(cuda::matmul_forward(d_first.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  EXPECT_EQ(blas_->cached_algorithms(), 1u);
+  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N / 2, C, OC, *blas_, stream_));
+  EXPECT_EQ(blas_->cached_algorithms(), 2u);
+  blas_->set_fp32_math(cuda::Fp32Math::tf32);
+  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  EXPECT_EQ(blas_->cached_algorithms(), 3u);
+  blas_->set_fp32_math(cuda::Fp32Math::strict);
+  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  sync();
+  EXPECT_EQ(blas_->cached_algorithms(), 3u);
+  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
+  expect_close("first call", d_first.to_host(), out, 2e-5f);
+  expect_close("cached call", d_second.to_host(), out, 2e-5f);
+}
+
 TEST_F(GemmTest, Tf32MatmulStaysWithinTf32Rounding) {
   const int N = 64, C = 256, OC = 128;
   const auto inp = random_normal(std::size_t{1} * N * C, 95);

@@ -12,6 +12,10 @@
 
 namespace plansight::kernels::cuda {
 
+namespace detail {
+struct AlgoCache;  // algo_cache.h
+}
+
 // How GEMMs on fp32 data compute: strict fp32 (CUBLAS_COMPUTE_32F), or TF32 tensor cores with
 // fp32 accumulation (CUBLAS_COMPUTE_32F_FAST_TF32; 10-bit mantissa products, NVIDIA A100 Tensor
 // Core GPU Architecture whitepaper, "TF32"). GEMMs on bf16/fp16 data always accumulate in fp32.
@@ -36,9 +40,13 @@ class Blas {
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   void* workspace() const { return workspace_; }
   void* handle() const { return handle_; }  // a cublasLtHandle_t
+  // The heuristic's choices for the GEMM descriptions run so far (gemm.cpp).
+  detail::AlgoCache& algorithms() { return *algorithms_; }
+  std::size_t cached_algorithms() const;
 
  private:
-  Blas() = default;
+  Blas();
+  std::unique_ptr<detail::AlgoCache> algorithms_;
   void* handle_ = nullptr;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
