@@ -135,6 +135,13 @@ TEST(GpuTraining, Bf16TrainsWithATimelineAndTensorCoreShare) {
   EXPECT_GT(share, 0.0) << "bf16 GEMMs run on tensor cores";
   EXPECT_LT(share, 1.0) << "element-wise kernels do not";
   EXPECT_EQ(report["precision"], "bf16");
+  // The GPU's own view of memory: the pool held at least the largest moment of the rank's
+  // tensors (one rank here), and the rank's cuBLASLt workspace is named beside it.
+  ASSERT_TRUE(report.contains("device_memory")) << report.dump();
+  EXPECT_GE(report["device_memory"]["pool_peak_used_bytes"].get<double>(), out->result.memory.front().peak_total_bytes);
+  EXPECT_GE(report["device_memory"]["pool_peak_reserved_bytes"].get<double>(),
+            report["device_memory"]["pool_peak_used_bytes"].get<double>());
+  EXPECT_EQ(report["device_memory"]["blas_workspace_bytes"].get<double>(), 32.0 * 1024 * 1024);
 }
 
 // fp16 trains with dynamic loss scaling: every step reports its scale (2^16 first, PyTorch

@@ -21,6 +21,7 @@
 #include "cuda_backend.h"
 #include "process_gpu.h"
 #include "plansight/estimator/kernel_rules.h"
+#include "plansight/kernels/cuda/blas.h"
 #include "plansight/runtime/cuda/device_communicator.h"
 #include "plansight/runtime/cuda/memory_fit.h"
 #include "plansight/runtime/cuda/nccl_communicator.h"
@@ -195,6 +196,21 @@ class CudaDevice final : public RunDevice {
     if (!tracing_note_.empty()) r["timeline"] = tracing_note_;
     else if (request_.trace) r["timeline"] = "CUPTI activity records of the last step, phases from NVTX ranges";
     if (dropped_records_ > 0) r["cupti_dropped_records"] = static_cast<double>(dropped_records_);
+    // What the GPU held, beside the per-category figures (which count the ranks' tensors only):
+    // the stream-ordered pool's high-water marks cover every tensor of every rank on this GPU,
+    // the pipeline's send staging and what the pool kept for reuse.
+    cudaMemPool_t pool = nullptr;
+    std::uint64_t used = 0, reserved = 0;
+    if (cudaDeviceGetDefaultMemPool(&pool, device_) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &used) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved) == cudaSuccess) {
+      const int ranks = nccl_ ? 1 : world_size_;
+      r["device_memory"] = {{"pool_peak_used_bytes", static_cast<double>(used)},
+                            {"pool_peak_reserved_bytes", static_cast<double>(reserved)},
+                            {"blas_workspace_bytes", static_cast<double>(ranks) * static_cast<double>(kernels::cuda::kDefaultBlasWorkspaceBytes)},
+                            {"note", "pool peaks: every rank's tensors on this GPU, send staging and what the pool kept; "
+                                     "the cuBLASLt workspaces (one per rank) and the CUDA context come on top"}};
+    }
     if (tensor_cores_) r["tensor_cores"] = to_json(*tensor_cores_);
     return r;
   }
@@ -269,6 +285,10 @@ Result<std::unique_ptr<RunDevice>> make_device(const ProbeRequest& request, int 
   if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
     std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    // The high-water marks report() gives are this run's.
+    std::uint64_t zero = 0;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
   }
   std::shared_ptr<rc::NcclWorld> nccl;
   if (process) {
