@@ -17,14 +17,16 @@ namespace {
 // (ncclKernel_* up to 2.18, ncclDevKernel_* since 2.19); PyTorch SymmetricMemory multimem_*
 // kernels (NVLink SHARP); DeepEP's namespace deep_ep and the dpsk::ep kernels in
 // deepseek-ai/profile-data; cuBLAS names sm80_xmma_*/sm90_xmma_*, Hopper wgmma and the
-// cuBLAS 12.8+ nvjet_* kernels; CUTLASS "tensorop" instance names; rocBLAS/hipBLASLt Tensile
+// cuBLAS 12.8+ nvjet_* kernels (type letters first: nvjet_tst_*, nvjet_hsh_*; fp32 on TF32 tensor
+// cores is nvjet_sss_tf32_*, as a published Nsight trace of an LM head shows, so an nvjet_sss_
+// name without tf32 is taken for strict fp32, which tensor cores do not run); CUTLASS "tensorop" instance names; rocBLAS/hipBLASLt Tensile
 // "Cijk_" kernels; pre-Ampere cuBLAS names with MMA shapes (h884/s884 Volta, 1688 Turing,
 // 16816 Ampere) and "hmma".
 constexpr std::string_view kDefaultRulesJson = R"json({
   "format": "plansight-kernel-rules",
   "version": 1,
   "name": "plansight-default",
-  "revision": "2025.1",
+  "revision": "2026.1",
   "rules": [
     {"class": "communication", "any_of": ["nccl"], "note": "NCCL kernels: ncclKernel_*, ncclDevKernel_* (any case)"},
     {"class": "communication", "any_of": ["rccl"], "architecture": "rocm", "note": "RCCL-named kernels"},
@@ -33,7 +35,8 @@ constexpr std::string_view kDefaultRulesJson = R"json({
     {"class": "memory", "starts_with": ["memcpy", "memset"], "note": "copy engine and memset activities"},
     {"class": "tensor_core_gemm", "any_of": ["sm100_xmma", "tcgen05"], "none_of": ["f32f32_f32f32"], "architecture": "sm100", "note": "Blackwell cuBLAS / tcgen05 MMA"},
     {"class": "tensor_core_gemm", "any_of": ["sm90_xmma", "wgmma"], "none_of": ["f32f32_f32f32"], "architecture": "sm90", "note": "Hopper cuBLAS xmma and warpgroup MMA"},
-    {"class": "tensor_core_gemm", "any_of": ["nvjet"], "architecture": "sm90", "note": "cuBLAS 12.8+ nvjet GEMMs (Hopper, Blackwell)"},
+    {"class": "tensor_core_gemm", "all_of": ["nvjet_sss", "tf32"], "architecture": "sm90", "note": "cuBLAS nvjet fp32 GEMMs on TF32 tensor cores (nvjet_sss_tf32_*)"},
+    {"class": "tensor_core_gemm", "any_of": ["nvjet"], "none_of": ["nvjet_sss"], "architecture": "sm90", "note": "cuBLAS 12.8+ nvjet GEMMs (Hopper, Blackwell); all-fp32 ones without tf32 excluded"},
     {"class": "tensor_core_gemm", "any_of": ["sm80_xmma", "sm86_xmma", "sm89_xmma"], "none_of": ["f32f32_f32f32"], "architecture": "sm80", "note": "Ampere/Ada cuBLAS xmma (pure fp32 SIMT excluded)"},
     {"class": "tensor_core_gemm", "all_of": ["cutlass", "tensorop"], "note": "CUTLASS tensor-op instances (cutlass_80_tensorop_bf16_s16816gemm_...)"},
     {"class": "tensor_core_gemm", "all_of": ["cutlass", "gemm"], "any_of": ["f16", "bf16", "half_t", "bfloat16", "e4m3", "e5m2", "fp8", "tf32"], "note": "CUTLASS GEMMs with 16-bit, fp8 or tf32 tiles (a CUTLASS type alone, as in non-GEMM kernels, is not enough)"},

@@ -50,6 +50,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize256x128x32", KernelClass::tensor_core_gemm},
         Case{"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8", KernelClass::compute},  // SIMT fp32
         Case{"nvjet_tst_144x128_64x6_2x1_v_bz_bias_TNN", KernelClass::tensor_core_gemm},
+        Case{"nvjet_sss_tf32_128x256_TNT", KernelClass::tensor_core_gemm},      // fp32 data on TF32 tensor cores
+        Case{"nvjet_sss_128x128_64x4_2x1_v_bz_TNT", KernelClass::compute},       // strict fp32: no tensor core
         Case{"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8>", KernelClass::tensor_core_gemm},
         Case{"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>", KernelClass::tensor_core_gemm},
         Case{"void moe::dev::finalize::finalizeKernelVecLoad<cutlass::bfloat16_t>", KernelClass::compute},
