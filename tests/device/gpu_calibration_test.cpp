@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <set>
 #include <tuple>
@@ -51,6 +52,15 @@ DeviceLimits device_limits(int device) {
   EXPECT_EQ(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device), cudaSuccess);
   EXPECT_EQ(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device), cudaSuccess);
   return {8192.0 * sms * clock_khz * 1e3, 2.0 * memory_khz * 1e3 * bus_bits / 8};
+}
+
+// A stop asked of the collective sweep ends it on every rank together (the ranks agree before
+// each case): "cancelled", and no rank left waiting in a collective its peers never join.
+TEST_F(GpuCalibrationTest, StoppedCollectiveSweepEndsOnEveryRank) {
+  const std::atomic<bool> stop{true};
+  auto samples = measure_device_collectives({2, 4}, {1 << 20, 1 << 24}, CalibrationLevel::quick, 0, &stop);
+  ASSERT_FALSE(samples.ok());
+  EXPECT_NE(samples.error_text().find("cancelled"), std::string::npos) << samples.error_text();
 }
 
 // calibrate_gpu() as gpu_calibration.h documents it: one sample per (shape, precision) in that

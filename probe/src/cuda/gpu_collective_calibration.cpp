@@ -83,12 +83,34 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
       for (const Case& c : cases) most = std::max(most, c.count * static_cast<std::size_t>(ranks));
       auto in = DeviceArray::make(kc::DType::fp32, most, "collective input");
       auto out = DeviceArray::make(kc::DType::fp32, most, "collective output");
-      if (!comm || !in || !out) {
+      auto flag = DeviceArray::make(kc::DType::fp32, 1, "collective stop flag");
+      if (!comm || !in || !out || !flag) {
         cudaStreamDestroy(stream);
-        return fail(!comm ? comm.errors() : (!in ? in.errors() : out.errors()));
+        return fail(!comm ? comm.errors() : (!in ? in.errors() : (!out ? out.errors() : flag.errors())));
       }
+      // Whether any rank was asked to stop, decided together before each case: a rank that
+      // stopped on its own would leave the others waiting in their next collective for ever.
+      const auto stop_together = [&]() -> Result<bool> {
+        const float mine = stop != nullptr && stop->load() ? 1.0f : 0.0f;
+        float any = 0;
+        if (auto s = cuda_ok(cudaMemcpyAsync(flag->as<float>(), &mine, sizeof mine, cudaMemcpyHostToDevice, stream),
+                             "cudaMemcpyAsync (stop flag)");
+            !s) {
+          return s.errors();
+        }
+        if (auto s = (*comm)->all_reduce(flag->as<float>(), 1); !s) return s.errors();
+        if (auto s = cuda_ok(cudaMemcpyAsync(&any, flag->as<float>(), sizeof any, cudaMemcpyDeviceToHost, stream),
+                             "cudaMemcpyAsync (stop flag)");
+            !s) {
+          return s.errors();
+        }
+        if (auto s = cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize (stop flag)"); !s) return s.errors();
+        return any > 0;
+      };
       for (std::size_t i = 0; i < cases.size(); ++i) {
-        if (stop != nullptr && stop->load()) break;
+        auto stopping = stop_together();
+        if (!stopping) return fail(stopping.errors());
+        if (*stopping) break;
         const Case& c = cases[i];
         std::vector<double> per_call;
         for (int t = 0; t < trials; ++t) {
