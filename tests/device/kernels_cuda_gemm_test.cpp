@@ -100,45 +100,55 @@ TEST_F(GemmTest, MatmulWithoutBiasAndEachGradientAlone) {
   expect_close("matmul dinp", d_dinp.to_host(), dinp, 2e-5f);
 }
 
+// A forward matmul without bias: random fp32 inputs on the host and the device, and the CPU's
+// result.
+struct ForwardCase {
+  ForwardCase(int n, int c, int oc, std::uint32_t seed)
+      : N(n), C(c), OC(oc), inp(random_normal(std::size_t{1} * n * c, seed)),
+        weight(random_normal(std::size_t{1} * oc * c, seed + 1)), out(std::size_t{1} * n * oc), d_inp(inp),
+        d_weight(weight) {
+    cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
+  }
+  int N, C, OC;
+  std::vector<float> inp, weight, out;
+  DeviceBuffer<float> d_inp, d_weight;
+};
+
 // The heuristic is asked once per GEMM description (algo_cache.h): the same matmul again reuses
 // its algorithm and gives the same result; another shape, or the same shape in TF32, is new.
 TEST_F(GemmTest, OneHeuristicPerGemmDescription) {
-  const int N = 16, C = 32, OC = 24;
-  const auto inp = random_normal(std::size_t{1} * N * C, 99);
-  const auto weight = random_normal(std::size_t{1} * OC * C, 100);
-  std::vector<float> out(std::size_t{1} * N * OC);
-  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_first(out), d_second(out);
+  ForwardCase f(16, 32, 24, 99);
+  const std::vector<float> zeros(f.out.size());
+  DeviceBuffer<float> d_first(zeros), d_second(zeros);
   ASSERT_CUDA(d_second.error());
+  const auto forward = [&](DeviceBuffer<float>& out, int rows) {
+    return cuda::matmul_forward(out.get(), f.d_inp.get(), f.d_weight.get(), nullptr, rows, f.C, f.OC, *blas_, stream_);
+  };
   ASSERT_EQ(blas_->cached_algorithms(), 0u);
-  ASSERT_OK(cuda::matmul_forward(d_first.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
-  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(forward(d_first, f.N));
+  ASSERT_OK(forward(d_second, f.N));
   EXPECT_EQ(blas_->cached_algorithms(), 1u);
-  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N / 2, C, OC, *blas_, stream_));
+  ASSERT_OK(forward(d_second, f.N / 2));
   EXPECT_EQ(blas_->cached_algorithms(), 2u);
   blas_->set_fp32_math(cuda::Fp32Math::tf32);
-  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(forward(d_second, f.N));
   EXPECT_EQ(blas_->cached_algorithms(), 3u);
   blas_->set_fp32_math(cuda::Fp32Math::strict);
-  ASSERT_OK(cuda::matmul_forward(d_second.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(forward(d_second, f.N));
   sync();
   EXPECT_EQ(blas_->cached_algorithms(), 3u);
-  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
-  expect_close("first call", d_first.to_host(), out, 2e-5f);
-  expect_close("cached call", d_second.to_host(), out, 2e-5f);
+  expect_close("first call", d_first.to_host(), f.out, 2e-5f);
+  expect_close("cached call", d_second.to_host(), f.out, 2e-5f);
 }
 
 TEST_F(GemmTest, Tf32MatmulStaysWithinTf32Rounding) {
-  const int N = 64, C = 256, OC = 128;
-  const auto inp = random_normal(std::size_t{1} * N * C, 95);
-  const auto weight = random_normal(std::size_t{1} * OC * C, 96);
-  std::vector<float> out(std::size_t{1} * N * OC);
-  DeviceBuffer<float> d_inp(inp), d_weight(weight), d_out(out);
+  ForwardCase f(64, 256, 128, 95);
+  DeviceBuffer<float> d_out(std::vector<float>(f.out.size()));
   ASSERT_CUDA(d_out.error());
   blas_->set_fp32_math(cuda::Fp32Math::tf32);
-  ASSERT_OK(cuda::matmul_forward(d_out.get(), d_inp.get(), d_weight.get(), nullptr, N, C, OC, *blas_, stream_));
+  ASSERT_OK(cuda::matmul_forward(d_out.get(), f.d_inp.get(), f.d_weight.get(), nullptr, f.N, f.C, f.OC, *blas_, stream_));
   sync();
-  cpu::matmul_forward(out.data(), inp.data(), weight.data(), nullptr, N, C, OC);
-  expect_close("tf32 matmul out", d_out.to_host(), out, 5e-3f);
+  expect_close("tf32 matmul out", d_out.to_host(), f.out, 5e-3f);
 }
 
 // Fused bias+GeLU (OC a multiple of 8) and its unfused fallback (OC = 36) give what the CPU's
