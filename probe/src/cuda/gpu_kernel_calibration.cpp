@@ -68,21 +68,32 @@ GemmRole role_of(const std::string& name) {
   return ends_with(".dgrad") ? GemmRole::input_gradient : ends_with(".wgrad") ? GemmRole::weight_gradient : GemmRole::forward;
 }
 
-// One call of the shape's GEMM as matmul_forward / matmul_backward run it: the forward
-// C[m,n] = A[m,k] W[n,k]^T into the element type; the input gradient dX[m,n] += dY[m,k] W[k,n]
-// (no transposes, beta 1); the weight gradient dW[m,n] += dY[k,m]^T X[k,n] (A transposed, an
-// fp32 output, beta 1).
+// The shape's GEMM as matmul_forward / matmul_backward run it for the layer it belongs to
+// (calibration_gemm_shapes: forward (T, out, in), dgrad (T, in, out), wgrad (in, out, T)):
+//  - forward: out[T,out] = inp[T,in] weight[out,in]^T into the element type;
+//  - input gradient: dinp[T,in] += dout[T,out] weight[out,in] (no transposes, beta 1);
+//  - weight gradient: dweight[out,in] += dout[T,out]^T inp[T,in] (A transposed, fp32, beta 1).
+// A, B and C are the call's first, second and output operands, of a_elems, b_elems and c_elems.
+struct GemmCall {
+  GemmRole role;
+  int m, n, k;
+  std::size_t a_elems() const { return static_cast<std::size_t>(role == GemmRole::weight_gradient ? n : m) * k; }
+  std::size_t b_elems() const { return static_cast<std::size_t>(role == GemmRole::weight_gradient ? m : n) * k; }
+  std::size_t c_elems() const { return static_cast<std::size_t>(m) * n; }
+};
+
 template <class E>
-std::string call_gemm(GemmRole role, DeviceArray& a, DeviceArray& b, DeviceArray& c, int m, int n, int k,
-                      kc::Blas& blas, cudaStream_t stream) {
-  switch (role) {
-    case GemmRole::forward:
-      return status_text(kc::matmul_forward(c.as<E>(), a.as<E>(), b.as<E>(), nullptr, m, k, n, blas, stream));
-    case GemmRole::input_gradient:  // matmul_backward's dinp[N,C] += dout[N,OC] weight[OC,C]: N m, C n, OC k
-      return status_text(kc::matmul_backward(c.as<E>(), nullptr, nullptr, a.as<E>(), nullptr, b.as<E>(), m, n, k, blas, stream));
-    case GemmRole::weight_gradient:  // dweight[OC,C] += dout[N,OC]^T inp[N,C]: OC m, C n, N k
+std::string call_gemm(const GemmCall& g, DeviceArray& a, DeviceArray& b, DeviceArray& c, kc::Blas& blas,
+                      cudaStream_t stream) {
+  switch (g.role) {
+    case GemmRole::forward:  // N = T (m), C = in (k), OC = out (n)
+      return status_text(kc::matmul_forward(c.as<E>(), a.as<E>(), b.as<E>(), nullptr, g.m, g.k, g.n, blas, stream));
+    case GemmRole::input_gradient:  // N = T (m), C = in (n), OC = out (k); A = dout, B = weight
+      return status_text(
+          kc::matmul_backward(c.as<E>(), nullptr, nullptr, a.as<E>(), nullptr, b.as<E>(), g.m, g.n, g.k, blas, stream));
+    case GemmRole::weight_gradient:  // N = T (k), C = in (m), OC = out (n); A = dout, B = inp
       return status_text(kc::matmul_backward(static_cast<E*>(nullptr), c.as<float>(), nullptr, a.as<E>(), b.as<E>(),
-                                             nullptr, k, n, m, blas, stream));
+                                             nullptr, g.k, g.m, g.n, blas, stream));
   }
   return "unknown GEMM role";
 }
@@ -91,25 +102,22 @@ std::string call_gemm(GemmRole role, DeviceArray& a, DeviceArray& b, DeviceArray
 
 Result<est::GemmSample> measure_gpu_gemm(const GemmShape& shape, const GemmPrecision& precision, kc::Blas& blas,
                                          CalibrationLevel level) {
-  const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
-  const GemmRole role = role_of(shape.name);
+  const GemmCall g{role_of(shape.name), static_cast<int>(shape.m), static_cast<int>(shape.n), static_cast<int>(shape.k)};
   const std::string what = shape.name + " " + std::string(kc::to_string(precision.dtype));
-  // A is [m,k] (the weight gradient's dY: [k,m]), B is [n,k] for the forward, [k,n] otherwise;
-  // C [m,n], fp32 for the weight gradient.
-  auto a = DeviceArray::make(precision.dtype, static_cast<std::size_t>(m) * k, what + " A");
+  auto a = DeviceArray::make(precision.dtype, g.a_elems(), what + " A");
   if (!a) return a.errors();
-  auto b = DeviceArray::make(precision.dtype, static_cast<std::size_t>(n) * k, what + " B");
+  auto b = DeviceArray::make(precision.dtype, g.b_elems(), what + " B");
   if (!b) return b.errors();
-  const kc::DType c_type = role == GemmRole::weight_gradient ? kc::DType::fp32 : precision.dtype;
-  auto c = DeviceArray::make(c_type, static_cast<std::size_t>(m) * n, what + " C");
+  const kc::DType c_type = g.role == GemmRole::weight_gradient ? kc::DType::fp32 : precision.dtype;
+  auto c = DeviceArray::make(c_type, g.c_elems(), what + " C");
   if (!c) return c.errors();
   blas.set_fp32_math(precision.fp32_math);
   cudaStream_t stream = nullptr;
   auto call = [&]() -> std::string {
     switch (precision.dtype) {
-      case kc::DType::bf16: return call_gemm<kc::bfloat16>(role, *a, *b, *c, m, n, k, blas, stream);
-      case kc::DType::fp16: return call_gemm<kc::float16>(role, *a, *b, *c, m, n, k, blas, stream);
-      case kc::DType::fp32: return call_gemm<float>(role, *a, *b, *c, m, n, k, blas, stream);
+      case kc::DType::bf16: return call_gemm<kc::bfloat16>(g, *a, *b, *c, blas, stream);
+      case kc::DType::fp16: return call_gemm<kc::float16>(g, *a, *b, *c, blas, stream);
+      case kc::DType::fp32: return call_gemm<float>(g, *a, *b, *c, blas, stream);
     }
     return "unknown element type";
   };
