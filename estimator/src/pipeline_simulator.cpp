@@ -255,7 +255,8 @@ class DedicatedRun : IterationEngine {
       if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
       // ... while a period after it could still be skipped.
       for (std::size_t r = 0; r < p; ++r) {
-        const auto left = static_cast<std::int64_t>((period->copies_end[r] - std::min(next_[r], period->copies_end[r])) / ops[r]);
+        const std::size_t reach = repeats_until(*period, r);
+        const auto left = static_cast<std::int64_t>((reach - std::min(next_[r], reach)) / ops[r]);
         next = std::min(next, periods_done + left - 1);
       }
       if (next <= periods_done) break;
@@ -271,6 +272,14 @@ class DedicatedRun : IterationEngine {
     return true;
   }
 
+  // Where a skip of rank r may end at the latest: every op before copies_end + P_r is the op P_r
+  // before it moved on by a period (ops[i + P_r] repeats ops[i] for i in [begin, copies_end)), so
+  // each skipped op repeats one of the periods compared. Ending at copies_end instead left up to a
+  // period more to simulate one op at a time (interleaved 64 x 4 x 1024: 512 ops of every rank).
+  static std::size_t repeats_until(const SteadyPeriod& period, std::size_t r) {
+    return period.copies_end[r] + period.ops[r];
+  }
+
   // Skips from `now` when it is `before` repeated `cycle` periods on: both cuts inside the
   // periods, every rank's `cycle` periods apart (so the ops between them repeat those before
   // them, as do those of the cycles skipped after `now`), and the state shifted alike. Skips as
@@ -280,10 +289,9 @@ class DedicatedRun : IterationEngine {
     std::int64_t cycles = INT64_MAX;
     for (std::size_t r = 0; r < ops.size(); ++r) {
       ops[r] = static_cast<std::size_t>(cycle) * period.ops[r];
-      if (before.cut[r] < period.begin[r] || now.cut[r] != before.cut[r] + ops[r] || now.cut[r] > period.copies_end[r]) {
-        return false;
-      }
-      cycles = std::min(cycles, static_cast<std::int64_t>((period.copies_end[r] - now.cut[r]) / ops[r]));
+      const std::size_t reach = repeats_until(period, r);
+      if (before.cut[r] < period.begin[r] || now.cut[r] != before.cut[r] + ops[r] || now.cut[r] > reach) return false;
+      cycles = std::min(cycles, static_cast<std::int64_t>((reach - now.cut[r]) / ops[r]));
     }
     const auto shift = static_cast<std::int32_t>(cycle * period.micro_batches);
     const std::int64_t ns = period_ns(before, now, shift);

@@ -266,5 +266,40 @@ TEST(EngineArrays, AThreadKeepsSmallArraysAndFreesHugeOnes) {
   EXPECT_LT(thread_kept_array_bytes(), std::size_t{64} << 20) << thread_kept_array_bytes();
 }
 
+// A skip runs as far as the ops repeat: to the last op whose copy lies a period before it
+// (copies_end + P_r), not only to copies_end. With uniform chunks the interleaved state repeats
+// from its second period on, so of a rank's repeating room only those two periods and a part of
+// one are simulated one by one; a skip that stopped at copies_end left a whole period more.
+// Never more than the room less the period compared.
+TEST(SteadyState, ASkipRunsToTheLastOpThatRepeats) {
+  for (const Case& c : {Case{PipelineSchedule::interleaved, 8, 4, 512}, Case{PipelineSchedule::interleaved, 4, 2, 256},
+                        Case{PipelineSchedule::interleaved, 4, 3, 192}}) {
+    SCOPED_TRACE(name(c, 3, true));
+    auto table = make_schedule(c.kind, c.p, c.v, c.m);
+    ASSERT_TRUE(table.ok());
+    // No one-off ops inside the run (no gathers, reductions at the end): the engine's periods are
+    // those of the table between each rank's first and last op.
+    SimulationInput in = drawn_input(c.p * c.v, 3, true);
+    in.keep_timeline = false;
+    in.dp_issue = DpReduceIssue::at_end;
+    for (ChunkCost& chunk : in.chunks) chunk.param_gather_seconds = 0;
+    const auto run = simulate(*table, in);
+    ASSERT_TRUE(run.ok());
+    std::vector<std::size_t> first(static_cast<std::size_t>(c.p), 1), end;
+    for (const auto& ops : table->ranks) end.push_back(ops.size() - 1);
+    const auto period = find_steady_period(*table, first, end, true);
+    ASSERT_TRUE(period.has_value());
+    std::size_t ops_per_period = 0, room = SIZE_MAX;  // room: whole periods every rank repeats
+    for (std::size_t r = 0; r < period->ops.size(); ++r) {
+      ops_per_period += period->ops[r];
+      room = std::min(room, (period->copies_end[r] + period->ops[r] - period->begin[r]) / period->ops[r]);
+    }
+    ASSERT_EQ(run->skipped_ops % static_cast<std::int64_t>(ops_per_period), 0);
+    const auto skipped_periods = static_cast<std::size_t>(run->skipped_ops) / ops_per_period;
+    EXPECT_GE(skipped_periods + 2, room);
+    EXPECT_LE(skipped_periods + 1, room);
+  }
+}
+
 }  // namespace
 }  // namespace plansight::estimator
