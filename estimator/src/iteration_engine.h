@@ -138,9 +138,11 @@ class IterationEngine {
   // The steady state's skip (steady_state.h), for runs without spans. A snapshot holds what of
   // the run decides its future, taken where every rank r has run its first cut[r] ops: per rank
   // its clock, the start of its last op, where its collectives end, the tail of its
-  // communication lane; per global chunk the arrival times still to be read (pending(): the
-  // micro-batches between what its consumers and its producers have run); and what only adds up
-  // (compute time, gap time and lists).
+  // communication lane; per global chunk the micro-batches whose arrival times are still to be
+  // read (pending(): between what its consumers and its producers have run); and what only adds
+  // up (compute time, gap time and lists). The pending times themselves are not copied: each
+  // (chunk, micro-batch) time is written once, by its producer, so times_ still holds them
+  // when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1 estimate).
   struct SteadySnapshot {
     std::vector<std::size_t> cut;       // per rank: the ops it has run (next_)
     std::vector<std::int32_t> ran;      // per (global chunk, op kind): ops run, its pipeline's first `ran` micro-batches
@@ -148,7 +150,6 @@ class IterationEngine {
     std::vector<std::size_t> lists;     // per rank: gaps and collectives recorded so far
     std::vector<std::int64_t> lane;     // every rank's lane tail, [start, end) pairs
     std::vector<std::size_t> lane_at;   // per rank + 1: its first value in `lane`
-    std::vector<std::int64_t> values;   // the pending times read as times, chunk by chunk
   };
   static constexpr std::size_t kRankFields = 5, kPending = 4;
   struct Window {
@@ -158,12 +159,8 @@ class IterationEngine {
   // 1 its forwards' ends its backwards wait for (kFDone, read as "it has run" only), 2 the
   // output gradients of its backwards (kBwdReady), 3 its backwards' ends its Ws need (kBDone).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
-  // Records the run's state; counts the ops run since the last snapshot (O(ops since)). Without
-  // `with_values` the pending times are left out (add_values() adds them): they are most of a
-  // snapshot's size (every chunk's in-flight micro-batches), and only snapshots that may be
-  // compared need them.
-  void take_snapshot(SteadySnapshot& s, bool with_values = true);
-  void add_values(SteadySnapshot& s) const;
+  // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
+  void take_snapshot(SteadySnapshot& s);
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`
   // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
   // whose states repeat. `periods_done`: the periods run since the first cut, from which the
@@ -172,7 +169,8 @@ class IterationEngine {
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
   // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic
-  // from here. -1 otherwise. The cuts are the caller's to check.
+  // from here. -1 otherwise. The cuts are the caller's to check; both snapshots are of this run
+  // and no skip lies between them (their pending times are read from times_).
   std::int64_t period_ns(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift) const;
   // Moves the run, which is at `now`, on by `periods` periods of `ns` (`ops[r]` ops of rank r
   // and `mb_shift` micro-batches each), as simulating them would: every clock, lane tail and

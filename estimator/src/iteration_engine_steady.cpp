@@ -44,7 +44,7 @@ IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::i
   }
 }
 
-void IterationEngine::take_snapshot(SteadySnapshot& s, bool with_values) {
+void IterationEngine::take_snapshot(SteadySnapshot& s) {
   const auto p = static_cast<std::size_t>(t_.p);
   // The ops run per chunk and kind, counted on from the last snapshot. Every (rank, chunk, kind)
   // runs its micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
@@ -75,20 +75,6 @@ void IterationEngine::take_snapshot(SteadySnapshot& s, bool with_values) {
     lanes_[r].tail(prev_start_[r], s.lane);
   }
   s.lane_at.push_back(s.lane.size());
-  s.values.clear();
-  if (with_values) add_values(s);
-}
-
-void IterationEngine::add_values(SteadySnapshot& s) const {
-  s.values.clear();
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      if (!read_as_time(which)) continue;
-      const Window w = pending(s, g, which);
-      const PairTimes* row = times_.data() + pair(g, w.first);
-      for (std::int32_t i = 0; i < w.count; ++i) s.values.push_back(row[i][which]);
-    }
-  }
 }
 
 std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops,
@@ -117,7 +103,7 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
 std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const SteadySnapshot& now,
                                         std::int32_t mb_shift) const {
   const std::int64_t ns = now.rank[0] - before.rank[0];
-  if (ns <= 0 || now.lane.size() != before.lane.size() || now.values.size() != before.values.size()) return -1;
+  if (ns <= 0 || now.lane.size() != before.lane.size()) return -1;
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
     const std::int64_t* b = &before.rank[r * kRankFields];
     const std::int64_t* n = &now.rank[r * kRankFields];
@@ -137,8 +123,17 @@ std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const Stea
       if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return -1;
     }
   }
-  for (std::size_t i = 0; i < now.values.size(); ++i) {
-    if (now.values[i] - before.values[i] != ns) return -1;
+  // The pending times, window by window: each is where its producer wrote it.
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    for (std::size_t which = 0; which < kPending; ++which) {
+      if (!read_as_time(which)) continue;
+      const Window a = pending(before, g, which), b = pending(now, g, which);
+      const PairTimes* was = times_.data() + pair(g, a.first);
+      const PairTimes* is = times_.data() + pair(g, b.first);
+      for (std::int32_t i = 0; i < b.count; ++i) {
+        if (is[i][which] - was[i][which] != ns) return -1;
+      }
+    }
   }
   return ns;
 }

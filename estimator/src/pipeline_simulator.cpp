@@ -198,17 +198,16 @@ class DedicatedRun : IterationEngine {
     // or their lanes differ; with p2p latency, 1F1B's critical circuit runs through every stage
     // and back, and its cycle is p periods), so each period's snapshot is hashed up to the shift
     // (shape_hash) and looked up among those before it; a match `cycle` periods back is then
-    // compared exactly and the skip starts there. The snapshots of the first periods are kept
-    // whole, so a match among them is compared at once. After those, a run still in its
-    // transient (one that takes hundreds of periods: nearly balanced stages, where a backlog of
-    // the warm-up drains by the small difference of their periods) keeps only each snapshot's
-    // shape, without the pending times that are most of its size; a match there makes the
-    // snapshot whole and is compared `cycle` periods later.
+    // compared exactly and the skip starts there. The snapshots of the first periods are kept,
+    // so a match among them is compared at once. After those, a run still in its transient (one
+    // that takes hundreds of periods: nearly balanced stages, where a backlog of the warm-up
+    // drains by the small difference of their periods) keeps only each snapshot's hash; a match
+    // there keeps that snapshot, which is compared `cycle` periods later.
     const auto& ops = period->ops;
     std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
     std::vector<SteadySnapshot> kept(std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1);
-    const auto whole_periods = static_cast<std::int64_t>(kept.size());
-    SteadySnapshot shape, candidate;     // after the whole ones: this period's, a match's
+    const auto kept_periods = static_cast<std::int64_t>(kept.size());
+    SteadySnapshot shape, candidate;     // after the kept ones: this period's, a match's
     std::int64_t candidate_at = -1, candidate_cycle = 0;
     // Each rank may run to the start of its periods, then a period further each time. Where it
     // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
@@ -221,37 +220,35 @@ class DedicatedRun : IterationEngine {
       for (std::size_t r = 0; r < p; ++r) {
         if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
       }
-      const bool whole = periods_done < whole_periods;
+      const bool in_kept = periods_done < kept_periods;
       const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
-      SteadySnapshot& now = whole ? kept[static_cast<std::size_t>(periods_done)] : shape;
-      take_snapshot(now, whole);
+      SteadySnapshot& now = in_kept ? kept[static_cast<std::size_t>(periods_done)] : shape;
+      take_snapshot(now);
       if (due) {
-        add_values(now);
         if (skip_from(*period, candidate, now, candidate_cycle)) break;
         candidate_at = -1;
       }
       auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
       if (!fresh) {
         const std::int64_t cycle = periods_done - it->second;
-        if (whole) {
+        if (in_kept) {
           if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
         } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
-          if (now.values.empty()) add_values(now);
           std::swap(candidate, now);
           candidate_at = periods_done;
           candidate_cycle = cycle;
         }
         it->second = periods_done;
       }
-      // The next cut: a period on while snapshots are kept whole, then kSparsePeriods on (and
-      // at a candidate's due period). A transient of hundreds of periods (ZB-H1's, DualPipe's)
-      // spent more on snapshots (every chunk's windows and times) and on stopping every rank
-      // than on simulating its 3p ops a period. A state that repeats every c periods then
+      // The next cut: a period on while snapshots are kept, then kSparsePeriods on (and at a
+      // candidate's due period). A transient of hundreds of periods (ZB-H1's, DualPipe's) spent
+      // more on snapshots (every chunk's windows) and on stopping every rank than on
+      // simulating its 3p ops a period. A state that repeats every c periods then
       // matches lcm(c, kSparsePeriods) periods on, and the skip moves whole such cycles. Where
       // a cut leaves each rank is the same whichever steps it took there (each runs as far
       // as its inputs and limit allow); the cuts are compared exactly before any skip.
       std::int64_t next = periods_done + 1;
-      if (next > whole_periods) next = whole_periods + ((periods_done - whole_periods) / kSparsePeriods + 1) * kSparsePeriods;
+      if (next > kept_periods) next = kept_periods + ((periods_done - kept_periods) / kSparsePeriods + 1) * kSparsePeriods;
       if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
       // ... while a period after it could still be skipped.
       for (std::size_t r = 0; r < p; ++r) {
