@@ -104,44 +104,73 @@ class DedicatedRun : IterationEngine {
     std::size_t i = next_[ri];
     if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < limit_[ri] ? Lean::other : Lean::blocked;
     CommLane& lane = lanes_[ri];
-    const bool per_chunk = in_.dp_issue == DpReduceIssue::per_chunk;
+    // What the loop reads, in locals: its stores (times, lane intervals, gaps) could otherwise
+    // alias the members, which the compiler then reloads for every op.
+    PairTimes* const times = times_.data();
+    const auto m = static_cast<std::size_t>(m_);
+    const std::int32_t* const global = &global_of_[ri * v];
+    const std::int32_t* const rank_of = rank_of_.data();
+    const NsChunkCost* const costs = costs_.data();
+    const std::size_t stride = cost_stride_;
+    const std::array<std::size_t, 3> shape_of = shape_index_;
+    const std::int32_t stages = stages_, second = second_start_;
+    // A chunk's last backward issues its gradient reduction (step() runs it).
+    const std::int64_t* const last_bwd = in_.dp_issue == DpReduceIssue::per_chunk ? &last_bwd_[ri * v] : nullptr;
+    // gap(), with the sum in a register: the rank's collectives do not move while it runs here.
+    const std::int64_t collectives_end = collective_end_[ri];
+    std::int64_t clear_gap = a.clear_gap_ns;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
-    const std::int32_t* global = &global_of_[ri * v];
     Lean out = Lean::other;
     for (; i < limit; ++i) {
       const ScheduleOp& o = ops[i];
       const std::int32_t g = global[o.chunk];
-      const std::int64_t ready = input_ready_at(r, i, o, g);
+      const std::int32_t mb = o.micro_batch;
+      PairTimes& own = times[static_cast<std::size_t>(g) * m + static_cast<std::size_t>(mb)];
+      std::int64_t ready;
+      if (o.pairs_with_next) [[unlikely]] {
+        ready = input_ready_at(r, i, o, g);
+      } else {
+        ready = o.kind == OpKind::forward    ? own[kFwdReady]
+                : o.kind == OpKind::backward ? (own[kFDone] < 0 ? kUnknown : own[kBwdReady])
+                                             : own[kBDone];
+      }
       if (ready < 0) {
         out = Lean::blocked;
         break;
       }
-      if (per_chunk && last_bwd_[ri * v + static_cast<std::size_t>(o.chunk)] == static_cast<std::int64_t>(i)) break;
+      if (last_bwd != nullptr && last_bwd[o.chunk] == static_cast<std::int64_t>(i)) break;
       const std::int64_t start = std::max(free, ready);
-      const NsChunkCost& c = cost(g);
-      const NsRunShape& shape = c.shapes[shape_index(o.kind)];
+      const NsChunkCost& c = costs[static_cast<std::size_t>(g) * stride];
+      const NsRunShape& shape = c.shapes[shape_of[static_cast<std::size_t>(o.kind)]];
       lane.forget_before(prev_start);
       if (lane.end() > start + shape.first_lane) break;  // a collective may wait: step() books it
-      if (start > free) gap(ri, free, start);
+      if (start > free) {
+        if (free >= collectives_end) {
+          clear_gap += start - free;
+        } else {
+          a.gaps.push_back({free, start});
+        }
+      }
       const std::int64_t end = start + shape.ns;
       busy += shape.compute_ns;  // the compute window's end is the last op's (step())
       prev_start = start;
       free = end;
-      const std::int32_t mb = o.micro_batch;
       std::int32_t to = -1;
       if (o.kind == OpKind::forward) {
-        times_[pair(g, mb)][kFDone] = end;
-        if (g + 1 < stages_ && g + 1 != second_start_) {
-          to = rank_of_[static_cast<std::size_t>(g) + 1];
-          times_[pair(g + 1, mb)][kFwdReady] = to == r ? end : send(lane, end, c.send_activation);
+        own[kFDone] = end;
+        if (g + 1 < stages && g + 1 != second) {
+          to = rank_of[static_cast<std::size_t>(g) + 1];
+          times[static_cast<std::size_t>(g + 1) * m + static_cast<std::size_t>(mb)][kFwdReady] =
+              to == r ? end : send(lane, end, c.send_activation);
         } else {
-          times_[pair(g, mb)][kBwdReady] = end;  // the loss (op_finished)
+          own[kBwdReady] = end;  // the loss (op_finished)
         }
       } else if (o.kind == OpKind::backward) {
-        times_[pair(g, mb)][kBDone] = end;
-        if (g > 0 && g != second_start_) {
-          to = rank_of_[static_cast<std::size_t>(g) - 1];
-          times_[pair(g - 1, mb)][kBwdReady] = to == r ? end : send(lane, end, c.send_gradient);
+        own[kBDone] = end;
+        if (g > 0 && g != second) {
+          to = rank_of[static_cast<std::size_t>(g) - 1];
+          times[static_cast<std::size_t>(g - 1) * m + static_cast<std::size_t>(mb)][kBwdReady] =
+              to == r ? end : send(lane, end, c.send_gradient);
         }
       }
       if (to >= 0 && to != r) wake(to);
@@ -156,10 +185,11 @@ class DedicatedRun : IterationEngine {
     free_[ri] = free;
     prev_start_[ri] = prev_start;
     busy_[ri] = busy;
+    a.clear_gap_ns = clear_gap;
     return out;
   }
   // A send on rank r's lane from `issue` (communicate() for a send without spans); its arrival.
-  static std::int64_t send(CommLane& lane, std::int64_t issue, std::int64_t ns) {
+  [[gnu::always_inline]] static std::int64_t send(CommLane& lane, std::int64_t issue, std::int64_t ns) {
     return ns <= 0 ? issue : lane.place(issue, ns) + ns;
   }
 
