@@ -187,6 +187,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   b.dp_comm_s += idle - b.bubble_s - b.pp_comm_s;
   out.bubble_fraction = sim->bubble_fraction;
   out.bubble_fraction_max = sim->bubble_fraction_max;
+  out.skipped_ops = sim->skipped_ops;
   add_volume(b, plan, costs);
   if (options.keep_timeline) out.timeline = std::move(sim->timeline);
   return out;

@@ -129,6 +129,26 @@ TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
   }
 }
 
+// The prediction says how much of the schedule its simulation skipped: without a timeline a long
+// 1F1B run moves over most of its steady state, to the same figures as the run that keeps its
+// timeline and so simulates every op.
+TEST(PredictTime, ReportsTheOpsItsSimulationSkipped) {
+  const Plan plan = pp64_plan(PipelineSchedule::one_f_one_b, 1, 1024);
+  const auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  TimeModelOptions lean, kept;
+  lean.keep_timeline = false;
+  kept.keep_timeline = true;
+  const auto a = predict_time(plan, e->padded_vocab, lean);
+  const auto b = predict_time(plan, e->padded_vocab, kept);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(a->skipped_ops, schedule_ops(plan) * 3 / 4);
+  EXPECT_LT(a->skipped_ops, schedule_ops(plan));
+  EXPECT_EQ(b->skipped_ops, 0);
+  EXPECT_EQ(a->iteration_s, b->iteration_s);
+  EXPECT_EQ(a->breakdown.bubble_s, b->breakdown.bubble_s);
+}
+
 TEST(PredictTime, ACancelledEstimateStopsWithItsError) {
   std::atomic<bool> cancel{true};
   const CancelScope scope(&cancel);

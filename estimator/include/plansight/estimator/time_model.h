@@ -72,6 +72,9 @@ struct TimePrediction {
   // pp_comm_s is the first stage's bubble time.
   double bubble_fraction = 0;
   double bubble_fraction_max = 0;
+  // Ops of the schedule the simulation did not run one by one: without a timeline, periods of a
+  // steady state that it moved over at once (SimulationResult::skipped_ops); 0 with a timeline.
+  std::int64_t skipped_ops = 0;
   Timeline timeline;
 };
 
