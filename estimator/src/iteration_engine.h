@@ -159,6 +159,13 @@ class IterationEngine {
   // 1 its forwards' ends its backwards wait for (kFDone, read as "it has run" only), 2 the
   // output gradients of its backwards (kBwdReady), 3 its backwards' ends its Ws need (kBDone).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
+  // Whether chunk g's window `which` holds marks only (iteration_engine_steady.cpp), never a time
+  // that decides when an op starts: left out of the compared state, written on in a skip.
+  bool marks_only(std::int32_t g, std::size_t which) const;
+  // The first micro-batch of chunk g's pipeline (DualPipe's second: m/2).
+  std::int32_t pipeline_first(std::int32_t g) const;
+  // Chunk g's forwards run between two snapshots.
+  std::int32_t forwards_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g) const;
   // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
   void take_snapshot(SteadySnapshot& s);
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`

@@ -20,11 +20,17 @@ struct Hash {
   }
 };
 
-// Whether window `which` holds times that the future reads as times (kFDone is read only as
-// "the forward has run").
-constexpr bool read_as_time(std::size_t which) { return which != 1; }
-
 }  // namespace
+
+// A chunk's forwards' ends (window 1), and a last chunk's losses (window 2: the ends of its own
+// forwards), are read only by its backwards, which run on the same rank after their forwards
+// (check_schedule; make_schedule's tables): when read, the forward has run and its end is before
+// the rank's clock, so it never decides when a backward starts. These marks are no part of the
+// state a period repeats (GPipe's forward half piles up losses a backward reads only after it);
+// a skip marks the forwards it moves over as run.
+bool IterationEngine::marks_only(std::int32_t g, std::size_t which) const {
+  return which == kFDone || (which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_));
+}
 
 IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
   const auto ran = [&](std::int32_t chunk, OpKind k) {
@@ -33,7 +39,7 @@ IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::i
   const std::int32_t f = ran(g, OpKind::forward), b = ran(g, OpKind::backward);
   // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
   // DualPipe's second (two_pipelines); windows are in micro-batch indices.
-  const std::int32_t base = second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
+  const std::int32_t base = pipeline_first(g);
   auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
   const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
   switch (which) {
@@ -42,6 +48,16 @@ IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::i
     case 2: return window(b, ends ? f : ran(g + 1, OpKind::backward));  // a last chunk: its loss
     default: return t_.split_backward ? window(ran(g, OpKind::weight_grad), b) : window(b, b);
   }
+}
+
+std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
+  return second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
+}
+
+std::int32_t IterationEngine::forwards_per_period(const SteadySnapshot& before, const SteadySnapshot& now,
+                                                  std::int32_t g) const {
+  const auto f = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(OpKind::forward);
+  return now.ran[f] - before.ran[f];
 }
 
 void IterationEngine::take_snapshot(SteadySnapshot& s) {
@@ -92,6 +108,7 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
   for (const std::int64_t t : s.lane) h.add(t - base);
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
+      if (marks_only(g, which)) continue;
       const Window w = pending(s, g, which);
       h.add(w.count);
       if (w.count > 0) h.add(w.first - periods_done * mb_shift);
@@ -119,6 +136,7 @@ std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const Stea
   }
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
+      if (marks_only(g, which)) continue;
       const Window a = pending(before, g, which), b = pending(now, g, which);
       if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return -1;
     }
@@ -126,7 +144,7 @@ std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const Stea
   // The pending times, window by window: each is where its producer wrote it.
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
-      if (!read_as_time(which)) continue;
+      if (marks_only(g, which)) continue;
       const Window a = pending(before, g, which), b = pending(now, g, which);
       const PairTimes* was = times_.data() + pair(g, a.first);
       const PairTimes* is = times_.data() + pair(g, b.first);
@@ -143,10 +161,16 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
                                            std::int64_t periods, std::int64_t ns) {
   const std::int64_t shift_ns = periods * ns;
   const std::int64_t shift_mb = periods * mb_shift;
-  // Every pending time lands on a micro-batch of this iteration (the skipped periods exist).
+  // Every pending time lands on a micro-batch of this iteration (the skipped periods exist), and
+  // every chunk whose forwards run in the period ran a period of them before (the marks below).
   for (std::int32_t g = 0; g < stages_; ++g) {
+    const std::int32_t forwards = forwards_per_period(before, now, g);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
+      if (marks_only(g, which)) {
+        if (forwards != 0 && (forwards != mb_shift || w.first + w.count - mb_shift < pipeline_first(g))) return 0;
+        continue;
+      }
       if (w.count > 0 && w.first + w.count + shift_mb > m_) return 0;
     }
   }
@@ -177,11 +201,24 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     lanes_[r].shift_tail(n[1], shift_ns);
   }
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
-  // a window may overlap its own destination).
+  // a window may overlap its own destination). The marks of the forwards skipped whose
+  // backwards were not: each the forward's end it stands for, whole periods after one of the
+  // last period run.
   for (std::int32_t g = 0; g < stages_; ++g) {
+    const std::int64_t forwards = periods * forwards_per_period(before, now, g);
+    const auto b = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(OpKind::backward);
+    const std::int64_t backwards = periods * (now.ran[b] - before.ran[b]);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       PairTimes* row = times_.data() + pair(g, 0);
+      if (marks_only(g, which)) {
+        const std::int64_t ran = w.first + w.count;  // the chunk's forwards that have run
+        for (std::int64_t mb = std::max(ran, w.first + backwards); mb < ran + forwards; ++mb) {
+          const std::int64_t back = (mb - ran) / mb_shift + 1;  // periods back to one that ran
+          row[mb][which] = row[mb - back * mb_shift][which] + back * ns;
+        }
+        continue;
+      }
       for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb][which] = row[mb][which] + shift_ns;
     }
   }

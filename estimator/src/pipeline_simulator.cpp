@@ -218,7 +218,53 @@ class DedicatedRun : IterationEngine {
       }
       if (first[r] >= end[r]) return true;
     }
-    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end, generated_);
+    if (t_.kind == PipelineSchedule::gpipe) {
+      // GPipe runs all its forwards, then all its backwards: no period spans both halves, but
+      // each may have its own, one op a micro-batch. Each half is a flow line (stage after stage
+      // for the forwards, back for the backwards): its state repeats only when the stage that
+      // feeds it is the slowest, so that every later one waits for its input; a slower stage
+      // after it gathers a backlog that grows to the end of the half (Narayanan's 1 T model: the
+      // last stage's LM head makes its forwards 2.6 % slower), and such a half is not searched.
+      std::vector<std::size_t> mid(p), forwards_end(p), backwards_first(p);
+      for (std::size_t r = 0; r < p; ++r) {
+        mid[r] = t_.ranks[r].size() / 2;
+        forwards_end[r] = std::min(mid[r], end[r]);
+        backwards_first[r] = std::max(mid[r], first[r]);
+      }
+      if (feeder_is_slowest(OpKind::forward) && !skip_region(first, forwards_end, 1)) return false;
+      if (feeder_is_slowest(OpKind::backward) && !skip_region(backwards_first, end, 1)) return false;
+    } else if (!skip_region(first, end, 0)) {
+      return false;
+    }
+    return finish_skipping();
+  }
+
+  // GPipe (one chunk a rank): whether the stage that starts the flow of `kind` ops (the first for
+  // forwards, the last for backwards) takes at least as long per op as every other, an op's
+  // time on a stage being the longer of its compute and its send on the lane.
+  bool feeder_is_slowest(OpKind kind) const {
+    const bool forward = kind == OpKind::forward;
+    const auto pace = [&](std::int32_t g) {
+      const NsChunkCost& c = cost(g);
+      const bool sends = forward ? g + 1 < stages_ : g > 0;
+      return std::max(c.shapes[shape_index(kind)].ns, sends ? (forward ? c.send_activation : c.send_gradient) : 0);
+    };
+    const std::int64_t feeder = pace(forward ? 0 : stages_ - 1);
+    for (std::int32_t g = 0; g < stages_; ++g) {
+      if (pace(g) > feeder) return false;
+    }
+    return true;
+  }
+
+  // The steady-state skip over the ops [first[r], end[r]) of every rank (steady_state.h's
+  // arguments); false when cancelled. Leaves each rank where its last cut, or the skip, put it.
+  bool skip_region(const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                   std::size_t ops_per_micro_batch) {
+    const auto p = static_cast<std::size_t>(t_.p);
+    for (std::size_t r = 0; r < p; ++r) {
+      if (first[r] >= end[r]) return true;
+    }
+    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end, generated_, ops_per_micro_batch);
     if (!period) return true;
     for (std::size_t r = 0; r < p; ++r) {
       const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
@@ -248,7 +294,7 @@ class DedicatedRun : IterationEngine {
       if (!drain()) return false;
       // A rank held back before its first compute would still record its window's start.
       for (std::size_t r = 0; r < p; ++r) {
-        if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return finish_skipping();
+        if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return true;
       }
       const bool in_kept = periods_done < kept_periods;
       const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
@@ -290,7 +336,7 @@ class DedicatedRun : IterationEngine {
       for (std::size_t r = 0; r < p; ++r) limit_[r] = next_[r] + static_cast<std::size_t>(next - periods_done) * ops[r];
       periods_done = next;
     }
-    return finish_skipping();
+    return true;
   }
 
   bool finish_skipping() {

@@ -64,11 +64,13 @@ struct NsChunkCost {  // one chunk, in nanoseconds
 Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input);
 
 // About how many of the table's ops a run without a timeline simulates one by one: all of them
-// where the steady state cannot be skipped (GPipe's growing backlog; too few micro-batches per
-// stage), else the transient and the periods that find its repetition, about 10 p v per rank
-// (measured, bench/results/time-core-cpu.txt: 2,560 of 8,192 per rank for interleaved 64 x 4 x
-// 1024, 1,700 and 2,700 of 3,072 for ZB-H1 and DualPipe at 64 x 1024). A guide to how long a
-// simulation takes, not a bound.
+// for GPipe (its halves are skipped only when the stage feeding each is the slowest, which
+// depends on the costs: Narayanan's 1 T model skips most of its backwards, none of its
+// forwards) and where too few micro-batches per stage leave no room, else the transient and the
+// periods that find its repetition, about 10 p v per rank (measured,
+// bench/results/time-core-cpu.txt: 2,560 of 8,192 per rank for interleaved 64 x 4 x 1024, 1,700
+// and 2,700 of 3,072 for ZB-H1 and DualPipe at 64 x 1024). A guide to how long a simulation
+// takes, not a bound.
 std::int64_t expected_simulated_ops(const ScheduleTable& table);
 
 // One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),

@@ -83,7 +83,8 @@ using Words = std::uint32_t __attribute__((vector_size(16)));
 }  // namespace
 
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end, bool in_order) {
+                                               const std::vector<std::size_t>& end, bool in_order,
+                                               std::size_t ops_per_micro_batch) {
   const auto p = static_cast<std::size_t>(t.p);
   if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
   // Ops per micro-batch on each rank (of each pipeline: DualPipe's two take m/2 each), and the
@@ -94,7 +95,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
   for (std::size_t r = 0; r < p; ++r) {
     const std::size_t n = t.ranks[r].size();
     if (n == 0 || micro_batches == 0 || n % micro_batches != 0 || end[r] > n || first[r] >= end[r]) return std::nullopt;
-    per_micro_batch[r] = n / micro_batches;
+    per_micro_batch[r] = ops_per_micro_batch > 0 ? ops_per_micro_batch : n / micro_batches;
     room_per_micro_batch = std::min(room_per_micro_batch, (end[r] - first[r]) / per_micro_batch[r]);
   }
   // Four periods at least: two to compare, one or more to skip.

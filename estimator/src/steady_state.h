@@ -35,8 +35,12 @@ struct SteadyPeriod {
 // pipeline's micro-batches in order 0, 1, ..., m-1 (DualPipe's second from m/2), which the
 // engine's snapshot relies on: what a rank has
 // consumed or produced of a chunk is then a prefix of the micro-batches (`in_order`: known
-// already, as for every table make_schedule() generates). O(ops), comparisons only.
+// already, as for every table make_schedule() generates). A period of Δ micro-batches holds
+// Δ x (the rank's ops / m) ops, or Δ x `ops_per_micro_batch` when given: a part of a table whose
+// ops are not spread evenly over the iteration (GPipe's forwards, then its backwards: one op a
+// micro-batch in each half). O(ops), comparisons only.
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end, bool in_order = false);
+                                               const std::vector<std::size_t>& end, bool in_order = false,
+                                               std::size_t ops_per_micro_batch = 0);
 
 }  // namespace plansight::estimator

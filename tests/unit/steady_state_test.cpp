@@ -122,7 +122,7 @@ TEST(SteadyState, RandomLayoutsGiveEveryFigureOfTheFullRun) {
   int skipped_runs = 0;
   for (int run = 0; run < 120; ++run) {
     const auto kind = std::array{PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
-                                 PipelineSchedule::dualpipev, PipelineSchedule::dualpipe}[draw(5)];
+                                 PipelineSchedule::dualpipev, PipelineSchedule::dualpipe, PipelineSchedule::gpipe}[draw(6)];
     const bool two_chunks = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe;
     std::int64_t p = 2 + draw(7);
     if (kind == PipelineSchedule::dualpipe) p += p % 2;  // even
@@ -264,6 +264,35 @@ TEST(EngineArrays, AThreadKeepsSmallArraysAndFreesHugeOnes) {
   EXPECT_GE(usual, std::size_t{2} * 1024 * 32) << "the 2 x 1024 pair times are kept";
   run(1'100'000);
   EXPECT_LT(thread_kept_array_bytes(), std::size_t{64} << 20) << thread_kept_array_bytes();
+}
+
+// GPipe's halves (all forwards, then all backwards) are flow lines: a half repeats once the
+// stage that feeds it is the slowest, and is skipped then; a slower stage further on gathers a
+// growing backlog, and that half is simulated op by op. Either way every figure is the full run's.
+TEST(SteadyState, GPipeSkipsEachHalfWhoseFeederIsTheSlowest) {
+  auto table = make_schedule(PipelineSchedule::gpipe, 8, 1, 512);
+  ASSERT_TRUE(table.ok());
+  std::int64_t ops = 0;
+  for (const auto& rank : table->ranks) ops += static_cast<std::int64_t>(rank.size());
+  // slower: which chunk's forward and backward take longer; the share of ops each case skips.
+  struct Slow {
+    std::size_t chunk;
+    double forward, backward;
+    double skipped_min, skipped_max;
+  };
+  for (const Slow& slow : {Slow{0, 1.5, 1.0, 0.75, 1.0},    // the first stage feeds the forwards and is the slowest: both halves
+                           Slow{7, 1.5, 1.0, 0.3, 0.5},     // the last stage's forwards are slower: the backwards only
+                           Slow{3, 1.5, 1.5, 0.0, 0.0}}) {  // a middle stage is slower both ways: neither half
+    SCOPED_TRACE("chunk " + std::to_string(slow.chunk) + " forward x" + std::to_string(slow.forward));
+    SimulationInput in = drawn_input(8, 4, true);
+    in.dp_issue = DpReduceIssue::at_end;
+    for (ChunkCost& c : in.chunks) c.param_gather_seconds = 0;
+    for (auto& segment : in.chunks[slow.chunk].forward.segments) segment.seconds *= slow.forward;
+    for (auto& segment : in.chunks[slow.chunk].backward.segments) segment.seconds *= slow.backward;
+    const double skipped = static_cast<double>(expect_skip_equals_full_run(*table, in)) / static_cast<double>(ops);
+    EXPECT_GE(skipped, slow.skipped_min);
+    EXPECT_LE(skipped, slow.skipped_max);
+  }
 }
 
 // A skip runs as far as the ops repeat: to the last op whose copy lies a period before it
