@@ -296,13 +296,19 @@ TEST(SteadyState, GPipeSkipsEachHalfWhoseFeederIsTheSlowest) {
 }
 
 // A skip runs as far as the ops repeat: to the last op whose copy lies a period before it
-// (copies_end + P_r), not only to copies_end. With uniform chunks the interleaved state repeats
-// from its second period on, so of a rank's repeating room only those two periods and a part of
-// one are simulated one by one; a skip that stopped at copies_end left a whole period more.
-// Never more than the room less the period compared.
+// (copies_end + P_r), not only to copies_end, which left a whole period more to simulate. And
+// the first cut lies half a period in, past the first backward wave: with uniform chunks the
+// state repeats from there with 3 and 4 virtual stages, so of a rank's repeating room only the
+// period compared and a part of one are simulated one by one (with 2, one period more); from
+// the period's start it took one period more. Never more than the room less the period compared.
 TEST(SteadyState, ASkipRunsToTheLastOpThatRepeats) {
-  for (const Case& c : {Case{PipelineSchedule::interleaved, 8, 4, 512}, Case{PipelineSchedule::interleaved, 4, 2, 256},
-                        Case{PipelineSchedule::interleaved, 4, 3, 192}}) {
+  struct Interleaved {
+    Case c;
+    std::size_t unskipped;  // whole periods of the room simulated one by one, at most
+  };
+  for (const auto& [c, unskipped] : {Interleaved{{PipelineSchedule::interleaved, 8, 4, 512}, 1},
+                                     Interleaved{{PipelineSchedule::interleaved, 4, 2, 256}, 2},
+                                     Interleaved{{PipelineSchedule::interleaved, 4, 3, 192}, 1}}) {
     SCOPED_TRACE(name(c, 3, true));
     auto table = make_schedule(c.kind, c.p, c.v, c.m);
     ASSERT_TRUE(table.ok());
@@ -325,7 +331,7 @@ TEST(SteadyState, ASkipRunsToTheLastOpThatRepeats) {
     }
     ASSERT_EQ(run->skipped_ops % static_cast<std::int64_t>(ops_per_period), 0);
     const auto skipped_periods = static_cast<std::size_t>(run->skipped_ops) / ops_per_period;
-    EXPECT_GE(skipped_periods + 2, room);
+    EXPECT_GE(skipped_periods + unskipped, room);
     EXPECT_LE(skipped_periods + 1, room);
   }
 }
