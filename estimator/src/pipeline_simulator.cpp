@@ -294,6 +294,9 @@ class DedicatedRun : IterationEngine {
     // ops a rank found one period earlier, bench/results/time-core-cpu.txt). So the first cut is
     // half such a period in. Any cut gives the same figures (the skip is exact); periods of one
     // micro-batch (a few ops) keep theirs at the start, which measured best for them.
+    std::size_t period_ops = 0;
+    for (const std::size_t n : ops) period_ops += n;
+    const auto kept_stride = static_cast<std::int64_t>(std::clamp<std::size_t>((kMinOpsPerCut + period_ops - 1) / period_ops, 1, kSparsePeriods));
     limit_ = period->begin;
     if (period->micro_batches > 1) {
       for (std::size_t r = 0; r < p; ++r) limit_[r] += ops[r] / 2;
@@ -325,14 +328,17 @@ class DedicatedRun : IterationEngine {
         }
         it->second = periods_done;
       }
-      // The next cut: a period on while snapshots are kept, then kSparsePeriods on (and at a
-      // candidate's due period). A transient of hundreds of periods (ZB-H1's, DualPipe's) spent
-      // more on snapshots (every chunk's windows) and on stopping every rank than on
-      // simulating its 3p ops a period. A state that repeats every c periods then
-      // matches lcm(c, kSparsePeriods) periods on, and the skip moves whole such cycles. Where
-      // a cut leaves each rank is the same whichever steps it took there (each runs as far
-      // as its inputs and limit allow); the cuts are compared exactly before any skip.
-      std::int64_t next = periods_done + 1;
+      // The next cut: a period on for the first kDensePeriods (a state that repeats at once is
+      // found at once: the default plan's), then, while snapshots are kept, kept_stride periods
+      // on, at least kMinOpsPerCut ops of all ranks; after, kSparsePeriods on (and at a
+      // candidate's due period). A snapshot of a 64-stage run and stopping every rank for it
+      // cost about as much as simulating one of ZB-H1's periods (3 ops a rank), and a transient
+      // of hundreds of periods (ZB-H1's, DualPipe's) spent more on them than on its ops. A state
+      // that repeats every c periods then matches lcm(c, stride) periods on, and the skip moves
+      // whole such cycles. Where a cut leaves each rank is the same whichever steps it took
+      // there (each runs as far as its inputs and limit allow); the cuts are compared exactly
+      // before any skip.
+      std::int64_t next = periods_done + (periods_done < kDensePeriods ? 1 : kept_stride);
       if (next > kept_periods) next = kept_periods + ((periods_done - kept_periods) / kSparsePeriods + 1) * kSparsePeriods;
       if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
       // ... while a period after it could still be skipped.
@@ -510,6 +516,12 @@ class DedicatedRun : IterationEngine {
   static constexpr std::size_t kSkipMinPeriods = 6;
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   static constexpr std::int64_t kSparsePeriods = 8;
+  // Cuts while snapshots are kept (skip_region), chosen over 256-4096 ops and 2-32 dense periods
+  // on bench_estimate.cpp's plans (bench/results/time-core-cpu.txt, 2026-11-27): ZB-H1 and
+  // DualPipe(V) at 64 x 1024 within 1 % of their best, the default plan unchanged (2 dense
+  // periods cost it 13 %, which saves 64-stage 1F1B 10 %).
+  static constexpr std::size_t kMinOpsPerCut = 2048;
+  static constexpr std::int64_t kDensePeriods = 4;
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
   // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
   // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
