@@ -7,10 +7,13 @@
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_layers.h"
+#include "bench_plans.h"
 
 namespace {
 
 using namespace plansight::estimator;
+using plansight::bench::largest_interactive;
+using plansight::bench::trillion_on_3072;
 
 void BM_EstimateDefaultPlan(benchmark::State& state) {
   const Plan plan = default_plan();
@@ -37,15 +40,6 @@ void BM_EstimateInterleavedZero1(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateInterleavedZero1);
 
-// Narayanan et al.'s 1 T model on 3072 GPUs with 64 pipeline stages.
-Plan trillion_on_3072() {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.cluster.gpus = 3072;
-  plan.layout.pp = 64;
-  return plan;
-}
-
 void BM_EstimateTrillionOn3072(benchmark::State& state) {
   Plan plan = trillion_on_3072();
   plan.training.global_batch = 3072;
@@ -56,20 +50,6 @@ void BM_EstimateTrillionOn3072(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EstimateTrillionOn3072);
-
-// The largest plan an edit should answer interactively (issue target: <= 2 ms): 64 pipeline
-// stages, 1024 micro-batches, predicted (no throughput given), as 1F1B and as interleaved with 4
-// virtual stages; the 1 T model of Narayanan et al. with 256 layers so that 64 x 4 chunks divide.
-Plan largest_interactive(PipelineSchedule schedule, std::int64_t vpp) {
-  Plan plan = trillion_on_3072();
-  plan.model.layers = 256;
-  plan.layout.tp = 8;
-  plan.layout.vpp = vpp;
-  plan.layout.schedule = schedule;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = 1024 * 6;  // dp = 3072 / (8 x 64) = 6: 1024 micro-batches
-  return plan;
-}
 
 // parallel: EstimateOptions::parallel_simulations (1: the free-transfer simulation on the side
 // thread, as every caller but the search runs it; 0: both on this thread).

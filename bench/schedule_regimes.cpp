@@ -18,26 +18,12 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
+#include "bench_plans.h"
 
 namespace {
 
 using namespace plansight::estimator;
-
-// The plan of BM_EstimatePp64M1024Schedule (bench_estimate.cpp): Narayanan et al.'s 1 T model
-// with 256 layers on 3072 GPUs, TP 8 x PP 64, 1024 micro-batches of one sequence.
-Plan largest_interactive(PipelineSchedule schedule, std::int64_t vpp) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.cluster.gpus = 3072;
-  plan.layout.pp = 64;
-  plan.model.layers = 256;
-  plan.layout.tp = 8;
-  plan.layout.vpp = vpp;
-  plan.layout.schedule = schedule;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = 1024 * 6;
-  return plan;
-}
+using plansight::bench::largest_interactive;  // the plans of BM_EstimatePp64M1024Schedule
 
 struct RankRuns {
   int breakpoints = 0;
