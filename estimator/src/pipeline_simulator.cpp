@@ -29,8 +29,9 @@ bool skippable(const ScheduleTable& t) { return t.m >= kSkipMinMicroBatches + 3 
 // something it waits for. Work is O(ops + spans).
 class DedicatedRun : IterationEngine {
  public:
-  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated)
-      : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated) {
+  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated,
+               SteadyPeriods* periods)
+      : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
     const auto p = static_cast<std::size_t>(t.p);
     work_.resize(p);  // a ring: each rank is queued at most once
     limit_.resize(p);
@@ -264,7 +265,9 @@ class DedicatedRun : IterationEngine {
     for (std::size_t r = 0; r < p; ++r) {
       if (first[r] >= end[r]) return true;
     }
-    const std::optional<SteadyPeriod> period = find_steady_period(t_, first, end, generated_, ops_per_micro_batch);
+    const std::optional<SteadyPeriod> period = periods_ != nullptr
+                                                   ? periods_->find(t_, first, end, generated_, ops_per_micro_batch)
+                                                   : find_steady_period(t_, first, end, generated_, ops_per_micro_batch);
     if (!period) return true;
     for (std::size_t r = 0; r < p; ++r) {
       const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
@@ -523,6 +526,7 @@ class DedicatedRun : IterationEngine {
   static constexpr std::size_t kMinOpsPerCut = 2048;
   static constexpr std::int64_t kDensePeriods = 4;
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
+  SteadyPeriods* periods_;          // shared with other runs of the table, or null
   // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
   // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
   bool shape_path_ = false;
@@ -540,13 +544,14 @@ namespace {
 // `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,
 // kind)'s micro-batches in order (pipeline_schedule_test checks each), so the steady state's
 // search need not walk the table to check it.
-Result<SimulationResult> run_simulation(const ScheduleTable& table, const SimulationInput& input, bool generated) {
+Result<SimulationResult> run_simulation(const ScheduleTable& table, const SimulationInput& input, bool generated,
+                                        SteadyPeriods* periods = nullptr) {
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
   if (!costs.ok()) return costs.errors();
   if (input.shared_processors > 0 && input.threads_per_rank * table.p > input.shared_processors) {
     return simulate_shared(table, input, std::move(costs).value());
   }
-  return DedicatedRun(table, input, std::move(costs).value(), generated).run();
+  return DedicatedRun(table, input, std::move(costs).value(), generated, periods).run();
 }
 
 }  // namespace
@@ -556,8 +561,9 @@ Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationIn
   return run_simulation(table, input, false);
 }
 
-Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input) {
-  return run_simulation(table, input, true);
+Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input,
+                                              SteadyPeriods* periods) {
+  return run_simulation(table, input, true, periods);
 }
 
 std::int64_t expected_simulated_ops(const ScheduleTable& table) {

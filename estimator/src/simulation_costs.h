@@ -59,9 +59,13 @@ struct NsChunkCost {  // one chunk, in nanoseconds
   std::array<NsRunShape, 4> shapes{};
 };
 
+class SteadyPeriods;  // steady_state.h
+
 // simulate() without check_schedule(), for tables made by make_schedule(), which are well formed
-// by construction (pipeline_schedule_test checks every generator with check_schedule()).
-Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input);
+// by construction (pipeline_schedule_test checks every generator with check_schedule()). Runs of
+// one table may share `periods`, its steady periods, found once (the first run to need them).
+Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input,
+                                              SteadyPeriods* periods = nullptr);
 
 // About how many of the table's ops a run without a timeline simulates one by one: all of them
 // for GPipe (its halves are skipped only when the stage feeding each is the slowest, which

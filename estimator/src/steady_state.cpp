@@ -139,4 +139,18 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
   return out;
 }
 
+std::optional<SteadyPeriod> SteadyPeriods::find(const ScheduleTable& table, const std::vector<std::size_t>& first,
+                                                const std::vector<std::size_t>& end, bool in_order,
+                                                std::size_t ops_per_micro_batch) {
+  const std::lock_guard lock(mutex_);
+  for (const Found& f : found_) {
+    if (f.first == first && f.end == end && f.in_order == in_order && f.ops_per_micro_batch == ops_per_micro_batch) {
+      return f.period;
+    }
+  }
+  auto period = find_steady_period(table, first, end, in_order, ops_per_micro_batch);
+  found_.push_back({first, end, in_order, ops_per_micro_batch, period});
+  return period;
+}
+
 }  // namespace plansight::estimator

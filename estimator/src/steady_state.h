@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -42,5 +43,25 @@ struct SteadyPeriod {
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
                                                const std::vector<std::size_t>& end, bool in_order = false,
                                                std::size_t ops_per_micro_batch = 0);
+
+// The periods found in one table, for the runs that simulate it (predict_time's two, which differ
+// only in their transfers, so their one-off ops and ranges are the same): find_steady_period walks
+// the whole table, and two runs walking the same megabytes at once contend for the cache.
+// Thread-safe: the first run to ask for a range searches it while another waits for the answer.
+class SteadyPeriods {
+ public:
+  std::optional<SteadyPeriod> find(const ScheduleTable& table, const std::vector<std::size_t>& first,
+                                   const std::vector<std::size_t>& end, bool in_order, std::size_t ops_per_micro_batch);
+
+ private:
+  struct Found {
+    std::vector<std::size_t> first, end;
+    bool in_order;
+    std::size_t ops_per_micro_batch;
+    std::optional<SteadyPeriod> period;
+  };
+  std::mutex mutex_;
+  std::vector<Found> found_;
+};
 
 }  // namespace plansight::estimator

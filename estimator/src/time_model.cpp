@@ -10,6 +10,7 @@
 #include "plansight/estimator/pipeline_schedule.h"
 #include "closed_form.h"
 #include "side_thread.h"
+#include "steady_state.h"
 #include "simulation_costs.h"
 
 namespace plansight::estimator {
@@ -139,14 +140,15 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   };
   std::optional<Result<SimulationResult>> ideal;
   SimulationInput ideal_input;
+  SteadyPeriods periods;  // both runs skip the same steady state: searched once
   std::optional<SideJob> side;
   if (plan.layout.pp > 1 && options.parallel_simulations &&
       expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
     ideal_input = input;
     free_transfers(ideal_input);
-    side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input)); });
+    side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input, &periods)); });
   }
-  auto sim = simulate_well_formed(*schedule, input);
+  auto sim = simulate_well_formed(*schedule, input, &periods);
   if (side) side->wait();
   if (!sim) return sim.errors();
 
@@ -177,7 +179,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   if (plan.layout.pp > 1) {
     if (!ideal) {
       free_transfers(input);
-      ideal.emplace(simulate_well_formed(*schedule, input));
+      ideal.emplace(simulate_well_formed(*schedule, input, &periods));
     }
     if (!*ideal) return ideal->errors();
     schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "iteration_engine.h"
@@ -246,6 +247,49 @@ TEST(SteadyState, OneChangedOpEndsThePeriodExactlyThere) {
     }
   }
   EXPECT_GT(changed, 100);  // the changes did move the ends
+}
+
+// The periods a table's runs share (predict_time's two simulations): the same answer as a search
+// of their own, from any thread, each range its own (GPipe's halves); and the runs' figures those
+// of runs that search alone.
+TEST(SteadyState, SharedPeriodsAnswerAsTheirOwnSearch) {
+  auto table = make_schedule(PipelineSchedule::gpipe, 4, 1, 128);
+  ASSERT_TRUE(table.ok());
+  const std::size_t n = table->ranks[0].size();
+  const std::vector<std::size_t> first(4, 1), mid(4, n / 2), end(4, n - 1);
+  SteadyPeriods shared;
+  std::optional<SteadyPeriod> a, b;
+  std::thread other([&] { a = shared.find(*table, first, mid, true, 1); });
+  b = shared.find(*table, mid, end, true, 1);
+  other.join();
+  for (const auto& [found, from, to] : {std::tuple{&a, &first, &mid}, std::tuple{&b, &mid, &end}}) {
+    const auto own = find_steady_period(*table, *from, *to, true, 1);
+    ASSERT_TRUE(found->has_value() && own.has_value());
+    EXPECT_EQ((*found)->begin, own->begin);
+    EXPECT_EQ((*found)->copies_end, own->copies_end);
+    EXPECT_EQ((*found)->ops, own->ops);
+    const auto again = shared.find(*table, *from, *to, true, 1);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->begin, own->begin);
+  }
+  EXPECT_NE(a->begin, b->begin);  // the two halves' periods
+  // Two runs of one table sharing the search give what each gives alone.
+  auto interleaved = make_schedule(PipelineSchedule::interleaved, 8, 4, 256);
+  ASSERT_TRUE(interleaved.ok());
+  SimulationInput in = drawn_input(32, 3, true);
+  in.keep_timeline = false;
+  SimulationInput free_transfers = in;
+  for (ChunkCost& c : free_transfers.chunks) c.send_activation_seconds = c.send_gradient_seconds = 0;
+  SteadyPeriods periods;
+  for (const SimulationInput* run : {&in, &free_transfers}) {
+    const auto alone = simulate_well_formed(*interleaved, *run);
+    const auto sharing = simulate_well_formed(*interleaved, *run, &periods);
+    ASSERT_TRUE(alone.ok() && sharing.ok());
+    EXPECT_GT(sharing->skipped_ops, 0);
+    EXPECT_EQ(alone->skipped_ops, sharing->skipped_ops);
+    EXPECT_EQ(alone->iteration_ns, sharing->iteration_ns);
+    EXPECT_EQ(alone->bubble_ns, sharing->bubble_ns);
+  }
 }
 
 // The engine keeps its per-run arrays on the thread for the next run, but not past 64 MiB: a
