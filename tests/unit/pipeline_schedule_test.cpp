@@ -69,6 +69,28 @@ TEST(PipelineSchedule, OneFOneBOrderIsWarmupSteadyDrain) {
   EXPECT_EQ(render(g->ranks[1]), "F0.0 F0.1 F0.2 B0.0 B0.1 B0.2");
 }
 
+// A table of 65,536 ops or more is made on two threads, half the ranks each: every rank of a
+// 64-stage 1F1B table of 131,072 ops follows the order, the ranks both threads made alike.
+TEST(PipelineSchedule, ALongTableMadeOnTwoThreadsFollowsTheOrderOnEveryRank) {
+  const std::int32_t p = 64, m = 1024;
+  auto t = make_schedule(PipelineSchedule::one_f_one_b, p, 1, m);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(check_schedule(*t).empty());
+  for (std::int32_t r = 0; r < p; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto& ops = t->ranks[static_cast<std::size_t>(r)];
+    ASSERT_EQ(ops.size(), 2u * m);
+    // p-r-1 warm-up forwards, then forward warm-up+k and backward k, then the drain.
+    const std::int32_t warmup = p - r - 1;
+    std::size_t i = 0;
+    for (std::int32_t k = 0; k < warmup; ++k, ++i) EXPECT_EQ(render({ops[i]}), "F0." + std::to_string(k));
+    for (std::int32_t k = 0; k < m - warmup; ++k, i += 2) {
+      EXPECT_EQ(render({ops[i], ops[i + 1]}), "F0." + std::to_string(k + warmup) + " B0." + std::to_string(k));
+    }
+    for (std::int32_t k = m - warmup; k < m; ++k, ++i) EXPECT_EQ(render({ops[i]}), "B0." + std::to_string(k));
+  }
+}
+
 TEST(PipelineSchedule, InterleavedForwardOrderMatchesMegatronDocExamples) {
   // megatron/core/model_parallel_config.py, microbatch_group_size_per_vp_stage docstring:
   // PP=2 VP=2, group 2, m=4: "0 1 0 1 2 3 2 3"; group 3, m=5: "0 1 2 0 1 2 3 4 3 4".
