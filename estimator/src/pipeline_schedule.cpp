@@ -347,7 +347,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   };
   // A long table is made on two threads, half the ranks each (every rank's list is its own): a
   // 64 x 4 x 1024 table of 524,288 ops took 0.55 ms on one, before both its simulations.
-  if (p >= 2 && 2 * p * v * m >= kTwoThreadTableOps) {
+  if (options.two_threads && p >= 2 && 2 * p * v * m >= kTwoThreadTableOps) {
     SideJob half([&] { make_ranks(0, table.p / 2); });
     make_ranks(table.p / 2, table.p);
     half.wait();

@@ -127,7 +127,9 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const CommLinks links = plan_links(plan, device.efficiency());
   IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
 
-  auto schedule = make_schedule(plan.layout, plan.micro_batches());
+  ScheduleOptions schedule_options;
+  schedule_options.two_threads = options.parallel_simulations;
+  auto schedule = make_schedule(plan.layout, plan.micro_batches(), schedule_options);
   if (!schedule) return schedule.errors();
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
   // With pp > 1, the same table is simulated again with free pipeline transfers, only for the

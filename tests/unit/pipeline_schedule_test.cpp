@@ -70,7 +70,8 @@ TEST(PipelineSchedule, OneFOneBOrderIsWarmupSteadyDrain) {
 }
 
 // A table of 65,536 ops or more is made on two threads, half the ranks each: every rank of a
-// 64-stage 1F1B table of 131,072 ops follows the order, the ranks both threads made alike.
+// 64-stage 1F1B table of 131,072 ops follows the order, the ranks both threads made alike, and
+// long tables of three schedules are those the caller's thread makes alone.
 TEST(PipelineSchedule, ALongTableMadeOnTwoThreadsFollowsTheOrderOnEveryRank) {
   const std::int32_t p = 64, m = 1024;
   auto t = make_schedule(PipelineSchedule::one_f_one_b, p, 1, m);
@@ -88,6 +89,16 @@ TEST(PipelineSchedule, ALongTableMadeOnTwoThreadsFollowsTheOrderOnEveryRank) {
       EXPECT_EQ(render({ops[i], ops[i + 1]}), "F0." + std::to_string(k + warmup) + " B0." + std::to_string(k));
     }
     for (std::int32_t k = m - warmup; k < m; ++k, ++i) EXPECT_EQ(render({ops[i]}), "B0." + std::to_string(k));
+  }
+  // The same table on the caller's thread alone (the layout search's choice).
+  ScheduleOptions one_thread;
+  one_thread.two_threads = false;
+  for (const auto kind : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::dualpipev}) {
+    const std::int32_t v = kind == PipelineSchedule::interleaved ? 4 : kind == PipelineSchedule::dualpipev ? 2 : 1;
+    auto a = make_schedule(kind, p, v, m);
+    auto b = make_schedule(kind, p, v, m, one_thread);
+    ASSERT_TRUE(a.ok() && b.ok());
+    for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) EXPECT_EQ(render(a->ranks[r]), render(b->ranks[r]));
   }
 }
 

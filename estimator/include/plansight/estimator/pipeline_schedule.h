@@ -105,6 +105,10 @@ struct ScheduleOptions {
   // micro-batches run on one model chunk before moving to the next. 0 means p (Megatron's default,
   // the depth-first order of Narayanan et al. 2021).
   std::int32_t microbatch_group = 0;
+  // A long table (65,536 ops or more) is made on two threads, the caller's and the estimator's
+  // side thread. False: on the caller's alone, for callers that keep every core busy already
+  // (the layout search's workers).
+  bool two_threads = true;
 };
 
 // Generates the per-rank op order. Errors name the field to change: "layout.pp", "layout.vpp",
