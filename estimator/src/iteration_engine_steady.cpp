@@ -161,8 +161,9 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
                                            std::int64_t periods, std::int64_t ns) {
   const std::int64_t shift_ns = periods * ns;
   const std::int64_t shift_mb = periods * mb_shift;
-  // Every pending time lands on a micro-batch of this iteration (the skipped periods exist), and
+  // Every pending time lands on a micro-batch of its pipeline (the skipped periods exist), and
   // every chunk whose forwards run in the period ran a period of them before (the marks below).
+  const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
   for (std::int32_t g = 0; g < stages_; ++g) {
     const std::int32_t forwards = forwards_per_period(before, now, g);
     for (std::size_t which = 0; which < kPending; ++which) {
@@ -171,7 +172,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
         if (forwards != 0 && (forwards != mb_shift || w.first + w.count - mb_shift < pipeline_first(g))) return 0;
         continue;
       }
-      if (w.count > 0 && w.first + w.count + shift_mb > m_) return 0;
+      if (w.count > 0 && w.first + w.count + shift_mb > pipeline_first(g) + pipeline_micro_batches) return 0;
     }
   }
   std::int64_t skipped = 0;

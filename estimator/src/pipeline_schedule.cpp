@@ -356,6 +356,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   }
   return table;
 }
+
 Result<ScheduleTable> make_schedule(const LayoutSpec& layout, std::int64_t micro_batches,
                                     ScheduleOptions options) {
   return make_schedule(layout.schedule, layout.pp, layout.vpp, micro_batches, options);

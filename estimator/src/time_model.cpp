@@ -10,8 +10,8 @@
 #include "plansight/estimator/pipeline_schedule.h"
 #include "closed_form.h"
 #include "side_thread.h"
-#include "steady_state.h"
 #include "simulation_costs.h"
+#include "steady_state.h"
 
 namespace plansight::estimator {
 namespace {
