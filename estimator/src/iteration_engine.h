@@ -164,8 +164,8 @@ class IterationEngine {
   bool marks_only(std::int32_t g, std::size_t which) const;
   // The first micro-batch of chunk g's pipeline (DualPipe's second: m/2).
   std::int32_t pipeline_first(std::int32_t g) const;
-  // Chunk g's forwards run between two snapshots.
-  std::int32_t forwards_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g) const;
+  // Chunk g's ops of `kind` run between two snapshots.
+  std::int32_t ran_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g, OpKind kind) const;
   // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
   void take_snapshot(SteadySnapshot& s);
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`

@@ -54,10 +54,10 @@ std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
   return second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
 }
 
-std::int32_t IterationEngine::forwards_per_period(const SteadySnapshot& before, const SteadySnapshot& now,
-                                                  std::int32_t g) const {
-  const auto f = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(OpKind::forward);
-  return now.ran[f] - before.ran[f];
+std::int32_t IterationEngine::ran_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g,
+                                             OpKind kind) const {
+  const auto k = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(kind);
+  return now.ran[k] - before.ran[k];
 }
 
 void IterationEngine::take_snapshot(SteadySnapshot& s) {
@@ -165,7 +165,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // every chunk whose forwards run in the period ran a period of them before (the marks below).
   const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
   for (std::int32_t g = 0; g < stages_; ++g) {
-    const std::int32_t forwards = forwards_per_period(before, now, g);
+    const std::int32_t forwards = ran_per_period(before, now, g, OpKind::forward);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       if (marks_only(g, which)) {
@@ -206,9 +206,8 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // backwards were not: each the forward's end it stands for, whole periods after one of the
   // last period run.
   for (std::int32_t g = 0; g < stages_; ++g) {
-    const std::int64_t forwards = periods * forwards_per_period(before, now, g);
-    const auto b = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(OpKind::backward);
-    const std::int64_t backwards = periods * (now.ran[b] - before.ran[b]);
+    const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
+    const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       PairTimes* row = times_.data() + pair(g, 0);
