@@ -37,6 +37,7 @@ class DedicatedRun : IterationEngine {
     limit_.resize(p);
     for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
     shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
+    if (shape_path_) build_lean_chunks();
     queue_all();
   }
 
@@ -99,37 +100,32 @@ class DedicatedRun : IterationEngine {
   enum class Lean { blocked, other, cancelled };
   Lean run_lean(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
-    const std::vector<ScheduleOp>& ops = t_.ranks[ri];
-    const std::size_t limit = std::min(limit_[ri], ops.size() - 1), v = static_cast<std::size_t>(t_.v);
     RankActivity& a = activity_[ri];
     std::size_t i = next_[ri];
-    if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < limit_[ri] ? Lean::other : Lean::blocked;
+    const std::size_t rank_limit = limit_[ri];
+    if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < rank_limit ? Lean::other : Lean::blocked;
+    const ScheduleOp* const ops = t_.ranks[ri].data();
+    const std::size_t limit = std::min(rank_limit, t_.ranks[ri].size() - 1);
+    const LeanChunk* const chunks = &lean_[ri * static_cast<std::size_t>(t_.v)];
     CommLane& lane = lanes_[ri];
-    // What the loop reads, in locals: its stores (times, lane intervals, gaps) could otherwise
-    // alias the members, which the compiler then reloads for every op.
-    PairTimes* const times = times_.data();
-    const auto m = static_cast<std::size_t>(m_);
-    const std::int32_t* const global = &global_of_[ri * v];
-    const std::int32_t* const rank_of = rank_of_.data();
-    const NsChunkCost* const costs = costs_.data();
-    const std::size_t stride = cost_stride_;
-    const std::array<std::size_t, 3> shape_of = shape_index_;
-    const std::int32_t stages = stages_, second = second_start_;
-    // A chunk's last backward issues its gradient reduction (step() runs it).
-    const std::int64_t* const last_bwd = in_.dp_issue == DpReduceIssue::per_chunk ? &last_bwd_[ri * v] : nullptr;
-    // gap(), with the sum in a register: the rank's collectives do not move while it runs here.
+    // Nothing this rank books from now on is issued before its last op's start (step()).
+    lane.forget_before(prev_start_[ri]);
+    // What the loop reads and writes, in locals: its stores (times, lane intervals, gaps) could
+    // otherwise alias the members, which the compiler then reloads for every op.
     const std::int64_t collectives_end = collective_end_[ri];
     std::int64_t clear_gap = a.clear_gap_ns;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
+    std::int64_t lane_end = lane.end();
+    std::uint32_t polls = polls_;
     Lean out = Lean::other;
     for (; i < limit; ++i) {
-      const ScheduleOp& o = ops[i];
-      const std::int32_t g = global[o.chunk];
-      const std::int32_t mb = o.micro_batch;
-      PairTimes& own = times[static_cast<std::size_t>(g) * m + static_cast<std::size_t>(mb)];
+      const ScheduleOp o = ops[i];
+      const LeanChunk& chunk = chunks[o.chunk];
+      const auto mb = static_cast<std::size_t>(o.micro_batch);
+      PairTimes& own = chunk.own[mb];
       std::int64_t ready;
       if (o.pairs_with_next) [[unlikely]] {
-        ready = input_ready_at(r, i, o, g);
+        ready = input_ready_at(r, i, o, chunk.global);
       } else {
         ready = o.kind == OpKind::forward    ? own[kFwdReady]
                 : o.kind == OpKind::backward ? (own[kFDone] < 0 ? kUnknown : own[kBwdReady])
@@ -139,12 +135,10 @@ class DedicatedRun : IterationEngine {
         out = Lean::blocked;
         break;
       }
-      if (last_bwd != nullptr && last_bwd[o.chunk] == static_cast<std::int64_t>(i)) break;
+      if (chunk.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
       const std::int64_t start = std::max(free, ready);
-      const NsChunkCost& c = costs[static_cast<std::size_t>(g) * stride];
-      const NsRunShape& shape = c.shapes[shape_of[static_cast<std::size_t>(o.kind)]];
-      lane.forget_before(prev_start);
-      if (lane.end() > start + shape.first_lane) break;  // a collective may wait: step() books it
+      const NsRunShape& shape = *chunk.shape[static_cast<std::size_t>(o.kind)];
+      if (lane_end > start + shape.first_lane) break;  // a collective may wait: step() books it
       if (start > free) {
         if (free >= collectives_end) {
           clear_gap += start - free;
@@ -159,29 +153,38 @@ class DedicatedRun : IterationEngine {
       std::int32_t to = -1;
       if (o.kind == OpKind::forward) {
         own[kFDone] = end;
-        if (g + 1 < stages && g + 1 != second) {
-          to = rank_of[static_cast<std::size_t>(g) + 1];
-          times[static_cast<std::size_t>(g + 1) * m + static_cast<std::size_t>(mb)][kFwdReady] =
-              to == r ? end : send(lane, end, c.send_activation);
+        if (chunk.next != nullptr) {
+          to = chunk.next_rank;
+          std::int64_t arrival = end;
+          if (to != r && chunk.send_activation > 0) {
+            arrival = lane.place(end, chunk.send_activation) + chunk.send_activation;
+            lane_end = std::max(lane_end, arrival);  // place() books at the end or in a gap before
+          }
+          chunk.next[mb][kFwdReady] = arrival;
         } else {
           own[kBwdReady] = end;  // the loss (op_finished)
         }
       } else if (o.kind == OpKind::backward) {
         own[kBDone] = end;
-        if (g > 0 && g != second) {
-          to = rank_of[static_cast<std::size_t>(g) - 1];
-          times[static_cast<std::size_t>(g - 1) * m + static_cast<std::size_t>(mb)][kBwdReady] =
-              to == r ? end : send(lane, end, c.send_gradient);
+        if (chunk.prev != nullptr) {
+          to = chunk.prev_rank;
+          std::int64_t arrival = end;
+          if (to != r && chunk.send_gradient > 0) {
+            arrival = lane.place(end, chunk.send_gradient) + chunk.send_gradient;
+            lane_end = std::max(lane_end, arrival);  // place() books at the end or in a gap before
+          }
+          chunk.prev[mb][kBwdReady] = arrival;
         }
       }
       if (to >= 0 && to != r) wake(to);
-      if (poll_cancelled()) {
+      if ((++polls & 4095u) == 0 && cancel_requested()) [[unlikely]] {
         ++i;
         out = Lean::cancelled;
         break;
       }
     }
-    if (i >= limit_[ri] && out == Lean::other) out = Lean::blocked;
+    if (i >= rank_limit && out == Lean::other) out = Lean::blocked;
+    polls_ = polls;
     next_[ri] = i;
     free_[ri] = free;
     prev_start_[ri] = prev_start;
@@ -189,9 +192,39 @@ class DedicatedRun : IterationEngine {
     a.clear_gap_ns = clear_gap;
     return out;
   }
-  // A send on rank r's lane from `issue` (communicate() for a send without spans); its arrival.
-  [[gnu::always_inline]] static std::int64_t send(CommLane& lane, std::int64_t issue, std::int64_t ns) {
-    return ns <= 0 ? issue : lane.place(issue, ns) + ns;
+  // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
+  // the ranks its outputs go to, its op shapes and sends.
+  struct LeanChunk {
+    PairTimes* own = nullptr;   // times_ of the chunk, by micro-batch
+    PairTimes* next = nullptr;  // of the chunk its forwards feed; null: they end in the loss
+    PairTimes* prev = nullptr;  // of the chunk its backwards feed; null: none
+    std::array<const NsRunShape*, 3> shape{};  // by OpKind
+    std::int64_t send_activation = 0, send_gradient = 0;
+    std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
+    std::int32_t global = 0, next_rank = -1, prev_rank = -1;
+  };
+  void build_lean_chunks() {
+    const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
+    lean_.assign(p * v, LeanChunk{});
+    for (std::size_t k = 0; k < p * v; ++k) {
+      LeanChunk& lc = lean_[k];
+      const std::int32_t g = global_of_[k];
+      const NsChunkCost& c = cost(g);
+      lc.global = g;
+      lc.own = &times_[pair(g, 0)];
+      if (g + 1 < stages_ && g + 1 != second_start_) {
+        lc.next = &times_[pair(g + 1, 0)];
+        lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
+      }
+      if (g > 0 && g != second_start_) {
+        lc.prev = &times_[pair(g - 1, 0)];
+        lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
+      }
+      for (std::size_t kind = 0; kind < 3; ++kind) lc.shape[kind] = &c.shapes[shape_index_[kind]];
+      lc.send_activation = c.send_activation;
+      lc.send_gradient = c.send_gradient;
+      if (in_.dp_issue == DpReduceIssue::per_chunk) lc.reduce_at = last_bwd_[k];
+    }
   }
 
   // The steady state (steady_state.h): runs every rank into its periods, then a period more at a
@@ -531,6 +564,7 @@ class DedicatedRun : IterationEngine {
   // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
   bool shape_path_ = false;
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
+  std::vector<LeanChunk> lean_;     // per (rank, local chunk), r * v + c (shape_path_ only)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
