@@ -8,6 +8,7 @@
 #include <string>
 
 #include "side_thread.h"
+#include "steady_state.h"
 
 namespace plansight::estimator {
 namespace {
@@ -311,6 +312,16 @@ void make_rank(ScheduleTable& table, std::int32_t r, std::int32_t group, const s
       ops = dualpipe_rank(table.p, r, table.m);
       break;
   }
+  // The run of the steady state, while the list is in cache (ScheduleTable::repeating): a period
+  // is a micro-batch (each of DualPipe's pipelines sees m/2), the interleaved order's a group.
+  // GPipe's forwards and backwards repeat each in their half, which the simulation searches
+  // separately.
+  if (table.kind == PipelineSchedule::gpipe) return;
+  const std::int32_t micro_batches = two_pipelines(table.kind) ? table.m / 2 : table.m;
+  if (micro_batches <= 0 || ops.size() % static_cast<std::size_t>(micro_batches) != 0) return;
+  const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
+  const std::size_t period = ops.size() / static_cast<std::size_t>(micro_batches) * static_cast<std::size_t>(shift);
+  table.repeating[static_cast<std::size_t>(r)] = repeating_run(ops, period, shift);
 }
 
 }  // namespace
@@ -339,6 +350,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
                          kind == PipelineSchedule::dualpipe;
   table.ranks.resize(static_cast<std::size_t>(p));
+  table.repeating.resize(static_cast<std::size_t>(p));
   const std::vector<ScheduleOp> forwards = kind == PipelineSchedule::interleaved
                                                ? interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
                                                : std::vector<ScheduleOp>{};

@@ -298,9 +298,10 @@ class DedicatedRun : IterationEngine {
     for (std::size_t r = 0; r < p; ++r) {
       if (first[r] >= end[r]) return true;
     }
+    const TableKnown known = generated_ ? TableKnown::generated : TableKnown::nothing;
     const std::optional<SteadyPeriod> period = periods_ != nullptr
-                                                   ? periods_->find(t_, first, end, generated_, ops_per_micro_batch)
-                                                   : find_steady_period(t_, first, end, generated_, ops_per_micro_batch);
+                                                   ? periods_->find(t_, first, end, known, ops_per_micro_batch)
+                                                   : find_steady_period(t_, first, end, known, ops_per_micro_batch);
     if (!period) return true;
     for (std::size_t r = 0; r < p; ++r) {
       const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];

@@ -83,7 +83,7 @@ using Words = std::uint32_t __attribute__((vector_size(16)));
 }  // namespace
 
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end, bool in_order,
+                                               const std::vector<std::size_t>& end, TableKnown known,
                                                std::size_t ops_per_micro_batch) {
   const auto p = static_cast<std::size_t>(t.p);
   if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
@@ -123,33 +123,55 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
     const ScheduleOp* ops = t.ranks[r].data();
     const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(out.micro_batches);
     out.ops[r] = period;
-    // The run of repeating ops through the middle, widened both ways.
+    // The run of repeating ops through the middle, widened both ways to first and end.
     const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
-    std::size_t b = mid;
-    while (b >= first[r] + kBlock && block_repeats(ops, b - kBlock, period, out.micro_batches)) b -= kBlock;
-    while (b > first[r] && repeats(ops, b - 1, period, out.micro_batches)) --b;
-    std::size_t e = mid;
-    while (e + period + kBlock <= end[r] && block_repeats(ops, e, period, out.micro_batches)) e += kBlock;
-    while (e + period < end[r] && repeats(ops, e, period, out.micro_batches)) ++e;
+    std::size_t b = mid, e = mid;
+    const RepeatingOps* run = known == TableKnown::generated && r < t.repeating.size() ? &t.repeating[r] : nullptr;
+    if (run != nullptr && run->micro_batches == out.micro_batches && run->period == period && run->begin <= mid &&
+        mid < run->end) {
+      // make_schedule's run holds mid: the walk below would stop where that run ends, or at
+      // first and end (a 64 x 4 x 1024 interleaved table is 6 MB, out of cache by now).
+      b = std::max(run->begin, first[r]);
+      e = std::min(run->end, end[r] - period);
+    } else {
+      while (b >= first[r] + kBlock && block_repeats(ops, b - kBlock, period, out.micro_batches)) b -= kBlock;
+      while (b > first[r] && repeats(ops, b - 1, period, out.micro_batches)) --b;
+      while (e + period + kBlock <= end[r] && block_repeats(ops, e, period, out.micro_batches)) e += kBlock;
+      while (e + period < end[r] && repeats(ops, e, period, out.micro_batches)) ++e;
+    }
     out.begin[r] = b;
     out.copies_end[r] = e;
     if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
-    if (!in_order && !micro_batches_in_order(t, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
+    if (known == TableKnown::nothing && !micro_batches_in_order(t, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
   }
   return out;
 }
 
+RepeatingOps repeating_run(const std::vector<ScheduleOp>& list, std::size_t period, std::int32_t micro_batches) {
+  const std::size_t n = list.size();
+  if (period == 0 || n <= period) return {};
+  const ScheduleOp* ops = list.data();
+  const std::size_t mid = (n - period) / 2;
+  if (!repeats(ops, mid, period, micro_batches)) return {};
+  std::size_t b = mid, e = mid;
+  while (b >= kBlock && block_repeats(ops, b - kBlock, period, micro_batches)) b -= kBlock;
+  while (b > 0 && repeats(ops, b - 1, period, micro_batches)) --b;
+  while (e + period + kBlock <= n && block_repeats(ops, e, period, micro_batches)) e += kBlock;
+  while (e + period < n && repeats(ops, e, period, micro_batches)) ++e;
+  return RepeatingOps{micro_batches, period, b, e};
+}
+
 std::optional<SteadyPeriod> SteadyPeriods::find(const ScheduleTable& table, const std::vector<std::size_t>& first,
-                                                const std::vector<std::size_t>& end, bool in_order,
+                                                const std::vector<std::size_t>& end, TableKnown known,
                                                 std::size_t ops_per_micro_batch) {
   const std::lock_guard lock(mutex_);
   for (const Found& f : found_) {
-    if (f.first == first && f.end == end && f.in_order == in_order && f.ops_per_micro_batch == ops_per_micro_batch) {
+    if (f.first == first && f.end == end && f.known == known && f.ops_per_micro_batch == ops_per_micro_batch) {
       return f.period;
     }
   }
-  auto period = find_steady_period(table, first, end, in_order, ops_per_micro_batch);
-  found_.push_back({first, end, in_order, ops_per_micro_batch, period});
+  auto period = find_steady_period(table, first, end, known, ops_per_micro_batch);
+  found_.push_back({first, end, known, ops_per_micro_batch, period});
   return period;
 }
 

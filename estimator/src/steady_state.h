@@ -35,14 +35,23 @@ struct SteadyPeriod {
 // reduction, the rank's last op). Also nothing unless every (rank, chunk, kind) runs its
 // pipeline's micro-batches in order 0, 1, ..., m-1 (DualPipe's second from m/2), which the
 // engine's snapshot relies on: what a rank has
-// consumed or produced of a chunk is then a prefix of the micro-batches (`in_order`: known
-// already, as for every table make_schedule() generates). A period of Δ micro-batches holds
+// consumed or produced of a chunk is then a prefix of the micro-batches (known already for every
+// table make_schedule() generates). A period of Δ micro-batches holds
 // Δ x (the rank's ops / m) ops, or Δ x `ops_per_micro_batch` when given: a part of a table whose
 // ops are not spread evenly over the iteration (GPipe's forwards, then its backwards: one op a
 // micro-batch in each half). O(ops), comparisons only.
+// What is known of a table before its search: nothing; that its micro-batches run in order (see
+// above); or that it is make_schedule's, unedited, so that they do and its runs
+// (ScheduleTable::repeating) hold, which spares the walk through them.
+enum class TableKnown { nothing, in_order, generated };
+
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
-                                               const std::vector<std::size_t>& end, bool in_order = false,
+                                               const std::vector<std::size_t>& end, TableKnown known = TableKnown::nothing,
                                                std::size_t ops_per_micro_batch = 0);
+
+// The widest run of `ops` through the middle of the list whose ops each repeat `period` ops on,
+// `micro_batches` later (ScheduleTable::repeating; none: period 0). O(ops), comparisons only.
+RepeatingOps repeating_run(const std::vector<ScheduleOp>& ops, std::size_t period, std::int32_t micro_batches);
 
 // The periods found in one table, for the runs that simulate it (predict_time's two, which differ
 // only in their transfers, so their one-off ops and ranges are the same): find_steady_period walks
@@ -51,12 +60,12 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const
 class SteadyPeriods {
  public:
   std::optional<SteadyPeriod> find(const ScheduleTable& table, const std::vector<std::size_t>& first,
-                                   const std::vector<std::size_t>& end, bool in_order, std::size_t ops_per_micro_batch);
+                                   const std::vector<std::size_t>& end, TableKnown known, std::size_t ops_per_micro_batch);
 
  private:
   struct Found {
     std::vector<std::size_t> first, end;
-    bool in_order;
+    TableKnown known;
     std::size_t ops_per_micro_batch;
     std::optional<SteadyPeriod> period;
   };

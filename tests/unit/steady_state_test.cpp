@@ -205,7 +205,7 @@ TEST(SteadyState, OneChangedOpEndsThePeriodExactlyThere) {
   auto table = make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 200);
   ASSERT_TRUE(table.ok());
   const std::vector<std::size_t> first(2, 0), end{table->ranks[0].size(), table->ranks[1].size()};
-  const auto clean = find_steady_period(*table, first, end, true);
+  const auto clean = find_steady_period(*table, first, end, TableKnown::in_order);
   ASSERT_TRUE(clean.has_value());
   ASSERT_EQ(clean->ops[0], 2u);
   // Where op-by-op widening from the middle stops, for rank 0 with one op changed.
@@ -235,7 +235,7 @@ TEST(SteadyState, OneChangedOpEndsThePeriodExactlyThere) {
       if (field == 3) o.micro_batch += 1;
       SCOPED_TRACE("op " + std::to_string(at) + " field " + std::to_string(field));
       const auto [b, e] = expected(t.ranks[0], 2);
-      const auto found = find_steady_period(t, first, end, true);
+      const auto found = find_steady_period(t, first, end, TableKnown::in_order);
       if (e - b < 3 * 2) {
         EXPECT_FALSE(found.has_value());
         continue;
@@ -259,16 +259,16 @@ TEST(SteadyState, SharedPeriodsAnswerAsTheirOwnSearch) {
   const std::vector<std::size_t> first(4, 1), mid(4, n / 2), end(4, n - 1);
   SteadyPeriods shared;
   std::optional<SteadyPeriod> a, b;
-  std::thread other([&] { a = shared.find(*table, first, mid, true, 1); });
-  b = shared.find(*table, mid, end, true, 1);
+  std::thread other([&] { a = shared.find(*table, first, mid, TableKnown::in_order, 1); });
+  b = shared.find(*table, mid, end, TableKnown::in_order, 1);
   other.join();
   for (const auto& [found, from, to] : {std::tuple{&a, &first, &mid}, std::tuple{&b, &mid, &end}}) {
-    const auto own = find_steady_period(*table, *from, *to, true, 1);
+    const auto own = find_steady_period(*table, *from, *to, TableKnown::in_order, 1);
     ASSERT_TRUE(found->has_value() && own.has_value());
     EXPECT_EQ((*found)->begin, own->begin);
     EXPECT_EQ((*found)->copies_end, own->copies_end);
     EXPECT_EQ((*found)->ops, own->ops);
-    const auto again = shared.find(*table, *from, *to, true, 1);
+    const auto again = shared.find(*table, *from, *to, TableKnown::in_order, 1);
     ASSERT_TRUE(again.has_value());
     EXPECT_EQ(again->begin, own->begin);
   }
@@ -366,7 +366,7 @@ TEST(SteadyState, ASkipRunsToTheLastOpThatRepeats) {
     ASSERT_TRUE(run.ok());
     std::vector<std::size_t> first(static_cast<std::size_t>(c.p), 1), end;
     for (const auto& ops : table->ranks) end.push_back(ops.size() - 1);
-    const auto period = find_steady_period(*table, first, end, true);
+    const auto period = find_steady_period(*table, first, end, TableKnown::in_order);
     ASSERT_TRUE(period.has_value());
     std::size_t ops_per_period = 0, room = SIZE_MAX;  // room: whole periods every rank repeats
     for (std::size_t r = 0; r < period->ops.size(); ++r) {
@@ -378,6 +378,83 @@ TEST(SteadyState, ASkipRunsToTheLastOpThatRepeats) {
     EXPECT_GE(skipped_periods + unskipped, room);
     EXPECT_LE(skipped_periods + 1, room);
   }
+}
+
+// make_schedule finds each rank's repeating run while it writes the rank's list
+// (ScheduleTable::repeating), and the period search of its own tables starts from it instead of
+// walking the table: it must give what the walk gives, for every schedule and for any ops held
+// out at either end (a chunk's gather, its gradient reduction, the rank's last op).
+TEST(SteadyState, MakeSchedulesRunsGiveTheWalksPeriod) {
+  std::uint32_t x = 7;
+  auto draw = [&x](std::size_t below) {
+    x = x * 1664525u + 1013904223u;
+    return static_cast<std::size_t>(x >> 8) % below;
+  };
+  int used = 0;
+  for (const PipelineSchedule kind : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
+                                      PipelineSchedule::dualpipev, PipelineSchedule::dualpipe}) {
+    for (const std::int64_t p : {2, 4, 6, 8}) {
+      for (const std::int64_t m : {16, 48, 96, 128}) {
+        const bool interleaved = kind == PipelineSchedule::interleaved;
+        const std::int64_t v = interleaved ? 2 + (p + m / 16) % 3 : (kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe ? 2 : 1);
+        auto table = make_schedule(kind, p, v, m);
+        if (!table.ok()) continue;
+        SCOPED_TRACE(std::string(to_string(kind)) + " p " + std::to_string(p) + " v " + std::to_string(v) + " m " + std::to_string(m));
+        ASSERT_EQ(table->repeating.size(), table->ranks.size());
+        // Each run is the widest through the middle, op by op.
+        for (std::size_t r = 0; r < table->ranks.size(); ++r) {
+          const RepeatingOps& run = table->repeating[r];
+          const auto& ops = table->ranks[r];
+          if (run.period == 0) continue;
+          ++used;
+          const auto repeats = [&](std::size_t i) {
+            const ScheduleOp& a = ops[i];
+            const ScheduleOp& b = ops[i + run.period];
+            return a.kind == b.kind && a.chunk == b.chunk && a.pairs_with_next == b.pairs_with_next &&
+                   b.micro_batch == a.micro_batch + run.micro_batches;
+          };
+          const std::size_t mid = (ops.size() - run.period) / 2;
+          ASSERT_TRUE(run.begin <= mid && mid < run.end);
+          for (std::size_t i = run.begin; i < run.end; ++i) ASSERT_TRUE(repeats(i)) << i;
+          EXPECT_TRUE(run.begin == 0 || !repeats(run.begin - 1));
+          EXPECT_TRUE(run.end + run.period == ops.size() || !repeats(run.end));
+        }
+        // The search from the runs gives the walk's period, with ops held out at either end.
+        for (int trial = 0; trial < 6; ++trial) {
+          std::vector<std::size_t> first, end;
+          for (const auto& ops : table->ranks) {
+            first.push_back(trial == 0 ? 0 : draw(ops.size() / 4));
+            end.push_back(ops.size() - (trial == 0 ? 0 : draw(ops.size() / 4)));
+          }
+          const auto walked = find_steady_period(*table, first, end, TableKnown::in_order);
+          const auto known = find_steady_period(*table, first, end, TableKnown::generated);
+          ASSERT_EQ(walked.has_value(), known.has_value()) << trial;
+          if (!walked) continue;
+          EXPECT_EQ(known->micro_batches, walked->micro_batches);
+          EXPECT_EQ(known->ops, walked->ops);
+          EXPECT_EQ(known->begin, walked->begin);
+          EXPECT_EQ(known->copies_end, walked->copies_end);
+        }
+      }
+    }
+  }
+  EXPECT_GT(used, 300);  // runs were found, not left empty
+}
+
+// A table edited after make_schedule keeps its runs, now stale: only its own tables are searched
+// from them (TableKnown::generated), an edited one is walked.
+TEST(SteadyState, AnEditedTableIsWalked) {
+  auto table = make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 200);
+  ASSERT_TRUE(table.ok());
+  ScheduleTable edited = *table;
+  edited.ranks[0][300].micro_batch += 1;  // past the middle (op 199): the walk stops there
+  const std::vector<std::size_t> first(2, 0), end{edited.ranks[0].size(), edited.ranks[1].size()};
+  const auto walked = find_steady_period(edited, first, end, TableKnown::in_order);
+  ASSERT_TRUE(walked.has_value());
+  EXPECT_LT(walked->copies_end[0], 300u);
+  const auto trusted = find_steady_period(edited, first, end, TableKnown::generated);
+  ASSERT_TRUE(trusted.has_value());
+  EXPECT_GT(trusted->copies_end[0], 300u);  // the stale run: why simulations of edited tables walk
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // types; generators cite the paper (and for interleaving, Megatron-LM's code) they follow.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -40,6 +41,15 @@ struct ScheduleOp {
 static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays small: tables of millions of ops are walked per simulation");
 static_assert(std::is_trivially_copyable_v<ScheduleOp>);
 
+// Ops i in [begin, end) of a rank's list each repeat as op i + period, `micro_batches`
+// micro-batches later (the same kind, chunk and pairing): a run of a steady state (steady_state.h
+// in the estimator's sources). period 0: none.
+struct RepeatingOps {
+  std::int32_t micro_batches = 0;
+  std::size_t period = 0, begin = 0, end = 0;
+  friend bool operator==(const RepeatingOps&, const RepeatingOps&) = default;
+};
+
 struct ScheduleTable {
   PipelineSchedule kind = PipelineSchedule::one_f_one_b;
   std::int32_t p = 1;                          // pipeline ranks
@@ -47,6 +57,12 @@ struct ScheduleTable {
   std::int32_t m = 1;                          // micro-batches per iteration
   bool split_backward = false;                 // true: W ops exist and B is the input gradient only
   std::vector<std::vector<ScheduleOp>> ranks;  // ranks[r] = ops of rank r in execution order
+  // make_schedule's, per rank: the widest run of its ops through the middle of its list that
+  // repeats one period of its steady state later (a period of one micro-batch; of a micro-batch
+  // group for the interleaved order; none for GPipe), found while the list it has just written is
+  // in cache. Empty for a table made otherwise; stale once its ranks are edited, so only the
+  // simulation of make_schedule's own tables reads it, to skip a walk of the whole table.
+  std::vector<RepeatingOps> repeating;
 
   // Model chunks are numbered in pipeline order (global_chunk_of below; the same numbering as
   // LayoutSpec::stage_layers). Activations flow from global chunk g to g+1.
