@@ -65,6 +65,7 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
     tl_.names.reserve(4 * pairs + 16);  // F, B, their sends (and W, R) of every pair
   }
   const auto p = static_cast<std::size_t>(t.p);
+  ran_.assign(static_cast<std::size_t>(stages_) * 3, 0);
   next_.assign(p, 0);
   for (auto* v : {&free_, &prev_start_, &busy_, &reduce_end_, &step_start_, &end_, &collective_end_}) v->assign(p, 0);
   lanes_.resize(p);

@@ -213,8 +213,7 @@ class IterationEngine {
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
-  std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (take_snapshot)
-  std::vector<std::size_t> counted_;          // per rank: ops counted into ran_
+  std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (for take_snapshot)
   std::int64_t skipped_ops_ = 0;              // by skip_periods
   Timeline tl_;
 
@@ -274,6 +273,7 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   prev_start_[ri] = start;
   free_[ri] = end;
   ++next_[ri];
+  ++ran_[static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(o.kind)];
   std::int32_t to = -1;
   if (o.kind == OpKind::forward) {
     times_[k][kFDone] = end;

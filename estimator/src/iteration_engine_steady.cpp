@@ -62,20 +62,8 @@ std::int32_t IterationEngine::ran_per_period(const SteadySnapshot& before, const
 
 void IterationEngine::take_snapshot(SteadySnapshot& s) {
   const auto p = static_cast<std::size_t>(t_.p);
-  // The ops run per chunk and kind, counted on from the last snapshot. Every (rank, chunk, kind)
-  // runs its micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
-  if (counted_.size() != p) {
-    counted_.assign(p, 0);
-    ran_.assign(static_cast<std::size_t>(stages_) * 3, 0);
-  }
-  for (std::size_t r = 0; r < p; ++r) {
-    const auto& ops = t_.ranks[r];
-    for (std::size_t i = counted_[r]; i < next_[r]; ++i) {
-      const std::int32_t g = global_of(static_cast<std::int32_t>(r), ops[i].chunk);
-      ++ran_[static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(ops[i].kind)];
-    }
-    counted_[r] = next_[r];
-  }
+  // The ops run per chunk and kind (ran_, counted as they run). Every (rank, chunk, kind) runs its
+  // micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
   s.cut.assign(next_.begin(), next_.end());
   s.ran = ran_;
   s.rank.clear();
@@ -222,6 +210,8 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
       for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb][which] = row[mb][which] + shift_ns;
     }
   }
+  // The ops skipped, counted as run: each period ran those between the two snapshots.
+  for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (now.ran[k] - before.ran[k]));
   skipped_ops_ += skipped;
   return skipped;
 }

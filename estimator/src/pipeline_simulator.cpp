@@ -148,6 +148,7 @@ class DedicatedRun : IterationEngine {
       }
       const std::int64_t end = start + shape.ns;
       busy += shape.compute_ns;  // the compute window's end is the last op's (step())
+      ++chunk.ran[static_cast<std::size_t>(o.kind)];
       prev_start = start;
       free = end;
       std::int32_t to = -1;
@@ -198,6 +199,7 @@ class DedicatedRun : IterationEngine {
     PairTimes* own = nullptr;   // times_ of the chunk, by micro-batch
     PairTimes* next = nullptr;  // of the chunk its forwards feed; null: they end in the loss
     PairTimes* prev = nullptr;  // of the chunk its backwards feed; null: none
+    std::int32_t* ran = nullptr;  // its ops run, by OpKind (ran_)
     std::array<const NsRunShape*, 3> shape{};  // by OpKind
     std::int64_t send_activation = 0, send_gradient = 0;
     std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
@@ -212,6 +214,7 @@ class DedicatedRun : IterationEngine {
       const NsChunkCost& c = cost(g);
       lc.global = g;
       lc.own = &times_[pair(g, 0)];
+      lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
       if (g + 1 < stages_ && g + 1 != second_start_) {
         lc.next = &times_[pair(g + 1, 0)];
         lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
