@@ -123,13 +123,13 @@ class DedicatedRun : IterationEngine {
       const LeanChunk& chunk = chunks[o.chunk];
       const auto mb = static_cast<std::size_t>(o.micro_batch);
       PairTimes& own = chunk.own[mb];
-      std::int64_t ready;
-      if (o.pairs_with_next) [[unlikely]] {
-        ready = input_ready_at(r, i, o, chunk.global);
-      } else {
-        ready = o.kind == OpKind::forward    ? own[kFwdReady]
-                : o.kind == OpKind::backward ? (own[kFDone] < 0 ? kUnknown : own[kBwdReady])
-                                             : own[kBDone];
+      std::int64_t ready = lean_ready(o.kind, own);
+      if (o.pairs_with_next && ready >= 0) {
+        // An overlapped pair (input_ready_at): it waits for the next op's input too (i + 1 <
+        // limit: a rank's last op pairs with none).
+        const ScheduleOp second = ops[i + 1];
+        const std::int64_t other = lean_ready(second.kind, chunks[second.chunk].own[static_cast<std::size_t>(second.micro_batch)]);
+        ready = other < 0 ? kUnknown : std::max(ready, other);
       }
       if (ready < 0) {
         out = Lean::blocked;
@@ -193,6 +193,12 @@ class DedicatedRun : IterationEngine {
     a.clear_gap_ns = clear_gap;
     return out;
   }
+  // op_input_ready() for an op of `kind` whose pair times are `t`.
+  [[gnu::always_inline]] static std::int64_t lean_ready(OpKind kind, const PairTimes& t) {
+    return kind == OpKind::forward    ? t[kFwdReady]
+           : kind == OpKind::backward ? (t[kFDone] < 0 ? kUnknown : t[kBwdReady])
+                                      : t[kBDone];
+  }
   // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
   // the ranks its outputs go to, its op shapes and sends.
   struct LeanChunk {
@@ -203,7 +209,7 @@ class DedicatedRun : IterationEngine {
     std::array<const NsRunShape*, 3> shape{};  // by OpKind
     std::int64_t send_activation = 0, send_gradient = 0;
     std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
-    std::int32_t global = 0, next_rank = -1, prev_rank = -1;
+    std::int32_t next_rank = -1, prev_rank = -1;
   };
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
@@ -212,7 +218,6 @@ class DedicatedRun : IterationEngine {
       LeanChunk& lc = lean_[k];
       const std::int32_t g = global_of_[k];
       const NsChunkCost& c = cost(g);
-      lc.global = g;
       lc.own = &times_[pair(g, 0)];
       lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
       if (g + 1 < stages_ && g + 1 != second_start_) {
