@@ -77,7 +77,7 @@ class DedicatedRun : IterationEngine {
   }
 
   // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
-  bool advance(std::int32_t r) {
+  [[gnu::always_inline]] bool advance(std::int32_t r) {
     for (;;) {
       if (shape_path_) {
         const Lean ran = run_lean(r);
@@ -98,7 +98,7 @@ class DedicatedRun : IterationEngine {
   // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
   // when step() must run it.
   enum class Lean { blocked, other, cancelled };
-  Lean run_lean(std::int32_t r) {
+  [[gnu::always_inline]] Lean run_lean(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
     RankActivity& a = activity_[ri];
     std::size_t i = next_[ri];
