@@ -156,12 +156,7 @@ class DedicatedRun : IterationEngine {
         own[kFDone] = end;
         if (chunk.next != nullptr) {
           to = chunk.next_rank;
-          std::int64_t arrival = end;
-          if (to != r && chunk.send_activation > 0) {
-            arrival = lane.place(end, chunk.send_activation) + chunk.send_activation;
-            lane_end = std::max(lane_end, arrival);  // place() books at the end or in a gap before
-          }
-          chunk.next[mb][kFwdReady] = arrival;
+          chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, to == r, chunk.send_activation);
         } else {
           own[kBwdReady] = end;  // the loss (op_finished)
         }
@@ -169,12 +164,7 @@ class DedicatedRun : IterationEngine {
         own[kBDone] = end;
         if (chunk.prev != nullptr) {
           to = chunk.prev_rank;
-          std::int64_t arrival = end;
-          if (to != r && chunk.send_gradient > 0) {
-            arrival = lane.place(end, chunk.send_gradient) + chunk.send_gradient;
-            lane_end = std::max(lane_end, arrival);  // place() books at the end or in a gap before
-          }
-          chunk.prev[mb][kBwdReady] = arrival;
+          chunk.prev[mb][kBwdReady] = deliver(lane, lane_end, end, to == r, chunk.send_gradient);
         }
       }
       if (to >= 0 && to != r) wake(to);
@@ -192,6 +182,17 @@ class DedicatedRun : IterationEngine {
     busy_[ri] = busy;
     a.clear_gap_ns = clear_gap;
     return out;
+  }
+  // When an output of an op that ended at `end` reaches its consumer: at once on the same rank,
+  // else after its send of `ns` on this rank's lane (communicate() for a send without spans).
+  // place() books it at the lane's end or in a gap before, so the lane then ends at the later of
+  // `lane_end` and the arrival.
+  [[gnu::always_inline]] static std::int64_t deliver(CommLane& lane, std::int64_t& lane_end, std::int64_t end,
+                                                     bool same_rank, std::int64_t ns) {
+    if (same_rank || ns <= 0) return end;
+    const std::int64_t arrival = lane.place(end, ns) + ns;
+    lane_end = std::max(lane_end, arrival);
+    return arrival;
   }
   // op_input_ready() for an op of `kind` whose pair times are `t`.
   [[gnu::always_inline]] static std::int64_t lean_ready(OpKind kind, const PairTimes& t) {
