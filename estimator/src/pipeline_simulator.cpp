@@ -125,8 +125,8 @@ class DedicatedRun : IterationEngine {
       PairTimes& own = chunk.own[mb];
       std::int64_t ready = lean_ready(o.kind, own);
       if (o.pairs_with_next && ready >= 0) {
-        // An overlapped pair (input_ready_at): it waits for the next op's input too (i + 1 <
-        // limit: a rank's last op pairs with none).
+        // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
+        // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
         const std::int64_t other = lean_ready(second.kind, chunks[second.chunk].own[static_cast<std::size_t>(second.micro_batch)]);
         ready = other < 0 ? kUnknown : std::max(ready, other);
@@ -201,7 +201,8 @@ class DedicatedRun : IterationEngine {
                                       : t[kBDone];
   }
   // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
-  // the ranks its outputs go to, its op shapes and sends.
+  // the ranks its outputs go to, its op shapes and sends. The pointers hold for the whole run:
+  // times_ and ran_ are sized by the constructor and never reallocated after it.
   struct LeanChunk {
     PairTimes* own = nullptr;   // times_ of the chunk, by micro-batch
     PairTimes* next = nullptr;  // of the chunk its forwards feed; null: they end in the loss

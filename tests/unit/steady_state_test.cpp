@@ -390,16 +390,25 @@ TEST(SteadyState, MakeSchedulesRunsGiveTheWalksPeriod) {
     x = x * 1664525u + 1013904223u;
     return static_cast<std::size_t>(x >> 8) % below;
   };
-  int used = 0;
+  int used = 0, grouped = 0;
   for (const PipelineSchedule kind : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
                                       PipelineSchedule::dualpipev, PipelineSchedule::dualpipe}) {
     for (const std::int64_t p : {2, 4, 6, 8}) {
-      for (const std::int64_t m : {16, 48, 96, 128}) {
+      for (std::int64_t m : {16, 48, 96, 128, 0}) {
         const bool interleaved = kind == PipelineSchedule::interleaved;
+        // Interleaved also with one of Megatron's micro-batch groups other than p, whose last
+        // group is shorter (m % group = p); the other schedules then run 6p + 18 micro-batches.
+        ScheduleOptions options;
+        if (m == 0) {
+          m = 6 * (p + 3) + p;
+          if (interleaved) options.microbatch_group = static_cast<std::int32_t>(p + 3);
+        }
         const std::int64_t v = interleaved ? 2 + (p + m / 16) % 3 : (kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe ? 2 : 1);
-        auto table = make_schedule(kind, p, v, m);
+        auto table = make_schedule(kind, p, v, m, options);
         if (!table.ok()) continue;
-        SCOPED_TRACE(std::string(to_string(kind)) + " p " + std::to_string(p) + " v " + std::to_string(v) + " m " + std::to_string(m));
+        grouped += options.microbatch_group > 0 ? 1 : 0;
+        SCOPED_TRACE(std::string(to_string(kind)) + " p " + std::to_string(p) + " v " + std::to_string(v) + " m " +
+                     std::to_string(m) + " group " + std::to_string(options.microbatch_group));
         ASSERT_EQ(table->repeating.size(), table->ranks.size());
         // Each run is the widest through the middle, op by op.
         for (std::size_t r = 0; r < table->ranks.size(); ++r) {
@@ -439,6 +448,7 @@ TEST(SteadyState, MakeSchedulesRunsGiveTheWalksPeriod) {
     }
   }
   EXPECT_GT(used, 300);  // runs were found, not left empty
+  EXPECT_GT(grouped, 0);  // and some with a group other than p
 }
 
 // A table edited after make_schedule keeps its runs, now stale: only its own tables are searched
