@@ -5,6 +5,8 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 namespace plansight::estimator {
 namespace {
@@ -80,6 +82,18 @@ using Words = std::uint32_t __attribute__((vector_size(16)));
   return (differ[0] | differ[1] | differ[2] | differ[3]) == 0;
 }
 
+// The run of ops that repeat (ops[i + period] is ops[i] `shift` micro-batches later) through
+// ops[mid], widened both ways as far as [first, end) allows: [b, e) with e + period <= end.
+std::pair<std::size_t, std::size_t> widen(const ScheduleOp* ops, std::size_t first, std::size_t end, std::size_t mid,
+                                          std::size_t period, std::int32_t shift) {
+  std::size_t b = mid, e = mid;
+  while (b >= first + kBlock && block_repeats(ops, b - kBlock, period, shift)) b -= kBlock;
+  while (b > first && repeats(ops, b - 1, period, shift)) --b;
+  while (e + period + kBlock <= end && block_repeats(ops, e, period, shift)) e += kBlock;
+  while (e + period < end && repeats(ops, e, period, shift)) ++e;
+  return {b, e};
+}
+
 }  // namespace
 
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
@@ -134,10 +148,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
       b = std::max(run->begin, first[r]);
       e = std::min(run->end, end[r] - period);
     } else {
-      while (b >= first[r] + kBlock && block_repeats(ops, b - kBlock, period, out.micro_batches)) b -= kBlock;
-      while (b > first[r] && repeats(ops, b - 1, period, out.micro_batches)) --b;
-      while (e + period + kBlock <= end[r] && block_repeats(ops, e, period, out.micro_batches)) e += kBlock;
-      while (e + period < end[r] && repeats(ops, e, period, out.micro_batches)) ++e;
+      std::tie(b, e) = widen(ops, first[r], end[r], mid, period, out.micro_batches);
     }
     out.begin[r] = b;
     out.copies_end[r] = e;
@@ -153,11 +164,7 @@ RepeatingOps repeating_run(const std::vector<ScheduleOp>& list, std::size_t peri
   const ScheduleOp* ops = list.data();
   const std::size_t mid = (n - period) / 2;
   if (!repeats(ops, mid, period, micro_batches)) return {};
-  std::size_t b = mid, e = mid;
-  while (b >= kBlock && block_repeats(ops, b - kBlock, period, micro_batches)) b -= kBlock;
-  while (b > 0 && repeats(ops, b - 1, period, micro_batches)) --b;
-  while (e + period + kBlock <= n && block_repeats(ops, e, period, micro_batches)) e += kBlock;
-  while (e + period < n && repeats(ops, e, period, micro_batches)) ++e;
+  const auto [b, e] = widen(ops, 0, n, mid, period, micro_batches);
   return RepeatingOps{micro_batches, period, b, e};
 }
 
