@@ -206,6 +206,10 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
   const std::string name(to_string(kind));
   if (p < 1) errors.push_back(make_error("layout.pp", "pp = " + num(p) + "; it must be >= 1"));
   if (v < 1) errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + "; it must be >= 1"));
+  if (v > kMaxChunksPerRank) {
+    errors.push_back(make_error("layout.vpp", "vpp = " + num(v) + "; at most " + num(kMaxChunksPerRank) +
+                                                  " model chunks per rank can be scheduled"));
+  }
   if (m < 1) {
     errors.push_back(make_error("training.global_batch",
                                 "micro-batches per iteration m = " + num(m) + "; it must be >= 1"));
@@ -376,11 +380,12 @@ Result<ScheduleTable> make_schedule(const LayoutSpec& layout, std::int64_t micro
 
 std::vector<Diagnostic> check_schedule(const ScheduleTable& t) {
   std::vector<Diagnostic> errors;
-  if (t.p < 1 || t.v < 1 || t.m < 1 || t.ranks.size() != static_cast<std::size_t>(t.p)) {
+  if (t.p < 1 || t.v < 1 || t.v > kMaxChunksPerRank || t.m < 1 || t.ranks.size() != static_cast<std::size_t>(t.p)) {
     errors.push_back(make_error("schedule", "table has p = " + num(t.p) + ", v = " + num(t.v) +
                                                 ", m = " + num(t.m) + " and " +
                                                 num(static_cast<std::int64_t>(t.ranks.size())) +
-                                                " rank lists; need p, v, m >= 1 and p lists"));
+                                                " rank lists; need p, m >= 1, 1 <= v <= " +
+                                                num(kMaxChunksPerRank) + " and p lists"));
     return errors;
   }
   const std::size_t pairs = static_cast<std::size_t>(t.v) * static_cast<std::size_t>(t.m);

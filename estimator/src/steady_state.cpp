@@ -31,55 +31,38 @@ bool micro_batches_in_order(const ScheduleTable& t, std::int32_t r, std::vector<
   return ok;
 }
 
-// An op's kind, pairing and chunk as one word, its two reserved bytes masked off: the walks below
-// compare every op of a long table with the op a period later, twice per estimate, and field by
-// field that was a tenth of a 64-stage interleaved estimate.
-static_assert(std::endian::native == std::endian::little && sizeof(ScheduleOp) == 12 &&
+// An op as one 64-bit word: kind, pairing and chunk in the low half, the micro-batch in the high
+// half. The walks below compare every op of a long table with the op a period later, twice per
+// estimate; field by field that was a tenth of a 64-stage interleaved estimate. The later op
+// minus the earlier one, as words, is the shift in the high half exactly when the low halves are
+// equal and the micro-batches differ by the shift (a low half's difference is zero only when the
+// low halves are equal, and then nothing borrows from the high half).
+static_assert(std::endian::native == std::endian::little && sizeof(ScheduleOp) == 8 &&
               offsetof(ScheduleOp, kind) == 0 && offsetof(ScheduleOp, pairs_with_next) == 1 &&
-              offsetof(ScheduleOp, reserved) == 2 && offsetof(ScheduleOp, chunk) == 4 &&
-              offsetof(ScheduleOp, micro_batch) == 8);
-constexpr std::uint64_t kKindPairsChunk = 0xFFFF'FFFF'0000'FFFFull;
-[[gnu::always_inline]] inline std::uint64_t kind_pairs_chunk(const ScheduleOp& o) {
+              offsetof(ScheduleOp, chunk) == 2 && offsetof(ScheduleOp, micro_batch) == 4);
+[[gnu::always_inline]] inline std::uint64_t word_of(const ScheduleOp& o) {
   std::uint64_t word;
   std::memcpy(&word, &o, sizeof word);
-  return word & kKindPairsChunk;
+  return word;
+}
+[[gnu::always_inline]] inline std::uint64_t shift_word(std::int32_t shift) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(shift)) << 32;
 }
 
 // ops[i + period] is ops[i] `shift` micro-batches later.
 [[gnu::always_inline]] inline bool repeats(const ScheduleOp* ops, std::size_t i, std::size_t period, std::int32_t shift) {
-  const ScheduleOp& a = ops[i];
-  const ScheduleOp& b = ops[i + period];
-  return (kind_pairs_chunk(a) == kind_pairs_chunk(b)) & (b.micro_batch == a.micro_batch + shift);
+  return word_of(ops[i + period]) - word_of(ops[i]) == shift_word(shift);
 }
 
 // Whether ops[i + k + period] repeats ops[i + k] for k in [0, kBlock): the walks below go a
-// block at a time (then op by op in the block that ends the run). The block is compared as
-// 32-bit words, three an op (kind and pairing with two reserved bytes, chunk, micro-batch), four
-// at a time in vector registers (GCC's and Clang's vector extension): a word of the later op
-// minus the earlier one, less the shift for micro-batches, masked, is zero for every word of a
-// repeat (a low half's difference is zero only when the low halves are equal). Four ops are
-// three vectors, whose words follow the pattern below.
+// block at a time (then op by op in the block that ends the run), the differences of the words
+// OR-ed so that the compiler keeps them in vector registers.
 constexpr std::size_t kBlock = 16;
-using Words = std::uint32_t __attribute__((vector_size(16)));
 [[gnu::always_inline]] inline bool block_repeats(const ScheduleOp* ops, std::size_t i, std::size_t period, std::int32_t shift) {
-  constexpr std::size_t kVectors = 3 * kBlock / 4;
-  static_assert(kVectors % 3 == 0 && sizeof(Words) * kVectors == sizeof(ScheduleOp) * kBlock);
-  constexpr std::uint32_t kLow = 0xFFFFu, kAll = 0xFFFF'FFFFu;
-  constexpr Words kMask[3] = {{kLow, kAll, kAll, kLow}, {kAll, kAll, kLow, kAll}, {kAll, kLow, kAll, kAll}};
-  const auto mb = static_cast<std::uint32_t>(shift);
-  const Words add[3] = {{0, 0, mb, 0}, {0, mb, 0, 0}, {mb, 0, 0, mb}};
-  const char* from = reinterpret_cast<const char*>(ops + i);
-  const char* later = reinterpret_cast<const char*>(ops + i + period);
-  Words differ = {0, 0, 0, 0};
-  for (std::size_t k = 0; k < kVectors; k += 3) {  // four ops a step
-    Words a[3], b[3];
-    std::memcpy(a, from + k * sizeof(Words), sizeof a);
-    std::memcpy(b, later + k * sizeof(Words), sizeof b);
-    differ |= (b[0] - a[0] - add[0]) & kMask[0];
-    differ |= (b[1] - a[1] - add[1]) & kMask[1];
-    differ |= (b[2] - a[2] - add[2]) & kMask[2];
-  }
-  return (differ[0] | differ[1] | differ[2] | differ[3]) == 0;
+  const std::uint64_t want = shift_word(shift);
+  std::uint64_t differ = 0;
+  for (std::size_t k = 0; k < kBlock; ++k) differ |= word_of(ops[i + k + period]) - word_of(ops[i + k]) - want;
+  return differ == 0;
 }
 
 // The run of ops that repeat (ops[i + period] is ops[i] `shift` micro-batches later) through

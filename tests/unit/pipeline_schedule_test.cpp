@@ -204,6 +204,11 @@ TEST(PipelineSchedule, ImpossibleCombinationsNameTheField) {
   layout.vpp = 2;
   layout.schedule = PS::interleaved;
   EXPECT_TRUE(make_schedule(layout, 8).ok());
+  // An op holds its chunk in two bytes: more chunks per rank are refused, not wrapped.
+  const auto too_many = make_schedule(PS::interleaved, 2, kMaxChunksPerRank + 1, 2);
+  EXPECT_EQ(first_field(too_many), "layout.vpp");
+  EXPECT_NE(too_many.error_text().find("vpp = 32768; at most 32767"), std::string::npos) << too_many.error_text();
+  EXPECT_TRUE(make_schedule(PS::interleaved, 2, kMaxChunksPerRank, 2).ok());
 }
 
 TEST(PipelineSchedule, CheckScheduleFindsBrokenTables) {
@@ -225,6 +230,13 @@ TEST(PipelineSchedule, CheckScheduleFindsBrokenTables) {
   auto stray_w = t;
   stray_w.ranks[0].push_back(ScheduleOp{OpKind::weight_grad, 0, 0});
   EXPECT_FALSE(check_schedule(stray_w).empty());
+
+  auto too_many_chunks = t;
+  too_many_chunks.v = static_cast<std::int32_t>(kMaxChunksPerRank) + 1;
+  errors = check_schedule(too_many_chunks);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors.front().field, "schedule");
+  EXPECT_NE(errors.front().message.find("v <= 32767"), std::string::npos) << errors.front().message;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct ScheduleOp {
   constexpr ScheduleOp() = default;
   // {kind, chunk, micro_batch[, pairs_with_next]}, in that order whatever the layout below.
   constexpr ScheduleOp(OpKind k, std::int32_t c, std::int32_t mb, bool pairs = false)
-      : kind(k), pairs_with_next(pairs), chunk(c), micro_batch(mb) {}
+      : kind(k), pairs_with_next(pairs), chunk(static_cast<std::int16_t>(c)), micro_batch(mb) {}
 
   OpKind kind = OpKind::forward;
   // The op starts only once the next op's input has arrived too: DualPipe's overlapped F&B pairs
@@ -33,12 +33,15 @@ struct ScheduleOp {
   bool pairs_with_next = false;
   // Always 0: the bytes that would be padding, named so that every byte of an op is initialised
   // (the steady-state search compares ops a word at a time, steady_state.cpp).
-  std::uint16_t reserved = 0;
-  std::int32_t chunk = 0;        // local model chunk on this rank, 0 .. v-1
+  std::int16_t chunk = 0;        // local model chunk on this rank, 0 .. v-1 (v <= kMaxChunksPerRank)
   std::int32_t micro_batch = 0;  // 0 .. m-1
   friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;
 };
-static_assert(sizeof(ScheduleOp) == 12, "ScheduleOp stays small: tables of millions of ops are walked per simulation");
+// Model chunks a rank may hold (ScheduleOp::chunk's range): make_schedule() and check_schedule()
+// refuse more. Two bytes keep an op at 8 (from 12: tables are written, read and walked per
+// estimate, 3 MB at 64 stages x 2 chunks x 1024 micro-batches; bench/results/time-core-cpu.txt).
+inline constexpr std::int64_t kMaxChunksPerRank = 32767;
+static_assert(sizeof(ScheduleOp) == 8, "ScheduleOp stays small: tables of millions of ops are walked per simulation");
 static_assert(std::is_trivially_copyable_v<ScheduleOp>);
 
 // Ops i in [begin, end) of a rank's list each repeat as op i + period, `micro_batches`
