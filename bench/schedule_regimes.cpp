@@ -82,7 +82,7 @@ int main() {
     const auto full = predict_time(plan, e->padded_vocab, kept);
     if (!lean.ok() || !full.ok()) return 1;
     const std::int64_t ops = schedule_ops(plan);
-    const std::int64_t simulated = ops - lean->skipped_ops;
+    const std::int64_t simulated = lean->simulated_ops;
     const bool interleaved = schedule == PipelineSchedule::interleaved;
     const double micro_batches = static_cast<double>(plan.micro_batches()) / (schedule == PipelineSchedule::dualpipe ? 2.0 : 1.0);
     std::vector<int> per_rank;
@@ -132,7 +132,7 @@ int main() {
         no_timeline.keep_timeline = false;
         const auto t = predict_time(plan, e->padded_vocab, no_timeline);
         if (!t.ok()) return 1;
-        const std::int64_t ops = schedule_ops(plan), simulated = ops - t->skipped_ops;
+        const std::int64_t ops = schedule_ops(plan), simulated = t->simulated_ops;
         total += simulated;
         std::printf("  p %2lld v %lld m %4lld: %7lld / %7lld\n", static_cast<long long>(p), static_cast<long long>(v),
                     static_cast<long long>(groups * p), static_cast<long long>(simulated), static_cast<long long>(ops));

@@ -308,6 +308,8 @@ SimulationResult IterationEngine::results(const ScheduleBubbles& bubbles) {
   }
   set_bubbles(res, bubbles, t_.p);
   res.skipped_ops = skipped_ops_;
+  for (const auto& ops : t_.ranks) res.simulated_ops += static_cast<std::int64_t>(ops.size());
+  res.simulated_ops -= skipped_ops_;
   if (keep_ && in_.keep_timeline) res.timeline = std::move(tl_);
   return res;
 }

@@ -215,6 +215,10 @@ class IterationEngine {
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
   std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (for take_snapshot)
   std::int64_t skipped_ops_ = 0;              // by skip_periods
+  // A V-shaped table that stands for DualPipe's lower half (run_simulation): the forward from
+  // chunk turn_chunk_ to the next and the backward from the next back to it stay on one rank here
+  // but cross to the upper half in DualPipe, so they pay their send on the lane. -1: none.
+  std::int32_t turn_chunk_ = -1;
   Timeline tl_;
 
  private:
@@ -280,7 +284,8 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
     if (g + 1 < stages_ && g + 1 != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) + 1];
       times_[pair(g + 1, mb)][kFwdReady] =
-          to == r ? end : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
+          to == r && g != turn_chunk_ ? end
+                                      : communicate(r, end, c.send_activation, SpanKind::send, op_name(4, 'F', "send ", g, mb), g, mb);
     } else {
       times_[k][kBwdReady] = end;  // the loss: the last chunk's backward needs only its own forward
     }
@@ -289,7 +294,9 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
     if (g > 0 && g != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) - 1];
       times_[pair(g - 1, mb)][kBwdReady] =
-          to == r ? end : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
+          to == r && g - 1 != turn_chunk_
+              ? end
+              : communicate(r, end, c.send_gradient, SpanKind::send, op_name(5, 'B', "send ", g, mb), g, mb);
     }
   }
   const std::size_t ci = ri * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk);

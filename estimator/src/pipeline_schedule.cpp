@@ -8,6 +8,7 @@
 #include <string>
 
 #include "side_thread.h"
+#include "simulation_costs.h"
 #include "steady_state.h"
 
 namespace plansight::estimator {
@@ -371,6 +372,11 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
     make_ranks(0, table.p);
   }
   return table;
+}
+
+Result<ScheduleTable> make_dualpipe_lower_half(std::int64_t p, std::int64_t m, ScheduleOptions options) {
+  if (auto errors = validate(PipelineSchedule::dualpipe, p, 2, m, p); !errors.empty()) return errors;
+  return make_schedule(PipelineSchedule::dualpipev, p / 2, 2, m / 2, options);
 }
 
 Result<ScheduleTable> make_schedule(const LayoutSpec& layout, std::int64_t micro_batches,

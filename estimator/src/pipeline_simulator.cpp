@@ -29,9 +29,12 @@ bool skippable(const ScheduleTable& t) { return t.m >= kSkipMinMicroBatches + 3 
 // something it waits for. Work is O(ops + spans).
 class DedicatedRun : IterationEngine {
  public:
+  // `turn_chunk`: the table is DualPipe's lower half as a V (run_simulation), turning after that
+  // chunk; -1: the table itself.
   DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated,
-               SteadyPeriods* periods)
+               SteadyPeriods* periods, std::int32_t turn_chunk = -1)
       : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
+    turn_chunk_ = turn_chunk;
     const auto p = static_cast<std::size_t>(t.p);
     work_.resize(p);  // a ring: each rank is queued at most once
     limit_.resize(p);
@@ -52,10 +55,33 @@ class DedicatedRun : IterationEngine {
       step_ran(r, start, start + step_ns);
       if (!t_.ranks[ri].empty()) activity_[ri].occupied_end_ns = free_[ri];
     }
+    if (turn_chunk_ >= 0) return mirrored_results();
     return results(schedule_bubbles(std::move(activity_)));
   }
 
  private:
+  // DualPipe's figures from its lower half's (this run): rank p-1-r's are rank r's.
+  SimulationResult mirrored_results() {
+    SimulationResult half = results(schedule_bubbles(activity_));
+    const auto h = static_cast<std::size_t>(t_.p), p = 2 * h;
+    std::vector<RankActivity> all(p);
+    SimulationResult res;
+    res.iteration_ns = half.iteration_ns;
+    for (std::size_t r = 0; r < p; ++r) {
+      const std::size_t of = r < h ? r : p - 1 - r;
+      all[r] = activity_[of];
+      all[r].rank = static_cast<std::int32_t>(r);
+      res.busy_ns.push_back(half.busy_ns[of]);
+      res.compute_end_ns.push_back(half.compute_end_ns[of]);
+      res.reduce_wait_ns.push_back(half.reduce_wait_ns[of]);
+    }
+    set_bubbles(res, schedule_bubbles(std::move(all)), static_cast<std::int32_t>(p));
+    // Each op skipped stands for its mirror too; the mirror's ops are not simulated.
+    res.skipped_ops = 2 * half.skipped_ops;
+    res.simulated_ops = half.simulated_ops;
+    return res;
+  }
+
   void queue_all() {
     const auto p = static_cast<std::size_t>(t_.p);
     queued_.assign(p, 1);
@@ -156,7 +182,7 @@ class DedicatedRun : IterationEngine {
         own[kFDone] = end;
         if (chunk.next != nullptr) {
           to = chunk.next_rank;
-          chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, to == r, chunk.send_activation);
+          chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
         } else {
           own[kBwdReady] = end;  // the loss (op_finished)
         }
@@ -164,7 +190,7 @@ class DedicatedRun : IterationEngine {
         own[kBDone] = end;
         if (chunk.prev != nullptr) {
           to = chunk.prev_rank;
-          chunk.prev[mb][kBwdReady] = deliver(lane, lane_end, end, to == r, chunk.send_gradient);
+          chunk.prev[mb][kBwdReady] = deliver(lane, lane_end, end, chunk.prev_local, chunk.send_gradient);
         }
       }
       if (to >= 0 && to != r) wake(to);
@@ -212,6 +238,8 @@ class DedicatedRun : IterationEngine {
     std::int64_t send_activation = 0, send_gradient = 0;
     std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
     std::int32_t next_rank = -1, prev_rank = -1;
+    // The output goes to a chunk of the same rank without a send (not across a turn_chunk_).
+    bool next_local = false, prev_local = false;
   };
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
@@ -222,13 +250,16 @@ class DedicatedRun : IterationEngine {
       const NsChunkCost& c = cost(g);
       lc.own = &times_[pair(g, 0)];
       lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
+      const auto r = static_cast<std::int32_t>(k / v);
       if (g + 1 < stages_ && g + 1 != second_start_) {
         lc.next = &times_[pair(g + 1, 0)];
         lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
+        lc.next_local = lc.next_rank == r && g != turn_chunk_;
       }
       if (g > 0 && g != second_start_) {
         lc.prev = &times_[pair(g - 1, 0)];
         lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
+        lc.prev_local = lc.prev_rank == r && g - 1 != turn_chunk_;
       }
       for (std::size_t kind = 0; kind < 3; ++kind) lc.shape[kind] = &c.shapes[shape_index_[kind]];
       lc.send_activation = c.send_activation;
@@ -589,6 +620,19 @@ namespace {
 // `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,
 // kind)'s micro-batches in order (pipeline_schedule_test checks each), so the steady state's
 // search need not walk the table to check it.
+// DualPipe's costs as its lower half's V (simulation_costs.h): chunk g of the V is DualPipe's
+// chunk g on the way down and p + g on the way back up. None when the two pipelines differ.
+std::optional<std::vector<NsChunkCost>> mirrored_costs(const std::vector<NsChunkCost>& costs, std::size_t p) {
+  if (costs.size() == 1) return costs;
+  if (costs.size() != 2 * p) return std::nullopt;
+  for (std::size_t s = 0; s < p; ++s) {
+    if (!(costs[s] == costs[p + s])) return std::nullopt;
+  }
+  std::vector<NsChunkCost> v(p);
+  for (std::size_t g = 0; g < p; ++g) v[g] = costs[g < p / 2 ? g : p + g];
+  return v;
+}
+
 Result<SimulationResult> run_simulation(const ScheduleTable& table, const SimulationInput& input, bool generated,
                                         SteadyPeriods* periods = nullptr) {
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
@@ -609,6 +653,26 @@ Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationIn
 Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input,
                                               SteadyPeriods* periods) {
   return run_simulation(table, input, true, periods);
+}
+
+bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p) {
+  if (input.keep_timeline || p < 2 || p % 2 != 0) return false;
+  if (input.shared_processors > 0 && input.threads_per_rank * p > input.shared_processors) return false;
+  const auto costs = to_ns_costs(input, 2 * static_cast<std::size_t>(p));
+  return costs.ok() && mirrored_costs(*costs, static_cast<std::size_t>(p)).has_value();
+}
+
+Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half, const SimulationInput& input,
+                                                      SteadyPeriods* periods) {
+  const auto p = 2 * static_cast<std::size_t>(half.p);  // DualPipe's ranks, 2p chunks
+  auto costs = to_ns_costs(input, 2 * p);
+  if (!costs.ok()) return costs.errors();
+  auto v = mirrored_costs(*costs, p);
+  if (!v || half.kind != PipelineSchedule::dualpipev || input.keep_timeline) {
+    return make_error("simulation.chunks", "DualPipe's two pipelines differ in cost (or a timeline is asked for): "
+                                           "its lower half does not stand for all its ranks");
+  }
+  return DedicatedRun(half, input, std::move(*v), true, periods, half.p - 1).run();
 }
 
 std::int64_t expected_simulated_ops(const ScheduleTable& table) {

@@ -24,6 +24,7 @@ struct NsSegment {
   std::int64_t ns;
   double flops, bytes;
   std::int32_t label;  // OpSegment::label: -1, or the index of its name in SimulationInput::labels
+  friend bool operator==(const NsSegment&, const NsSegment&) = default;
 };
 
 // What a list of segments comes to when run back to back from some start t with the lane free
@@ -37,6 +38,7 @@ struct NsRunShape {
   std::int64_t first_lane = kNone;       // offset of the first lane segment's start
   std::int64_t compute_first = -1;       // offset of the first compute's start; -1: no compute
   std::int64_t compute_end = -1;         // offset of the last compute's end; -1: no compute
+  friend bool operator==(const NsRunShape&, const NsRunShape&) = default;
 };
 NsRunShape run_shape(const std::vector<NsSegment>& segments);
 // `first` then `second`, back to back (a backward's recomputation, then the backward).
@@ -50,6 +52,7 @@ struct NsChunkCost {  // one chunk, in nanoseconds
   struct Overlapped {
     std::vector<NsSegment> forward, backward, weight_grad, recompute, fused_backward;
     bool empty() const { return forward.empty() && backward.empty() && weight_grad.empty() && recompute.empty(); }
+    friend bool operator==(const Overlapped&, const Overlapped&) = default;
   } overlapped;
   std::int64_t send_activation = 0, send_gradient = 0, dp_reduce = 0, param_gather = 0;
   double dp_reduce_bytes = 0;
@@ -57,6 +60,7 @@ struct NsChunkCost {  // one chunk, in nanoseconds
   // The shapes of an op's whole run, recomputation included (kShape*).
   static constexpr std::size_t kShapeForward = 0, kShapeBackward = 1, kShapeWeightGrad = 2, kShapeFusedBackward = 3;
   std::array<NsRunShape, 4> shapes{};
+  friend bool operator==(const NsChunkCost&, const NsChunkCost&) = default;
 };
 
 class SteadyPeriods;  // steady_state.h
@@ -66,6 +70,27 @@ class SteadyPeriods;  // steady_state.h
 // one table may share `periods`, its steady periods, found once (the first run to need them).
 Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input,
                                               SteadyPeriods* periods = nullptr);
+
+// DualPipe mirrors itself when both pipelines cost the same stage by stage (its chunk s and
+// p + s, stage s of each model copy; `input` is DualPipe's, p ranks): rank p-1-r runs rank r's
+// list with the pipelines swapped (make_schedule's dualpipe_rank), so with the same costs each of
+// its ops runs at the same time as its mirror on rank r, and every figure of rank p-1-r is rank
+// r's. The lower half then runs on its own: what it receives from the upper half (the second
+// pipeline's forwards into its chunk p + p/2, the first's gradients into its chunk p/2 - 1) is,
+// mirrored, what it sends there. As a table that is DualPipeV's V of p/2 ranks and m/2
+// micro-batches (dualpipe_rank is dualpipev_rank of the half, the second pipeline's micro-batches
+// m/2 later), chunk g of the V being DualPipe's chunk g on the way down and p + g on the way
+// back up, except that the turn at the V's bottom crosses to rank p/2 in DualPipe, so its sends
+// take their time on the lane: make_dualpipe_lower_half(), which checks p and m as
+// make_schedule() checks them for DualPipe. Half the ops, the same figures (dualpipe_test
+// checks every one against the whole table's run). Without a shared processor model and without
+// a timeline (whose spans would be the upper half's too) only.
+bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p);
+Result<ScheduleTable> make_dualpipe_lower_half(std::int64_t p, std::int64_t m, ScheduleOptions options);
+// DualPipe's figures, all p ranks', from a run of its lower half (half: make_dualpipe_lower_half's;
+// input: DualPipe's, which dualpipe_mirrors()).
+Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half, const SimulationInput& input,
+                                                      SteadyPeriods* periods = nullptr);
 
 // About how many of the table's ops a run without a timeline simulates one by one: all of them
 // for GPipe (its halves are skipped only when the stage feeding each is the slowest, which

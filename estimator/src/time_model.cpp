@@ -127,11 +127,19 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const CommLinks links = plan_links(plan, device.efficiency());
   IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
 
+  SteadyPeriods periods;  // the runs below skip the same steady state: searched once
   ScheduleOptions schedule_options;
   schedule_options.two_threads = options.parallel_simulations;
-  auto schedule = make_schedule(plan.layout, plan.micro_batches(), schedule_options);
-  if (!schedule) return schedule.errors();
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
+  // DualPipe with the same costs in both pipelines: its lower half stands for every rank
+  // (simulation_costs.h), half the table and half the ops.
+  const bool mirrored = plan.layout.schedule == PipelineSchedule::dualpipe && dualpipe_mirrors(input, plan.layout.pp);
+  auto schedule = mirrored ? make_dualpipe_lower_half(plan.layout.pp, plan.micro_batches(), schedule_options)
+                           : make_schedule(plan.layout, plan.micro_batches(), schedule_options);
+  if (!schedule) return schedule.errors();
+  const auto simulate_table = [&](const SimulationInput& in) {
+    return mirrored ? simulate_dualpipe_lower_half(*schedule, in, &periods) : simulate_well_formed(*schedule, in, &periods);
+  };
   // With pp > 1, the same table is simulated again with free pipeline transfers, only for the
   // first stage's bubble (below): what the schedule leaves idle, apart from what transfers add.
   // The two runs are independent; a large schedule's second runs beside the first.
@@ -142,15 +150,14 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   };
   std::optional<Result<SimulationResult>> ideal;
   SimulationInput ideal_input;
-  SteadyPeriods periods;  // both runs skip the same steady state: searched once
   std::optional<SideJob> side;
   if (plan.layout.pp > 1 && options.parallel_simulations &&
       expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
     ideal_input = input;
     free_transfers(ideal_input);
-    side.emplace([&] { ideal.emplace(simulate_well_formed(*schedule, ideal_input, &periods)); });
+    side.emplace([&] { ideal.emplace(simulate_table(ideal_input)); });
   }
-  auto sim = simulate_well_formed(*schedule, input, &periods);
+  auto sim = simulate_table(input);
   if (side) side->wait();
   if (!sim) return sim.errors();
 
@@ -181,7 +188,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   if (plan.layout.pp > 1) {
     if (!ideal) {
       free_transfers(input);
-      ideal.emplace(simulate_well_formed(*schedule, input, &periods));
+      ideal.emplace(simulate_table(input));
     }
     if (!*ideal) return ideal->errors();
     schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);
@@ -192,6 +199,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   out.bubble_fraction = sim->bubble_fraction;
   out.bubble_fraction_max = sim->bubble_fraction_max;
   out.skipped_ops = sim->skipped_ops;
+  out.simulated_ops = sim->simulated_ops;
   add_volume(b, plan, costs);
   if (options.keep_timeline) out.timeline = std::move(sim->timeline);
   return out;

@@ -119,6 +119,11 @@ struct SimulationResult {
   // simulating them would (steady_state.h). 0 with a timeline, or when the schedule has no
   // steady state long enough.
   std::int64_t skipped_ops = 0;
+  // Ops simulated one by one. With a timeline, all of them; without, all but the skipped ones,
+  // and for DualPipe with the same costs in both pipelines only those of the lower half of the
+  // ranks: the upper half mirrors it (rank p-1-r runs rank r's ops on the other pipeline at the
+  // same times), so its figures are the lower half's (pipeline_simulator.cpp).
+  std::int64_t simulated_ops = 0;
 };
 
 // Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,

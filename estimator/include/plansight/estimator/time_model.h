@@ -75,6 +75,8 @@ struct TimePrediction {
   // Ops of the schedule the simulation did not run one by one: without a timeline, periods of a
   // steady state that it moved over at once (SimulationResult::skipped_ops); 0 with a timeline.
   std::int64_t skipped_ops = 0;
+  // Of the simulation's ops, those it ran one by one (SimulationResult::simulated_ops).
+  std::int64_t simulated_ops = 0;
   Timeline timeline;
 };
 

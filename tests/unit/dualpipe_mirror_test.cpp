@@ -1,0 +1,151 @@
+// DualPipe's lower half standing for all its ranks (simulation_costs.h): with the same costs in
+// both pipelines, the V of p/2 ranks and m/2 micro-batches gives every figure of the whole
+// table's op-by-op run, for every rank, with half the ops; with different costs it is refused.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/pipeline_schedule.h"
+#include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+#include "simulation_costs.h"
+#include "steady_state.h"
+
+namespace plansight::estimator {
+namespace {
+
+constexpr double kMs = 1e-3;
+
+// Costs of DualPipe's 2p chunks, stage s of both pipelines alike (chunks s and p + s), drawn per
+// stage. `whole_ms`: every duration a whole number of ms, so that ops end at the same instants
+// and every tie between an input and a free rank is met. The seed also picks the one-off work:
+// ZeRO-3 gathers with and without prefetch, reductions per chunk in buckets or at the end,
+// recomputation, the optimizer's all-gather.
+SimulationInput mirrored_input(std::int64_t p, std::uint32_t seed, bool whole_ms) {
+  std::uint32_t x = seed * 2654435761u + 1;
+  auto ms = [&](double lo, double hi) {
+    x = x * 1664525u + 1013904223u;
+    const double v = lo + (hi - lo) * static_cast<double>(x >> 8) / static_cast<double>(1u << 24);
+    return (whole_ms ? static_cast<double>(static_cast<int>(v + 0.5)) : v) * kMs;
+  };
+  std::vector<ChunkCost> stages;
+  for (std::int64_t s = 0; s < p; ++s) {
+    ChunkCost c;
+    c.forward.segments = {{Lane::compute, ms(1, 4)}, {Lane::communication, ms(0, 1)}, {Lane::compute, ms(0, 1)}};
+    c.backward.segments = {{Lane::compute, ms(1, 6)}, {Lane::communication, ms(0, 1)}};
+    c.weight_grad = compute_cost(ms(0, 3));
+    c.recompute = compute_cost(seed % 3 == 1 ? ms(0, 2) : 0);
+    c.send_activation_seconds = ms(0, 2);
+    c.send_gradient_seconds = ms(0, 2);
+    c.dp_reduce_seconds = ms(1, 8);
+    c.param_gather_seconds = seed % 2 == 0 ? ms(0, 2) : 0;
+    c.param_prefetch = seed % 4 != 2;
+    stages.push_back(c);
+  }
+  SimulationInput in;
+  for (int copy = 0; copy < 2; ++copy) in.chunks.insert(in.chunks.end(), stages.begin(), stages.end());
+  in.optimizer_seconds = ms(1, 3);
+  in.optimizer_gather_seconds = seed % 2 == 1 ? ms(0, 2) : 0;
+  in.dp_buckets = static_cast<std::int32_t>(1 + seed % 5);
+  in.dp_issue = seed % 3 == 0 ? DpReduceIssue::at_end : DpReduceIssue::per_chunk;
+  in.keep_timeline = false;
+  return in;
+}
+
+TEST(DualPipeMirror, TheLowerHalfGivesEveryFigureOfTheWholeTable) {
+  int runs = 0;
+  for (std::int64_t p : {2, 4, 6, 8, 16}) {
+    for (std::int64_t m : {2 * p, 2 * p + 2, 6 * p, 8 * p + 4}) {
+      for (std::uint32_t seed = 0; seed < 12; ++seed) {
+        for (bool whole_ms : {false, true}) {
+          SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m) + " seed=" + std::to_string(seed) +
+                       (whole_ms ? " whole ms" : ""));
+          const SimulationInput in = mirrored_input(p, seed, whole_ms);
+          ASSERT_TRUE(dualpipe_mirrors(in, p));
+          auto table = make_schedule(PipelineSchedule::dualpipe, p, 2, m);
+          auto half = make_dualpipe_lower_half(p, m, ScheduleOptions{});
+          ASSERT_TRUE(table.ok() && half.ok());
+          SimulationInput kept = in;
+          kept.keep_timeline = true;  // op by op, every rank, nothing skipped
+          const auto whole = simulate(*table, kept);
+          const auto mirrored = simulate_dualpipe_lower_half(*half, in);
+          ASSERT_TRUE(whole.ok() && mirrored.ok()) << whole.error_text() << mirrored.error_text();
+          EXPECT_EQ(mirrored->iteration_ns, whole->iteration_ns);
+          EXPECT_EQ(mirrored->busy_ns, whole->busy_ns);
+          EXPECT_EQ(mirrored->compute_end_ns, whole->compute_end_ns);
+          EXPECT_EQ(mirrored->reduce_wait_ns, whole->reduce_wait_ns);
+          EXPECT_EQ(mirrored->bubble_ns, whole->bubble_ns);
+          EXPECT_EQ(mirrored->bubble_fraction, whole->bubble_fraction);
+          EXPECT_EQ(mirrored->bubble_fraction_max, whole->bubble_fraction_max);
+          // Half the ops at most were simulated; the rest mirrored or skipped.
+          const std::int64_t ops = 3 * p * m;
+          EXPECT_EQ(whole->simulated_ops, ops);
+          EXPECT_LE(mirrored->simulated_ops + mirrored->skipped_ops / 2, ops / 2);
+          EXPECT_GT(mirrored->simulated_ops, 0);
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 5 * 4 * 12 * 2);
+}
+
+TEST(DualPipeMirror, PipelinesThatDifferAreSimulatedWhole) {
+  SimulationInput in = mirrored_input(4, 3, false);
+  in.chunks[4 + 1].forward.segments[0].seconds += 1e-6;  // stage 1 of the second copy, 1 us slower
+  EXPECT_FALSE(dualpipe_mirrors(in, 4));
+  auto half = make_dualpipe_lower_half(4, 16, ScheduleOptions{});
+  ASSERT_TRUE(half.ok());
+  const auto refused = simulate_dualpipe_lower_half(*half, in);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.errors().front().field, "simulation.chunks");
+  // A timeline shows every rank's spans: the whole table runs.
+  SimulationInput kept = mirrored_input(4, 3, false);
+  kept.keep_timeline = true;
+  EXPECT_FALSE(dualpipe_mirrors(kept, 4));
+  // One cost for every chunk mirrors.
+  SimulationInput one = mirrored_input(4, 3, false);
+  one.chunks.resize(1);
+  EXPECT_TRUE(dualpipe_mirrors(one, 4));
+}
+
+TEST(DualPipeMirror, TheHalfIsCheckedAsDualPipeIs) {
+  auto field = [](const Result<ScheduleTable>& r) { return r.ok() ? std::string("ok") : r.errors().front().field; };
+  EXPECT_EQ(field(make_dualpipe_lower_half(3, 12, ScheduleOptions{})), field(make_schedule(PipelineSchedule::dualpipe, 3, 2, 12)));
+  EXPECT_EQ(field(make_dualpipe_lower_half(4, 7, ScheduleOptions{})), "training.global_batch");
+  EXPECT_EQ(field(make_dualpipe_lower_half(4, 6, ScheduleOptions{})), "training.global_batch");
+  const auto half = make_dualpipe_lower_half(8, 32, ScheduleOptions{});
+  ASSERT_TRUE(half.ok());
+  EXPECT_EQ(half->kind, PipelineSchedule::dualpipev);
+  EXPECT_EQ(half->p, 4);
+  EXPECT_EQ(half->m, 16);
+}
+
+// The estimate of a DualPipe plan runs its lower half (both pipelines cost the same); the
+// prediction with a timeline runs the whole table: every figure the same.
+TEST(DualPipeMirror, AnEstimateIsTheSameWithAndWithoutTheTimeline) {
+  Plan plan = default_plan();
+  plan.layout.pp = 8;
+  plan.layout.vpp = 2;
+  plan.layout.schedule = PipelineSchedule::dualpipe;
+  plan.training.global_batch = plan.training.micro_batch * plan.dp() * 64;
+  auto estimated = estimate(plan);
+  ASSERT_TRUE(estimated.ok()) << estimated.error_text();
+  TimeModelOptions lean, kept;
+  lean.keep_timeline = false;
+  kept.keep_timeline = true;
+  const auto a = predict_time(plan, estimated->padded_vocab, lean);
+  const auto b = predict_time(plan, estimated->padded_vocab, kept);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->iteration_s, b->iteration_s);
+  EXPECT_EQ(a->bubble_fraction, b->bubble_fraction);
+  EXPECT_EQ(a->bubble_fraction_max, b->bubble_fraction_max);
+  EXPECT_EQ(a->breakdown.bubble_s, b->breakdown.bubble_s);
+  EXPECT_EQ(a->breakdown.pp_comm_s, b->breakdown.pp_comm_s);
+  EXPECT_EQ(a->breakdown.dp_comm_s, b->breakdown.dp_comm_s);
+}
+
+}  // namespace
+}  // namespace plansight::estimator
