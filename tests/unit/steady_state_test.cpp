@@ -12,6 +12,7 @@
 #include <thread>
 #include <tuple>
 
+#include "drawn_costs.h"
 #include "iteration_engine.h"
 #include "plansight/estimator/pipeline_simulator.h"
 #include "simulation_costs.h"
@@ -32,23 +33,11 @@ SimulationInput drawn_input(std::int64_t stages, std::uint32_t seed, bool unifor
   };
   ChunkCost first;
   for (std::int64_t g = 0; g < stages; ++g) {
-    ChunkCost c;
-    c.forward.segments = {{Lane::compute, ms(0.5, 1.5)}, {Lane::communication, ms(0.05, 0.3)}, {Lane::compute, ms(0.1, 0.4)}};
-    c.backward.segments = {{Lane::compute, ms(1, 3)}, {Lane::communication, ms(0.05, 0.3)}};
-    c.weight_grad = compute_cost(ms(0.3, 1));
-    c.recompute = compute_cost(seed % 3 == 1 ? ms(0, 0.5) : 0);
-    c.send_activation_seconds = ms(0.01, 0.4);
-    c.send_gradient_seconds = ms(0.01, 0.4);
-    c.dp_reduce_seconds = ms(1, 6);
-    c.param_gather_seconds = seed % 2 == 0 ? ms(0.1, 1) : 0;
-    c.param_prefetch = seed % 4 != 2;
+    const ChunkCost c = test::drawn_chunk(ms, seed);
     if (g == 0) first = c;
     in.chunks.push_back(uniform ? first : c);
   }
-  in.optimizer_seconds = ms(0.2, 1);
-  in.optimizer_gather_seconds = seed % 2 == 1 ? ms(0.1, 0.5) : 0;
-  in.dp_buckets = static_cast<std::int32_t>(1 + seed % 5);
-  in.dp_issue = seed % 3 == 0 ? DpReduceIssue::at_end : DpReduceIssue::per_chunk;
+  test::draw_run_settings(in, ms, seed);
   return in;
 }
 
@@ -85,13 +74,7 @@ std::int64_t expect_skip_equals_full_run(const ScheduleTable& table, const Simul
   EXPECT_TRUE(a.ok() && b.ok());
   if (!a.ok() || !b.ok()) return 0;
   EXPECT_EQ(a->skipped_ops, 0);
-  EXPECT_EQ(a->iteration_ns, b->iteration_ns);
-  EXPECT_EQ(a->busy_ns, b->busy_ns);
-  EXPECT_EQ(a->compute_end_ns, b->compute_end_ns);
-  EXPECT_EQ(a->reduce_wait_ns, b->reduce_wait_ns);
-  EXPECT_EQ(a->bubble_ns, b->bubble_ns);
-  EXPECT_DOUBLE_EQ(a->bubble_fraction, b->bubble_fraction);
-  EXPECT_DOUBLE_EQ(a->bubble_fraction_max, b->bubble_fraction_max);
+  test::expect_same_figures(*b, *a);
   return b->skipped_ops;
 }
 
