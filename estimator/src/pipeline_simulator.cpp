@@ -62,15 +62,18 @@ class DedicatedRun : IterationEngine {
  private:
   // DualPipe's figures from its lower half's (this run): rank p-1-r's are rank r's.
   SimulationResult mirrored_results() {
-    SimulationResult half = results(schedule_bubbles(activity_));
+    const SimulationResult half = results(ScheduleBubbles{});  // the bubbles: of all ranks, below
     const auto h = static_cast<std::size_t>(t_.p), p = 2 * h;
     std::vector<RankActivity> all(p);
     SimulationResult res;
     res.iteration_ns = half.iteration_ns;
+    for (std::size_t r = 0; r < h; ++r) {
+      all[p - 1 - r] = activity_[r];
+      all[p - 1 - r].rank = static_cast<std::int32_t>(p - 1 - r);
+      all[r] = std::move(activity_[r]);
+    }
     for (std::size_t r = 0; r < p; ++r) {
       const std::size_t of = r < h ? r : p - 1 - r;
-      all[r] = activity_[of];
-      all[r].rank = static_cast<std::int32_t>(r);
       res.busy_ns.push_back(half.busy_ns[of]);
       res.compute_end_ns.push_back(half.compute_end_ns[of]);
       res.reduce_wait_ns.push_back(half.reduce_wait_ns[of]);
@@ -668,9 +671,10 @@ Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half,
   auto costs = to_ns_costs(input, 2 * p);
   if (!costs.ok()) return costs.errors();
   auto v = mirrored_costs(*costs, p);
-  if (!v || half.kind != PipelineSchedule::dualpipev || input.keep_timeline) {
-    return make_error("simulation.chunks", "DualPipe's two pipelines differ in cost (or a timeline is asked for): "
-                                           "its lower half does not stand for all its ranks");
+  if (!v || half.kind != PipelineSchedule::dualpipev || !dualpipe_mirrors(input, static_cast<std::int64_t>(p))) {
+    return make_error("simulation.chunks",
+                      "DualPipe's lower half does not stand for all its ranks here: its two pipelines differ in "
+                      "cost, a timeline is asked for, or the ranks share processors; simulate the whole table");
   }
   return DedicatedRun(half, input, std::move(*v), true, periods, half.p - 1).run();
 }

@@ -82,13 +82,14 @@ Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const 
 // m/2 later), chunk g of the V being DualPipe's chunk g on the way down and p + g on the way
 // back up, except that the turn at the V's bottom crosses to rank p/2 in DualPipe, so its sends
 // take their time on the lane: make_dualpipe_lower_half(), which checks p and m as
-// make_schedule() checks them for DualPipe. Half the ops, the same figures (dualpipe_test
+// make_schedule() checks them for DualPipe. Half the ops, the same figures (dualpipe_mirror_test
 // checks every one against the whole table's run). Without a shared processor model and without
 // a timeline (whose spans would be the upper half's too) only.
 bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p);
 Result<ScheduleTable> make_dualpipe_lower_half(std::int64_t p, std::int64_t m, ScheduleOptions options);
-// DualPipe's figures, all p ranks', from a run of its lower half (half: make_dualpipe_lower_half's;
-// input: DualPipe's, which dualpipe_mirrors()).
+// DualPipe's figures, all p ranks', from a run of its lower half (half: make_dualpipe_lower_half's,
+// which is well formed as simulate_well_formed() needs; input: DualPipe's). An error naming
+// simulation.chunks when dualpipe_mirrors() is false.
 Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half, const SimulationInput& input,
                                                       SteadyPeriods* periods = nullptr);
 
