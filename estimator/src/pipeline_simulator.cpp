@@ -620,9 +620,11 @@ class DedicatedRun : IterationEngine {
 
 namespace {
 
-// `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,
-// kind)'s micro-batches in order (pipeline_schedule_test checks each), so the steady state's
-// search need not walk the table to check it.
+// Whether the ranks' threads outnumber the processors they share (the shared processor model).
+bool shares_processors(const SimulationInput& input, std::int64_t ranks) {
+  return input.shared_processors > 0 && input.threads_per_rank * ranks > input.shared_processors;
+}
+
 // DualPipe's costs as its lower half's V (simulation_costs.h): chunk g of the V is DualPipe's
 // chunk g on the way down and p + g on the way back up. None when the two pipelines differ.
 std::optional<std::vector<NsChunkCost>> mirrored_costs(const std::vector<NsChunkCost>& costs, std::size_t p) {
@@ -636,13 +638,22 @@ std::optional<std::vector<NsChunkCost>> mirrored_costs(const std::vector<NsChunk
   return v;
 }
 
+// DualPipe's costs as its lower half's V, when the half may stand for every rank.
+std::optional<std::vector<NsChunkCost>> lower_half_costs(const SimulationInput& input, std::int64_t p) {
+  if (input.keep_timeline || p < 2 || p % 2 != 0 || shares_processors(input, p)) return std::nullopt;
+  const auto costs = to_ns_costs(input, 2 * static_cast<std::size_t>(p));
+  if (!costs.ok()) return std::nullopt;
+  return mirrored_costs(*costs, static_cast<std::size_t>(p));
+}
+
+// `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,
+// kind)'s micro-batches in order (pipeline_schedule_test checks each), so the steady state's
+// search need not walk the table to check it.
 Result<SimulationResult> run_simulation(const ScheduleTable& table, const SimulationInput& input, bool generated,
                                         SteadyPeriods* periods = nullptr) {
   auto costs = to_ns_costs(input, static_cast<std::size_t>(table.stages()));
   if (!costs.ok()) return costs.errors();
-  if (input.shared_processors > 0 && input.threads_per_rank * table.p > input.shared_processors) {
-    return simulate_shared(table, input, std::move(costs).value());
-  }
+  if (shares_processors(input, table.p)) return simulate_shared(table, input, std::move(costs).value());
   return DedicatedRun(table, input, std::move(costs).value(), generated, periods).run();
 }
 
@@ -658,25 +669,17 @@ Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const 
   return run_simulation(table, input, true, periods);
 }
 
-bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p) {
-  if (input.keep_timeline || p < 2 || p % 2 != 0) return false;
-  if (input.shared_processors > 0 && input.threads_per_rank * p > input.shared_processors) return false;
-  const auto costs = to_ns_costs(input, 2 * static_cast<std::size_t>(p));
-  return costs.ok() && mirrored_costs(*costs, static_cast<std::size_t>(p)).has_value();
-}
+bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p) { return lower_half_costs(input, p).has_value(); }
 
 Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half, const SimulationInput& input,
                                                       SteadyPeriods* periods) {
-  const auto p = 2 * static_cast<std::size_t>(half.p);  // DualPipe's ranks, 2p chunks
-  auto costs = to_ns_costs(input, 2 * p);
-  if (!costs.ok()) return costs.errors();
-  auto v = mirrored_costs(*costs, p);
-  if (!v || half.kind != PipelineSchedule::dualpipev || !dualpipe_mirrors(input, static_cast<std::int64_t>(p))) {
+  auto costs = half.kind == PipelineSchedule::dualpipev ? lower_half_costs(input, 2 * std::int64_t{half.p}) : std::nullopt;
+  if (!costs) {
     return make_error("simulation.chunks",
                       "DualPipe's lower half does not stand for all its ranks here: its two pipelines differ in "
                       "cost, a timeline is asked for, or the ranks share processors; simulate the whole table");
   }
-  return DedicatedRun(half, input, std::move(*v), true, periods, half.p - 1).run();
+  return DedicatedRun(half, input, std::move(*costs), true, periods, half.p - 1).run();
 }
 
 std::int64_t expected_simulated_ops(const ScheduleTable& table) {
