@@ -31,8 +31,8 @@ struct ScheduleOp {
   // communication, started when both inputs are in), and dualpipev.py's receives posted ahead of
   // an op that then waits for them.
   bool pairs_with_next = false;
-  // Always 0: the bytes that would be padding, named so that every byte of an op is initialised
-  // (the steady-state search compares ops a word at a time, steady_state.cpp).
+  // No padding: every byte of an op is a field, always initialised (the steady-state search
+  // compares an op as one 64-bit word, steady_state.cpp).
   std::int16_t chunk = 0;        // local model chunk on this rank, 0 .. v-1 (v <= kMaxChunksPerRank)
   std::int32_t micro_batch = 0;  // 0 .. m-1
   friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;

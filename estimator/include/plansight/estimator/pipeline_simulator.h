@@ -119,10 +119,10 @@ struct SimulationResult {
   // simulating them would (steady_state.h). 0 with a timeline, or when the schedule has no
   // steady state long enough.
   std::int64_t skipped_ops = 0;
-  // Ops simulated one by one. With a timeline, all of them; without, all but the skipped ones,
-  // and for DualPipe with the same costs in both pipelines only those of the lower half of the
-  // ranks: the upper half mirrors it (rank p-1-r runs rank r's ops on the other pipeline at the
-  // same times), so its figures are the lower half's (pipeline_simulator.cpp).
+  // Ops simulated one by one: with a timeline all of them, without all but the skipped ones. The
+  // time model's run of DualPipe whose two pipelines cost the same (predict_time) simulates the
+  // lower half of the ranks only: rank p-1-r runs rank r's ops on the other pipeline at the same
+  // times, so its figures are rank r's (estimator/src/simulation_costs.h).
   std::int64_t simulated_ops = 0;
 };
 
