@@ -40,6 +40,7 @@ class DedicatedRun : IterationEngine {
     limit_.resize(p);
     for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
     shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
+    pairs_ = !generated_ || t.v_shape();
     if (shape_path_) build_lean_chunks();
     queue_all();
   }
@@ -94,22 +95,27 @@ class DedicatedRun : IterationEngine {
   }
 
   // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
-  bool drain() {
+  bool drain() { return pairs_ ? drain_ops<true>() : drain_ops<false>(); }
+  // `Pairs`: the table may hold overlapped pairs (ScheduleOp::pairs_with_next); make_schedule's
+  // have them only for DualPipe(V), and the other schedules' op loop leaves out their check.
+  template <bool Pairs>
+  bool drain_ops() {
     while (work_count_ > 0) {
       const std::int32_t r = work_[work_head_];
       work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
       --work_count_;
       queued_[static_cast<std::size_t>(r)] = 0;
-      if (!advance(r)) return false;
+      if (!advance<Pairs>(r)) return false;
     }
     return true;
   }
 
   // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
+  template <bool Pairs>
   [[gnu::always_inline]] bool advance(std::int32_t r) {
     for (;;) {
       if (shape_path_) {
-        const Lean ran = run_lean(r);
+        const Lean ran = run_lean<Pairs>(r);
         if (ran == Lean::cancelled) return false;
         if (ran == Lean::blocked) return true;
       }
@@ -127,6 +133,7 @@ class DedicatedRun : IterationEngine {
   // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
   // when step() must run it.
   enum class Lean { blocked, other, cancelled };
+  template <bool Pairs>
   [[gnu::always_inline]] Lean run_lean(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
     RankActivity& a = activity_[ri];
@@ -153,7 +160,7 @@ class DedicatedRun : IterationEngine {
       const auto mb = static_cast<std::size_t>(o.micro_batch);
       PairTimes& own = chunk.own[mb];
       std::int64_t ready = lean_ready(o.kind, own);
-      if (o.pairs_with_next && ready >= 0) {
+      if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
@@ -608,6 +615,7 @@ class DedicatedRun : IterationEngine {
   // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
   // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
   bool shape_path_ = false;
+  bool pairs_ = true;  // the table may hold overlapped pairs (drain)
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
   std::vector<LeanChunk> lean_;     // per (rank, local chunk), r * v + c (shape_path_ only)
   std::uint32_t polls_ = 0;
