@@ -143,6 +143,10 @@ class IterationEngine {
   // up (compute time, gap time and lists). The pending times themselves are not copied: each
   // (chunk, micro-batch) time is written once, by its producer, so times_ still holds them
   // when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1 estimate).
+  static constexpr std::size_t kRankFields = 5, kPending = 4;
+  struct Window {
+    std::int32_t first, count;  // micro-batches first .. first + count - 1
+  };
   struct SteadySnapshot {
     std::vector<std::size_t> cut;       // per rank: the ops it has run (next_)
     std::vector<std::int32_t> ran;      // per (global chunk, op kind): ops run, its pipeline's first `ran` micro-batches
@@ -150,15 +154,19 @@ class IterationEngine {
     std::vector<std::size_t> lists;     // per rank: gaps and collectives recorded so far
     std::vector<std::int64_t> lane;     // every rank's lane tail, [start, end) pairs
     std::vector<std::size_t> lane_at;   // per rank + 1: its first value in `lane`
+    std::vector<Window> windows;        // per (global chunk, which): pending(), once fill_windows() ran
+    bool windows_set = false;
   };
-  static constexpr std::size_t kRankFields = 5, kPending = 4;
-  struct Window {
-    std::int32_t first, count;  // micro-batches first .. first + count - 1
-  };
+
   // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (kFwdReady),
   // 1 its forwards' ends its backwards wait for (kFDone, read as "it has run" only), 2 the
   // output gradients of its backwards (kBwdReady), 3 its backwards' ends its Ws need (kBDone).
-  Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const;
+  Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
+    return s.windows[static_cast<std::size_t>(g) * kPending + which];
+  }
+  // Sets s.windows from the snapshot's ops run, once: the comparisons and the skip read each
+  // window several times, and most snapshots are never compared in full.
+  void fill_windows(SteadySnapshot& s) const;
   // Whether chunk g's window `which` holds marks only (iteration_engine_steady.cpp), never a time
   // that decides when an op starts: left out of the compared state, written on in a skip.
   bool marks_only(std::int32_t g, std::size_t which) const;
@@ -175,16 +183,61 @@ class IterationEngine {
   // are): equal shapes are candidates, which period_ns() compares in full.
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
-  // T > 0 when `now` is `before` T later and `mb_shift` micro-batches on: the run is periodic
-  // from here. -1 otherwise. The cuts are the caller's to check; both snapshots are of this run
-  // and no skip lies between them (their pending times are read from times_).
-  std::int64_t period_ns(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift) const;
-  // Moves the run, which is at `now`, on by `periods` periods of `ns` (`ops[r]` ops of rank r
-  // and `mb_shift` micro-batches each), as simulating them would: every clock, lane tail and
-  // pending time later, every sum grown and every list extended by what the period `before` ->
-  // `now` added. Returns the ops skipped (0: the periods do not fit the iteration).
+  // Per rank r, T_r > 0 when `now` is `before` moved on by T_r on rank r and `mb_shift`
+  // micro-batches: every clock, lane tail and collective end of rank r T_r later, every pending
+  // time its producer's T later (producer_rank). Empty otherwise. Equal T_r: the run is periodic
+  // from here; unequal: it is while no decision between ranks changes side (margin_cycles). The
+  // cuts are the caller's to check; both snapshots are of this run and no skip lies between them
+  // (their pending times are read from times_).
+  // `own_only`: empty as well when all T_r are equal.
+  std::vector<std::int64_t> period_shifts(SteadySnapshot& before, SteadySnapshot& now, std::int32_t mb_shift,
+                                          bool own_only = false) const;
+  // The rank that writes chunk g's pending time `which` (pending()): a first chunk's forward
+  // inputs are there at t = 0 (their window is empty), a last chunk's backward input is its own
+  // loss.
+  std::int32_t producer_rank(std::int32_t g, std::size_t which) const {
+    const auto at = static_cast<std::size_t>(g);
+    if (which == kFwdReady && g > 0 && g != second_start_) return rank_of_[at - 1];
+    if (which == kBwdReady && g + 1 < stages_ && g + 1 != second_start_) return rank_of_[at + 1];
+    return rank_of_[at];
+  }
+  // Moves the run, which is at `now`, on by `periods` periods (`ops[r]` ops of rank r, T_r = ns[r]
+  // later, and `mb_shift` micro-batches each), as simulating them would: every clock, lane tail
+  // and pending time later, every sum grown and every list extended by what the period `before`
+  // -> `now` added. Returns the ops skipped (0: the periods do not fit the iteration).
   std::int64_t skip_periods(const SteadySnapshot& before, const SteadySnapshot& now, const std::vector<std::size_t>& ops,
-                            std::int32_t mb_shift, std::int64_t periods, std::int64_t ns);
+                            std::int32_t mb_shift, std::int64_t periods, const std::vector<std::int64_t>& ns);
+
+  // The decisions between two ranks' times taken by the ops run since the last cut, recorded
+  // while record_margins_: an op of rank `a` whose input from rank `b` came `margin` before its
+  // rank was free (a negative margin: the input came later, and the op waited for it), or an
+  // overlapped pair whose first input (from rank `a`) came `margin` after its second's (from `b`).
+  // When the ranks' clocks move on by different periods (period_shifts), each margin moves by the
+  // difference per period; the decision holds while its margin keeps its sign.
+  struct Margin {
+    std::int32_t a, b;
+    std::int64_t margin;
+    bool pair;
+  };
+  [[gnu::always_inline]] void note_margin(std::int32_t a, std::int32_t b, std::int64_t margin, bool pair) {
+    if (a != b) margins_.push_back({a, b, margin, pair});
+  }
+  // The decisions of rank r's op `o` (chunk g, its rank's op i), its rank free at `free`.
+  void note_margins(std::int32_t r, std::size_t i, const ScheduleOp& o, std::int32_t g, std::int64_t free);
+  // How many more periods of per-rank shifts `ns` keep every decision in margins_ on its side
+  // (INT64_MAX: no decision between ranks that move apart); 0 when one is on its edge, or the
+  // input of an op that waited moves apart from its rank.
+  std::int64_t margin_cycles(const std::vector<std::int64_t>& ns) const;
+  // The rank whose op writes the input of an op of `kind` of chunk g (g's own rank: the loss,
+  // a W's B; -1: none, a first chunk's forward input, there at t = 0).
+  std::int32_t input_rank(OpKind kind, std::int32_t g) const {
+    const auto at = static_cast<std::size_t>(g);
+    if (kind == OpKind::forward) return g > 0 && g != second_start_ ? rank_of_[at - 1] : -1;
+    if (kind == OpKind::backward && g + 1 < stages_ && g + 1 != second_start_) return rank_of_[at + 1];
+    return rank_of_[at];
+  }
+  std::vector<Margin> margins_;
+  bool record_margins_ = false;
 
   const ScheduleTable& t_;
   const SimulationInput& in_;

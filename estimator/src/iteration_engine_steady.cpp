@@ -1,5 +1,6 @@
 // The event engine's steady-state snapshot and skip (iteration_engine.h, steady_state.h).
 #include <algorithm>
+#include <climits>
 
 #include "iteration_engine.h"
 
@@ -32,24 +33,6 @@ bool IterationEngine::marks_only(std::int32_t g, std::size_t which) const {
   return which == kFDone || (which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_));
 }
 
-IterationEngine::Window IterationEngine::pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
-  const auto ran = [&](std::int32_t chunk, OpKind k) {
-    return s.ran[static_cast<std::size_t>(chunk) * 3 + static_cast<std::size_t>(k)];
-  };
-  const std::int32_t f = ran(g, OpKind::forward), b = ran(g, OpKind::backward);
-  // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
-  // DualPipe's second (two_pipelines); windows are in micro-batch indices.
-  const std::int32_t base = pipeline_first(g);
-  auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
-  const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
-  switch (which) {
-    case 0: return starts ? window(f, f) : window(f, ran(g - 1, OpKind::forward));  // a first chunk: inputs at t = 0
-    case 1: return window(b, f);
-    case 2: return window(b, ends ? f : ran(g + 1, OpKind::backward));  // a last chunk: its loss
-    default: return t_.split_backward ? window(ran(g, OpKind::weight_grad), b) : window(b, b);
-  }
-}
-
 std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
   return second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
 }
@@ -79,6 +62,30 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
     lanes_[r].tail(prev_start_[r], s.lane);
   }
   s.lane_at.push_back(s.lane.size());
+  s.windows_set = false;  // fill_windows(), for the snapshots that are compared
+}
+
+void IterationEngine::fill_windows(SteadySnapshot& s) const {
+  if (s.windows_set) return;
+  s.windows_set = true;
+  s.windows.resize(static_cast<std::size_t>(stages_) * kPending);
+  const std::int32_t* ran = s.ran.data();
+  constexpr auto kF = static_cast<std::size_t>(OpKind::forward), kB = static_cast<std::size_t>(OpKind::backward),
+                 kW = static_cast<std::size_t>(OpKind::weight_grad);
+  Window* out = s.windows.data();
+  for (std::int32_t g = 0; g < stages_; ++g, out += kPending) {
+    const auto at = [&](std::int32_t chunk, std::size_t kind) { return ran[static_cast<std::size_t>(chunk) * 3 + kind]; };
+    // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
+    // DualPipe's second (two_pipelines); windows are in micro-batch indices.
+    const std::int32_t base = pipeline_first(g);
+    const auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
+    const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
+    const std::int32_t f = at(g, kF), b = at(g, kB);
+    out[0] = starts ? window(f, f) : window(f, at(g - 1, kF));  // a first chunk: inputs at t = 0
+    out[1] = window(b, f);
+    out[2] = window(b, ends ? f : at(g + 1, kB));  // a last chunk: its loss
+    out[3] = t_.split_backward ? window(at(g, kW), b) : window(b, b);
+  }
 }
 
 std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops,
@@ -117,39 +124,48 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
   return h.done();
 }
 
-std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const SteadySnapshot& now,
-                                        std::int32_t mb_shift) const {
-  const std::int64_t ns = now.rank[0] - before.rank[0];
-  if (ns <= 0 || now.lane.size() != before.lane.size()) return -1;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
+std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before, SteadySnapshot& now,
+                                                        std::int32_t mb_shift, bool own_only) const {
+  const auto p = static_cast<std::size_t>(t_.p);
+  if (now.lane.size() != before.lane.size()) return {};
+  std::vector<std::int64_t> ns(p);
+  for (std::size_t r = 0; r < p; ++r) {
     const std::int64_t* b = &before.rank[r * kRankFields];
     const std::int64_t* n = &now.rank[r * kRankFields];
-    if (n[0] - b[0] != ns || n[1] - b[1] != ns) return -1;
+    ns[r] = n[0] - b[0];
+    if (ns[r] <= 0 || n[1] - b[1] != ns[r]) return {};
     // A rank's collectives matter only while they end after its clock (gap() compares them with
     // the start of its next gaps, which begin at or after the clock).
     const bool past_before = b[4] <= b[0], past_now = n[4] <= n[0];
-    if (past_before != past_now || (!past_now && n[4] - b[4] != ns)) return -1;
-    if (now.lane_at[r + 1] - now.lane_at[r] != before.lane_at[r + 1] - before.lane_at[r]) return -1;
-  }
-  for (std::size_t i = 0; i < now.lane.size(); ++i) {
-    if (now.lane[i] - before.lane[i] != ns) return -1;
-  }
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      if (marks_only(g, which)) continue;
-      const Window a = pending(before, g, which), b = pending(now, g, which);
-      if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return -1;
+    if (past_before != past_now || (!past_now && n[4] - b[4] != ns[r])) return {};
+    if (now.lane_at[r + 1] - now.lane_at[r] != before.lane_at[r + 1] - before.lane_at[r]) return {};
+    for (std::size_t i = now.lane_at[r]; i < now.lane_at[r + 1]; ++i) {
+      if (now.lane[i] - before.lane[i] != ns[r]) return {};
     }
   }
-  // The pending times, window by window: each is where its producer wrote it.
+  // Equal clocks are the uniform search's (shape_hash) to find.
+  if (own_only && std::all_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x == ns[0]; })) return {};
+  fill_windows(before);
+  fill_windows(now);
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       if (marks_only(g, which)) continue;
       const Window a = pending(before, g, which), b = pending(now, g, which);
+      if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return {};
+    }
+  }
+  // The pending times, window by window: each is where its producer wrote it, a period of the
+  // producer's later.
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    for (std::size_t which = 0; which < kPending; ++which) {
+      if (marks_only(g, which)) continue;
+      const Window a = pending(before, g, which), b = pending(now, g, which);
+      if (b.count == 0) continue;
+      const std::int64_t shift = ns[static_cast<std::size_t>(producer_rank(g, which))];
       const PairTimes* was = times_.data() + pair(g, a.first);
       const PairTimes* is = times_.data() + pair(g, b.first);
       for (std::int32_t i = 0; i < b.count; ++i) {
-        if (is[i][which] - was[i][which] != ns) return -1;
+        if (is[i][which] - was[i][which] != shift) return {};
       }
     }
   }
@@ -158,8 +174,7 @@ std::int64_t IterationEngine::period_ns(const SteadySnapshot& before, const Stea
 
 std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const SteadySnapshot& now,
                                            const std::vector<std::size_t>& ops, std::int32_t mb_shift,
-                                           std::int64_t periods, std::int64_t ns) {
-  const std::int64_t shift_ns = periods * ns;
+                                           std::int64_t periods, const std::vector<std::int64_t>& ns) {
   const std::int64_t shift_mb = periods * mb_shift;
   // Every pending time lands on a micro-batch of its pipeline (the skipped periods exist), and
   // every chunk whose forwards run in the period ran a period of them before (the marks below).
@@ -179,6 +194,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
     const std::int64_t* b = &before.rank[r * kRankFields];
     const std::int64_t* n = &now.rank[r * kRankFields];
+    const std::int64_t shift_ns = periods * ns[r];
     next_[r] += static_cast<std::size_t>(periods) * ops[r];
     skipped += periods * static_cast<std::int64_t>(ops[r]);
     free_[r] += shift_ns;
@@ -195,7 +211,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
       for (std::int64_t j = 1; j <= periods; ++j) {
         for (std::size_t i = from; i < to; ++i) {
           const Interval x = (*list)[i];
-          list->push_back({x.begin_ns + j * ns, x.end_ns + j * ns});
+          list->push_back({x.begin_ns + j * ns[r], x.end_ns + j * ns[r]});
         }
       }
     }
@@ -211,14 +227,22 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       PairTimes* row = times_.data() + pair(g, 0);
+      const std::int64_t producer_ns = ns[static_cast<std::size_t>(producer_rank(g, which))];
       if (marks_only(g, which)) {
         const std::int64_t ran = w.first + w.count;  // the chunk's forwards that have run
-        for (std::int64_t mb = std::max(ran, w.first + backwards); mb < ran + forwards; ++mb) {
-          const std::int64_t back = (mb - ran) / mb_shift + 1;  // periods back to one that ran
-          row[mb][which] = row[mb - back * mb_shift][which] + back * ns;
+        const std::int64_t from = std::max(ran, w.first + backwards);
+        // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
+        std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
+        for (std::int64_t mb = from; mb < ran + forwards; ++mb) {
+          row[mb][which] = row[mb - back * mb_shift][which] + back * producer_ns;
+          if (++in_period == mb_shift) {
+            in_period = 0;
+            ++back;
+          }
         }
         continue;
       }
+      const std::int64_t shift_ns = periods * producer_ns;
       for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb][which] = row[mb][which] + shift_ns;
     }
   }
@@ -226,6 +250,39 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (now.ran[k] - before.ran[k]));
   skipped_ops_ += skipped;
   return skipped;
+}
+
+void IterationEngine::note_margins(std::int32_t r, std::size_t i, const ScheduleOp& o, std::int32_t g,
+                                   std::int64_t free) {
+  std::int64_t ready = op_input_ready(o, g);
+  std::int32_t from = input_rank(o.kind, g);
+  if (o.pairs_with_next) {
+    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][i + 1];
+    const std::int32_t g2 = global_of(r, second.chunk);
+    const std::int64_t other = op_input_ready(second, g2);
+    const std::int32_t other_from = input_rank(second.kind, g2);
+    if (from >= 0 && other_from >= 0) note_margin(from, other_from, ready - other, true);
+    if (other > ready) {
+      ready = other;
+      from = other_from;
+    }
+  }
+  if (from >= 0) note_margin(r, from, free - ready, false);
+}
+
+std::int64_t IterationEngine::margin_cycles(const std::vector<std::int64_t>& ns) const {
+  std::int64_t cycles = INT64_MAX;
+  for (const Margin& m : margins_) {
+    const std::int64_t slope = ns[static_cast<std::size_t>(m.a)] - ns[static_cast<std::size_t>(m.b)];
+    if (slope == 0) continue;
+    // An op that waited for its input (free - ready < 0) follows that input's rank: moving apart
+    // from it, the op's rank would no longer move on by its own period.
+    if (m.margin == 0 || (!m.pair && m.margin < 0)) return 0;
+    // The margin keeps its sign through `cycles` more periods (reaching zero at the last is a
+    // tie: the max() is the same whichever side it takes).
+    if ((m.margin > 0) == (slope < 0)) cycles = std::min(cycles, (m.margin > 0 ? m.margin : -m.margin) / (slope > 0 ? slope : -slope));
+  }
+  return cycles;
 }
 
 }  // namespace plansight::estimator

@@ -95,27 +95,31 @@ class DedicatedRun : IterationEngine {
   }
 
   // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
-  bool drain() { return pairs_ ? drain_ops<true>() : drain_ops<false>(); }
+  bool drain() {
+    if (record_margins_) return pairs_ ? drain_ops<true, true>() : drain_ops<false, true>();
+    return pairs_ ? drain_ops<true, false>() : drain_ops<false, false>();
+  }
   // `Pairs`: the table may hold overlapped pairs (ScheduleOp::pairs_with_next); make_schedule's
   // have them only for DualPipe(V), and the other schedules' op loop leaves out their check.
-  template <bool Pairs>
+  // `Margins`: the decisions between ranks are recorded (record_margins_).
+  template <bool Pairs, bool Margins>
   bool drain_ops() {
     while (work_count_ > 0) {
       const std::int32_t r = work_[work_head_];
       work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
       --work_count_;
       queued_[static_cast<std::size_t>(r)] = 0;
-      if (!advance<Pairs>(r)) return false;
+      if (!advance<Pairs, Margins>(r)) return false;
     }
     return true;
   }
 
   // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
-  template <bool Pairs>
+  template <bool Pairs, bool Margins>
   [[gnu::always_inline]] bool advance(std::int32_t r) {
     for (;;) {
       if (shape_path_) {
-        const Lean ran = run_lean<Pairs>(r);
+        const Lean ran = run_lean<Pairs, Margins>(r);
         if (ran == Lean::cancelled) return false;
         if (ran == Lean::blocked) return true;
       }
@@ -133,7 +137,7 @@ class DedicatedRun : IterationEngine {
   // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
   // when step() must run it.
   enum class Lean { blocked, other, cancelled };
-  template <bool Pairs>
+  template <bool Pairs, bool Margins>
   [[gnu::always_inline]] Lean run_lean(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
     RankActivity& a = activity_[ri];
@@ -160,16 +164,28 @@ class DedicatedRun : IterationEngine {
       const auto mb = static_cast<std::size_t>(o.micro_batch);
       PairTimes& own = chunk.own[mb];
       std::int64_t ready = lean_ready(o.kind, own);
+      [[maybe_unused]] std::int32_t from = Margins ? lean_input_rank(o.kind, chunk) : -1;
       if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
-        const std::int64_t other = lean_ready(second.kind, chunks[second.chunk].own[static_cast<std::size_t>(second.micro_batch)]);
+        const LeanChunk& second_chunk = chunks[second.chunk];
+        const std::int64_t other = lean_ready(second.kind, second_chunk.own[static_cast<std::size_t>(second.micro_batch)]);
+        if constexpr (Margins) {
+          if (other >= 0) {
+            const std::int32_t other_from = lean_input_rank(second.kind, second_chunk);
+            if (from >= 0 && other_from >= 0) note_margin(from, other_from, ready - other, true);
+            if (other > ready) from = other_from;
+          }
+        }
         ready = other < 0 ? kUnknown : std::max(ready, other);
       }
       if (ready < 0) {
         out = Lean::blocked;
         break;
+      }
+      if constexpr (Margins) {
+        if (from >= 0) note_margin(r, from, free - ready, false);
       }
       if (chunk.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
       const std::int64_t start = std::max(free, ready);
@@ -251,6 +267,12 @@ class DedicatedRun : IterationEngine {
     // The output goes to a chunk of the same rank without a send (not across a turn_chunk_).
     bool next_local = false, prev_local = false;
   };
+  // input_rank() for an op of `kind` of `chunk` (-1: none, or the op's own rank).
+  [[gnu::always_inline]] static std::int32_t lean_input_rank(OpKind kind, const LeanChunk& chunk) {
+    return kind == OpKind::forward ? (chunk.prev != nullptr ? chunk.prev_rank : -1)
+           : kind == OpKind::backward ? (chunk.next != nullptr ? chunk.next_rank : -1)
+                                      : -1;
+  }
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
     lean_.assign(p * v, LeanChunk{});
@@ -373,6 +395,11 @@ class DedicatedRun : IterationEngine {
     const auto kept_periods = static_cast<std::int64_t>(kept.size());
     SteadySnapshot shape, candidate;     // after the kept ones: this period's, a match's
     std::int64_t candidate_at = -1, candidate_cycle = 0;
+    SteadySnapshot last;  // the last cut's, when no skip came after it (last_done >= 0)
+    bool own_periods = false;  // the last two cuts' states repeat with a shift per rank
+    std::int64_t own_retry_wait = 0, own_retry_at = 0;
+    std::int64_t last_done = -1;
+    record_margins_ = false;
     // Each rank may run to the start of its periods, then a period further each time. Where it
     // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
     // are what the simulation has run, whichever order it ran them in.
@@ -401,21 +428,60 @@ class DedicatedRun : IterationEngine {
       SteadySnapshot& now = in_kept ? kept[static_cast<std::size_t>(periods_done)] : shape;
       take_snapshot(now);
       if (due) {
-        if (skip_from(*period, candidate, now, candidate_cycle)) break;
+        if (skip_from(*period, candidate, now, candidate_cycle, false).cycles > 0) break;
         candidate_at = -1;
       }
-      auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
-      if (!fresh) {
-        const std::int64_t cycle = periods_done - it->second;
-        if (in_kept) {
-          if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle)) break;
-        } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
-          std::swap(candidate, now);
-          candidate_at = periods_done;
-          candidate_cycle = cycle;
+      // Ranks that move on by periods of their own (period_shifts): the state since the last cut
+      // repeats with a shift per rank while every decision between ranks that move apart keeps
+      // its side; the skip goes to the first such decision that may change (margin_cycles), and
+      // the run goes on from there, a cut a period, to the next. DualPipeV at 64 x 1024: after the
+      // warm-up each rank works off its backlog at its own pace until the slower pace of rank 0
+      // (its two chunks hold the embedding and the LM head) reaches it, a front moving up the
+      // ranks a few micro-batches apart (bench/results/time-core-cpu.txt).
+      std::int64_t own_skipped = 0;
+      if (last_done >= 0 && periods_done >= own_retry_at) {
+        const bool margins = record_margins_;
+        const Skipped skipped = skip_from(*period, last, now, periods_done - last_done, !own_periods, margins);
+        if (skipped.all) break;
+        own_skipped = skipped.cycles;
+        // A state that does not repeat per rank is looked at again less and less often (ZB-H1's
+        // transient: its deferred Ws' inputs lag their ranks' clocks, and comparing every cut
+        // cost it 5 %).
+        own_retry_wait = skipped.own_periods ? 0 : std::clamp<std::int64_t>(2 * own_retry_wait, 1, 64);
+        own_retry_at = periods_done + own_retry_wait;
+        if (skipped.cycles > 0) {
+          periods_done += skipped.cycles * (periods_done - last_done);
+          seen.clear();
+          candidate_at = -1;
         }
-        it->second = periods_done;
+        own_periods = skipped.own_periods;
+        if (skipped.cycles > 0) {
+          // The state the skip left is a cut of its own: the next compares with it.
+          take_snapshot(last);
+          last_done = periods_done;
+        } else {
+          last = now;
+          last_done = periods_done;
+        }
+      } else {
+        last = now;
+        last_done = periods_done;
       }
+      if (own_skipped == 0 && !own_periods) {
+        auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
+        if (!fresh) {
+          const std::int64_t cycle = periods_done - it->second;
+          if (in_kept) {
+            if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle, false).cycles > 0) break;
+          } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
+            std::swap(candidate, now);
+            candidate_at = periods_done;
+            candidate_cycle = cycle;
+          }
+          it->second = periods_done;
+        }
+      }
+      margins_.clear();
       // The next cut: a period on for the first kDensePeriods (a state that repeats at once is
       // found at once: the default plan's), then, while snapshots are kept, kept_stride periods
       // on, at least kMinOpsPerCut ops of all ranks; after, kSparsePeriods on (and at a
@@ -428,6 +494,8 @@ class DedicatedRun : IterationEngine {
       // before any skip.
       std::int64_t next = periods_done + (periods_done < kDensePeriods ? 1 : kept_stride);
       if (next > kept_periods) next = kept_periods + ((periods_done - kept_periods) / kSparsePeriods + 1) * kSparsePeriods;
+      record_margins_ = own_periods;
+      if (own_periods) next = periods_done + 1;
       if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
       // ... while a period after it could still be skipped.
       for (std::size_t r = 0; r < p; ++r) {
@@ -439,6 +507,8 @@ class DedicatedRun : IterationEngine {
       for (std::size_t r = 0; r < p; ++r) limit_[r] = next_[r] + static_cast<std::size_t>(next - periods_done) * ops[r];
       periods_done = next;
     }
+    record_margins_ = false;
+    margins_.clear();
     return true;
   }
 
@@ -459,19 +529,39 @@ class DedicatedRun : IterationEngine {
   // Skips from `now` when it is `before` repeated `cycle` periods on: both cuts inside the
   // periods, every rank's `cycle` periods apart (so the ops between them repeat those before
   // them, as do those of the cycles skipped after `now`), and the state shifted alike. Skips as
-  // many cycles as every rank's periods allow. True when it skipped.
-  bool skip_from(const SteadyPeriod& period, const SteadySnapshot& before, const SteadySnapshot& now, std::int64_t cycle) {
+  // many cycles as every rank's periods allow. With `margins` (margins_ holds the decisions of
+  // the ops between the two cuts), ranks may move on by periods of their own: then the skip ends
+  // where a decision between two of them may change side. `own_only`: states whose ranks' clocks
+  // all move alike are left to the uniform search (shape_hash), which finds them for less.
+  struct Skipped {
+    std::int64_t cycles = 0;   // skipped
+    bool all = false;          // to the end of the periods
+    bool own_periods = false;  // the state repeats with a shift per rank, not all equal
+  };
+  Skipped skip_from(const SteadyPeriod& period, SteadySnapshot& before, SteadySnapshot& now, std::int64_t cycle,
+                    bool own_only, bool margins = false) {
     std::vector<std::size_t> ops(period.ops.size());
     std::int64_t cycles = INT64_MAX;
     for (std::size_t r = 0; r < ops.size(); ++r) {
       ops[r] = static_cast<std::size_t>(cycle) * period.ops[r];
       const std::size_t reach = repeats_until(period, r);
-      if (before.cut[r] < period.begin[r] || now.cut[r] != before.cut[r] + ops[r] || now.cut[r] > reach) return false;
+      if (before.cut[r] < period.begin[r] || now.cut[r] != before.cut[r] + ops[r] || now.cut[r] > reach) return {};
       cycles = std::min(cycles, static_cast<std::int64_t>((reach - now.cut[r]) / ops[r]));
     }
     const auto shift = static_cast<std::int32_t>(cycle * period.micro_batches);
-    const std::int64_t ns = period_ns(before, now, shift);
-    return ns > 0 && cycles > 0 && skip_periods(before, now, ops, shift, cycles, ns) > 0;
+    const std::vector<std::int64_t> ns = period_shifts(before, now, shift, own_only);
+    if (ns.empty()) return {};
+    Skipped out;
+    const std::int64_t to_end = cycles;
+    if (std::any_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x != ns[0]; })) {
+      out.own_periods = true;
+      if (!margins) return out;
+      cycles = std::min(cycles, margin_cycles(ns));
+    }
+    if (cycles <= 0 || skip_periods(before, now, ops, shift, cycles, ns) == 0) return out;
+    out.cycles = cycles;
+    out.all = cycles == to_end;
+    return out;
   }
 
   void wake(std::int32_t r) {
@@ -494,6 +584,7 @@ class DedicatedRun : IterationEngine {
     const std::int32_t g = global_of(r, o.chunk);
     const std::int64_t ready = input_ready(r, o, g);
     if (ready < 0) return false;
+    if (record_margins_) note_margins(r, next_[ri], o, g, free_[ri]);
     // Nothing this rank books from now on is issued before its last op's start (the earliest
     // issue: a prefetched gather; the snapshot reads its lane from there too).
     lanes_[ri].forget_before(prev_start_[ri]);
