@@ -1,0 +1,137 @@
+// The steady-state skip when ranks move on by periods of their own (pipeline_simulator.cpp,
+// skip_region; iteration_engine.h, period_shifts and margin_cycles): a stage that is slower than
+// the rest, as the embedding and the LM head make the first and last chunks, holds back the ranks
+// it feeds only once their backlog from the warm-up is worked off, so for a while each rank keeps
+// its own pace and the state repeats per rank, never as a whole. Such a run skips to the first
+// decision between two ranks that may change side, and every figure stays the op-by-op run's.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+#include "drawn_costs.h"
+#include "plansight/estimator/pipeline_schedule.h"
+#include "plansight/estimator/pipeline_simulator.h"
+
+namespace plansight::estimator {
+namespace {
+
+constexpr double kMs = 1e-3;
+
+// Every chunk alike but those of the model's ends (the first and last of each pipeline), which
+// cost `head` times as much: the embedding's and the LM head's work. Sends on the lane.
+SimulationInput head_heavy_input(PipelineSchedule kind, std::int64_t p, std::int64_t v, double head, double send_ms) {
+  SimulationInput in;
+  for (std::int64_t g = 0; g < p * v; ++g) {
+    const bool end = starts_pipeline(kind, p, g) || ends_pipeline(kind, p, v, g);
+    const double f = end ? head : 1.0;
+    ChunkCost c;
+    c.forward = compute_cost(1.0 * kMs * f);
+    c.backward = compute_cost(2.0 * kMs * f);
+    c.weight_grad = compute_cost(0.7 * kMs * f);
+    c.send_activation_seconds = send_ms * kMs;
+    c.send_gradient_seconds = send_ms * kMs;
+    in.chunks.push_back(c);
+  }
+  in.optimizer_seconds = 1 * kMs;
+  return in;
+}
+
+std::int64_t table_ops(const ScheduleTable& t) {
+  std::int64_t ops = 0;
+  for (const auto& rank : t.ranks) ops += static_cast<std::int64_t>(rank.size());
+  return ops;
+}
+
+// The lean run (which skips) against the kept-timeline run (which never does); returns the lean.
+SimulationResult expect_full_run_figures(const ScheduleTable& table, SimulationInput in) {
+  in.keep_timeline = true;
+  const auto full = simulate(table, in);
+  in.keep_timeline = false;
+  const auto lean = simulate(table, in);
+  EXPECT_TRUE(full.ok() && lean.ok());
+  if (!full.ok() || !lean.ok()) return {};
+  EXPECT_EQ(full->skipped_ops, 0);
+  test::expect_same_figures(*lean, *full);
+  return *lean;
+}
+
+TEST(OwnPeriods, AHeavyHeadLetsDualPipeVSkipWhileItsRanksMoveApart) {
+  // DualPipeV's rank 0 holds both ends of the model. Before this skip a run whose state repeats
+  // only per rank simulated every op of that phase: 25 % of this table's ops one by one
+  // (bench/results/time-core-cpu.txt, tenth section), now 13 %.
+  auto table = make_schedule(PipelineSchedule::dualpipev, 8, 2, 256);
+  ASSERT_TRUE(table.ok()) << table.error_text();
+  const SimulationResult lean = expect_full_run_figures(*table, head_heavy_input(PipelineSchedule::dualpipev, 8, 2, 1.05, 0.05));
+  EXPECT_LT(lean.simulated_ops, table_ops(*table) / 5) << lean.simulated_ops << " of " << table_ops(*table);
+  EXPECT_EQ(lean.simulated_ops + lean.skipped_ops, table_ops(*table));
+}
+
+TEST(OwnPeriods, EverySchedulesFiguresAreTheFullRunsWithHeadsOfAnyWeight) {
+  // Heads lighter and heavier, by little (a front that moves slowly: many skips) and by much;
+  // sends from none to ones that queue; whole-millisecond costs make ties between ranks' times.
+  struct Case {
+    PipelineSchedule kind;
+    std::int64_t p, v, m;
+  };
+  const Case cases[] = {{PipelineSchedule::dualpipev, 4, 2, 96},  {PipelineSchedule::dualpipev, 8, 2, 200},
+                        {PipelineSchedule::dualpipev, 16, 2, 320}, {PipelineSchedule::dualpipe, 8, 2, 256},
+                        {PipelineSchedule::dualpipe, 4, 2, 128},   {PipelineSchedule::zb_h1, 8, 1, 160},
+                        {PipelineSchedule::one_f_one_b, 8, 1, 160}, {PipelineSchedule::interleaved, 4, 2, 128},
+                        {PipelineSchedule::gpipe, 4, 1, 96}};
+  int skipped = 0, runs = 0;
+  for (const Case& c : cases) {
+    auto table = make_schedule(c.kind, c.p, c.v, c.m);
+    ASSERT_TRUE(table.ok()) << table.error_text();
+    for (const double head : {0.9, 0.999, 1.001, 1.02, 1.3, 2.0}) {
+      for (const double send_ms : {0.0, 0.05, 0.9}) {
+        SCOPED_TRACE(std::string(to_string(c.kind)) + " p=" + std::to_string(c.p) + " m=" + std::to_string(c.m) +
+                     " head=" + std::to_string(head) + " send=" + std::to_string(send_ms));
+        ++runs;
+        skipped += expect_full_run_figures(*table, head_heavy_input(c.kind, c.p, c.v, head, send_ms)).skipped_ops > 0;
+      }
+    }
+  }
+  EXPECT_GE(skipped, runs / 2) << skipped << " of " << runs;
+}
+
+TEST(OwnPeriods, DrawnCostsWithASlowEndGiveTheFullRunsFigures) {
+  // drawn_costs.h's chunks (TP segments on the lane, recomputation, gathers, bucketed or final
+  // reductions) with the first and last chunks slowed: the skip meets every kind of decision.
+  std::uint32_t x = 2026;
+  auto ms = [&x](double lo, double hi) {
+    x = x * 1664525u + 1013904223u;
+    return (lo + (hi - lo) * static_cast<double>(x >> 8) / static_cast<double>(1u << 24)) * kMs;
+  };
+  const std::array kinds{PipelineSchedule::dualpipev, PipelineSchedule::dualpipe, PipelineSchedule::zb_h1,
+                         PipelineSchedule::one_f_one_b};
+  for (std::uint32_t seed = 1; seed <= 24; ++seed) {
+    const PipelineSchedule kind = kinds[seed % kinds.size()];
+    const std::int64_t p = kind == PipelineSchedule::dualpipe ? 4 + 2 * (seed % 3) : 3 + seed % 6;
+    const std::int64_t v = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe ? 2 : 1;
+    const std::int64_t m = 2 * (16 * p + 8 * (seed % 4));
+    auto table = make_schedule(kind, p, v, m);
+    ASSERT_TRUE(table.ok()) << table.error_text();
+    SimulationInput in;
+    const ChunkCost base = test::drawn_chunk(ms, seed);
+    const double slow = 1.0 + ms(0.5, 60);  // 1.0005 .. 1.06
+    for (std::int64_t g = 0; g < p * v; ++g) {
+      ChunkCost c = base;
+      if (starts_pipeline(kind, p, g) || ends_pipeline(kind, p, v, g)) {
+        for (auto* op : {&c.forward, &c.backward, &c.weight_grad}) {
+          for (auto& s : op->segments) {
+            if (s.lane == Lane::compute) s.seconds *= slow;
+          }
+        }
+      }
+      in.chunks.push_back(c);
+    }
+    test::draw_run_settings(in, ms, seed);
+    SCOPED_TRACE(std::string(to_string(kind)) + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                 " seed=" + std::to_string(seed));
+    expect_full_run_figures(*table, in);
+  }
+}
+
+}  // namespace
+}  // namespace plansight::estimator
