@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace plansight::estimator {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 // search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
 // tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
 struct Arrays {
-  std::vector<std::array<std::int64_t, 4>> times;
+  std::vector<std::array<std::int64_t, 3>> times;
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
@@ -54,7 +55,11 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
-  times_.assign(pairs, PairTimes{kUnknown, kUnknown, kUnknown, kUnknown});
+  // Every time unknown: -1 in every byte, written by memset (a fill of three-word elements was
+  // element by element).
+  static_assert(kUnknown == -1);
+  times_.resize(pairs);
+  std::memset(times_.data(), 0xFF, pairs * sizeof(PairTimes));
   // The first chunk's inputs are there at t = 0 (and those of DualPipe's second pipeline).
   for (std::int32_t mb = 0; mb < m_; ++mb) {
     times_[pair(0, mb)][kFwdReady] = 0;

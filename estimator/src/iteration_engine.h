@@ -113,7 +113,7 @@ class IterationEngine {
     const PairTimes& t = times_[pair(g, o.micro_batch)];
     switch (o.kind) {
       case OpKind::forward: return t[kFwdReady];
-      case OpKind::backward: return t[kFDone] < 0 ? kUnknown : t[kBwdReady];
+      case OpKind::backward: return t[kBwdReady];
       case OpKind::weight_grad: return t[kBDone];
     }
     return kUnknown;
@@ -143,7 +143,7 @@ class IterationEngine {
   // up (compute time, gap time and lists). The pending times themselves are not copied: each
   // (chunk, micro-batch) time is written once, by its producer, so times_ still holds them
   // when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1 estimate).
-  static constexpr std::size_t kRankFields = 5, kPending = 4;
+  static constexpr std::size_t kRankFields = 5, kPending = 3;
   struct Window {
     std::int32_t first, count;  // micro-batches first .. first + count - 1
   };
@@ -159,8 +159,8 @@ class IterationEngine {
   };
 
   // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (kFwdReady),
-  // 1 its forwards' ends its backwards wait for (kFDone, read as "it has run" only), 2 the
-  // output gradients of its backwards (kBwdReady), 3 its backwards' ends its Ws need (kBDone).
+  // 1 the output gradients of its backwards (kBwdReady), 2 its backwards' ends its Ws need
+  // (kBDone).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
     return s.windows[static_cast<std::size_t>(g) * kPending + which];
   }
@@ -247,11 +247,13 @@ class IterationEngine {
   // DualPipe's second pipeline starts at this chunk (two_pipelines); -1: one pipeline.
   std::int32_t second_start_;
   // Per (global chunk, micro-batch), side by side, indexed as the snapshot's pending windows
-  // (`which`): when F's input arrived (kFwdReady), F ended (kFDone), B's output gradient arrived
-  // (kBwdReady), B ended (kBDone). An op reads and writes its own pair's times in one cache line
-  // (measured: the simulator's speed is unchanged, bench/results/estimate-cpu.txt 2026-11-27).
-  static constexpr std::size_t kFwdReady = 0, kFDone = 1, kBwdReady = 2, kBDone = 3;
-  using PairTimes = std::array<std::int64_t, 4>;
+  // (`which`): when F's input arrived (kFwdReady), B's output gradient arrived (kBwdReady), B
+  // ended (kBDone). A backward needs no mark that its forward ran: its gradient comes from the
+  // next chunk's backward, which ran after that chunk's forward, which needed this one's output
+  // (and a last chunk's "gradient" is its own loss, written when its forward ends), so a known
+  // kBwdReady means the forward has run, whatever the table.
+  static constexpr std::size_t kFwdReady = 0, kBwdReady = 1, kBDone = 2;
+  using PairTimes = std::array<std::int64_t, 3>;
   std::vector<PairTimes> times_;
   // Per rank: next op, end of its last op, start of its last op, its compute time, when its
   // reductions end, when its optimizer step started, when its iteration ends.
@@ -333,7 +335,6 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   ++ran_[static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(o.kind)];
   std::int32_t to = -1;
   if (o.kind == OpKind::forward) {
-    times_[k][kFDone] = end;
     if (g + 1 < stages_ && g + 1 != second_start_) {
       to = rank_of_[static_cast<std::size_t>(g) + 1];
       times_[pair(g + 1, mb)][kFwdReady] =

@@ -23,14 +23,13 @@ struct Hash {
 
 }  // namespace
 
-// A chunk's forwards' ends (window 1), and a last chunk's losses (window 2: the ends of its own
-// forwards), are read only by its backwards, which run on the same rank after their forwards
-// (check_schedule; make_schedule's tables): when read, the forward has run and its end is before
-// the rank's clock, so it never decides when a backward starts. These marks are no part of the
-// state a period repeats (GPipe's forward half piles up losses a backward reads only after it);
-// a skip marks the forwards it moves over as run.
+// A last chunk's losses (window 1: the ends of its own forwards) are read only by its backwards,
+// which run on the same rank after their forwards (check_schedule; make_schedule's tables): when
+// read, the forward has run and its end is before the rank's clock, so it never decides when a
+// backward starts. These marks are no part of the state a period repeats (GPipe's forward half
+// piles up losses a backward reads only after it); a skip marks the forwards it moves over as run.
 bool IterationEngine::marks_only(std::int32_t g, std::size_t which) const {
-  return which == kFDone || (which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_));
+  return which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_);
 }
 
 std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
@@ -81,10 +80,9 @@ void IterationEngine::fill_windows(SteadySnapshot& s) const {
     const auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
     const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
     const std::int32_t f = at(g, kF), b = at(g, kB);
-    out[0] = starts ? window(f, f) : window(f, at(g - 1, kF));  // a first chunk: inputs at t = 0
-    out[1] = window(b, f);
-    out[2] = window(b, ends ? f : at(g + 1, kB));  // a last chunk: its loss
-    out[3] = t_.split_backward ? window(at(g, kW), b) : window(b, b);
+    out[kFwdReady] = starts ? window(f, f) : window(f, at(g - 1, kF));  // a first chunk: inputs at t = 0
+    out[kBwdReady] = window(b, ends ? f : at(g + 1, kB));                // a last chunk: its loss
+    out[kBDone] = t_.split_backward ? window(at(g, kW), b) : window(b, b);
   }
 }
 
@@ -117,9 +115,9 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
     };
     const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
     const std::int32_t f = at(g, kF), b = at(g, kB);
-    add(f, starts ? f : at(g - 1, kF));         // 0: forward inputs (a first chunk's are there at t = 0)
-    if (!ends) add(b, at(g + 1, kB));           // 2: backward inputs (a last chunk's: its marks)
-    add(t_.split_backward ? at(g, kW) : b, b);  // 3: weight-gradient inputs
+    add(f, starts ? f : at(g - 1, kF));         // kFwdReady: forward inputs (a first chunk's are there at t = 0)
+    if (!ends) add(b, at(g + 1, kB));           // kBwdReady: backward inputs (a last chunk's: its marks)
+    add(t_.split_backward ? at(g, kW) : b, b);  // kBDone: weight-gradient inputs
   }
   return h.done();
 }
@@ -218,9 +216,9 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     lanes_[r].shift_tail(n[1], shift_ns);
   }
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
-  // a window may overlap its own destination). The marks of the forwards skipped whose
-  // backwards were not: each the forward's end it stands for, whole periods after one of the
-  // last period run.
+  // a window may overlap its own destination). A last chunk's losses of the forwards skipped
+  // whose backwards were not: each the forward's end it stands for, whole periods after one of
+  // the last period run.
   for (std::int32_t g = 0; g < stages_; ++g) {
     const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
     const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);

@@ -205,7 +205,6 @@ class DedicatedRun : IterationEngine {
       free = end;
       std::int32_t to = -1;
       if (o.kind == OpKind::forward) {
-        own[kFDone] = end;
         if (chunk.next != nullptr) {
           to = chunk.next_rank;
           chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
@@ -249,7 +248,7 @@ class DedicatedRun : IterationEngine {
   // op_input_ready() for an op of `kind` whose pair times are `t`.
   [[gnu::always_inline]] static std::int64_t lean_ready(OpKind kind, const PairTimes& t) {
     return kind == OpKind::forward    ? t[kFwdReady]
-           : kind == OpKind::backward ? (t[kFDone] < 0 ? kUnknown : t[kBwdReady])
+           : kind == OpKind::backward ? t[kBwdReady]
                                       : t[kBDone];
   }
   // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
