@@ -455,9 +455,9 @@ class DedicatedRun : IterationEngine {
         }
         own_periods = skipped.own_periods;
         if (skipped.cycles > 0) {
-          // The state the skip left is a cut of its own: the next compares with it.
-          take_snapshot(last);
-          last_done = periods_done;
+          // The skip ends where a decision may change side, in the period after it: the next
+          // cut starts the next comparison instead of ending one that holds that change.
+          last_done = -1;
         } else {
           last = now;
           last_done = periods_done;
