@@ -205,6 +205,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
       const std::size_t from = before.lists[2 * r + static_cast<std::size_t>(k)];
       const std::size_t to = now.lists[2 * r + static_cast<std::size_t>(k)];
+      if (from == to) continue;
       list->reserve(list->size() + static_cast<std::size_t>(periods) * (to - from));
       for (std::int64_t j = 1; j <= periods; ++j) {
         for (std::size_t i = from; i < to; ++i) {
