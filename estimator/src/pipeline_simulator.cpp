@@ -396,7 +396,7 @@ class DedicatedRun : IterationEngine {
     std::int64_t candidate_at = -1, candidate_cycle = 0;
     SteadySnapshot last;  // the last cut's, when no skip came after it (last_done >= 0)
     bool own_periods = false;  // the last two cuts' states repeat with a shift per rank
-    std::int64_t own_retry_wait = 0, own_retry_at = 0;
+    std::int64_t own_retry_wait = 0, own_retry_at = 0, own_stalls = 0;
     std::int64_t last_done = -1;
     record_margins_ = false;
     // Each rank may run to the start of its periods, then a period further each time. Where it
@@ -415,6 +415,7 @@ class DedicatedRun : IterationEngine {
     if (period->micro_batches > 1) {
       for (std::size_t r = 0; r < p; ++r) limit_[r] += ops[r] / 2;
     }
+    std::vector<std::size_t> cut_before;  // next_ at the last cut
     for (std::int64_t periods_done = 0;;) {
       queue_all();
       if (!drain()) return false;
@@ -422,6 +423,10 @@ class DedicatedRun : IterationEngine {
       for (std::size_t r = 0; r < p; ++r) {
         if (activity_[r].compute_begin_ns > activity_[r].compute_end_ns) return true;
       }
+      // No rank moved though every limit moved on: nothing ever will (a table that deadlocks;
+      // the run after the search reports it).
+      if (cut_before == next_) return true;
+      cut_before = next_;
       const bool in_kept = periods_done < kept_periods;
       const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
       SteadySnapshot& now = in_kept ? kept[static_cast<std::size_t>(periods_done)] : shape;
@@ -443,17 +448,22 @@ class DedicatedRun : IterationEngine {
         const Skipped skipped = skip_from(*period, last, now, periods_done - last_done, !own_periods, margins);
         if (skipped.all) break;
         own_skipped = skipped.cycles;
-        // A state that does not repeat per rank is looked at again less and less often (ZB-H1's
-        // transient: its deferred Ws' inputs lag their ranks' clocks, and comparing every cut
-        // cost it 5 %).
-        own_retry_wait = skipped.own_periods ? 0 : std::clamp<std::int64_t>(2 * own_retry_wait, 1, 64);
-        own_retry_at = periods_done + own_retry_wait;
+        // A state that does not repeat per rank, or repeats but keeps a decision on its edge
+        // (kOwnStalls comparisons in a row without a skip), is looked at again less and less
+        // often: comparing every cut cost ZB-H1's transient 5 % (its deferred Ws' inputs lag their
+        // ranks' clocks), and a cut every period kept a state that repeats over several periods
+        // from the uniform search's strides.
+        own_stalls = skipped.own_periods && margins && skipped.cycles == 0 ? own_stalls + 1 : 0;
+        const bool own = skipped.own_periods && own_stalls < kOwnStalls;
+        if (skipped.cycles > 0) own_retry_wait = 0;
+        if (!own) own_retry_wait = std::clamp<std::int64_t>(2 * own_retry_wait, 1, 64);
+        own_retry_at = own ? periods_done : periods_done + own_retry_wait;
         if (skipped.cycles > 0) {
           periods_done += skipped.cycles * (periods_done - last_done);
           seen.clear();
           candidate_at = -1;
         }
-        own_periods = skipped.own_periods;
+        own_periods = own;
         if (skipped.cycles > 0) {
           // The skip ends where a decision may change side, in the period after it: the next
           // cut starts the next comparison instead of ending one that holds that change.
@@ -466,7 +476,9 @@ class DedicatedRun : IterationEngine {
         last = now;
         last_done = periods_done;
       }
-      if (own_skipped == 0 && !own_periods) {
+      // The uniform search, but while ranks move apart and their skips go on (a state that
+      // repeats per rank does not repeat as a whole; hashing it at every cut cost DualPipeV 5 %).
+      if (own_skipped == 0 && (!own_periods || own_stalls > 0)) {
         auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
         if (!fresh) {
           const std::int64_t cycle = periods_done - it->second;
@@ -692,6 +704,7 @@ class DedicatedRun : IterationEngine {
   }
 
   static constexpr std::size_t kSkipMinPeriods = 6;
+  static constexpr std::int64_t kOwnStalls = 2;  // skip_region
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   static constexpr std::int64_t kSparsePeriods = 8;
   // Cuts while snapshots are kept (skip_region), chosen over 256-4096 ops and 2-32 dense periods

@@ -133,5 +133,49 @@ TEST(OwnPeriods, DrawnCostsWithASlowEndGiveTheFullRunsFigures) {
   }
 }
 
+TEST(OwnPeriods, RanksThatKeepADecisionOnItsEdgeLeaveTheUniformSearchItsStrides) {
+  // Uneven chunks whose state repeats per rank with a decision that stays on its edge (no
+  // per-rank skip), and as a whole only over several periods: the uniform search must still find
+  // that (a cut every period for the per-rank comparison hid it: 0 ops skipped instead of 3,456).
+  auto table = make_schedule(PipelineSchedule::interleaved, 6, 3, 126);
+  ASSERT_TRUE(table.ok()) << table.error_text();
+  const double ms[18][3] = {{2, 5, 1}, {1, 1, 2}, {1, 2, 1}, {3, 1, 1}, {4, 4, 2}, {5, 1, 1}, {1, 6, 1}, {1, 3, 4}, {3, 1, 3},
+                            {1, 4, 4}, {1, 2, 1}, {1, 4, 4}, {1, 6, 2}, {2, 4, 1}, {2, 2, 1}, {3, 8, 1}, {1, 4, 1}, {1, 4, 3}};
+  SimulationInput in;
+  for (const auto& c : ms) {
+    ChunkCost chunk;
+    chunk.forward = compute_cost(c[0] * kMs);
+    chunk.backward = compute_cost(c[1] * kMs);
+    chunk.weight_grad = compute_cost(c[2] * kMs);
+    in.chunks.push_back(chunk);
+  }
+  in.dp_issue = DpReduceIssue::at_end;
+  in.dp_buckets = 4;
+  in.optimizer_seconds = 1 * kMs;
+  const SimulationResult lean = expect_full_run_figures(*table, in);
+  EXPECT_GE(lean.skipped_ops, 3456) << lean.skipped_ops << " of " << table_ops(*table);
+}
+
+TEST(OwnPeriods, ATableThatDeadlocksIsReportedNotSearchedForever) {
+  // The last rank's forward of micro-batch 10 made to wait for its own backward's input too: no
+  // rank can pass it, while the steady state's search kept moving its cuts on (and its memory
+  // grew without end).
+  auto table = make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 40);
+  ASSERT_TRUE(table.ok());
+  for (ScheduleOp& o : table->ranks[1]) {
+    if (o.kind == OpKind::forward && o.micro_batch == 10) o.pairs_with_next = true;
+  }
+  SimulationInput in;
+  in.chunks = {ChunkCost{}};
+  in.chunks[0].forward = compute_cost(1 * kMs);
+  in.chunks[0].backward = compute_cost(2 * kMs);
+  for (const bool keep : {true, false}) {
+    in.keep_timeline = keep;
+    const auto run = simulate(*table, in);
+    ASSERT_FALSE(run.ok());
+    EXPECT_NE(run.error_text().find("deadlock"), std::string::npos) << run.error_text();
+  }
+}
+
 }  // namespace
 }  // namespace plansight::estimator
