@@ -180,7 +180,7 @@ class IterationEngine {
   // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
   // whose states repeat. `periods_done`: the periods run since the first cut, from which the
   // cuts and micro-batches are counted back. The pending times are not hashed (their windows
-  // are): equal shapes are candidates, which period_ns() compares in full.
+  // are): equal shapes are candidates, which period_shifts() compares in full.
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
   // Per rank r, T_r > 0 when `now` is `before` moved on by T_r on rank r and `mb_shift`
