@@ -10,6 +10,7 @@
 #include <string>
 
 #include "drawn_costs.h"
+#include "iteration_engine.h"
 #include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/pipeline_simulator.h"
 
@@ -175,6 +176,47 @@ TEST(OwnPeriods, ATableThatDeadlocksIsReportedNotSearchedForever) {
     ASSERT_FALSE(run.ok());
     EXPECT_NE(run.error_text().find("deadlock"), std::string::npos) << run.error_text();
   }
+}
+
+// margin_cycles() on recorded decisions, directly: how many more periods keep each on its side.
+class MarginProbe : IterationEngine {
+ public:
+  MarginProbe(const ScheduleTable& t, const SimulationInput& in) : IterationEngine(t, in, to_ns_costs(in, t.stages()).value(), false) {}
+  std::int64_t cycles(std::vector<Margin> margins, const std::vector<std::int64_t>& ns) {
+    margins_ = std::move(margins);
+    return margin_cycles(ns);
+  }
+};
+
+TEST(OwnPeriods, AMarginKeepsItsSideForAsManyPeriodsAsItCovers) {
+  auto table = make_schedule(PipelineSchedule::one_f_one_b, 3, 1, 8);
+  ASSERT_TRUE(table.ok());
+  SimulationInput in;
+  in.chunks = {ChunkCost{}};
+  in.chunks[0].forward = compute_cost(1 * kMs);
+  in.chunks[0].backward = compute_cost(2 * kMs);
+  MarginProbe probe(*table, in);
+  // Periods: rank 0 moves on by 100 a period, ranks 1 and 2 by 90.
+  const std::vector<std::int64_t> ns{100, 90, 90};
+  // Rank 1's input from rank 0 came 250 before rank 1 was free: the gap closes by 10 a period,
+  // so 25 more periods keep rank 1 free first (the 25th a tie, the same max either way).
+  EXPECT_EQ(probe.cycles({{1, 0, 250, false}}, ns), 25);
+  EXPECT_EQ(probe.cycles({{1, 0, 259, false}}, ns), 25);
+  // Rank 0's input from rank 1 came 5 before rank 0 was free; the gap only widens.
+  EXPECT_EQ(probe.cycles({{0, 1, 5, false}}, ns), INT64_MAX);
+  // Ranks that move alike decide alike for ever, waiting or not.
+  EXPECT_EQ(probe.cycles({{2, 1, 7, false}, {2, 1, -7, false}}, ns), INT64_MAX);
+  // The smallest bound holds.
+  EXPECT_EQ(probe.cycles({{1, 0, 250, false}, {1, 0, 40, false}, {0, 1, 3, false}}, ns), 4);
+  // An op that waited for an input moving apart from its rank: its rank would take that pace.
+  EXPECT_EQ(probe.cycles({{1, 0, -30, false}}, ns), 0);
+  // A tie between ranks moving apart changes side at once.
+  EXPECT_EQ(probe.cycles({{1, 0, 0, false}}, ns), 0);
+  EXPECT_EQ(probe.cycles({{0, 1, 0, true}}, ns), 0);
+  // An overlapped pair's two inputs: the first (from rank 1) came 35 before the second (from
+  // rank 0); rank 0's moves 10 a period later, so the order holds for ever; reversed, it closes.
+  EXPECT_EQ(probe.cycles({{1, 0, -35, true}}, ns), INT64_MAX);
+  EXPECT_EQ(probe.cycles({{0, 1, -35, true}}, ns), 3);
 }
 
 }  // namespace
