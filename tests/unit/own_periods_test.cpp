@@ -59,8 +59,9 @@ SimulationResult expect_full_run_figures(const ScheduleTable& table, SimulationI
 
 TEST(OwnPeriods, AHeavyHeadLetsDualPipeVSkipWhileItsRanksMoveApart) {
   // DualPipeV's rank 0 holds both ends of the model. Before this skip a run whose state repeats
-  // only per rank simulated every op of that phase: 25 % of this table's ops one by one
-  // (bench/results/time-core-cpu.txt, tenth section), now 13 %.
+  // only per rank simulated every op of that phase: 25 % of this table's ops one by one (measured
+  // on the engine before it), now 13 %; at 64 x 1024, 59 % -> 25 % (time-core-cpu.txt, tenth
+  // section).
   auto table = make_schedule(PipelineSchedule::dualpipev, 8, 2, 256);
   ASSERT_TRUE(table.ok()) << table.error_text();
   const SimulationResult lean = expect_full_run_figures(*table, head_heavy_input(PipelineSchedule::dualpipev, 8, 2, 1.05, 0.05));
@@ -70,7 +71,8 @@ TEST(OwnPeriods, AHeavyHeadLetsDualPipeVSkipWhileItsRanksMoveApart) {
 
 TEST(OwnPeriods, EverySchedulesFiguresAreTheFullRunsWithHeadsOfAnyWeight) {
   // Heads lighter and heavier, by little (a front that moves slowly: many skips) and by much;
-  // sends from none to ones that queue; whole-millisecond costs make ties between ranks' times.
+  // sends from none to ones that queue; costs in tenths of milliseconds make ties between ranks'
+  // times.
   struct Case {
     PipelineSchedule kind;
     std::int64_t p, v, m;
