@@ -1,0 +1,496 @@
+// Private to the simulator: the iteration engine with dedicated processors (iteration_engine.h),
+// its op loop and worklist here, its steady-state skip in dedicated_run_steady.cpp; the entry
+// points that choose the processor model are in pipeline_simulator.cpp. Communication lanes are
+// first-fit interval lists, so work issued "ahead" (prefetch, mid-op gradient buckets) takes the
+// earliest free slot.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <unordered_map>
+
+#include "plansight/estimator/cancellation.h"
+#include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/schedule_metrics.h"
+#include "iteration_engine.h"
+#include "steady_state.h"
+
+namespace plansight::estimator {
+
+// The steady state's search runs only where it can pay: the transient and two cycles, each up
+// to about p micro-batches (1F1B's critical circuit runs through every stage and back), must
+// leave periods to skip. Below that the search would cost more than it saves.
+inline constexpr std::int32_t kSkipMinMicroBatches = 32;
+inline bool skippable(const ScheduleTable& t) { return t.m >= kSkipMinMicroBatches + 3 * t.p; }
+
+// Dedicated processors: an op's time never depends on the other ranks, so a worklist runs each
+// rank as far as its inputs allow; a rank is looked at again only when a neighbour delivers
+// something it waits for. Work is O(ops + spans).
+class DedicatedRun : IterationEngine {
+ public:
+  // `turn_chunk`: the table is DualPipe's lower half as a V (run_simulation), turning after that
+  // chunk; -1: the table itself.
+  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated,
+               SteadyPeriods* periods, std::int32_t turn_chunk = -1)
+      : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
+    turn_chunk_ = turn_chunk;
+    const auto p = static_cast<std::size_t>(t.p);
+    work_.resize(p);  // a ring: each rank is queued at most once
+    limit_.resize(p);
+    for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
+    shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
+    pairs_ = !generated_ || t.v_shape();
+    if (shape_path_) build_lean_chunks();
+    queue_all();
+  }
+
+  Result<SimulationResult> run() {
+    if (!keep_ && !skip_steady_state()) return make_error("estimate", kCancelledMessage);
+    if (!drain()) return make_error("estimate", kCancelledMessage);
+    if (auto stuck = deadlock_message(t_, next_); !stuck.empty()) return make_error("schedule", stuck);
+    const std::int64_t step_ns = seconds_to_ns(in_.optimizer_seconds);
+    for (std::int32_t r = 0; r < t_.p; ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      const std::int64_t start = step_may_start(r);
+      step_ran(r, start, start + step_ns);
+      if (!t_.ranks[ri].empty()) activity_[ri].occupied_end_ns = free_[ri];
+    }
+    if (turn_chunk_ >= 0) return mirrored_results();
+    return results(schedule_bubbles(std::move(activity_)));
+  }
+
+ private:
+  // DualPipe's figures from its lower half's (this run): rank p-1-r's are rank r's.
+  SimulationResult mirrored_results() {
+    const SimulationResult half = results(ScheduleBubbles{});  // the bubbles: of all ranks, below
+    const auto h = static_cast<std::size_t>(t_.p), p = 2 * h;
+    std::vector<RankActivity> all(p);
+    SimulationResult res;
+    res.iteration_ns = half.iteration_ns;
+    for (std::size_t r = 0; r < h; ++r) {
+      all[p - 1 - r] = activity_[r];
+      all[p - 1 - r].rank = static_cast<std::int32_t>(p - 1 - r);
+      all[r] = std::move(activity_[r]);
+    }
+    for (std::size_t r = 0; r < p; ++r) {
+      const std::size_t of = r < h ? r : p - 1 - r;
+      res.busy_ns.push_back(half.busy_ns[of]);
+      res.compute_end_ns.push_back(half.compute_end_ns[of]);
+      res.reduce_wait_ns.push_back(half.reduce_wait_ns[of]);
+    }
+    set_bubbles(res, schedule_bubbles(std::move(all)), static_cast<std::int32_t>(p));
+    // Each op skipped stands for its mirror too; the mirror's ops are not simulated.
+    res.skipped_ops = 2 * half.skipped_ops;
+    res.simulated_ops = half.simulated_ops;
+    return res;
+  }
+
+  void queue_all() {
+    const auto p = static_cast<std::size_t>(t_.p);
+    queued_.assign(p, 1);
+    for (std::size_t r = 0; r < p; ++r) work_[r] = static_cast<std::int32_t>(r);
+    work_head_ = 0;
+    work_count_ = p;
+  }
+
+  // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
+  bool drain() {
+    if (record_margins_) return pairs_ ? drain_ops<true, true>() : drain_ops<false, true>();
+    return pairs_ ? drain_ops<true, false>() : drain_ops<false, false>();
+  }
+  // `Pairs`: the table may hold overlapped pairs (ScheduleOp::pairs_with_next); make_schedule's
+  // have them only for DualPipe(V), and the other schedules' op loop leaves out their check.
+  // `Margins`: the decisions between ranks are recorded (record_margins_).
+  template <bool Pairs, bool Margins>
+  bool drain_ops() {
+    while (work_count_ > 0) {
+      const std::int32_t r = work_[work_head_];
+      work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
+      --work_count_;
+      queued_[static_cast<std::size_t>(r)] = 0;
+      if (!advance<Pairs, Margins>(r)) return false;
+    }
+    return true;
+  }
+
+  // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
+  template <bool Pairs, bool Margins>
+  [[gnu::always_inline]] bool advance(std::int32_t r) {
+    for (;;) {
+      if (shape_path_) {
+        const Lean ran = run_lean<Pairs, Margins>(r);
+        if (ran == Lean::cancelled) return false;
+        if (ran == Lean::blocked) return true;
+      }
+      if (!step(r)) return true;
+      if (poll_cancelled()) return false;
+    }
+  }
+  // Every 4096 operations (about 0.1 ms): a cancelled estimate stops within a frame.
+  bool poll_cancelled() { return (++polls_ & 4095u) == 0 && cancel_requested(); }
+
+  // The common op, run with the rank's state in registers: what step() does for an op that runs
+  // by its shape (see there) and is none of the rank's one-off ops (its first and last, those
+  // before its first compute, a chunk's last backward issuing the gradient reduction), with
+  // sends on the lane and no names or spans (shape_path_). Stops at the first op it does not
+  // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
+  // when step() must run it.
+  enum class Lean { blocked, other, cancelled };
+  template <bool Pairs, bool Margins>
+  [[gnu::always_inline]] Lean run_lean(std::int32_t r) {
+    const auto ri = static_cast<std::size_t>(r);
+    RankActivity& a = activity_[ri];
+    std::size_t i = next_[ri];
+    const std::size_t rank_limit = limit_[ri];
+    if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < rank_limit ? Lean::other : Lean::blocked;
+    const ScheduleOp* const ops = t_.ranks[ri].data();
+    const std::size_t limit = std::min(rank_limit, t_.ranks[ri].size() - 1);
+    const LeanChunk* const chunks = &lean_[ri * static_cast<std::size_t>(t_.v)];
+    CommLane& lane = lanes_[ri];
+    // Nothing this rank books from now on is issued before its last op's start (step()).
+    lane.forget_before(prev_start_[ri]);
+    // What the loop reads and writes, in locals: its stores (times, lane intervals, gaps) could
+    // otherwise alias the members, which the compiler then reloads for every op.
+    const std::int64_t collectives_end = collective_end_[ri];
+    std::int64_t clear_gap = a.clear_gap_ns;
+    std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
+    std::int64_t lane_end = lane.end();
+    std::uint32_t polls = polls_;
+    Lean out = Lean::other;
+    for (; i < limit; ++i) {
+      const ScheduleOp o = ops[i];
+      const LeanChunk& chunk = chunks[o.chunk];
+      const auto mb = static_cast<std::size_t>(o.micro_batch);
+      PairTimes& own = chunk.own[mb];
+      std::int64_t ready = lean_ready(o.kind, own);
+      [[maybe_unused]] std::int32_t from = Margins ? lean_input_rank(o.kind, chunk) : -1;
+      if (Pairs && o.pairs_with_next && ready >= 0) {
+        // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
+        // exists: the loop stops before the rank's last op, which pairs with none).
+        const ScheduleOp second = ops[i + 1];
+        const LeanChunk& second_chunk = chunks[second.chunk];
+        const std::int64_t other = lean_ready(second.kind, second_chunk.own[static_cast<std::size_t>(second.micro_batch)]);
+        if constexpr (Margins) {
+          if (other >= 0) {
+            const std::int32_t other_from = lean_input_rank(second.kind, second_chunk);
+            if (from >= 0 && other_from >= 0) note_margin(from, other_from, ready - other, true);
+            if (other > ready) from = other_from;
+          }
+        }
+        ready = other < 0 ? kUnknown : std::max(ready, other);
+      }
+      if (ready < 0) {
+        out = Lean::blocked;
+        break;
+      }
+      if constexpr (Margins) {
+        if (from >= 0) note_margin(r, from, free - ready, false);
+      }
+      if (chunk.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
+      const std::int64_t start = std::max(free, ready);
+      const NsRunShape& shape = *chunk.shape[static_cast<std::size_t>(o.kind)];
+      if (lane_end > start + shape.first_lane) break;  // a collective may wait: step() books it
+      if (start > free) {
+        if (free >= collectives_end) {
+          clear_gap += start - free;
+        } else {
+          a.gaps.push_back({free, start});
+        }
+      }
+      const std::int64_t end = start + shape.ns;
+      busy += shape.compute_ns;  // the compute window's end is the last op's (step())
+      ++chunk.ran[static_cast<std::size_t>(o.kind)];
+      prev_start = start;
+      free = end;
+      std::int32_t to = -1;
+      if (o.kind == OpKind::forward) {
+        if (chunk.next != nullptr) {
+          to = chunk.next_rank;
+          chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
+        } else {
+          own[kBwdReady] = end;  // the loss (op_finished)
+        }
+      } else if (o.kind == OpKind::backward) {
+        own[kBDone] = end;
+        if (chunk.prev != nullptr) {
+          to = chunk.prev_rank;
+          chunk.prev[mb][kBwdReady] = deliver(lane, lane_end, end, chunk.prev_local, chunk.send_gradient);
+        }
+      }
+      if (to >= 0 && to != r) wake(to);
+      if ((++polls & 4095u) == 0 && cancel_requested()) [[unlikely]] {
+        ++i;
+        out = Lean::cancelled;
+        break;
+      }
+    }
+    if (i >= rank_limit && out == Lean::other) out = Lean::blocked;
+    polls_ = polls;
+    next_[ri] = i;
+    free_[ri] = free;
+    prev_start_[ri] = prev_start;
+    busy_[ri] = busy;
+    a.clear_gap_ns = clear_gap;
+    return out;
+  }
+  // When an output of an op that ended at `end` reaches its consumer: at once on the same rank,
+  // else after its send of `ns` on this rank's lane (communicate() for a send without spans).
+  // place() books it at the lane's end or in a gap before, so the lane then ends at the later of
+  // `lane_end` and the arrival.
+  [[gnu::always_inline]] static std::int64_t deliver(CommLane& lane, std::int64_t& lane_end, std::int64_t end,
+                                                     bool same_rank, std::int64_t ns) {
+    if (same_rank || ns <= 0) return end;
+    const std::int64_t arrival = lane.place(end, ns) + ns;
+    lane_end = std::max(lane_end, arrival);
+    return arrival;
+  }
+  // op_input_ready() for an op of `kind` whose pair times are `t`.
+  [[gnu::always_inline]] static std::int64_t lean_ready(OpKind kind, const PairTimes& t) {
+    return kind == OpKind::forward    ? t[kFwdReady]
+           : kind == OpKind::backward ? t[kBwdReady]
+                                      : t[kBDone];
+  }
+  // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
+  // the ranks its outputs go to, its op shapes and sends. The pointers hold for the whole run:
+  // times_ and ran_ are sized by the constructor and never reallocated after it.
+  struct LeanChunk {
+    PairTimes* own = nullptr;   // times_ of the chunk, by micro-batch
+    PairTimes* next = nullptr;  // of the chunk its forwards feed; null: they end in the loss
+    PairTimes* prev = nullptr;  // of the chunk its backwards feed; null: none
+    std::int32_t* ran = nullptr;  // its ops run, by OpKind (ran_)
+    std::array<const NsRunShape*, 3> shape{};  // by OpKind
+    std::int64_t send_activation = 0, send_gradient = 0;
+    std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
+    std::int32_t next_rank = -1, prev_rank = -1;
+    // The output goes to a chunk of the same rank without a send (not across a turn_chunk_).
+    bool next_local = false, prev_local = false;
+  };
+  // input_rank() for an op of `kind` of `chunk` (-1: none, or the op's own rank).
+  [[gnu::always_inline]] static std::int32_t lean_input_rank(OpKind kind, const LeanChunk& chunk) {
+    return kind == OpKind::forward ? (chunk.prev != nullptr ? chunk.prev_rank : -1)
+           : kind == OpKind::backward ? (chunk.next != nullptr ? chunk.next_rank : -1)
+                                      : -1;
+  }
+  void build_lean_chunks() {
+    const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
+    lean_.assign(p * v, LeanChunk{});
+    for (std::size_t k = 0; k < p * v; ++k) {
+      LeanChunk& lc = lean_[k];
+      const std::int32_t g = global_of_[k];
+      const NsChunkCost& c = cost(g);
+      lc.own = &times_[pair(g, 0)];
+      lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
+      const auto r = static_cast<std::int32_t>(k / v);
+      if (g + 1 < stages_ && g + 1 != second_start_) {
+        lc.next = &times_[pair(g + 1, 0)];
+        lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
+        lc.next_local = lc.next_rank == r && g != turn_chunk_;
+      }
+      if (g > 0 && g != second_start_) {
+        lc.prev = &times_[pair(g - 1, 0)];
+        lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
+        lc.prev_local = lc.prev_rank == r && g - 1 != turn_chunk_;
+      }
+      for (std::size_t kind = 0; kind < 3; ++kind) lc.shape[kind] = &c.shapes[shape_index_[kind]];
+      lc.send_activation = c.send_activation;
+      lc.send_gradient = c.send_gradient;
+      if (in_.dp_issue == DpReduceIssue::per_chunk) lc.reduce_at = last_bwd_[k];
+    }
+  }
+
+  // The steady state (steady_state.h): runs every rank into its periods, then a period more at a
+  // time (later several), comparing the state after each with those before; once the state
+  // repeats up to a shift (as a whole, or rank by rank), skips the periods that can only repeat
+  // it. Leaves every rank free to run to its end. False when cancelled. (dedicated_run_steady.cpp)
+  bool skip_steady_state();
+  // GPipe (one chunk a rank): whether the stage that starts the flow of `kind` ops (the first for
+  // forwards, the last for backwards) takes at least as long per op as every other.
+  bool feeder_is_slowest(OpKind kind) const;
+  // The steady-state skip over the ops [first[r], end[r]) of every rank (steady_state.h's
+  // arguments); false when cancelled. Leaves each rank where its last cut, or the skip, put it.
+  bool skip_region(const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                   std::size_t ops_per_micro_batch);
+
+  bool finish_skipping() {
+    for (std::size_t r = 0; r < limit_.size(); ++r) limit_[r] = t_.ranks[r].size();
+    queue_all();
+    return true;
+  }
+
+  // Where a skip of rank r may end at the latest: every op before copies_end + P_r is the op P_r
+  // before it moved on by a period (ops[i + P_r] repeats ops[i] for i in [begin, copies_end)), so
+  // each skipped op repeats one of the periods compared. Ending at copies_end instead left up to a
+  // period more to simulate one op at a time (interleaved 64 x 4 x 1024: 512 ops of every rank).
+  static std::size_t repeats_until(const SteadyPeriod& period, std::size_t r) {
+    return period.copies_end[r] + period.ops[r];
+  }
+
+  // Skips from `now` when it is `before` repeated `cycle` periods on: both cuts inside the
+  // periods, every rank's `cycle` periods apart (so the ops between them repeat those before
+  // them, as do those of the cycles skipped after `now`), and the state shifted alike. Skips as
+  // many cycles as every rank's periods allow. With `margins` (margins_ holds the decisions of
+  // the ops between the two cuts), ranks may move on by periods of their own: then the skip ends
+  // where a decision between two of them may change side. `own_only`: states whose ranks' clocks
+  // all move alike are left to the uniform search (shape_hash), which finds them for less.
+  struct Skipped {
+    std::int64_t cycles = 0;   // skipped
+    bool all = false;          // to the end of the periods
+    bool own_periods = false;  // the state repeats with a shift per rank, not all equal
+  };
+  Skipped skip_from(const SteadyPeriod& period, SteadySnapshot& before, SteadySnapshot& now, std::int64_t cycle,
+                    bool own_only, bool margins = false);
+
+  void wake(std::int32_t r) {
+    auto& q = queued_[static_cast<std::size_t>(r)];
+    if (!q) {
+      q = 1;
+      std::size_t tail = work_head_ + work_count_;
+      if (tail >= work_.size()) tail -= work_.size();
+      work_[tail] = r;
+      ++work_count_;
+    }
+  }
+
+  // Runs rank r's next op if its inputs are known; false when blocked or finished.
+  bool step(std::int32_t r) {
+    const auto ri = static_cast<std::size_t>(r);
+    const auto& ops = t_.ranks[ri];
+    if (next_[ri] >= limit_[ri]) return false;
+    const ScheduleOp& o = ops[next_[ri]];
+    const std::int32_t g = global_of(r, o.chunk);
+    const std::int64_t ready = input_ready(r, o, g);
+    if (ready < 0) return false;
+    if (record_margins_) note_margins(r, next_[ri], o, g, free_[ri]);
+    // Nothing this rank books from now on is issued before its last op's start (the earliest
+    // issue: a prefetched gather; the snapshot reads its lane from there too).
+    lanes_[ri].forget_before(prev_start_[ri]);
+    const std::int64_t start = gather_before(r, o, g, std::max(free_[ri], ready));
+    RankActivity& a = activity_[ri];
+    if (next_[ri] == 0) {
+      a.occupied_begin_ns = start;
+      a.occupied_end_ns = -1;  // until the op ends: lane_wait() knows the rank's first work
+    } else if (start > free_[ri]) {
+      gap(ri, free_[ri], start);
+    }
+    const bool record = a.compute_begin_ns > a.compute_end_ns || next_[ri] + 1 == ops.size();
+    const NsChunkCost& c = cost(g);
+    const std::size_t first_span = keep_ ? compute_track(r).spans.size() : 0;
+    std::int64_t end = start;
+    const NsRunShape& shape = c.shapes[shape_index(o.kind)];
+    if (shape_path_ && lanes_[ri].end() <= start + shape.first_lane && !reduces_here(ri, o)) [[likely]] {
+      // No collective of the op can wait for the lane: it ends at start + ns. Its lane
+      // segments are not booked: nothing issued later can start before its end (no ZeRO-3
+      // gather is issued ahead, no gradient bucket inside this op: shape_path_, reduces_here).
+      end = start + shape.ns;
+      busy_[ri] += shape.compute_ns;
+      if (record && shape.compute_first >= 0) {
+        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = start + shape.compute_first;
+        a.compute_end_ns = start + shape.compute_end;
+      }
+    } else {
+      if (o.kind == OpKind::backward && !c.recompute.empty()) {
+        end = segments(record, r, end, c.recompute, op_name(o, g, true), g, o.micro_batch);
+      }
+      end = segments(record, r, end, op_segments(o, c), op_name(o, g), g, o.micro_batch);
+    }
+    if (keep_) draw_overlapped(r, o, g, first_span);
+    if (next_[ri] == 0) a.occupied_end_ns = end;
+    if (const std::int32_t to = op_finished(r, o, g, start, end); to >= 0) wake(to);
+    return true;
+  }
+
+  // Whether rank r's next op `o` issues its chunk's gradient reduction inside itself (buckets
+  // issued during the op may take the gaps between its collectives on the lane).
+  bool reduces_here(std::size_t r, const ScheduleOp& o) const {
+    return in_.dp_issue == DpReduceIssue::per_chunk &&
+           last_bwd_[r * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(o.chunk)] ==
+               static_cast<std::int64_t>(next_[r]);
+  }
+
+  // Runs segments back to back from `t`; returns the end. What the bubble needs
+  // (schedule_metrics.h's RankActivity) costs this loop, most of a simulation's time, nothing:
+  // the rare wait of a collective for a busy lane is recorded out of line, and the first and
+  // last compute (the window) only for the ops that can hold them (Record: the rank's ops until
+  // its first compute, and its last op).
+  template <bool Record>
+  std::int64_t run_segments(std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
+                            std::int32_t name, std::int32_t g, std::int32_t mb) {
+    [[maybe_unused]] std::int64_t compute_first = -1, compute_end = -1;
+    for (const NsSegment& s : segs) {
+      if (s.ns == 0) continue;
+      if (s.lane == Lane::compute) {
+        if (keep_) compute_track(r).spans.push_back(span(t, s.ns, s, name, g, mb));
+        busy_[static_cast<std::size_t>(r)] += s.ns;
+        if constexpr (Record) compute_first = compute_first < 0 ? t : compute_first;
+        t += s.ns;
+        if constexpr (Record) compute_end = t;
+      } else {
+        const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(t, s.ns);
+        if (keep_) comm_track(r).spans.push_back(span(start, s.ns, s, segment_name(s, name), g, mb));
+        if (start > t) [[unlikely]] lane_wait(r, t, start);
+        t = start + s.ns;
+      }
+    }
+    if constexpr (Record) {
+      if (compute_end >= 0) {
+        RankActivity& a = activity_[static_cast<std::size_t>(r)];
+        if (a.compute_begin_ns > a.compute_end_ns) a.compute_begin_ns = compute_first;
+        a.compute_end_ns = compute_end;
+      }
+    }
+    return t;
+  }
+
+  std::int64_t segments(bool record, std::int32_t r, std::int64_t t, const std::vector<NsSegment>& segs,
+                        std::int32_t name, std::int32_t g, std::int32_t mb) {
+    return record ? run_segments<true>(r, t, segs, name, g, mb) : run_segments<false>(r, t, segs, name, g, mb);
+  }
+
+  // Idle time of rank r over [begin, end) between its ops. Collectives placed later never start
+  // before `end` (they are issued at or after the op that follows), so a gap that begins after
+  // every collective placed so far has ended is clear of them all: a sum, not a list.
+  void gap(std::size_t r, std::int64_t begin, std::int64_t end) {
+    if (begin >= collective_end_[r]) {
+      activity_[r].clear_gap_ns += end - begin;
+    } else {
+      activity_[r].gaps.push_back({begin, end});
+    }
+  }
+
+  // A collective of an op waits for the busy lane over [t, start): a gap in the rank's work, or,
+  // before its first piece of work, the later start of that work.
+  [[gnu::noinline]] void lane_wait(std::int32_t r, std::int64_t t, std::int64_t start) {
+    RankActivity& a = activity_[static_cast<std::size_t>(r)];
+    if (a.occupied_end_ns < 0 && a.occupied_begin_ns == t) {
+      a.occupied_begin_ns = start;
+    } else {
+      a.gaps.push_back({t, start});  // a list, not the sum: it may lie outside the window
+    }
+  }
+
+  static constexpr std::size_t kSkipMinPeriods = 6;
+  static constexpr std::int64_t kOwnStalls = 2;  // skip_region
+  static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
+  static constexpr std::int64_t kSparsePeriods = 8;
+  // Cuts while snapshots are kept (skip_region), chosen over 256-4096 ops and 2-32 dense periods
+  // on bench_estimate.cpp's plans (bench/results/time-core-cpu.txt, 2026-11-27): ZB-H1 and
+  // DualPipe(V) at 64 x 1024 within 1 % of their best, the default plan unchanged (2 dense
+  // periods cost it 13 %, which saves 64-stage 1F1B 10 %).
+  static constexpr std::size_t kMinOpsPerCut = 2048;
+  static constexpr std::int64_t kDensePeriods = 4;
+  bool generated_;                  // the table is make_schedule()'s (run_simulation)
+  SteadyPeriods* periods_;          // shared with other runs of the table, or null
+  // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no
+  // timeline is kept, and no ZeRO-3 gather is issued ahead into the lane's gaps.
+  bool shape_path_ = false;
+  bool pairs_ = true;  // the table may hold overlapped pairs (drain)
+  std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
+  std::vector<LeanChunk> lean_;     // per (rank, local chunk), r * v + c (shape_path_ only)
+  std::uint32_t polls_ = 0;
+  std::vector<char> queued_;        // rank is in work_
+  std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
+  std::size_t work_head_ = 0, work_count_ = 0;
+};
+
+}  // namespace plansight::estimator
