@@ -184,6 +184,9 @@ class DedicatedRun : IterationEngine {
         out = Lean::blocked;
         break;
       }
+      // Recorded before the checks that hand the op to step(), which records it again: the same
+      // decision twice bounds a skip alike, and keeping these records out of the loop's exits
+      // measured 2.5 % slower on DualPipeV.
       if constexpr (Margins) {
         if (from >= 0) note_margin(r, from, free - ready, false);
       }
