@@ -18,27 +18,22 @@
 
 namespace plansight::estimator {
 
-// The steady state's search runs only where it can pay: the transient and two cycles, each up
-// to about p micro-batches (1F1B's critical circuit runs through every stage and back), must
-// leave periods to skip. Below that the search would cost more than it saves.
-inline constexpr std::int32_t kSkipMinMicroBatches = 32;
-inline bool skippable(const ScheduleTable& t) { return t.m >= kSkipMinMicroBatches + 3 * t.p; }
-
 // Dedicated processors: an op's time never depends on the other ranks, so a worklist runs each
 // rank as far as its inputs allow; a rank is looked at again only when a neighbour delivers
 // something it waits for. Work is O(ops + spans).
 class DedicatedRun : IterationEngine {
  public:
   // `turn_chunk`: the table is DualPipe's lower half as a V (run_simulation), turning after that
-  // chunk; -1: the table itself.
-  DedicatedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool generated,
-               SteadyPeriods* periods, std::int32_t turn_chunk = -1)
-      : IterationEngine(t, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
+  // chunk; -1: the table itself. `rows`: as IterationEngine's.
+  DedicatedRun(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in, std::vector<NsChunkCost> costs,
+               bool generated, SteadyPeriods* periods, std::int32_t turn_chunk = -1)
+      : IterationEngine(t, rows, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
     turn_chunk_ = turn_chunk;
     const auto p = static_cast<std::size_t>(t.p);
     work_.resize(p);  // a ring: each rank is queued at most once
     limit_.resize(p);
-    for (std::size_t r = 0; r < p; ++r) limit_[r] = t.ranks[r].size();
+    for (std::size_t r = 0; r < p; ++r) limit_[r] = rows_->size(r);
+    readable_.assign(rows_->sparse() ? p : 0, {0, 0});
     shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
     pairs_ = !generated_ || t.v_shape();
     if (shape_path_) build_lean_chunks();
@@ -48,13 +43,13 @@ class DedicatedRun : IterationEngine {
   Result<SimulationResult> run() {
     if (!keep_ && !skip_steady_state()) return make_error("estimate", kCancelledMessage);
     if (!drain()) return make_error("estimate", kCancelledMessage);
-    if (auto stuck = deadlock_message(t_, next_); !stuck.empty()) return make_error("schedule", stuck);
+    if (auto stuck = deadlock_message(t_.p, *rows_, next_); !stuck.empty()) return make_error("schedule", stuck);
     const std::int64_t step_ns = seconds_to_ns(in_.optimizer_seconds);
     for (std::int32_t r = 0; r < t_.p; ++r) {
       const auto ri = static_cast<std::size_t>(r);
       const std::int64_t start = step_may_start(r);
       step_ran(r, start, start + step_ns);
-      if (!t_.ranks[ri].empty()) activity_[ri].occupied_end_ns = free_[ri];
+      if (rows_->size(ri) > 0) activity_[ri].occupied_end_ns = free_[ri];
     }
     if (turn_chunk_ >= 0) return mirrored_results();
     return results(schedule_bubbles(std::move(activity_)));
@@ -96,6 +91,7 @@ class DedicatedRun : IterationEngine {
 
   // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
   bool drain() {
+    if (!readable_.empty()) ensure_readable();
     if (record_margins_) return pairs_ ? drain_ops<true, true>() : drain_ops<false, true>();
     return pairs_ ? drain_ops<true, false>() : drain_ops<false, false>();
   }
@@ -144,8 +140,8 @@ class DedicatedRun : IterationEngine {
     std::size_t i = next_[ri];
     const std::size_t rank_limit = limit_[ri];
     if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < rank_limit ? Lean::other : Lean::blocked;
-    const ScheduleOp* const ops = t_.ranks[ri].data();
-    const std::size_t limit = std::min(rank_limit, t_.ranks[ri].size() - 1);
+    const ScheduleOp* const ops = rows_->data(ri);
+    const std::size_t limit = std::min(rank_limit, rows_->size(ri) - 1);
     const LeanChunk* const chunks = &lean_[ri * static_cast<std::size_t>(t_.v)];
     CommLane& lane = lanes_[ri];
     // Nothing this rank books from now on is issued before its last op's start (step()).
@@ -316,7 +312,7 @@ class DedicatedRun : IterationEngine {
                    std::size_t ops_per_micro_batch);
 
   bool finish_skipping() {
-    for (std::size_t r = 0; r < limit_.size(); ++r) limit_[r] = t_.ranks[r].size();
+    for (std::size_t r = 0; r < limit_.size(); ++r) limit_[r] = rows_->size(r);
     queue_all();
     return true;
   }
@@ -358,7 +354,8 @@ class DedicatedRun : IterationEngine {
   // Runs rank r's next op if its inputs are known; false when blocked or finished.
   bool step(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
-    const auto& ops = t_.ranks[ri];
+    const ScheduleOp* const ops = rows_->data(ri);
+    const std::size_t size = rows_->size(ri);
     if (next_[ri] >= limit_[ri]) return false;
     const ScheduleOp& o = ops[next_[ri]];
     const std::int32_t g = global_of(r, o.chunk);
@@ -376,7 +373,7 @@ class DedicatedRun : IterationEngine {
     } else if (start > free_[ri]) {
       gap(ri, free_[ri], start);
     }
-    const bool record = a.compute_begin_ns > a.compute_end_ns || next_[ri] + 1 == ops.size();
+    const bool record = a.compute_begin_ns > a.compute_end_ns || next_[ri] + 1 == size;
     const NsChunkCost& c = cost(g);
     const std::size_t first_span = keep_ ? compute_track(r).spans.size() : 0;
     std::int64_t end = start;
@@ -482,6 +479,21 @@ class DedicatedRun : IterationEngine {
   // periods cost it 13 %, which saves 64-stage 1F1B 10 %).
   static constexpr std::size_t kMinOpsPerCut = 2048;
   static constexpr std::int64_t kDensePeriods = 4;
+  // A sparse table's ops (ScheduleRows::sparse) each rank may read: those from next_ to its limit
+  // (and the op after it, which an overlapped pair reads). Asked for ahead (kReadAhead), so that
+  // a run that cuts every period (a few ops) takes the rows' lock every few hundred periods.
+  void ensure_readable() {
+    for (std::size_t r = 0; r < readable_.size(); ++r) {
+      const std::size_t from = next_[r], to = std::min(limit_[r] + 1, rows_->size(r));
+      auto& [begin, end] = readable_[r];
+      if (from >= begin && to <= end) continue;
+      begin = from;
+      end = std::min(std::max(to, from + kReadAhead), rows_->size(r));
+      rows_->ensure(r, begin, end);
+    }
+  }
+  static constexpr std::size_t kReadAhead = 1024;
+  std::vector<std::pair<std::size_t, std::size_t>> readable_;  // per rank [begin, end); sparse tables only
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
   SteadyPeriods* periods_;          // shared with other runs of the table, or null
   // Ops may run by their shape (NsRunShape) when nothing needs their lane segments booked: no

@@ -21,7 +21,7 @@ bool DedicatedRun::skip_steady_state() {
   // last op, which closes its bubble window) stay out of the periods.
   std::vector<std::size_t> first(p, 1), end(p);
   for (std::size_t r = 0; r < p; ++r) {
-    end[r] = t_.ranks[r].empty() ? 0 : t_.ranks[r].size() - 1;
+    end[r] = rows_->size(r) == 0 ? 0 : rows_->size(r) - 1;
     for (std::size_t c = r * v; c < (r + 1) * v; ++c) {
       const NsChunkCost& cc = cost(global_of(static_cast<std::int32_t>(r), static_cast<std::int32_t>(c - r * v)));
       if (cc.param_gather > 0) {
@@ -42,7 +42,7 @@ bool DedicatedRun::skip_steady_state() {
     // last stage's LM head makes its forwards 2.6 % slower), and such a half is not searched.
     std::vector<std::size_t> mid(p), forwards_end(p), backwards_first(p);
     for (std::size_t r = 0; r < p; ++r) {
-      mid[r] = t_.ranks[r].size() / 2;
+      mid[r] = rows_->size(r) / 2;
       forwards_end[r] = std::min(mid[r], end[r]);
       backwards_first[r] = std::max(mid[r], first[r]);
     }
@@ -81,8 +81,8 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
   }
   const TableKnown known = generated_ ? TableKnown::generated : TableKnown::nothing;
   const std::optional<SteadyPeriod> period = periods_ != nullptr
-                                                 ? periods_->find(t_, first, end, known, ops_per_micro_batch)
-                                                 : find_steady_period(t_, first, end, known, ops_per_micro_batch);
+                                                 ? periods_->find(t_, *rows_, first, end, known, ops_per_micro_batch)
+                                                 : find_steady_period(t_, *rows_, first, end, known, ops_per_micro_batch);
   if (!period) return true;
   for (std::size_t r = 0; r < p; ++r) {
     const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];

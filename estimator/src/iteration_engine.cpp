@@ -39,9 +39,11 @@ std::size_t thread_kept_array_bytes() {
   return bytes;
 }
 
-IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs,
-                                 bool keep_spans)
+IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in,
+                                 std::vector<NsChunkCost> costs, bool keep_spans)
     : t_(t),
+      own_rows_(rows == nullptr ? ScheduleRows(t) : ScheduleRows()),
+      rows_(rows == nullptr ? &own_rows_ : rows),
       in_(in),
       costs_(std::move(costs)),
       m_(t.m),
@@ -87,27 +89,31 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const SimulationInput& 
   }
   const auto v = static_cast<std::size_t>(t.v);
   for (std::size_t r = 0; r < p; ++r) {
-    const auto& ops = t.ranks[r];
+    const std::size_t n = rows_->size(r);
+    const auto op = [&](std::size_t i) { return rows_->at(r, i); };
     // Each chunk's first F and first B from the front, its last B or W from the back: the walks
     // stop once every chunk has them, a warm-up's and a drain's length, not the whole list (long
     // runs skip their steady state and should not pay for reading it here).
     std::size_t missing = 2 * v;
-    for (std::size_t i = 0; i < ops.size() && missing > 0; ++i) {
-      const std::size_t c = r * v + static_cast<std::size_t>(ops[i].chunk);
-      auto& first = ops[i].kind == OpKind::forward ? first_f_[c] : first_b_[c];
-      if (ops[i].kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
+    for (std::size_t i = 0; i < n && missing > 0; ++i) {
+      const ScheduleOp o = op(i);
+      const std::size_t c = r * v + static_cast<std::size_t>(o.chunk);
+      auto& first = o.kind == OpKind::forward ? first_f_[c] : first_b_[c];
+      if (o.kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
     }
     missing = v;
-    for (std::size_t i = ops.size(); i-- > 0 && missing > 0;) {
-      const std::size_t c = r * v + static_cast<std::size_t>(ops[i].chunk);
-      if (ops[i].kind != OpKind::forward && last_bwd_[c] < 0) last_bwd_[c] = static_cast<std::int64_t>(i), --missing;
+    for (std::size_t i = n; i-- > 0 && missing > 0;) {
+      const ScheduleOp o = op(i);
+      const std::size_t c = r * v + static_cast<std::size_t>(o.chunk);
+      if (o.kind != OpKind::forward && last_bwd_[c] < 0) last_bwd_[c] = static_cast<std::int64_t>(i), --missing;
     }
     activity_[r].rank = static_cast<std::int32_t>(r);
     if (!keep_) continue;
     // Reserved once: a span per compute segment, and on the communication lane a span per
     // communication segment, send, gather and reduction bucket, so no span ever reallocates.
     std::size_t compute_spans = 1, comm_spans = 2 * static_cast<std::size_t>(t.v) * (1 + in.dp_buckets) + 1;
-    for (const ScheduleOp& o : ops) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const ScheduleOp o = op(i);
       const NsChunkCost& c = cost(t.global_chunk(static_cast<std::int32_t>(r), o.chunk));
       for (const auto* list : {&op_segments(o, c), o.kind == OpKind::backward ? &c.recompute : nullptr}) {
         if (list == nullptr) continue;
@@ -313,7 +319,7 @@ SimulationResult IterationEngine::results(const ScheduleBubbles& bubbles) {
   }
   set_bubbles(res, bubbles, t_.p);
   res.skipped_ops = skipped_ops_;
-  for (const auto& ops : t_.ranks) res.simulated_ops += static_cast<std::int64_t>(ops.size());
+  for (std::size_t r = 0; r < rows_->ranks(); ++r) res.simulated_ops += static_cast<std::int64_t>(rows_->size(r));
   res.simulated_ops -= skipped_ops_;
   if (keep_ && in_.keep_timeline) res.timeline = std::move(tl_);
   return res;

@@ -19,6 +19,7 @@
 
 #include "plansight/estimator/pipeline_simulator.h"
 #include "plansight/estimator/schedule_metrics.h"
+#include "schedule_rows.h"
 #include "simulation_costs.h"
 
 namespace plansight::estimator {
@@ -28,7 +29,10 @@ std::size_t thread_kept_array_bytes();
 
 class IterationEngine {
  public:
-  IterationEngine(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs, bool keep_spans);
+  // `rows`: the table's ops as the run reads them (schedule_rows.h), which must outlive the
+  // engine; null: the table's own lists.
+  IterationEngine(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in,
+                  std::vector<NsChunkCost> costs, bool keep_spans);
   ~IterationEngine();
   IterationEngine(const IterationEngine&) = delete;
   IterationEngine& operator=(const IterationEngine&) = delete;
@@ -105,7 +109,7 @@ class IterationEngine {
     if (!o.pairs_with_next) [[likely]] return own;
     if (own < 0) return kUnknown;
     // An overlapped pair (DualPipe's F&B) waits for its second op's input too.
-    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][i + 1];
+    const ScheduleOp& second = rows_->data(static_cast<std::size_t>(r))[i + 1];
     const std::int64_t other = op_input_ready(second, global_of(r, second.chunk));
     return other < 0 ? kUnknown : std::max(own, other);
   }
@@ -240,6 +244,8 @@ class IterationEngine {
   bool record_margins_ = false;
 
   const ScheduleTable& t_;
+  ScheduleRows own_rows_;     // the table's lists, when no rows were given
+  const ScheduleRows* rows_;  // what the run reads ops from (ensured before it reads: dedicated_run.h)
   const SimulationInput& in_;
   std::vector<NsChunkCost> costs_;
   std::int32_t m_, stages_;

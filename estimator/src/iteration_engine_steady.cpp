@@ -256,7 +256,7 @@ void IterationEngine::note_margins(std::int32_t r, std::size_t i, const Schedule
   std::int64_t ready = op_input_ready(o, g);
   std::int32_t from = input_rank(o.kind, g);
   if (o.pairs_with_next) {
-    const ScheduleOp& second = t_.ranks[static_cast<std::size_t>(r)][i + 1];
+    const ScheduleOp& second = rows_->data(static_cast<std::size_t>(r))[i + 1];
     const std::int32_t g2 = global_of(r, second.chunk);
     const std::int64_t other = op_input_ready(second, g2);
     const std::int32_t other_from = input_rank(second.kind, g2);

@@ -45,7 +45,7 @@ struct Piece {
 class SharedRun : IterationEngine {
  public:
   SharedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
-      : IterationEngine(t, in, std::move(costs), true),
+      : IterationEngine(t, nullptr, in, std::move(costs), true),
         threads_(static_cast<double>(std::max<std::int64_t>(in.threads_per_rank, 1))),
         processors_(static_cast<double>(in.shared_processors)),
         ranks_(static_cast<std::size_t>(t.p)) {}
@@ -78,7 +78,7 @@ class SharedRun : IterationEngine {
       }
     }
     for (const auto& s : ranks_) {
-      if (s.state != RankState::finished) return make_error("schedule", deadlock_message(t_, next_));
+      if (s.state != RankState::finished) return make_error("schedule", deadlock_message(t_.p, *rows_, next_));
     }
     return results(schedule_bubbles(tl_));
   }

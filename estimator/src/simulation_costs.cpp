@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plansight/estimator/schedule_metrics.h"
+#include "schedule_rows.h"
 
 namespace plansight::estimator {
 
@@ -105,15 +106,16 @@ void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::
   result.bubble_fraction_max = bubbles.max_fraction;
 }
 
-std::string deadlock_message(const ScheduleTable& table, const std::vector<std::size_t>& next) {
+std::string deadlock_message(std::int32_t ranks, const ScheduleRows& rows, const std::vector<std::size_t>& next) {
   std::string out;
-  for (std::int32_t r = 0; r < table.p; ++r) {
-    const auto& ops = table.ranks[static_cast<std::size_t>(r)];
-    const std::size_t i = next[static_cast<std::size_t>(r)];
-    if (i >= ops.size()) continue;
+  for (std::int32_t r = 0; r < ranks; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
+    const std::size_t i = next[ri];
+    if (i >= rows.size(ri)) continue;
+    const ScheduleOp o = rows.at(ri, i);
     out += (out.empty() ? "deadlock: " : "; ") + std::string("rank ") + std::to_string(r) + " waits at op " +
-           std::to_string(i) + " (" + op_letter(ops[i].kind) + " chunk " + std::to_string(ops[i].chunk) +
-           " micro-batch " + std::to_string(ops[i].micro_batch) + ")";
+           std::to_string(i) + " (" + op_letter(o.kind) + " chunk " + std::to_string(o.chunk) +
+           " micro-batch " + std::to_string(o.micro_batch) + ")";
   }
   return out;
 }

@@ -70,6 +70,10 @@ class SteadyPeriods;  // steady_state.h
 // one table may share `periods`, its steady periods, found once (the first run to need them).
 Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const SimulationInput& input,
                                               SteadyPeriods* periods = nullptr);
+// The same for a table as the simulation reads it (schedule_rows.h), sparse or whole.
+struct SimulationTable;
+Result<SimulationResult> simulate_well_formed(const SimulationTable& table, const SimulationInput& input,
+                                              SteadyPeriods* periods = nullptr);
 
 // DualPipe mirrors itself when both pipelines cost the same stage by stage (its chunk s and
 // p + s, stage s of each model copy; `input` is DualPipe's, p ranks): rank p-1-r runs rank r's
@@ -86,11 +90,16 @@ Result<SimulationResult> simulate_well_formed(const ScheduleTable& table, const 
 // checks every one against the whole table's run). Without a shared processor model and without
 // a timeline (whose spans would be the upper half's too) only.
 bool dualpipe_mirrors(const SimulationInput& input, std::int64_t p);
+// Whether the ranks' threads outnumber the processors they share (the shared processor model,
+// shared_processor_simulator.h), for a table of `ranks` ranks.
+bool shares_processors(const SimulationInput& input, std::int64_t ranks);
 Result<ScheduleTable> make_dualpipe_lower_half(std::int64_t p, std::int64_t m, ScheduleOptions options);
 // DualPipe's figures, all p ranks', from a run of its lower half (half: make_dualpipe_lower_half's,
 // which is well formed as simulate_well_formed() needs; input: DualPipe's). An error naming
 // simulation.chunks when dualpipe_mirrors() is false.
 Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half, const SimulationInput& input,
+                                                      SteadyPeriods* periods = nullptr);
+Result<SimulationResult> simulate_dualpipe_lower_half(const SimulationTable& half, const SimulationInput& input,
                                                       SteadyPeriods* periods = nullptr);
 
 // About how many of the table's ops a run without a timeline simulates one by one: all of them
@@ -102,6 +111,9 @@ Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half,
 // and 2,700 of 3,072 for ZB-H1 and DualPipe at 64 x 1024). A guide to how long a simulation
 // takes, not a bound.
 std::int64_t expected_simulated_ops(const ScheduleTable& table);
+std::int64_t expected_simulated_ops(const SimulationTable& table);
+class ScheduleRows;
+std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRows& rows);
 
 // One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),
 // negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
@@ -112,7 +124,8 @@ void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::
 
 // "deadlock: rank 1 waits at op 3 (B chunk 0 micro-batch 2); ..." for every rank whose next op
 // (next[r]) was never run; empty when every rank finished.
-std::string deadlock_message(const ScheduleTable& table, const std::vector<std::size_t>& next);
+class ScheduleRows;  // schedule_rows.h
+std::string deadlock_message(std::int32_t ranks, const ScheduleRows& rows, const std::vector<std::size_t>& next);
 
 // One communication lane: busy intervals sorted by start, never overlapping. Work is placed
 // first-fit, so work issued "ahead" (a prefetch, a gradient bucket issued mid-op) takes the

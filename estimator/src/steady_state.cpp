@@ -1,6 +1,8 @@
 // The period of a schedule table's steady state (steady_state.h).
 #include "steady_state.h"
 
+#include "schedule_rows.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -13,7 +15,7 @@ namespace {
 
 // Whether every (local chunk, kind) of rank r runs its pipeline's micro-batches in order: 0, 1,
 // ..., m-1 (DualPipe: from m/2 for its second pipeline). `next` is scratch of v x 3 entries.
-bool micro_batches_in_order(const ScheduleTable& t, std::int32_t r, std::vector<std::int32_t>& next) {
+bool micro_batches_in_order(const ScheduleTable& t, const ScheduleRows& rows, std::int32_t r, std::vector<std::int32_t>& next) {
   const std::int32_t v = t.v;
   next.assign(static_cast<std::size_t>(v) * 3, 0);
   for (std::int32_t c = 0; c < v; ++c) {
@@ -22,7 +24,9 @@ bool micro_batches_in_order(const ScheduleTable& t, std::int32_t r, std::vector<
     }
   }
   bool ok = true;
-  for (const ScheduleOp& o : t.ranks[static_cast<std::size_t>(r)]) {
+  const auto ri = static_cast<std::size_t>(r);
+  for (std::size_t i = 0; i < rows.size(ri); ++i) {
+    const ScheduleOp o = rows.at(ri, i);
     if (o.chunk < 0 || o.chunk >= v) return false;
     std::int32_t& n = next[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
     ok &= o.micro_batch == n;  // no branch per op: this walk is a good part of a long run's cost
@@ -67,14 +71,18 @@ constexpr std::size_t kBlock = 16;
 
 // The run of ops that repeat (ops[i + period] is ops[i] `shift` micro-batches later) through
 // ops[mid], widened both ways as far as [first, end) allows: [b, e) with e + period <= end.
-std::pair<std::size_t, std::size_t> widen(const ScheduleOp* ops, std::size_t first, std::size_t end, std::size_t mid,
-                                          std::size_t period, std::int32_t shift) {
-  std::size_t b = mid, e = mid;
+// [b, e) repeating already: widen_from(..., mid, mid, ...).
+std::pair<std::size_t, std::size_t> widen_from(const ScheduleOp* ops, std::size_t first, std::size_t end, std::size_t b,
+                                               std::size_t e, std::size_t period, std::int32_t shift) {
   while (b >= first + kBlock && block_repeats(ops, b - kBlock, period, shift)) b -= kBlock;
   while (b > first && repeats(ops, b - 1, period, shift)) --b;
   while (e + period + kBlock <= end && block_repeats(ops, e, period, shift)) e += kBlock;
   while (e + period < end && repeats(ops, e, period, shift)) ++e;
   return {b, e};
+}
+std::pair<std::size_t, std::size_t> widen(const ScheduleOp* ops, std::size_t first, std::size_t end, std::size_t mid,
+                                          std::size_t period, std::int32_t shift) {
+  return widen_from(ops, first, end, mid, mid, period, shift);
 }
 
 }  // namespace
@@ -82,15 +90,21 @@ std::pair<std::size_t, std::size_t> widen(const ScheduleOp* ops, std::size_t fir
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std::vector<std::size_t>& first,
                                                const std::vector<std::size_t>& end, TableKnown known,
                                                std::size_t ops_per_micro_batch) {
+  return find_steady_period(t, ScheduleRows(t), first, end, known, ops_per_micro_batch);
+}
+
+std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const ScheduleRows& rows,
+                                               const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                                               TableKnown known, std::size_t ops_per_micro_batch) {
   const auto p = static_cast<std::size_t>(t.p);
-  if (t.m < 8 || t.ranks.size() != p || first.size() != p || end.size() != p) return std::nullopt;
+  if (t.m < 8 || rows.ranks() != p || first.size() != p || end.size() != p) return std::nullopt;
   // Ops per micro-batch on each rank (of each pipeline: DualPipe's two take m/2 each), and the
   // shortest room any rank has.
   const auto micro_batches = static_cast<std::size_t>(two_pipelines(t.kind) ? t.m / 2 : t.m);
   std::vector<std::size_t> per_micro_batch(p);
   std::size_t room_per_micro_batch = SIZE_MAX;
   for (std::size_t r = 0; r < p; ++r) {
-    const std::size_t n = t.ranks[r].size();
+    const std::size_t n = rows.size(r);
     if (n == 0 || micro_batches == 0 || n % micro_batches != 0 || end[r] > n || first[r] >= end[r]) return std::nullopt;
     per_micro_batch[r] = ops_per_micro_batch > 0 ? ops_per_micro_batch : n / micro_batches;
     room_per_micro_batch = std::min(room_per_micro_batch, (end[r] - first[r]) / per_micro_batch[r]);
@@ -107,7 +121,9 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
     for (std::size_t r = 0; r < p && all; ++r) {
       const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(shift);
       const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
-      for (std::size_t i = mid; i < mid + period && all; ++i) all = repeats(t.ranks[r].data(), i, period, shift);
+      for (std::size_t i = mid; i < mid + period && all; ++i) {
+        all = word_of(rows.at(r, i + period)) - word_of(rows.at(r, i)) == shift_word(shift);
+      }
     }
     if (all) out.micro_batches = shift;
   }
@@ -117,7 +133,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
   out.copies_end.resize(p);
   std::vector<std::int32_t> scratch;
   for (std::size_t r = 0; r < p; ++r) {
-    const ScheduleOp* ops = t.ranks[r].data();
+    const ScheduleOp* ops = rows.data(r);
     const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(out.micro_batches);
     out.ops[r] = period;
     // The run of repeating ops through the middle, widened both ways to first and end.
@@ -130,13 +146,15 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const std
       // first and end (a 64 x 4 x 1024 interleaved table is 6 MB, out of cache by now).
       b = std::max(run->begin, first[r]);
       e = std::min(run->end, end[r] - period);
+    } else if (rows.sparse()) {
+      return std::nullopt;  // its middle is not written: the walk needs make_schedule's run
     } else {
       std::tie(b, e) = widen(ops, first[r], end[r], mid, period, out.micro_batches);
     }
     out.begin[r] = b;
     out.copies_end[r] = e;
     if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
-    if (known == TableKnown::nothing && !micro_batches_in_order(t, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
+    if (known == TableKnown::nothing && !micro_batches_in_order(t, rows, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
   }
   return out;
 }
@@ -151,16 +169,31 @@ RepeatingOps repeating_run(const std::vector<ScheduleOp>& list, std::size_t peri
   return RepeatingOps{micro_batches, period, b, e};
 }
 
+RepeatingOps repeating_run_around(const ScheduleOp* ops, std::size_t n, std::size_t period, std::int32_t micro_batches,
+                                  std::size_t known_begin, std::size_t known_end) {
+  if (period == 0 || n <= period) return {};
+  const std::size_t mid = (n - period) / 2;
+  if (mid < known_begin || mid >= known_end || known_end + period > n) return {};
+  const auto [b, e] = widen_from(ops, 0, n, known_begin, known_end, period, micro_batches);
+  return RepeatingOps{micro_batches, period, b, e};
+}
+
 std::optional<SteadyPeriod> SteadyPeriods::find(const ScheduleTable& table, const std::vector<std::size_t>& first,
                                                 const std::vector<std::size_t>& end, TableKnown known,
                                                 std::size_t ops_per_micro_batch) {
+  return find(table, ScheduleRows(table), first, end, known, ops_per_micro_batch);
+}
+
+std::optional<SteadyPeriod> SteadyPeriods::find(const ScheduleTable& table, const ScheduleRows& rows,
+                                                const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                                                TableKnown known, std::size_t ops_per_micro_batch) {
   const std::lock_guard lock(mutex_);
   for (const Found& f : found_) {
     if (f.first == first && f.end == end && f.known == known && f.ops_per_micro_batch == ops_per_micro_batch) {
       return f.period;
     }
   }
-  auto period = find_steady_period(table, first, end, known, ops_per_micro_batch);
+  auto period = find_steady_period(table, rows, first, end, known, ops_per_micro_batch);
   found_.push_back({first, end, known, ops_per_micro_batch, period});
   return period;
 }

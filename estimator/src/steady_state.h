@@ -20,6 +20,13 @@
 
 namespace plansight::estimator {
 
+// The steady state's search runs only where it can pay: the transient and two cycles, each up
+// to about p micro-batches (1F1B's critical circuit runs through every stage and back), must
+// leave periods to skip. Below that the search would cost more than it saves.
+inline constexpr std::int32_t kSkipMinMicroBatches = 32;
+inline bool skippable(std::int64_t p, std::int64_t m) { return m >= kSkipMinMicroBatches + 3 * p; }
+inline bool skippable(const ScheduleTable& t) { return skippable(t.p, t.m); }
+
 struct SteadyPeriod {
   std::int32_t micro_batches = 0;       // Δ: how far one period moves every micro-batch index
   std::vector<std::size_t> ops;         // per rank: P_r, the ops of one period
@@ -48,10 +55,22 @@ enum class TableKnown { nothing, in_order, generated };
 std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const std::vector<std::size_t>& first,
                                                const std::vector<std::size_t>& end, TableKnown known = TableKnown::nothing,
                                                std::size_t ops_per_micro_batch = 0);
+// The same, reading the table's ops from `rows` (a sparse table's: its middles are read through
+// ScheduleRows::at, and make_schedule's runs must hold them).
+class ScheduleRows;
+std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const ScheduleRows& rows,
+                                               const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                                               TableKnown known, std::size_t ops_per_micro_batch);
 
 // The widest run of `ops` through the middle of the list whose ops each repeat `period` ops on,
 // `micro_batches` later (ScheduleTable::repeating; none: period 0). O(ops), comparisons only.
 RepeatingOps repeating_run(const std::vector<ScheduleOp>& ops, std::size_t period, std::int32_t micro_batches);
+// The same for the n ops at `ops` of which ops [known_begin, known_end) are known to repeat: the
+// run through them, widened both ways, reading only the ops within a period of its ends (a sparse
+// table's, schedule_rows.h, whose middle is not written). The run through the middle when the
+// middle lies in [known_begin, known_end), as repeating_run finds it; none otherwise.
+RepeatingOps repeating_run_around(const ScheduleOp* ops, std::size_t n, std::size_t period, std::int32_t micro_batches,
+                                  std::size_t known_begin, std::size_t known_end);
 
 // The periods found in one table, for the runs that simulate it (predict_time's two, which differ
 // only in their transfers, so their one-off ops and ranges are the same): find_steady_period walks
@@ -61,6 +80,9 @@ class SteadyPeriods {
  public:
   std::optional<SteadyPeriod> find(const ScheduleTable& table, const std::vector<std::size_t>& first,
                                    const std::vector<std::size_t>& end, TableKnown known, std::size_t ops_per_micro_batch);
+  std::optional<SteadyPeriod> find(const ScheduleTable& table, const ScheduleRows& rows,
+                                   const std::vector<std::size_t>& first, const std::vector<std::size_t>& end,
+                                   TableKnown known, std::size_t ops_per_micro_batch);
 
  private:
   struct Found {

@@ -9,6 +9,7 @@
 
 #include "plansight/estimator/pipeline_schedule.h"
 #include "closed_form.h"
+#include "schedule_rows.h"
 #include "side_thread.h"
 #include "simulation_costs.h"
 #include "steady_state.h"
@@ -134,8 +135,11 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   // DualPipe with the same costs in both pipelines: its lower half stands for every rank
   // (simulation_costs.h), half the table and half the ops.
   const bool mirrored = plan.layout.schedule == PipelineSchedule::dualpipe && dualpipe_mirrors(input, plan.layout.pp);
-  auto schedule = mirrored ? make_dualpipe_lower_half(plan.layout.pp, plan.micro_batches(), schedule_options)
-                           : make_schedule(plan.layout, plan.micro_batches(), schedule_options);
+  // Without a timeline the table may be sparse (schedule_rows.h): the runs skip its middle.
+  const bool sparse = !options.keep_timeline && !shares_processors(input, plan.layout.pp);
+  auto schedule = mirrored ? make_dualpipe_lower_half_table(plan.layout.pp, plan.micro_batches(), schedule_options, sparse)
+                           : make_simulation_table(plan.layout.schedule, plan.layout.pp, plan.layout.vpp,
+                                                   plan.micro_batches(), schedule_options, sparse);
   if (!schedule) return schedule.errors();
   const auto simulate_table = [&](const SimulationInput& in) {
     return mirrored ? simulate_dualpipe_lower_half(*schedule, in, &periods) : simulate_well_formed(*schedule, in, &periods);

@@ -183,7 +183,7 @@ TEST(OwnPeriods, ATableThatDeadlocksIsReportedNotSearchedForever) {
 // margin_cycles() on recorded decisions, directly: how many more periods keep each on its side.
 class MarginProbe : IterationEngine {
  public:
-  MarginProbe(const ScheduleTable& t, const SimulationInput& in) : IterationEngine(t, in, to_ns_costs(in, t.stages()).value(), false) {}
+  MarginProbe(const ScheduleTable& t, const SimulationInput& in) : IterationEngine(t, nullptr, in, to_ns_costs(in, t.stages()).value(), false) {}
   std::int64_t cycles(std::vector<Margin> margins, const std::vector<std::int64_t>& ns) {
     margins_ = std::move(margins);
     return margin_cycles(ns);

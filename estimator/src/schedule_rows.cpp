@@ -1,0 +1,221 @@
+// Schedule tables as the simulation reads them, whole or sparse (schedule_rows.h).
+#include "schedule_rows.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include "schedule_generators.h"
+#include "side_thread.h"
+#include "steady_state.h"
+
+namespace plansight::estimator {
+namespace {
+
+// A sparse rank's ops: an array of the list's length, the middle of its steady loop left out
+// (generators::SteadyLoop), when that middle is worth leaving out.
+struct ArraySink {
+  static constexpr bool kLeavesOut = true;
+  ScheduleOp* out = nullptr;
+  std::size_t n = 0;
+  // What was left out: ops [left_begin, left_end), which repeat [base, base + period) on.
+  std::size_t base = 0, period = 0, left_begin = 0, left_end = 0;
+  std::int32_t shift = 0;
+
+  void put(ScheduleOp o) { out[n++] = o; }
+  ScheduleOp& back() { return out[n - 1]; }
+  std::size_t size() const { return n; }
+  void skip(std::size_t k) { n += k; }
+  // The iterations from a period after the base to a period before the end: the ops before
+  // them hold the base period, those after them the end of the ops that repeat (which widening
+  // the run reads, steady_state.h's repeating_run_around).
+  generators::LeftOut steady(const generators::SteadyLoop& loop) {
+    if (loop.per_period == 0 || left_end > left_begin) return {};
+    const std::size_t from = loop.base + loop.per_period;
+    if (loop.iterations < from + loop.per_period) return {};
+    const std::size_t to = loop.iterations - loop.per_period;
+    if ((to - from) * loop.ops_per_iteration < kMinLeftOut) return {};
+    base = loop.first_op + loop.base * loop.ops_per_iteration;
+    period = loop.per_period * loop.ops_per_iteration;
+    shift = loop.shift;
+    left_begin = loop.first_op + from * loop.ops_per_iteration;
+    left_end = loop.first_op + to * loop.ops_per_iteration;
+    return {from, to};
+  }
+  // Fewer ops are not worth a range to track.
+  static constexpr std::size_t kMinLeftOut = 256;
+};
+
+bool may_be_sparse(PipelineSchedule kind) {
+  return kind == PipelineSchedule::one_f_one_b || kind == PipelineSchedule::zb_h1 ||
+         kind == PipelineSchedule::interleaved || kind == PipelineSchedule::dualpipev;
+}
+
+// Tables of at least this many ops are made on two threads (make_schedule's threshold).
+constexpr std::int64_t kTwoThreadTableOps = 65536;
+
+}  // namespace
+
+void ScheduleRows::FreeOps::operator()(ScheduleOp* ops) const { std::free(ops); }
+
+ScheduleRows::ScheduleRows(const ScheduleTable& table) {
+  rows_.reserve(table.ranks.size());
+  // The rows only read through these pointers; the table's lists are never written here.
+  for (const auto& list : table.ranks) rows_.push_back(Row{const_cast<ScheduleOp*>(list.data()), list.size()});
+}
+
+ScheduleOp ScheduleRows::at(std::size_t r, std::size_t i) const {
+  if (sparse_ != nullptr) {
+    const LeftOut& l = sparse_->left_out[r];
+    if (i >= l.left_begin && i < l.left_end) {
+      const std::size_t k = i - l.base;
+      ScheduleOp o = rows_[r].ops[l.base + k % l.period];
+      o.micro_batch += static_cast<std::int32_t>(k / l.period) * l.shift;
+      return o;
+    }
+  }
+  return rows_[r].ops[i];
+}
+
+void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const {
+  to = std::min(to, rows_[r].size);
+  if (from >= to) return;
+  LeftOut& l = sparse_->left_out[r];
+  if (to <= l.left_begin || from >= l.left_end) return;  // written when the table was made
+  const std::lock_guard lock(sparse_->mutex);
+  auto& holes = l.holes;
+  ScheduleOp* const ops = rows_[r].ops;
+  for (std::size_t h = 0; h < holes.size();) {
+    const auto [hb, he] = holes[h];
+    const std::size_t a = std::max(hb, from), b = std::min(he, to);
+    if (a >= b) {
+      ++h;
+      continue;
+    }
+    // Ops [a, b): a period at a time, each the base period moved on.
+    for (std::size_t i = a; i < b;) {
+      const std::size_t k = i - l.base, q = k / l.period, first = k % l.period;
+      const std::size_t n = std::min(l.period - first, b - i);
+      const ScheduleOp* src = ops + l.base + first;
+      const auto moved = static_cast<std::int32_t>(q) * l.shift;
+      for (std::size_t j = 0; j < n; ++j) {
+        ScheduleOp o = src[j];
+        o.micro_batch += moved;
+        ops[i + j] = o;
+      }
+      i += n;
+    }
+    // What is left of the hole: before a, after b.
+    if (a > hb && b < he) {
+      holes[h] = {hb, a};
+      holes.insert(holes.begin() + static_cast<std::ptrdiff_t>(h) + 1, {b, he});
+      h += 2;
+    } else if (a > hb) {
+      holes[h] = {hb, a};
+      ++h;
+    } else if (b < he) {
+      holes[h] = {b, he};
+      ++h;
+    } else {
+      holes.erase(holes.begin() + static_cast<std::ptrdiff_t>(h));
+    }
+  }
+}
+
+// Builds a sparse table's rows (a friend of ScheduleRows).
+class SparseRowsBuilder {
+ public:
+  static Result<SimulationTable> make(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
+                                      std::int64_t group, const ScheduleOptions& options) {
+    SimulationTable out;
+    ScheduleTable& table = out.table;
+    table.kind = kind;
+    table.p = static_cast<std::int32_t>(p);
+    table.v = static_cast<std::int32_t>(v);
+    table.m = static_cast<std::int32_t>(m);
+    table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev;
+    table.ranks.resize(static_cast<std::size_t>(p));
+    table.repeating.resize(static_cast<std::size_t>(p));
+    ScheduleRows& rows = out.rows;
+    rows.sparse_ = std::make_unique<ScheduleRows::Sparse>();
+    auto& sparse = *rows.sparse_;
+    const std::size_t n = generators::ops_per_rank(kind, v, m);
+    sparse.storage.resize(static_cast<std::size_t>(p));
+    sparse.left_out.resize(static_cast<std::size_t>(p));
+    rows.rows_.resize(static_cast<std::size_t>(p));
+    for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
+      // Not initialised: the middle left out is written only where a simulation reads it.
+      auto* ops = static_cast<ScheduleOp*>(std::malloc(n * sizeof(ScheduleOp)));
+      if (ops == nullptr) throw std::bad_alloc();
+      sparse.storage[r].reset(ops);
+      rows.rows_[r] = ScheduleRows::Row{ops, n};
+    }
+    const std::vector<ScheduleOp> forwards =
+        kind == PipelineSchedule::interleaved
+            ? generators::interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
+            : std::vector<ScheduleOp>{};
+    const auto g = static_cast<std::int32_t>(group);
+    std::atomic<std::int32_t> next_rank{0};
+    const auto make_ranks = [&] {
+      for (std::int32_t r = next_rank++; r < table.p; r = next_rank++) make_rank(out, r, g, forwards);
+    };
+    if (options.two_threads && p >= 2 && 2 * p * v * m >= kTwoThreadTableOps) {
+      SideJob other(make_ranks);
+      make_ranks();
+      other.wait();
+    } else {
+      make_ranks();
+    }
+    return out;
+  }
+
+ private:
+  static void make_rank(SimulationTable& out, std::int32_t r, std::int32_t group, const std::vector<ScheduleOp>& forwards) {
+    ScheduleTable& table = out.table;
+    const auto ri = static_cast<std::size_t>(r);
+    ScheduleRows::Row& row = out.rows.rows_[ri];
+    ArraySink sink;
+    sink.out = row.ops;
+    generators::write_rank(sink, table.kind, table.p, table.v, r, table.m, group, forwards);
+    ScheduleRows::LeftOut& l = out.rows.sparse_->left_out[ri];
+    // make_schedule's run (make_rank there): a period of a micro-batch, of a group for the
+    // interleaved order.
+    const auto micro_batches = static_cast<std::size_t>(table.m);
+    const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
+    const std::size_t period = row.size / micro_batches * static_cast<std::size_t>(shift);
+    if (sink.left_end > sink.left_begin) {
+      l = ScheduleRows::LeftOut{sink.base, sink.period, sink.left_begin, sink.left_end, sink.shift,
+                                {{sink.left_begin, sink.left_end}}};
+      if (sink.period == period && sink.shift == shift) {
+        table.repeating[ri] = repeating_run_around(row.ops, row.size, period, shift, sink.base, sink.left_end);
+      }
+      if (table.repeating[ri].period != 0) return;
+      // The run does not hold the middle: the whole list, as make_schedule's.
+      out.rows.ensure_sparse(ri, 0, row.size);
+    }
+    if (row.size % micro_batches == 0) {
+      table.repeating[ri] = repeating_run(std::vector<ScheduleOp>(row.ops, row.ops + row.size), period, shift);
+    }
+  }
+};
+
+Result<SimulationTable> make_simulation_table(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
+                                              ScheduleOptions options, bool sparse) {
+  const std::int64_t group = options.microbatch_group > 0 ? options.microbatch_group : p;
+  if (!sparse || !may_be_sparse(kind) || !skippable(p, m)) {
+    auto made = make_schedule(kind, p, v, m, options);
+    if (!made) return made.errors();
+    Result<SimulationTable> out{SimulationTable{std::move(*made), {}}};
+    out->rows = ScheduleRows(out->table);
+    return out;
+  }
+  if (auto errors = generators::validate_schedule(kind, p, v, m, group); !errors.empty()) return errors;
+  return SparseRowsBuilder::make(kind, p, v, m, group, options);
+}
+
+Result<SimulationTable> make_dualpipe_lower_half_table(std::int64_t p, std::int64_t m, ScheduleOptions options, bool sparse) {
+  if (auto errors = generators::validate_schedule(PipelineSchedule::dualpipe, p, 2, m, p); !errors.empty()) return errors;
+  return make_simulation_table(PipelineSchedule::dualpipev, p / 2, 2, m / 2, options, sparse);
+}
+
+}  // namespace plansight::estimator

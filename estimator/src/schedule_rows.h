@@ -1,0 +1,88 @@
+// Private to the simulator: a schedule table's op lists as a simulation reads them. A long run
+// skips most of its steady state (steady_state.h) and reads only the ops around it: a fifth of a
+// 64-stage interleaved table with 4 virtual stages and 1,024 micro-batches, whose 524,288 ops took
+// longer to write than the simulation took to read what it needed (bench/results/time-core-cpu.txt).
+// A sparse table (make_sparse_schedule) leaves the middle of each rank's steady loop unwritten:
+// those ops are the loop's first period moved on, micro-batches later, and are written only when
+// a simulation is about to read them (ensure). Both of predict_time's runs read one table at once
+// from two threads: what one writes, the other has not read yet, and each range is written once.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "plansight/estimator/pipeline_schedule.h"
+
+namespace plansight::estimator {
+
+class ScheduleRows {
+ public:
+  ScheduleRows() = default;
+  // Every op of `table`, which must outlive the rows.
+  explicit ScheduleRows(const ScheduleTable& table);
+  ScheduleRows(ScheduleRows&&) noexcept = default;
+  ScheduleRows& operator=(ScheduleRows&&) noexcept = default;
+
+  std::size_t ranks() const { return rows_.size(); }
+  std::size_t size(std::size_t r) const { return rows_[r].size; }
+  // Rank r's ops, readable where ensure() has been asked for them (everywhere in a whole table).
+  const ScheduleOp* data(std::size_t r) const { return rows_[r].ops; }
+  bool sparse() const { return sparse_ != nullptr; }
+  // Makes rank r's ops [from, to) readable through data(). Thread-safe; takes a lock when the
+  // table is sparse, so a run asks for ranges ahead of its reads, not op by op.
+  void ensure(std::size_t r, std::size_t from, std::size_t to) const {
+    if (sparse_ != nullptr) ensure_sparse(r, from, to);
+  }
+  // Rank r's op i, written or not (no lock: it is derived when it lay in the middle left out).
+  ScheduleOp at(std::size_t r, std::size_t i) const;
+
+ private:
+  friend class SparseRowsBuilder;
+  struct Row {
+    ScheduleOp* ops = nullptr;
+    std::size_t size = 0;
+  };
+  struct FreeOps {
+    void operator()(ScheduleOp* ops) const;
+  };
+  // Per rank of a sparse table: ops [left_begin, left_end) were left out; each is op
+  // base + (i - base) % period, (i - base) / period x shift micro-batches later. `holes`: the
+  // ranges among them not written yet (under the mutex).
+  struct LeftOut {
+    std::size_t base = 0, period = 0, left_begin = 0, left_end = 0;
+    std::int32_t shift = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> holes;
+  };
+  struct Sparse {
+    std::vector<std::unique_ptr<ScheduleOp[], FreeOps>> storage;
+    std::vector<LeftOut> left_out;
+    std::mutex mutex;
+  };
+  void ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const;
+
+  std::vector<Row> rows_;
+  std::unique_ptr<Sparse> sparse_;
+};
+
+// A table for the simulation: make_schedule's (`rows` over its lists) or a sparse one (its lists
+// empty, its ops in `rows` only; ScheduleTable::repeating set as make_schedule sets it).
+struct SimulationTable {
+  ScheduleTable table;
+  ScheduleRows rows;
+};
+
+// make_schedule's table (same errors), sparse where that can pay: 1F1B, ZB-H1, interleaved (its
+// micro-batch groups whole) and DualPipeV, with a steady loop long enough to leave a middle out
+// and enough micro-batches for the simulation to skip it (skippable, dedicated_run.h). Any other:
+// a whole table. Every op, written or not, is make_schedule's (schedule_rows_test).
+Result<SimulationTable> make_simulation_table(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
+                                              ScheduleOptions options, bool sparse);
+// make_dualpipe_lower_half's table (simulation_costs.h), sparse as above.
+Result<SimulationTable> make_dualpipe_lower_half_table(std::int64_t p, std::int64_t m, ScheduleOptions options, bool sparse);
+
+}  // namespace plansight::estimator
