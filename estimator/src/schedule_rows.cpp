@@ -64,15 +64,13 @@ ScheduleRows::ScheduleRows(const ScheduleTable& table) {
   for (const auto& list : table.ranks) rows_.push_back(Row{const_cast<ScheduleOp*>(list.data()), list.size()});
 }
 
-ScheduleOp ScheduleRows::at(std::size_t r, std::size_t i) const {
-  if (sparse_ != nullptr) {
-    const LeftOut& l = sparse_->left_out[r];
-    if (i >= l.left_begin && i < l.left_end) {
-      const std::size_t k = i - l.base;
-      ScheduleOp o = rows_[r].ops[l.base + k % l.period];
-      o.micro_batch += static_cast<std::int32_t>(k / l.period) * l.shift;
-      return o;
-    }
+ScheduleOp ScheduleRows::sparse_at(std::size_t r, std::size_t i) const {
+  const LeftOut& l = sparse_->left_out[r];
+  if (i >= l.left_begin && i < l.left_end) {
+    const std::size_t k = i - l.base;
+    ScheduleOp o = rows_[r].ops[l.base + k % l.period];
+    o.micro_batch += static_cast<std::int32_t>(k / l.period) * l.shift;
+    return o;
   }
   return rows_[r].ops[i];
 }
@@ -166,6 +164,9 @@ class SparseRowsBuilder {
     } else {
       make_ranks();
     }
+    // A table none of whose ranks left ops out (steady loops too short) is read as a whole one.
+    rows.leaves_out_ = std::any_of(sparse.left_out.begin(), sparse.left_out.end(),
+                                   [](const ScheduleRows::LeftOut& l) { return !l.holes.empty(); });
     return out;
   }
 
@@ -192,9 +193,10 @@ class SparseRowsBuilder {
       if (table.repeating[ri].period != 0) return;
       // The run does not hold the middle: the whole list, as make_schedule's.
       out.rows.ensure_sparse(ri, 0, row.size);
+      l = ScheduleRows::LeftOut{};
     }
     if (row.size % micro_batches == 0) {
-      table.repeating[ri] = repeating_run(std::vector<ScheduleOp>(row.ops, row.ops + row.size), period, shift);
+      table.repeating[ri] = repeating_run(row.ops, row.size, period, shift);
     }
   }
 };

@@ -32,14 +32,16 @@ class ScheduleRows {
   std::size_t size(std::size_t r) const { return rows_[r].size; }
   // Rank r's ops, readable where ensure() has been asked for them (everywhere in a whole table).
   const ScheduleOp* data(std::size_t r) const { return rows_[r].ops; }
-  bool sparse() const { return sparse_ != nullptr; }
+  bool sparse() const { return leaves_out_; }
   // Makes rank r's ops [from, to) readable through data(). Thread-safe; takes a lock when the
   // table is sparse, so a run asks for ranges ahead of its reads, not op by op.
   void ensure(std::size_t r, std::size_t from, std::size_t to) const {
-    if (sparse_ != nullptr) ensure_sparse(r, from, to);
+    if (leaves_out_) ensure_sparse(r, from, to);
   }
   // Rank r's op i, written or not (no lock: it is derived when it lay in the middle left out).
-  ScheduleOp at(std::size_t r, std::size_t i) const;
+  ScheduleOp at(std::size_t r, std::size_t i) const {
+    return leaves_out_ ? sparse_at(r, i) : rows_[r].ops[i];
+  }
 
  private:
   friend class SparseRowsBuilder;
@@ -64,9 +66,11 @@ class ScheduleRows {
     std::mutex mutex;
   };
   void ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const;
+  ScheduleOp sparse_at(std::size_t r, std::size_t i) const;
 
   std::vector<Row> rows_;
-  std::unique_ptr<Sparse> sparse_;
+  std::unique_ptr<Sparse> sparse_;  // a sparse table's storage
+  bool leaves_out_ = false;         // some rank's ops were left out
 };
 
 // A table for the simulation: make_schedule's (`rows` over its lists) or a sparse one (its lists

@@ -160,9 +160,11 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
 }
 
 RepeatingOps repeating_run(const std::vector<ScheduleOp>& list, std::size_t period, std::int32_t micro_batches) {
-  const std::size_t n = list.size();
+  return repeating_run(list.data(), list.size(), period, micro_batches);
+}
+
+RepeatingOps repeating_run(const ScheduleOp* ops, std::size_t n, std::size_t period, std::int32_t micro_batches) {
   if (period == 0 || n <= period) return {};
-  const ScheduleOp* ops = list.data();
   const std::size_t mid = (n - period) / 2;
   if (!repeats(ops, mid, period, micro_batches)) return {};
   const auto [b, e] = widen(ops, 0, n, mid, period, micro_batches);

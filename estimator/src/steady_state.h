@@ -65,6 +65,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& table, const
 // The widest run of `ops` through the middle of the list whose ops each repeat `period` ops on,
 // `micro_batches` later (ScheduleTable::repeating; none: period 0). O(ops), comparisons only.
 RepeatingOps repeating_run(const std::vector<ScheduleOp>& ops, std::size_t period, std::int32_t micro_batches);
+RepeatingOps repeating_run(const ScheduleOp* ops, std::size_t n, std::size_t period, std::int32_t micro_batches);
 // The same for the n ops at `ops` of which ops [known_begin, known_end) are known to repeat: the
 // run through them, widened both ways, reading only the ops within a period of its ends (a sparse
 // table's, schedule_rows.h, whose middle is not written). The run through the middle when the

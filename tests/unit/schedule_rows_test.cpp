@@ -80,9 +80,8 @@ TEST(ScheduleRows, EveryOpOfASparseTableIsMakeSchedules) {
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(rows.data(r)[i], list[i]) << "rank " << r << " op " << i;
     }
   }
-  // Every case whose steady loop is long enough leaves its middle out (all but the partial
-  // interleaved groups).
-  EXPECT_GT(sparse, 150);
+  // The cases whose steady loops leave out at least ArraySink::kMinLeftOut ops (256) are sparse.
+  EXPECT_GT(sparse, 60);
 }
 
 TEST(ScheduleRows, WholeTablesWhereSparseCannotPay) {
