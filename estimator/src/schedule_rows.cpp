@@ -2,7 +2,10 @@
 #include "schedule_rows.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "schedule_generators.h"
@@ -11,6 +14,9 @@
 
 namespace plansight::estimator {
 namespace {
+
+static_assert(std::endian::native == std::endian::little && sizeof(ScheduleOp) == 8 &&
+              offsetof(ScheduleOp, micro_batch) == 4, "an op's micro-batch is the high half of its word");
 
 // A sparse rank's ops: an array of the list's length, the middle of its steady loop left out
 // (generators::SteadyLoop), when that middle is worth leaving out.
@@ -90,18 +96,27 @@ void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to
       ++h;
       continue;
     }
-    // Ops [a, b): a period at a time, each the base period moved on.
-    for (std::size_t i = a; i < b;) {
-      const std::size_t k = i - l.base, q = k / l.period, first = k % l.period;
-      const std::size_t n = std::min(l.period - first, b - i);
-      const ScheduleOp* src = ops + l.base + first;
-      const auto moved = static_cast<std::int32_t>(q) * l.shift;
-      for (std::size_t j = 0; j < n; ++j) {
-        ScheduleOp o = src[j];
-        o.micro_batch += moved;
-        ops[i + j] = o;
-      }
-      i += n;
+    // Ops [a, b): the first period's from the base period (one division), every later one from
+    // the op a period before it, just written (DualPipeV's periods are six ops: a division per
+    // period was most of the writing).
+    const std::size_t first_end = std::min(b, a + l.period);
+    const std::size_t k = a - l.base;
+    std::size_t from_base = l.base + k % l.period;
+    auto moved = static_cast<std::int32_t>(k / l.period) * l.shift;
+    for (std::size_t i = a; i < first_end; ++i) {
+      ScheduleOp o = ops[from_base];
+      o.micro_batch += moved;
+      ops[i] = o;
+      if (++from_base == l.base + l.period) from_base = l.base, moved += l.shift;
+    }
+    // As 64-bit words, the micro-batch in the high half (steady_state.cpp's word_of): written
+    // field by field, each op's load a period later missed the store buffer's forwarding.
+    const std::uint64_t shift_word = static_cast<std::uint64_t>(static_cast<std::uint32_t>(l.shift)) << 32;
+    for (std::size_t i = first_end; i < b; ++i) {
+      std::uint64_t word;
+      std::memcpy(&word, &ops[i - l.period], sizeof word);
+      word += shift_word;
+      std::memcpy(static_cast<void*>(&ops[i]), &word, sizeof word);
     }
     // What is left of the hole: before a, after b.
     if (a > hb && b < he) {
