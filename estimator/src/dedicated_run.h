@@ -492,7 +492,7 @@ class DedicatedRun : IterationEngine {
       rows_->ensure(r, begin, end);
     }
   }
-  static constexpr std::size_t kReadAhead = 1024;
+  static constexpr std::size_t kReadAhead = 256;
   std::vector<std::pair<std::size_t, std::size_t>> readable_;  // per rank [begin, end); sparse tables only
   bool generated_;                  // the table is make_schedule()'s (run_simulation)
   SteadyPeriods* periods_;          // shared with other runs of the table, or null

@@ -118,8 +118,7 @@ void make_rank(ScheduleTable& table, std::int32_t r, std::int32_t group, const s
   if (table.kind == PipelineSchedule::dualpipe) {
     ops = generators::dualpipe_rank(table.p, r, table.m);
   } else {
-    generators::ListSink sink;
-    sink.ops.reserve(generators::ops_per_rank(table.kind, table.v, table.m));
+    generators::ListSink sink(generators::ops_per_rank(table.kind, table.v, table.m));
     generators::write_rank(sink, table.kind, table.p, table.v, r, table.m, group, forwards);
     ops = std::move(sink.ops);
   }

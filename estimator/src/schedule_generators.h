@@ -40,13 +40,34 @@ struct LeftOut {
   std::size_t from = 0, to = 0;
 };
 
-// make_schedule's sink: every op, appended to a list.
+// Ops of each rank's list: every schedule's lists are equally long.
+constexpr std::size_t ops_per_rank(PipelineSchedule kind, std::int64_t v, std::int64_t m) {
+  switch (kind) {
+    case PipelineSchedule::gpipe:
+    case PipelineSchedule::one_f_one_b:
+      return static_cast<std::size_t>(2 * m);
+    case PipelineSchedule::interleaved:
+      return static_cast<std::size_t>(2 * v * m);
+    case PipelineSchedule::zb_h1:
+    case PipelineSchedule::dualpipe:
+      return static_cast<std::size_t>(3 * m);
+    case PipelineSchedule::dualpipev:
+      return static_cast<std::size_t>(6 * m);
+  }
+  return 0;
+}
+
+// make_schedule's sink: every op, into a list of the rank's length (ops_per_rank below), written
+// through a pointer (appending to the list reloaded and stored its end for every op).
 struct ListSink {
   static constexpr bool kLeavesOut = false;
+  explicit ListSink(std::size_t length) : ops(length), out(ops.data()) {}
   std::vector<ScheduleOp> ops;
-  void put(ScheduleOp o) { ops.push_back(o); }
-  ScheduleOp& back() { return ops.back(); }
-  std::size_t size() const { return ops.size(); }
+  ScheduleOp* out;
+  std::size_t n = 0;
+  void put(ScheduleOp o) { out[n++] = o; }
+  ScheduleOp& back() { return out[n - 1]; }
+  std::size_t size() const { return n; }
   LeftOut steady(const SteadyLoop&) { return {}; }
   void skip(std::size_t) {}
 };
@@ -269,8 +290,7 @@ void dualpipev_rank(Sink& sink, std::int32_t p, std::int32_t r, std::int32_t m) 
 inline std::vector<ScheduleOp> dualpipe_rank(std::int32_t p, std::int32_t r, std::int32_t m) {
   const std::int32_t half = p / 2;
   const bool lower = r < half;
-  ListSink sink;
-  sink.ops.reserve(3 * static_cast<std::size_t>(m));
+  ListSink sink(ops_per_rank(PipelineSchedule::dualpipev, 2, m / 2));
   dualpipev_rank(sink, half, lower ? r : p - 1 - r, m / 2);
   std::vector<ScheduleOp> ops = std::move(sink.ops);
   for (ScheduleOp& o : ops) {
@@ -310,22 +330,5 @@ void write_rank(Sink& sink, PipelineSchedule kind, std::int32_t p, std::int32_t 
 // order's micro-batch group, p when the options leave it 0.
 std::vector<Diagnostic> validate_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
                                           std::int64_t group);
-
-// Ops of each rank's list: every schedule's lists are equally long.
-constexpr std::size_t ops_per_rank(PipelineSchedule kind, std::int64_t v, std::int64_t m) {
-  switch (kind) {
-    case PipelineSchedule::gpipe:
-    case PipelineSchedule::one_f_one_b:
-      return static_cast<std::size_t>(2 * m);
-    case PipelineSchedule::interleaved:
-      return static_cast<std::size_t>(2 * v * m);
-    case PipelineSchedule::zb_h1:
-    case PipelineSchedule::dualpipe:
-      return static_cast<std::size_t>(3 * m);
-    case PipelineSchedule::dualpipev:
-      return static_cast<std::size_t>(6 * m);
-  }
-  return 0;
-}
 
 }  // namespace plansight::estimator::generators

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "schedule_generators.h"
 #include "side_thread.h"
@@ -61,8 +59,6 @@ bool may_be_sparse(PipelineSchedule kind) {
 constexpr std::int64_t kTwoThreadTableOps = 65536;
 
 }  // namespace
-
-void ScheduleRows::FreeOps::operator()(ScheduleOp* ops) const { std::free(ops); }
 
 ScheduleRows::ScheduleRows(const ScheduleTable& table) {
   rows_.reserve(table.ranks.size());
@@ -157,11 +153,10 @@ class SparseRowsBuilder {
     sparse.left_out.resize(static_cast<std::size_t>(p));
     rows.rows_.resize(static_cast<std::size_t>(p));
     for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
-      // Not initialised: the middle left out is written only where a simulation reads it.
-      auto* ops = static_cast<ScheduleOp*>(std::malloc(n * sizeof(ScheduleOp)));
-      if (ops == nullptr) throw std::bad_alloc();
-      sparse.storage[r].reset(ops);
-      rows.rows_[r] = ScheduleRows::Row{ops, n};
+      // Not initialised (ScheduleOp is trivial): the middle left out is written only where a
+      // simulation reads it.
+      sparse.storage[r] = std::make_unique_for_overwrite<ScheduleOp[]>(n);
+      rows.rows_[r] = ScheduleRows::Row{sparse.storage[r].get(), n};
     }
     const std::vector<ScheduleOp> forwards =
         kind == PipelineSchedule::interleaved

@@ -49,9 +49,6 @@ class ScheduleRows {
     ScheduleOp* ops = nullptr;
     std::size_t size = 0;
   };
-  struct FreeOps {
-    void operator()(ScheduleOp* ops) const;
-  };
   // Per rank of a sparse table: ops [left_begin, left_end) were left out; each is op
   // base + (i - base) % period, (i - base) / period x shift micro-batches later. `holes`: the
   // ranges among them not written yet (under the mutex).
@@ -61,7 +58,7 @@ class ScheduleRows {
     std::vector<std::pair<std::size_t, std::size_t>> holes;
   };
   struct Sparse {
-    std::vector<std::unique_ptr<ScheduleOp[], FreeOps>> storage;
+    std::vector<std::unique_ptr<ScheduleOp[]>> storage;
     std::vector<LeftOut> left_out;
     std::mutex mutex;
   };

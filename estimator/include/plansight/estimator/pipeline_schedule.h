@@ -20,21 +20,24 @@ namespace plansight::estimator {
 enum class OpKind : std::uint8_t { forward, backward, weight_grad };
 
 struct ScheduleOp {
-  constexpr ScheduleOp() = default;
+  // Trivial: a list of n ops, ScheduleOp{} or std::vector<ScheduleOp>(n), is value-initialised,
+  // every field zero (a forward of chunk 0, micro-batch 0, not paired), as one memset; an op
+  // declared without an initialiser holds no values.
+  ScheduleOp() = default;
   // {kind, chunk, micro_batch[, pairs_with_next]}, in that order whatever the layout below.
   constexpr ScheduleOp(OpKind k, std::int32_t c, std::int32_t mb, bool pairs = false)
       : kind(k), pairs_with_next(pairs), chunk(static_cast<std::int16_t>(c)), micro_batch(mb) {}
 
-  OpKind kind = OpKind::forward;
+  OpKind kind;
   // The op starts only once the next op's input has arrived too: DualPipe's overlapped F&B pairs
   // (a forward and a backward of different micro-batches, each hiding the other's
   // communication, started when both inputs are in), and dualpipev.py's receives posted ahead of
   // an op that then waits for them.
-  bool pairs_with_next = false;
-  // No padding: every byte of an op is a field, always initialised (the steady-state search
-  // compares an op as one 64-bit word, steady_state.cpp).
-  std::int16_t chunk = 0;        // local model chunk on this rank, 0 .. v-1 (v <= kMaxChunksPerRank)
-  std::int32_t micro_batch = 0;  // 0 .. m-1
+  bool pairs_with_next;
+  // No padding: every byte of an op is a field (the steady-state search compares an op as one
+  // 64-bit word, steady_state.cpp).
+  std::int16_t chunk;        // local model chunk on this rank, 0 .. v-1 (v <= kMaxChunksPerRank)
+  std::int32_t micro_batch;  // 0 .. m-1
   friend bool operator==(const ScheduleOp&, const ScheduleOp&) = default;
 };
 // Model chunks a rank may hold (ScheduleOp::chunk's range): make_schedule() and check_schedule()
@@ -42,7 +45,7 @@ struct ScheduleOp {
 // estimate, 3 MB at 64 stages x 2 chunks x 1024 micro-batches; bench/results/time-core-cpu.txt).
 inline constexpr std::int64_t kMaxChunksPerRank = 32767;
 static_assert(sizeof(ScheduleOp) == 8, "ScheduleOp stays small: tables of millions of ops are walked per simulation");
-static_assert(std::is_trivially_copyable_v<ScheduleOp>);
+static_assert(std::is_trivial_v<ScheduleOp>);
 
 // Ops i in [begin, end) of a rank's list each repeat as op i + period, `micro_batches`
 // micro-batches later (the same kind, chunk and pairing): a run of a steady state (steady_state.h
