@@ -66,15 +66,37 @@ ScheduleRows::ScheduleRows(const ScheduleTable& table) {
   for (const auto& list : table.ranks) rows_.push_back(Row{const_cast<ScheduleOp*>(list.data()), list.size()});
 }
 
-ScheduleOp ScheduleRows::sparse_at(std::size_t r, std::size_t i) const {
+ScheduleOp ScheduleRows::derived(std::size_t r, std::size_t i) const {
   const LeftOut& l = sparse_->left_out[r];
-  if (i >= l.left_begin && i < l.left_end) {
+  const std::size_t k = i - l.base;
+  ScheduleOp o = rows_[r].ops[l.base + k % l.period];
+  o.micro_batch += static_cast<std::int32_t>(k / l.period) * l.shift;
+  return o;
+}
+
+void ScheduleRows::read(std::size_t r, std::size_t from, std::size_t to, ScheduleOp* out) const {
+  const Row& row = rows_[r];
+  to = std::min(to, row.size);
+  for (std::size_t i = from; i < to;) {
+    const bool left_out = i - row.left_begin < row.left_end - row.left_begin;
+    if (!left_out) {
+      const std::size_t end = i < row.left_begin ? std::min(to, row.left_begin) : to;
+      std::copy(row.ops + i, row.ops + end, out + (i - from));
+      i = end;
+      continue;
+    }
+    const LeftOut& l = sparse_->left_out[r];
+    const std::size_t end = std::min(to, row.left_end);
     const std::size_t k = i - l.base;
-    ScheduleOp o = rows_[r].ops[l.base + k % l.period];
-    o.micro_batch += static_cast<std::int32_t>(k / l.period) * l.shift;
-    return o;
+    std::size_t at = l.base + k % l.period;
+    auto moved = static_cast<std::int32_t>(k / l.period) * l.shift;
+    for (; i < end; ++i) {
+      ScheduleOp o = row.ops[at];
+      o.micro_batch += moved;
+      out[i - from] = o;
+      if (++at == l.base + l.period) at = l.base, moved += l.shift;
+    }
   }
-  return rows_[r].ops[i];
 }
 
 void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const {
@@ -197,6 +219,8 @@ class SparseRowsBuilder {
     if (sink.left_end > sink.left_begin) {
       l = ScheduleRows::LeftOut{sink.base, sink.period, sink.left_begin, sink.left_end, sink.shift,
                                 {{sink.left_begin, sink.left_end}}};
+      row.left_begin = sink.left_begin;
+      row.left_end = sink.left_end;
       if (sink.period == period && sink.shift == shift) {
         table.repeating[ri] = repeating_run_around(row.ops, row.size, period, shift, sink.base, sink.left_end);
       }
@@ -204,6 +228,7 @@ class SparseRowsBuilder {
       // The run does not hold the middle: the whole list, as make_schedule's.
       out.rows.ensure_sparse(ri, 0, row.size);
       l = ScheduleRows::LeftOut{};
+      row.left_begin = row.left_end = 0;
     }
     if (row.size % micro_batches == 0) {
       table.repeating[ri] = repeating_run(row.ops, row.size, period, shift);

@@ -40,14 +40,19 @@ class ScheduleRows {
   }
   // Rank r's op i, written or not (no lock: it is derived when it lay in the middle left out).
   ScheduleOp at(std::size_t r, std::size_t i) const {
-    return leaves_out_ ? sparse_at(r, i) : rows_[r].ops[i];
+    const Row& row = rows_[r];
+    return i - row.left_begin < row.left_end - row.left_begin ? derived(r, i) : row.ops[i];
   }
+  // Rank r's ops [from, to) into `out`, written or not: at() for a range, deriving the ops left
+  // out one after another (a division for the range, not for each op).
+  void read(std::size_t r, std::size_t from, std::size_t to, ScheduleOp* out) const;
 
  private:
   friend class SparseRowsBuilder;
   struct Row {
     ScheduleOp* ops = nullptr;
     std::size_t size = 0;
+    std::size_t left_begin = 0, left_end = 0;  // the ops left out (LeftOut), none in a whole table
   };
   // Per rank of a sparse table: ops [left_begin, left_end) were left out; each is op
   // base + (i - base) % period, (i - base) / period x shift micro-batches later. `holes`: the
@@ -63,7 +68,7 @@ class ScheduleRows {
     std::mutex mutex;
   };
   void ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const;
-  ScheduleOp sparse_at(std::size_t r, std::size_t i) const;
+  ScheduleOp derived(std::size_t r, std::size_t i) const;
 
   std::vector<Row> rows_;
   std::unique_ptr<Sparse> sparse_;  // a sparse table's storage

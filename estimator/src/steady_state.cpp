@@ -4,6 +4,7 @@
 #include "schedule_rows.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -62,6 +63,8 @@ static_assert(std::endian::native == std::endian::little && sizeof(ScheduleOp) =
 // block at a time (then op by op in the block that ends the run), the differences of the words
 // OR-ed so that the compiler keeps them in vector registers.
 constexpr std::size_t kBlock = 16;
+// Ops compared at a time in the search for the period (find_steady_period).
+constexpr std::size_t kCompared = 64;
 [[gnu::always_inline]] inline bool block_repeats(const ScheduleOp* ops, std::size_t i, std::size_t period, std::int32_t shift) {
   const std::uint64_t want = shift_word(shift);
   std::uint64_t differ = 0;
@@ -121,8 +124,13 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
     for (std::size_t r = 0; r < p && all; ++r) {
       const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(shift);
       const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
-      for (std::size_t i = mid; i < mid + period && all; ++i) {
-        all = word_of(rows.at(r, i + period)) - word_of(rows.at(r, i)) == shift_word(shift);
+      // A block at a time from copies: a sparse table derives the ops it left out (ScheduleRows::read).
+      std::array<ScheduleOp, kCompared> now, later;
+      for (std::size_t i = mid; i < mid + period && all; i += kCompared) {
+        const std::size_t k = std::min(kCompared, mid + period - i);
+        rows.read(r, i, i + k, now.data());
+        rows.read(r, i + period, i + period + k, later.data());
+        for (std::size_t j = 0; j < k && all; ++j) all = word_of(later[j]) - word_of(now[j]) == shift_word(shift);
       }
     }
     if (all) out.micro_batches = shift;

@@ -69,6 +69,13 @@ TEST(ScheduleRows, EveryOpOfASparseTableIsMakeSchedules) {
       const auto& list = whole->ranks[r];
       ASSERT_EQ(rows.size(r), list.size());
       for (std::size_t i = 0; i < list.size(); ++i) ASSERT_EQ(rows.at(r, i), list[i]) << "rank " << r << " op " << i;
+      // read(): any range, across the ops written and left out, clipped at the end.
+      for (std::size_t from = 0; from < list.size(); from += list.size() / 7 + 1) {
+        const std::size_t to = from + list.size() / 3 + 5;
+        std::vector<ScheduleOp> copy(to - from);
+        rows.read(r, from, to, copy.data());
+        for (std::size_t i = from; i < std::min(to, list.size()); ++i) ASSERT_EQ(copy[i - from], list[i]) << "op " << i;
+      }
       // Written in pieces, in any order, as runs ask for them; then all of it.
       const std::size_t n = list.size();
       for (const auto& [from, to] : {std::pair{n / 2, n / 2 + 7}, std::pair{n / 3, n / 2 + 3}, std::pair{std::size_t{0}, n / 4},
