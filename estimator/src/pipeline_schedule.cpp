@@ -109,9 +109,6 @@ std::vector<Diagnostic> validate(PipelineSchedule kind, std::int64_t p, std::int
   return errors;
 }
 
-// Tables of at least this many ops are made on two threads (make_schedule).
-constexpr std::int64_t kTwoThreadTableOps = 65536;
-
 // Rank r's list of a table whose kind, p, v and m are set.
 void make_rank(ScheduleTable& table, std::int32_t r, std::int32_t group, const std::vector<ScheduleOp>& forwards) {
   auto& ops = table.ranks[static_cast<std::size_t>(r)];
@@ -137,6 +134,25 @@ void make_rank(ScheduleTable& table, std::int32_t r, std::int32_t group, const s
 }  // namespace
 
 namespace generators {
+// A long table is made on two threads (every rank's list is its own): a 64 x 4 x 1024 table of
+// 524,288 ops took 0.55 ms on one, before both its simulations. Each thread takes the next rank
+// left, so the caller's starts at once and the side thread joins when it wakes (28 us on
+// average, bench/results/time-core-cpu.txt), instead of the caller waiting for its half.
+void make_ranks(std::int32_t p, std::int64_t chunk_micro_batches, bool two_threads,
+                const std::function<void(std::int32_t)>& make) {
+  std::atomic<std::int32_t> next_rank{0};
+  const auto run = [&] {
+    for (std::int32_t r = next_rank++; r < p; r = next_rank++) make(r);
+  };
+  if (two_threads && p >= 2 && 2 * chunk_micro_batches >= kTwoThreadTableOps) {
+    SideJob other(run);
+    run();
+    other.wait();
+  } else {
+    run();
+  }
+}
+
 std::vector<Diagnostic> validate_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
                                           std::int64_t group) {
   return validate(kind, p, v, m, group);
@@ -171,21 +187,8 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
   const std::vector<ScheduleOp> forwards = kind == PipelineSchedule::interleaved
                                                ? generators::interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
                                                : std::vector<ScheduleOp>{};
-  // A long table is made on two threads (every rank's list is its own): a 64 x 4 x 1024 table of
-  // 524,288 ops took 0.55 ms on one, before both its simulations. Each thread takes the next rank
-  // left, so the caller's starts at once and the side thread joins when it wakes (28 us on
-  // average, bench/results/time-core-cpu.txt), instead of the caller waiting for its half.
-  std::atomic<std::int32_t> next_rank{0};
-  const auto make_ranks = [&] {
-    for (std::int32_t r = next_rank++; r < table.p; r = next_rank++) make_rank(table, r, static_cast<std::int32_t>(group), forwards);
-  };
-  if (options.two_threads && p >= 2 && 2 * p * v * m >= kTwoThreadTableOps) {
-    SideJob other(make_ranks);
-    make_ranks();
-    other.wait();
-  } else {
-    make_ranks();
-  }
+  generators::make_ranks(table.p, p * v * m, options.two_threads,
+                         [&](std::int32_t r) { make_rank(table, r, static_cast<std::int32_t>(group), forwards); });
   return table;
 }
 

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "plansight/estimator/pipeline_schedule.h"
@@ -325,6 +326,13 @@ void write_rank(Sink& sink, PipelineSchedule kind, std::int32_t p, std::int32_t 
       break;
   }
 }
+
+// Tables of at least this many ops (two per chunk-micro-batch) are made on two threads.
+inline constexpr std::int64_t kTwoThreadTableOps = 65536;
+// make(r) for every rank r < p, on the caller's thread and the estimator's side thread when
+// `two_threads` and the table is long (kTwoThreadTableOps; pipeline_schedule.cpp says why).
+void make_ranks(std::int32_t p, std::int64_t chunk_micro_batches, bool two_threads,
+                const std::function<void(std::int32_t)>& make);
 
 // make_schedule's checks of its arguments (pipeline_schedule.cpp); `group`: the interleaved
 // order's micro-batch group, p when the options leave it 0.

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "schedule_generators.h"
-#include "side_thread.h"
 #include "steady_state.h"
 
 namespace plansight::estimator {
@@ -54,9 +53,6 @@ bool may_be_sparse(PipelineSchedule kind) {
   return kind == PipelineSchedule::one_f_one_b || kind == PipelineSchedule::zb_h1 ||
          kind == PipelineSchedule::interleaved || kind == PipelineSchedule::dualpipev;
 }
-
-// Tables of at least this many ops are made on two threads (make_schedule's threshold).
-constexpr std::int64_t kTwoThreadTableOps = 65536;
 
 }  // namespace
 
@@ -185,17 +181,7 @@ class SparseRowsBuilder {
             ? generators::interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
             : std::vector<ScheduleOp>{};
     const auto g = static_cast<std::int32_t>(group);
-    std::atomic<std::int32_t> next_rank{0};
-    const auto make_ranks = [&] {
-      for (std::int32_t r = next_rank++; r < table.p; r = next_rank++) make_rank(out, r, g, forwards);
-    };
-    if (options.two_threads && p >= 2 && 2 * p * v * m >= kTwoThreadTableOps) {
-      SideJob other(make_ranks);
-      make_ranks();
-      other.wait();
-    } else {
-      make_ranks();
-    }
+    generators::make_ranks(table.p, p * v * m, options.two_threads, [&](std::int32_t r) { make_rank(out, r, g, forwards); });
     // A table none of whose ranks left ops out (steady loops too short) is read as a whole one.
     rows.leaves_out_ = std::any_of(sparse.left_out.begin(), sparse.left_out.end(),
                                    [](const ScheduleRows::LeftOut& l) { return !l.holes.empty(); });

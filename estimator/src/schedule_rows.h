@@ -1,14 +1,13 @@
 // Private to the simulator: a schedule table's op lists as a simulation reads them. A long run
 // skips most of its steady state (steady_state.h) and reads only the ops around it: a fifth of a
 // 64-stage interleaved table with 4 virtual stages and 1,024 micro-batches, whose 524,288 ops took
-// longer to write than the simulation took to read what it needed (bench/results/time-core-cpu.txt).
-// A sparse table (make_sparse_schedule) leaves the middle of each rank's steady loop unwritten:
+// 0.4 ms of a 2 ms estimate to write (bench/results/time-core-cpu.txt).
+// A sparse table (make_simulation_table) leaves the middle of each rank's steady loop unwritten:
 // those ops are the loop's first period moved on, micro-batches later, and are written only when
 // a simulation is about to read them (ensure). Both of predict_time's runs read one table at once
 // from two threads: what one writes, the other has not read yet, and each range is written once.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -84,7 +83,7 @@ struct SimulationTable {
 
 // make_schedule's table (same errors), sparse where that can pay: 1F1B, ZB-H1, interleaved (its
 // micro-batch groups whole) and DualPipeV, with a steady loop long enough to leave a middle out
-// and enough micro-batches for the simulation to skip it (skippable, dedicated_run.h). Any other:
+// and enough micro-batches for the simulation to skip it (skippable, steady_state.h). Any other:
 // a whole table. Every op, written or not, is make_schedule's (schedule_rows_test).
 Result<SimulationTable> make_simulation_table(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,
                                               ScheduleOptions options, bool sparse);
