@@ -482,7 +482,9 @@ class DedicatedRun : IterationEngine {
   // A sparse table's ops (ScheduleRows::sparse) each rank may read: those from next_ to its limit
   // (and the op after it, which an overlapped pair reads). Asked for ahead (kReadAhead), so that
   // a run that cuts every period (a few ops) takes the rows' lock every few hundred periods.
+  // The pair times of the micro-batches those ops run are set up with them (ensure_times).
   void ensure_readable() {
+    bool moved = false;
     for (std::size_t r = 0; r < readable_.size(); ++r) {
       const std::size_t from = next_[r], to = std::min(limit_[r] + 1, rows_->size(r));
       auto& [begin, end] = readable_[r];
@@ -490,7 +492,15 @@ class DedicatedRun : IterationEngine {
       begin = from;
       end = std::min(std::max(to, from + kReadAhead), rows_->size(r));
       rows_->ensure(r, begin, end);
+      moved = true;
     }
+    if (!moved) return;
+    std::int32_t mb_begin = m_, mb_end = 0;
+    for (std::size_t r = 0; r < readable_.size(); ++r) {
+      mb_begin = std::min(mb_begin, rows_->micro_batch_begin(r, readable_[r].first));
+      mb_end = std::max(mb_end, rows_->micro_batch_end(r, readable_[r].second));
+    }
+    ensure_times(mb_begin, mb_end);
   }
   static constexpr std::size_t kReadAhead = 256;
   std::vector<std::pair<std::size_t, std::size_t>> readable_;  // per rank [begin, end); sparse tables only

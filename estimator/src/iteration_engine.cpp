@@ -57,16 +57,9 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   swap_arrays();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
-  // Every time unknown: -1 in every byte, written by memset (a fill of three-word elements was
-  // element by element).
-  static_assert(kUnknown == -1);
   times_.resize(pairs);
-  std::memset(times_.data(), 0xFF, pairs * sizeof(PairTimes));
-  // The first chunk's inputs are there at t = 0 (and those of DualPipe's second pipeline).
-  for (std::int32_t mb = 0; mb < m_; ++mb) {
-    times_[pair(0, mb)][kFwdReady] = 0;
-    if (second_start_ >= 0) times_[pair(second_start_, mb)][kFwdReady] = 0;
-  }
+  times_ready_.clear();
+  if (!rows_->sparse() || keep_) ensure_times(0, m_);
   if (keep_) {
     names_.assign(6 * pairs, -1);
     tl_.names.reserve(4 * pairs + 16);  // F, B, their sends (and W, R) of every pair
@@ -150,6 +143,45 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   }
   tl_.source = TimelineSource::predicted;
   tl_.title = in.title;
+}
+
+void IterationEngine::ensure_times(std::int32_t begin, std::int32_t end) {
+  begin = std::max(begin, 0);
+  end = std::min(end, m_);
+  // Sets up [from, to): every time unknown, -1 in every byte, written by memset (a fill of
+  // three-word elements was element by element); the first chunk's inputs there at t = 0 (and
+  // those of DualPipe's second pipeline).
+  static_assert(kUnknown == -1);
+  const auto set_up = [&](std::int32_t from, std::int32_t to) {
+    const auto count = static_cast<std::size_t>(to - from);
+    for (std::int32_t g = 0; g < stages_; ++g) std::memset(&times_[pair(g, from)], 0xFF, count * sizeof(PairTimes));
+    for (std::int32_t mb = from; mb < to; ++mb) {
+      times_[pair(0, mb)][kFwdReady] = 0;
+      if (second_start_ >= 0) times_[pair(second_start_, mb)][kFwdReady] = 0;
+    }
+  };
+  if (begin >= end) return;
+  // The parts of [begin, end) not set up yet, then the ranges merged.
+  std::int32_t at = begin;
+  for (const auto& [b, e] : times_ready_) {
+    if (e <= at) continue;
+    if (b >= end) break;
+    if (b > at) set_up(at, b);
+    at = std::max(at, e);
+    if (at >= end) break;
+  }
+  if (at < end) set_up(at, end);
+  times_ready_.push_back({begin, end});
+  std::sort(times_ready_.begin(), times_ready_.end());
+  std::size_t kept = 0;
+  for (const auto& range : times_ready_) {
+    if (kept > 0 && range.first <= times_ready_[kept - 1].second) {
+      times_ready_[kept - 1].second = std::max(times_ready_[kept - 1].second, range.second);
+    } else {
+      times_ready_[kept++] = range;
+    }
+  }
+  times_ready_.resize(kept);
 }
 
 void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {

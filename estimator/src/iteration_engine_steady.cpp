@@ -216,6 +216,21 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     }
     lanes_[r].shift_tail(n[1], shift_ns);
   }
+  // The micro-batches written below set up first (ensure_times): where the windows land, and
+  // the marks.
+  std::int64_t lo = m_, hi = 0;
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
+    const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
+    for (std::size_t which = 0; which < kPending; ++which) {
+      const Window w = pending(now, g, which);
+      const std::int64_t ran = w.first + w.count;
+      const std::int64_t from = marks_only(g, which) ? std::max(ran, w.first + backwards) : w.first + shift_mb;
+      const std::int64_t to = marks_only(g, which) ? ran + forwards : ran + shift_mb;
+      if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
+    }
+  }
+  ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
   // a window may overlap its own destination). A last chunk's losses of the forwards skipped
   // whose backwards were not: each the forward's end it stands for, whole periods after one of

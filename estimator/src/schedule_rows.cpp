@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstddef>
 #include <cstring>
 
@@ -93,6 +94,25 @@ void ScheduleRows::read(std::size_t r, std::size_t from, std::size_t to, Schedul
       if (++at == l.base + l.period) at = l.base, moved += l.shift;
     }
   }
+}
+
+std::int32_t ScheduleRows::micro_batch_end(std::size_t r, std::size_t to) const {
+  const Row& row = rows_[r];
+  if (row.left_end == row.left_begin || to > row.left_end) return INT32_MAX;
+  const LeftOut& l = sparse_->left_out[r];
+  if (to <= row.left_begin) return l.head_end;
+  // Op i left out is an op of the base period, (i - base) / period periods on.
+  const auto periods = static_cast<std::int64_t>((to - 1 - l.base) / l.period);
+  return static_cast<std::int32_t>(std::max<std::int64_t>(l.head_end, l.base_max + periods * l.shift + 1));
+}
+
+std::int32_t ScheduleRows::micro_batch_begin(std::size_t r, std::size_t from) const {
+  const Row& row = rows_[r];
+  if (row.left_end == row.left_begin || from < row.left_begin) return 0;
+  const LeftOut& l = sparse_->left_out[r];
+  if (from >= row.left_end) return l.tail_min;
+  const auto periods = static_cast<std::int64_t>((from - l.base) / l.period);
+  return static_cast<std::int32_t>(std::min<std::int64_t>(l.tail_min, l.base_min + periods * l.shift));
 }
 
 void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const {
@@ -203,14 +223,24 @@ class SparseRowsBuilder {
     const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
     const std::size_t period = row.size / micro_batches * static_cast<std::size_t>(shift);
     if (sink.left_end > sink.left_begin) {
-      l = ScheduleRows::LeftOut{sink.base, sink.period, sink.left_begin, sink.left_end, sink.shift,
+      l = ScheduleRows::LeftOut{sink.base, sink.period, sink.left_begin, sink.left_end, sink.shift, 0, 0, 0, 0,
                                 {{sink.left_begin, sink.left_end}}};
       row.left_begin = sink.left_begin;
       row.left_end = sink.left_end;
       if (sink.period == period && sink.shift == shift) {
         table.repeating[ri] = repeating_run_around(row.ops, row.size, period, shift, sink.base, sink.left_end);
       }
-      if (table.repeating[ri].period != 0) return;
+      if (table.repeating[ri].period != 0) {
+        for (std::size_t i = 0; i < sink.left_begin; ++i) l.head_end = std::max(l.head_end, row.ops[i].micro_batch + 1);
+        l.base_min = INT32_MAX;
+        for (std::size_t i = sink.base; i < sink.base + sink.period; ++i) {
+          l.base_max = std::max(l.base_max, row.ops[i].micro_batch);
+          l.base_min = std::min(l.base_min, row.ops[i].micro_batch);
+        }
+        l.tail_min = INT32_MAX;
+        for (std::size_t i = sink.left_end; i < row.size; ++i) l.tail_min = std::min(l.tail_min, row.ops[i].micro_batch);
+        return;
+      }
       // The run does not hold the middle: the whole list, as make_schedule's.
       out.rows.ensure_sparse(ri, 0, row.size);
       l = ScheduleRows::LeftOut{};

@@ -45,6 +45,11 @@ class ScheduleRows {
   // Rank r's ops [from, to) into `out`, written or not: at() for a range, deriving the ops left
   // out one after another (a division for the range, not for each op).
   void read(std::size_t r, std::size_t from, std::size_t to, ScheduleOp* out) const;
+  // A bound on the micro-batches rank r's ops [0, to) run: 1 + the largest, or more (INT32_MAX:
+  // none known, every micro-batch). A sparse rank's from its first ops and its base period.
+  std::int32_t micro_batch_end(std::size_t r, std::size_t to) const;
+  // A bound the other way: no op of rank r from `from` on runs a micro-batch below it.
+  std::int32_t micro_batch_begin(std::size_t r, std::size_t from) const;
 
  private:
   friend class SparseRowsBuilder;
@@ -59,6 +64,9 @@ class ScheduleRows {
   struct LeftOut {
     std::size_t base = 0, period = 0, left_begin = 0, left_end = 0;
     std::int32_t shift = 0;
+    // 1 + the largest micro-batch of the ops before left_begin; the largest and the smallest of
+    // the base period; the smallest from left_end on.
+    std::int32_t head_end = 0, base_max = 0, base_min = 0, tail_min = 0;
     std::vector<std::pair<std::size_t, std::size_t>> holes;
   };
   struct Sparse {
