@@ -81,33 +81,22 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
     for (std::int32_t c = 0; c < t.v; ++c) global_of_[static_cast<std::size_t>(r * t.v + c)] = t.global_chunk(r, c);
   }
   const auto v = static_cast<std::size_t>(t.v);
+  const ScheduleRows::ChunkOps* const known = rows_->chunk_ops();
+  if (known != nullptr) {
+    first_f_ = known->first_f;
+    first_b_ = known->first_b;
+    last_bwd_ = known->last_bwd;
+  }
   for (std::size_t r = 0; r < p; ++r) {
     const std::size_t n = rows_->size(r);
     const auto op = [&](std::size_t i) { return rows_->at(r, i); };
-    // Each chunk's first F and first B from the front, its last B or W from the back: the walks
-    // stop once every chunk has them, a warm-up's and a drain's length, not the whole list (long
-    // runs skip their steady state and should not pay for reading it here). A whole table's ops
-    // straight from its list: ScheduleRows::at's check per op cost GPipe's walk through its
-    // forwards a third more.
-    const auto walk = [&](auto read) {
-      std::size_t missing = 2 * v;
-      for (std::size_t i = 0; i < n && missing > 0; ++i) {
-        const ScheduleOp o = read(i);
-        const std::size_t c = r * v + static_cast<std::size_t>(o.chunk);
-        auto& first = o.kind == OpKind::forward ? first_f_[c] : first_b_[c];
-        if (o.kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
-      }
-      missing = v;
-      for (std::size_t i = n; i-- > 0 && missing > 0;) {
-        const ScheduleOp o = read(i);
-        const std::size_t c = r * v + static_cast<std::size_t>(o.chunk);
-        if (o.kind != OpKind::forward && last_bwd_[c] < 0) last_bwd_[c] = static_cast<std::int64_t>(i), --missing;
-      }
-    };
-    if (rows_->sparse()) {
-      walk(op);
-    } else {
-      walk([ops = rows_->data(r)](std::size_t i) { return ops[i]; });
+    // Each chunk's first F and first B, its last B or W: found by the table's maker, or here. A
+    // whole table's ops straight from its list: ScheduleRows::at's check per op cost GPipe's walk
+    // through its forwards a third more.
+    if (known == nullptr) {
+      const std::size_t at = r * v;
+      find_chunk_ops([ops = rows_->data(r)](std::size_t i) { return ops[i]; }, n, v, &first_f_[at], &first_b_[at],
+                     &last_bwd_[at]);
     }
     activity_[r].rank = static_cast<std::int32_t>(r);
     if (!keep_) continue;

@@ -190,6 +190,9 @@ class SparseRowsBuilder {
     sparse.storage.resize(static_cast<std::size_t>(p));
     sparse.left_out.resize(static_cast<std::size_t>(p));
     rows.rows_.resize(static_cast<std::size_t>(p));
+    for (auto* list : {&sparse.chunk_ops.first_f, &sparse.chunk_ops.first_b, &sparse.chunk_ops.last_bwd}) {
+      list->assign(static_cast<std::size_t>(p * v), -1);
+    }
     for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
       // Not initialised (ScheduleOp is trivial): the middle left out is written only where a
       // simulation reads it.
@@ -217,6 +220,19 @@ class SparseRowsBuilder {
     sink.out = row.ops;
     generators::write_rank(sink, table.kind, table.p, table.v, r, table.m, group, forwards);
     ScheduleRows::LeftOut& l = out.rows.sparse_->left_out[ri];
+    // Its chunks' first and last ops: in the ops written (the walks stop in the warm-up and the
+    // drain; at() derives any they reach in the middle).
+    l.left_begin = sink.left_begin;
+    l.left_end = sink.left_end;
+    l.base = sink.base;
+    l.period = sink.period;
+    l.shift = sink.shift;
+    row.left_begin = sink.left_begin;
+    row.left_end = sink.left_end;
+    auto& known = out.rows.sparse_->chunk_ops;
+    const std::size_t at = ri * static_cast<std::size_t>(table.v);
+    find_chunk_ops([&](std::size_t i) { return out.rows.at(ri, i); }, row.size, static_cast<std::size_t>(table.v),
+                   &known.first_f[at], &known.first_b[at], &known.last_bwd[at]);
     // make_schedule's run (make_rank there): a period of a micro-batch, of a group for the
     // interleaved order.
     const auto micro_batches = static_cast<std::size_t>(table.m);

@@ -19,6 +19,28 @@
 
 namespace plansight::estimator {
 
+// Of one rank's n ops, read(i) being op i: each local chunk c's first F (first_f[c]), first B
+// (first_b[c]) and last B or W (last_bwd[c]), -1 where it has none; the arrays hold v entries
+// set to -1. The walks stop once every chunk has them, a warm-up's and a drain's length, not the
+// whole list (long runs skip their steady state and should not pay for reading it).
+template <class Read>
+void find_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first_f, std::int64_t* first_b,
+                    std::int64_t* last_bwd) {
+  std::size_t missing = 2 * v;
+  for (std::size_t i = 0; i < n && missing > 0; ++i) {
+    const ScheduleOp o = read(i);
+    const auto c = static_cast<std::size_t>(o.chunk);
+    std::int64_t& first = o.kind == OpKind::forward ? first_f[c] : first_b[c];
+    if (o.kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
+  }
+  missing = v;
+  for (std::size_t i = n; i-- > 0 && missing > 0;) {
+    const ScheduleOp o = read(i);
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (o.kind != OpKind::forward && last_bwd[c] < 0) last_bwd[c] = static_cast<std::int64_t>(i), --missing;
+  }
+}
+
 class ScheduleRows {
  public:
   ScheduleRows() = default;
@@ -50,6 +72,12 @@ class ScheduleRows {
   std::int32_t micro_batch_end(std::size_t r, std::size_t to) const;
   // A bound the other way: no op of rank r from `from` on runs a micro-batch below it.
   std::int32_t micro_batch_begin(std::size_t r, std::size_t from) const;
+  // find_chunk_ops' arrays of every rank, r * v + c, when the table's maker found them (a sparse
+  // table's, on its two threads, once for both runs); null otherwise.
+  struct ChunkOps {
+    std::vector<std::int64_t> first_f, first_b, last_bwd;
+  };
+  const ChunkOps* chunk_ops() const { return sparse_ != nullptr ? &sparse_->chunk_ops : nullptr; }
 
  private:
   friend class SparseRowsBuilder;
@@ -72,6 +100,7 @@ class ScheduleRows {
   struct Sparse {
     std::vector<std::unique_ptr<ScheduleOp[]>> storage;
     std::vector<LeftOut> left_out;
+    ChunkOps chunk_ops;
     std::mutex mutex;
   };
   void ensure_sparse(std::size_t r, std::size_t from, std::size_t to) const;

@@ -124,13 +124,21 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
     for (std::size_t r = 0; r < p && all; ++r) {
       const std::size_t period = per_micro_batch[r] * static_cast<std::size_t>(shift);
       const std::size_t mid = first[r] + (end[r] - first[r] - period) / 2;
-      // A block at a time from copies: a sparse table derives the ops it left out (ScheduleRows::read).
+      // make_schedule's run says so already (every op of it repeats a period on).
+      const RepeatingOps* run = known == TableKnown::generated && r < t.repeating.size() ? &t.repeating[r] : nullptr;
+      if (run != nullptr && run->micro_batches == shift && run->period == period && run->begin <= mid &&
+          mid + period <= run->end) {
+        continue;
+      }
+      // A block at a time from copies: a sparse table derives the ops it left out
+      // (ScheduleRows::read). The first block short: a wrong shift fails at its first ops.
       std::array<ScheduleOp, kCompared> now, later;
-      for (std::size_t i = mid; i < mid + period && all; i += kCompared) {
-        const std::size_t k = std::min(kCompared, mid + period - i);
+      for (std::size_t i = mid; i < mid + period && all;) {
+        const std::size_t k = std::min(i == mid ? kCompared / 8 : kCompared, mid + period - i);
         rows.read(r, i, i + k, now.data());
         rows.read(r, i + period, i + period + k, later.data());
         for (std::size_t j = 0; j < k && all; ++j) all = word_of(later[j]) - word_of(now[j]) == shift_word(shift);
+        i += k;
       }
     }
     if (all) out.micro_batches = shift;
