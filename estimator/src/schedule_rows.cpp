@@ -120,7 +120,9 @@ void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to
   if (from >= to) return;
   LeftOut& l = sparse_->left_out[r];
   if (to <= l.left_begin || from >= l.left_end) return;  // written when the table was made
-  const std::lock_guard lock(sparse_->mutex);
+  std::atomic<std::size_t>& written_to = sparse_->written_to[r];
+  if (from >= l.left_begin && to <= written_to.load(std::memory_order_acquire)) return;
+  const std::lock_guard lock(sparse_->locks[r]);
   auto& holes = l.holes;
   ScheduleOp* const ops = rows_[r].ops;
   for (std::size_t h = 0; h < holes.size();) {
@@ -152,6 +154,7 @@ void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to
       word += shift_word;
       std::memcpy(static_cast<void*>(&ops[i]), &word, sizeof word);
     }
+    if (a == hb && hb == written_to.load(std::memory_order_relaxed)) written_to.store(b, std::memory_order_release);
     // What is left of the hole: before a, after b.
     if (a > hb && b < he) {
       holes[h] = {hb, a};
@@ -189,6 +192,8 @@ class SparseRowsBuilder {
     const std::size_t n = generators::ops_per_rank(kind, v, m);
     sparse.storage.resize(static_cast<std::size_t>(p));
     sparse.left_out.resize(static_cast<std::size_t>(p));
+    sparse.written_to = std::make_unique<std::atomic<std::size_t>[]>(static_cast<std::size_t>(p));
+    sparse.locks = std::make_unique<std::mutex[]>(static_cast<std::size_t>(p));
     rows.rows_.resize(static_cast<std::size_t>(p));
     for (auto* list : {&sparse.chunk_ops.first_f, &sparse.chunk_ops.first_b, &sparse.chunk_ops.last_bwd}) {
       list->assign(static_cast<std::size_t>(p * v), -1);
@@ -243,6 +248,7 @@ class SparseRowsBuilder {
                                 {{sink.left_begin, sink.left_end}}};
       row.left_begin = sink.left_begin;
       row.left_end = sink.left_end;
+      out.rows.sparse_->written_to[ri].store(sink.left_begin, std::memory_order_relaxed);
       if (sink.period == period && sink.shift == shift) {
         table.repeating[ri] = repeating_run_around(row.ops, row.size, period, shift, sink.base, sink.left_end);
       }
