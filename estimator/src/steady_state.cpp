@@ -1,8 +1,6 @@
 // The period of a schedule table's steady state (steady_state.h).
 #include "steady_state.h"
 
-#include "schedule_rows.h"
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <tuple>
 #include <utility>
+
+#include "schedule_rows.h"
 
 namespace plansight::estimator {
 namespace {
