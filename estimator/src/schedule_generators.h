@@ -58,8 +58,8 @@ constexpr std::size_t ops_per_rank(PipelineSchedule kind, std::int64_t v, std::i
   return 0;
 }
 
-// make_schedule's sink: every op, into a list of the rank's length (ops_per_rank below), written
-// through a pointer (appending to the list reloaded and stored its end for every op).
+// make_schedule's sink: every op, into a list of the rank's length (ops_per_rank), written through
+// a pointer (appending to the list reloaded and stored its end for every op).
 struct ListSink {
   static constexpr bool kLeavesOut = false;
   explicit ListSink(std::size_t length) : ops(length), out(ops.data()) {}
@@ -98,7 +98,7 @@ template <class Sink, class Body, class Skipped>
 // data order simple.
 template <class Sink>
 void gpipe_rank(Sink& sink, std::int32_t m) {
-  Sink ops = std::move(sink);  // a local: through the reference every op reloaded the list's end
+  Sink ops = std::move(sink);  // a local: through the reference every op stored the sink's position
   for (std::int32_t i = 0; i < m; ++i) ops.put(op(OpKind::forward, 0, i));
   for (std::int32_t i = 0; i < m; ++i) ops.put(op(OpKind::backward, 0, i));
   sink = std::move(ops);
@@ -109,7 +109,7 @@ void gpipe_rank(Sink& sink, std::int32_t m) {
 // alternates F and B (at most p-r micro-batches stored), then drains the remaining backwards.
 template <class Sink>
 void one_f_one_b_rank(Sink& sink, std::int32_t p, std::int32_t r, std::int32_t m) {
-  Sink ops = std::move(sink);  // a local: through the reference every op reloaded the list's end
+  Sink ops = std::move(sink);  // a local: through the reference every op stored the sink's position
   const std::int32_t warmup = std::min(p - r - 1, m);
   for (std::int32_t i = 0; i < warmup; ++i) ops.put(op(OpKind::forward, 0, i));
   const auto n = static_cast<std::size_t>(m - warmup);
@@ -132,7 +132,7 @@ void one_f_one_b_rank(Sink& sink, std::int32_t p, std::int32_t r, std::int32_t m
 // handcrafted schedules; pipeline_simulator_test checks it).
 template <class Sink>
 void zb_h1_rank(Sink& sink, std::int32_t p, std::int32_t r, std::int32_t m) {
-  Sink ops = std::move(sink);  // a local: through the reference every op reloaded the list's end
+  Sink ops = std::move(sink);  // a local: through the reference every op stored the sink's position
   const std::int32_t warmup = std::min(p - r - 1, m);
   const std::int32_t deferred = r;
   std::int32_t next_f = 0, next_b = 0, next_w = 0;
@@ -182,7 +182,7 @@ inline std::vector<ScheduleOp> interleaved_forwards(std::int32_t v, std::int32_t
 template <class Sink>
 void interleaved_rank(Sink& sink, std::int32_t p, std::int32_t v, std::int32_t r, std::int32_t m, std::int32_t group,
                       const std::vector<ScheduleOp>& table) {
-  Sink ops = std::move(sink);  // a local: through the reference every op reloaded the list's end
+  Sink ops = std::move(sink);  // a local: through the reference every op stored the sink's position
   const std::int32_t total = m * v;
   const std::int32_t warmup = std::min((p - r - 1) * 2 + (v - 1) * group, total);
   const ScheduleOp* const forwards = table.data();
@@ -220,7 +220,7 @@ void interleaved_rank(Sink& sink, std::int32_t p, std::int32_t v, std::int32_t r
 // starts when both inputs are there and runs here as F then B.
 template <class Sink>
 void dualpipev_rank(Sink& sink, std::int32_t p, std::int32_t r, std::int32_t m) {
-  Sink ops = std::move(sink);  // a local: through the reference every op reloaded the list's end
+  Sink ops = std::move(sink);  // a local: through the reference every op stored the sink's position
   std::int32_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
   std::vector<ScheduleOp> deferred;  // W queue, oldest first
   std::size_t deferred_head = 0;
