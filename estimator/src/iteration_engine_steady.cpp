@@ -217,9 +217,10 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     lanes_[r].shift_tail(n[1], shift_ns);
   }
   // The micro-batches written below set up first (ensure_times): where the windows land, and
-  // the marks.
+  // the marks (a run of a whole table set all of them up at its start).
   std::int64_t lo = m_, hi = 0;
-  for (std::int32_t g = 0; g < stages_; ++g) {
+  const bool all_ready = times_ready_.size() == 1 && times_ready_[0] == std::pair<std::int32_t, std::int32_t>{0, m_};
+  for (std::int32_t g = 0; g < stages_ && !all_ready; ++g) {
     const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
     const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
     for (std::size_t which = 0; which < kPending; ++which) {

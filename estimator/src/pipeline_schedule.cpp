@@ -119,21 +119,35 @@ void make_rank(ScheduleTable& table, std::int32_t r, std::int32_t group, const s
     generators::write_rank(sink, table.kind, table.p, table.v, r, table.m, group, forwards);
     ops = std::move(sink.ops);
   }
-  // The run of the steady state, while the list is in cache (ScheduleTable::repeating): a period
-  // is a micro-batch (each of DualPipe's pipelines sees m/2), the interleaved order's a group.
-  // GPipe's forwards and backwards repeat each in their half, which the simulation searches
-  // separately.
-  if (table.kind == PipelineSchedule::gpipe) return;
-  const std::int32_t micro_batches = two_pipelines(table.kind) ? table.m / 2 : table.m;
-  if (micro_batches <= 0 || ops.size() % static_cast<std::size_t>(micro_batches) != 0) return;
-  const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
-  const std::size_t period = ops.size() / static_cast<std::size_t>(micro_batches) * static_cast<std::size_t>(shift);
-  table.repeating[static_cast<std::size_t>(r)] = repeating_run(ops, period, shift);
+  // The run of the steady state, while the list is in cache (ScheduleTable::repeating).
+  const generators::RunPeriod run = generators::run_period(table, ops.size(), group);
+  if (run.period > 0) table.repeating[static_cast<std::size_t>(r)] = repeating_run(ops, run.period, run.shift);
 }
 
 }  // namespace
 
 namespace generators {
+ScheduleTable empty_table(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
+  ScheduleTable table;
+  table.kind = kind;
+  table.p = static_cast<std::int32_t>(p);
+  table.v = static_cast<std::int32_t>(v);
+  table.m = static_cast<std::int32_t>(m);
+  table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
+                         kind == PipelineSchedule::dualpipe;
+  table.ranks.resize(static_cast<std::size_t>(p));
+  table.repeating.resize(static_cast<std::size_t>(p));
+  return table;
+}
+
+RunPeriod run_period(const ScheduleTable& table, std::size_t n, std::int32_t group) {
+  if (table.kind == PipelineSchedule::gpipe) return {};
+  const std::int32_t micro_batches = two_pipelines(table.kind) ? table.m / 2 : table.m;
+  if (micro_batches <= 0 || n % static_cast<std::size_t>(micro_batches) != 0) return {};
+  const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
+  return {n / static_cast<std::size_t>(micro_batches) * static_cast<std::size_t>(shift), shift};
+}
+
 // A long table is made on two threads (every rank's list is its own): a 64 x 4 x 1024 table of
 // 524,288 ops took 0.55 ms on one, before both its simulations. Each thread takes the next rank
 // left, so the caller's starts at once and the side thread joins when it wakes (28 us on
@@ -175,15 +189,7 @@ Result<ScheduleTable> make_schedule(PipelineSchedule kind, std::int64_t p, std::
                                     std::int64_t m, ScheduleOptions options) {
   const std::int64_t group = options.microbatch_group > 0 ? options.microbatch_group : p;
   if (auto errors = validate(kind, p, v, m, group); !errors.empty()) return errors;
-  ScheduleTable table;
-  table.kind = kind;
-  table.p = static_cast<std::int32_t>(p);
-  table.v = static_cast<std::int32_t>(v);
-  table.m = static_cast<std::int32_t>(m);
-  table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev ||
-                         kind == PipelineSchedule::dualpipe;
-  table.ranks.resize(static_cast<std::size_t>(p));
-  table.repeating.resize(static_cast<std::size_t>(p));
+  ScheduleTable table = generators::empty_table(kind, p, v, m);
   const std::vector<ScheduleOp> forwards = kind == PipelineSchedule::interleaved
                                                ? generators::interleaved_forwards(table.v, table.m, static_cast<std::int32_t>(group))
                                                : std::vector<ScheduleOp>{};

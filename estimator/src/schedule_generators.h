@@ -334,6 +334,17 @@ inline constexpr std::int64_t kTwoThreadTableOps = 65536;
 void make_ranks(std::int32_t p, std::int64_t chunk_micro_batches, bool two_threads,
                 const std::function<void(std::int32_t)>& make);
 
+// A table of `kind` with p, v, m and split_backward set, p empty lists and no runs yet.
+ScheduleTable empty_table(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m);
+// The period (ops) and shift (micro-batches) of the repeating run make_schedule records for a rank
+// of n ops (ScheduleTable::repeating): a micro-batch (each of DualPipe's pipelines sees m/2), the
+// interleaved order's group. Period 0: none (GPipe, whose halves the simulation searches apart).
+struct RunPeriod {
+  std::size_t period = 0;
+  std::int32_t shift = 0;
+};
+RunPeriod run_period(const ScheduleTable& table, std::size_t n, std::int32_t group);
+
 // make_schedule's checks of its arguments (pipeline_schedule.cpp); `group`: the interleaved
 // order's micro-batch group, p when the options leave it 0.
 std::vector<Diagnostic> validate_schedule(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m,

@@ -179,13 +179,7 @@ class SparseRowsBuilder {
                                       std::int64_t group, const ScheduleOptions& options) {
     SimulationTable out;
     ScheduleTable& table = out.table;
-    table.kind = kind;
-    table.p = static_cast<std::int32_t>(p);
-    table.v = static_cast<std::int32_t>(v);
-    table.m = static_cast<std::int32_t>(m);
-    table.split_backward = kind == PipelineSchedule::zb_h1 || kind == PipelineSchedule::dualpipev;
-    table.ranks.resize(static_cast<std::size_t>(p));
-    table.repeating.resize(static_cast<std::size_t>(p));
+    table = generators::empty_table(kind, p, v, m);
     ScheduleRows& rows = out.rows;
     rows.sparse_ = std::make_unique<ScheduleRows::Sparse>();
     auto& sparse = *rows.sparse_;
@@ -225,32 +219,24 @@ class SparseRowsBuilder {
     sink.out = row.ops;
     generators::write_rank(sink, table.kind, table.p, table.v, r, table.m, group, forwards);
     ScheduleRows::LeftOut& l = out.rows.sparse_->left_out[ri];
-    // Its chunks' first and last ops: in the ops written (the walks stop in the warm-up and the
-    // drain; at() derives any they reach in the middle).
-    l.left_begin = sink.left_begin;
-    l.left_end = sink.left_end;
-    l.base = sink.base;
-    l.period = sink.period;
-    l.shift = sink.shift;
-    row.left_begin = sink.left_begin;
-    row.left_end = sink.left_end;
-    auto& known = out.rows.sparse_->chunk_ops;
-    const std::size_t at = ri * static_cast<std::size_t>(table.v);
-    find_chunk_ops([&](std::size_t i) { return out.rows.at(ri, i); }, row.size, static_cast<std::size_t>(table.v),
-                   &known.first_f[at], &known.first_b[at], &known.last_bwd[at]);
-    // make_schedule's run (make_rank there): a period of a micro-batch, of a group for the
-    // interleaved order.
-    const auto micro_batches = static_cast<std::size_t>(table.m);
-    const std::int32_t shift = table.kind == PipelineSchedule::interleaved ? group : 1;
-    const std::size_t period = row.size / micro_batches * static_cast<std::size_t>(shift);
-    if (sink.left_end > sink.left_begin) {
+    const bool left_out = sink.left_end > sink.left_begin;
+    if (left_out) {
       l = ScheduleRows::LeftOut{sink.base, sink.period, sink.left_begin, sink.left_end, sink.shift, 0, 0, 0, 0,
                                 {{sink.left_begin, sink.left_end}}};
       row.left_begin = sink.left_begin;
       row.left_end = sink.left_end;
       out.rows.sparse_->written_to[ri].store(sink.left_begin, std::memory_order_relaxed);
-      if (sink.period == period && sink.shift == shift) {
-        table.repeating[ri] = repeating_run_around(row.ops, row.size, period, shift, sink.base, sink.left_end);
+    }
+    // Its chunks' first and last ops: in the ops written (the walks stop in the warm-up and the
+    // drain; at() derives any they reach in the middle).
+    auto& known = out.rows.sparse_->chunk_ops;
+    const std::size_t at = ri * static_cast<std::size_t>(table.v);
+    find_chunk_ops([&](std::size_t i) { return out.rows.at(ri, i); }, row.size, static_cast<std::size_t>(table.v),
+                   &known.first_f[at], &known.first_b[at], &known.last_bwd[at]);
+    const generators::RunPeriod run = generators::run_period(table, row.size, group);
+    if (left_out) {
+      if (sink.period == run.period && sink.shift == run.shift) {
+        table.repeating[ri] = repeating_run_around(row.ops, row.size, run.period, run.shift, sink.base, sink.left_end);
       }
       if (table.repeating[ri].period != 0) {
         for (std::size_t i = 0; i < sink.left_begin; ++i) l.head_end = std::max(l.head_end, row.ops[i].micro_batch + 1);
@@ -268,9 +254,7 @@ class SparseRowsBuilder {
       l = ScheduleRows::LeftOut{};
       row.left_begin = row.left_end = 0;
     }
-    if (row.size % micro_batches == 0) {
-      table.repeating[ri] = repeating_run(row.ops, row.size, period, shift);
-    }
+    if (run.period > 0) table.repeating[ri] = repeating_run(row.ops, row.size, run.period, run.shift);
   }
 };
 
