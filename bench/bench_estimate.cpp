@@ -100,6 +100,31 @@ BENCHMARK(BM_EstimatePp64M1024Schedule)
     ->ComputeStatistics("min", fastest)
     ->Unit(benchmark::kMillisecond);
 
+// The 64-stage plans at fewer micro-batches: the target holds for any plan up to 1024, and a
+// shorter run has a shorter steady state to skip (interleaved: its period is a micro-batch group
+// of 64, so 128-512 micro-batches are 2-8 periods). Interleaved runs with vpp 4, DualPipeV and
+// DualPipe with 2, the others with 1.
+void BM_EstimatePp64MicroBatches(benchmark::State& state) {
+  const auto schedule = static_cast<PipelineSchedule>(state.range(0));
+  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
+  Plan plan = largest_interactive(schedule, schedule == PipelineSchedule::interleaved ? 4 : two_chunks ? 2 : 1);
+  plan.training.global_batch = state.range(1) * 6;
+  state.SetLabel(std::string(to_string(schedule)));
+  for (auto _ : state) {
+    auto e = estimate(plan);
+    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimatePp64MicroBatches)
+    ->ArgNames({"schedule", "m"})
+    ->ArgsProduct({{static_cast<int>(PipelineSchedule::one_f_one_b), static_cast<int>(PipelineSchedule::interleaved),
+                    static_cast<int>(PipelineSchedule::gpipe), static_cast<int>(PipelineSchedule::zb_h1),
+                    static_cast<int>(PipelineSchedule::dualpipev), static_cast<int>(PipelineSchedule::dualpipe)},
+                   {128, 192, 256, 320, 384, 512, 768}})
+    ->ComputeStatistics("min", fastest)
+    ->Unit(benchmark::kMillisecond);
+
 // The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
 // 12 layers per stage): the predicted timeline laid out layer by layer, about 113,000 spans.
 void BM_LayerTimelineDefaultPlan(benchmark::State& state) {

@@ -84,9 +84,10 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
                                                  ? periods_->find(t_, *rows_, first, end, known, ops_per_micro_batch)
                                                  : find_steady_period(t_, *rows_, first, end, known, ops_per_micro_batch);
   if (!period) return true;
+  // Room for two cycles of p micro-batches (1F1B's longest, below) and a period to skip.
   for (std::size_t r = 0; r < p; ++r) {
     const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
-    if (periods < kSkipMinPeriods || periods * static_cast<std::size_t>(period->micro_batches) < 2 * p + 16) return true;
+    if (periods < kSkipMinPeriods || periods * static_cast<std::size_t>(period->micro_batches) < 2 * p) return true;
   }
   // A steady state may repeat itself only every few periods (alternating patterns when stages
   // or their lanes differ; with p2p latency, 1F1B's critical circuit runs through every stage

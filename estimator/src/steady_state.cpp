@@ -169,7 +169,7 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
     }
     out.begin[r] = b;
     out.copies_end[r] = e;
-    if (e - b < 3 * period) return std::nullopt;  // no room to compare two periods and skip one
+    if (e - b < 2 * period) return std::nullopt;  // no room to compare two periods and skip one
     if (known == TableKnown::nothing && !micro_batches_in_order(t, rows, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
   }
   return out;
