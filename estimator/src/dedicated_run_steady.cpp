@@ -100,11 +100,14 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
   // there keeps that snapshot, which is compared `cycle` periods later.
   const auto& ops = period->ops;
   std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
-  std::vector<SteadySnapshot> kept(std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1);
-  const auto kept_periods = static_cast<std::int64_t>(kept.size());
-  SteadySnapshot shape, candidate;     // after the kept ones: this period's, a match's
+  // The kept ones, then three more (snapshots(): reused from the thread's last run).
+  const std::size_t kept_count = std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1;
+  std::vector<SteadySnapshot>& kept = snapshots(kept_count + 3);
+  const auto kept_periods = static_cast<std::int64_t>(kept_count);
+  SteadySnapshot& shape = kept[kept_count];  // after the kept ones: this period's, a match's
+  SteadySnapshot& candidate = kept[kept_count + 1];
   std::int64_t candidate_at = -1, candidate_cycle = 0;
-  SteadySnapshot last;  // the last cut's, when no skip came after it (last_done >= 0)
+  SteadySnapshot& last = kept[kept_count + 2];  // the last cut's, when no skip came after it (last_done >= 0)
   bool own_periods = false;  // the last two cuts' states repeat with a shift per rank
   std::int64_t own_retry_wait = 0, own_retry_at = 0, own_stalls = 0;
   std::int64_t last_done = -1;

@@ -216,6 +216,9 @@ IterationEngine::~IterationEngine() {
   std::size_t lane_bytes = 0;
   for (const CommLane& lane : lanes_) lane_bytes += lane.capacity_bytes();
   if (lane_bytes > kKeptArrayBytes) std::vector<CommLane>().swap(lanes_);
+  std::size_t snapshot_bytes = 0;
+  for (const SteadySnapshot& s : snapshots_) snapshot_bytes += s.bytes();
+  if (snapshot_bytes > kKeptArrayBytes) std::vector<SteadySnapshot>().swap(snapshots_);
   swap_arrays();
 }
 
@@ -228,6 +231,8 @@ void IterationEngine::swap_arrays() {
   first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
   rank_of_.swap(a.rank_of), global_of_.swap(a.global_of);
   lanes_.swap(a.lanes);
+  thread_local std::vector<SteadySnapshot> snapshots;  // here: the snapshot type is the engine's own
+  snapshots_.swap(snapshots);
 }
 
 std::int32_t IterationEngine::intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,

@@ -160,6 +160,11 @@ class IterationEngine {
     std::vector<std::size_t> lane_at;   // per rank + 1: its first value in `lane`
     std::vector<Window> windows;        // per (global chunk, which): pending(), once fill_windows() ran
     bool windows_set = false;
+    std::size_t bytes() const {
+      return (cut.capacity() + lists.capacity() + lane_at.capacity()) * sizeof(std::size_t) +
+             ran.capacity() * sizeof(std::int32_t) + (rank.capacity() + lane.capacity()) * sizeof(std::int64_t) +
+             windows.capacity() * sizeof(Window);
+    }
   };
 
   // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (kFwdReady),
@@ -167,6 +172,14 @@ class IterationEngine {
   // (kBDone).
   Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
     return s.windows[static_cast<std::size_t>(g) * kPending + which];
+  }
+  // Snapshots for the steady state's search (skip_region), kept per thread between runs with the
+  // engine's other arrays: a search fills one per cut it keeps (DualPipeV at 64 x 1024: about 200
+  // a run, 7 vectors each), and allocating them was a third of an estimate's allocations. Grown
+  // to at least n; what a taken snapshot holds is all take_snapshot()'s.
+  std::vector<SteadySnapshot>& snapshots(std::size_t n) {
+    if (snapshots_.size() < n) snapshots_.resize(n);
+    return snapshots_;
   }
   // Sets s.windows from the snapshot's ops run, once: the comparisons and the skip read each
   // window several times, and most snapshots are never compared in full.
@@ -299,6 +312,7 @@ class IterationEngine {
   void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end);
   std::int32_t dp_name(std::int32_t g);
   void swap_arrays();
+  std::vector<SteadySnapshot> snapshots_;  // snapshots(); swapped with the thread's (swap_arrays)
 
   std::vector<std::int32_t> names_;
   std::unordered_map<std::string, std::int32_t> other_names_;
