@@ -469,11 +469,13 @@ class DedicatedRun : IterationEngine {
     }
   }
 
-  // A search runs where every rank's ops repeat for at least 3 periods (two compared, one or
-  // more skipped: copies_end - begin >= 2 P_r, find_steady_period) that hold two cycles of p
-  // micro-batches (skip_region). Asking for more (6 periods and 2p + 16 micro-batches) left
-  // Megatron's interleaved order with 5 to 8 micro-batch groups (its period is a group)
-  // simulated op by op: 64 x 4 x 512 took 3.5 ms an estimate instead of 1.6.
+  // A search runs where every rank's ops repeat long enough to compare a period and skip one
+  // (skip_region): periods of one micro-batch start at the run's first cut, so 3 periods
+  // (copies_end - begin >= 2 P_r) that also hold two cycles of p micro-batches (1F1B's longest);
+  // periods of a micro-batch group (Megatron's interleaved order) start half a period in, so 2.5
+  // (copies_end - begin >= 1.5 P_r). Asking for more (6 periods and 2p + 16 micro-batches) left
+  // interleaved runs of 4 to 8 groups simulated op by op: 64 x 4 x 512 took 3.5 ms an estimate
+  // instead of 1.6.
   static constexpr std::size_t kSkipMinPeriods = 2;
   static constexpr std::int64_t kOwnStalls = 2;  // skip_region
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated

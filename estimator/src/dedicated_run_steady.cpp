@@ -84,10 +84,13 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
                                                  ? periods_->find(t_, *rows_, first, end, known, ops_per_micro_batch)
                                                  : find_steady_period(t_, *rows_, first, end, known, ops_per_micro_batch);
   if (!period) return true;
-  // Room for two cycles of p micro-batches (1F1B's longest, below) and a period to skip.
+  // Room to compare and skip (kSkipMinPeriods): 1.5 periods of a micro-batch group, whose first
+  // cut lies half a period in (below); else 2 periods holding two cycles of p micro-batches
+  // (1F1B's longest, below).
   for (std::size_t r = 0; r < p; ++r) {
-    const std::size_t periods = (period->copies_end[r] - period->begin[r]) / period->ops[r];
-    if (periods < kSkipMinPeriods || periods * static_cast<std::size_t>(period->micro_batches) < 2 * p) return true;
+    const std::size_t room = period->copies_end[r] - period->begin[r];
+    if (period->micro_batches > 1 ? 2 * room < 3 * period->ops[r]
+                                  : room / period->ops[r] < kSkipMinPeriods || room / period->ops[r] < 2 * p) return true;
   }
   // A steady state may repeat itself only every few periods (alternating patterns when stages
   // or their lanes differ; with p2p latency, 1F1B's critical circuit runs through every stage

@@ -112,8 +112,9 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
     per_micro_batch[r] = ops_per_micro_batch > 0 ? ops_per_micro_batch : n / micro_batches;
     room_per_micro_batch = std::min(room_per_micro_batch, (end[r] - first[r]) / per_micro_batch[r]);
   }
-  // Four periods at least: two to compare, one or more to skip.
-  const auto max_shift = static_cast<std::int32_t>(room_per_micro_batch / 4);
+  // Three periods at least (the warm-up and the cool-down take the rest): the search below
+  // tries shifts up to a third of the room.
+  const auto max_shift = static_cast<std::int32_t>(room_per_micro_batch / 3);
   if (max_shift < 1) return std::nullopt;
 
   SteadyPeriod out;
@@ -169,7 +170,9 @@ std::optional<SteadyPeriod> find_steady_period(const ScheduleTable& t, const Sch
     }
     out.begin[r] = b;
     out.copies_end[r] = e;
-    if (e - b < 2 * period) return std::nullopt;  // no room to compare two periods and skip one
+    // No room to compare two cuts a period apart and skip a period (the first cut at the run's
+    // start or half a period in: DedicatedRun::kSkipMinPeriods).
+    if (2 * (e - b) < 3 * period) return std::nullopt;
     if (known == TableKnown::nothing && !micro_batches_in_order(t, rows, static_cast<std::int32_t>(r), scratch)) return std::nullopt;
   }
   return out;

@@ -37,9 +37,10 @@ struct SteadyPeriod {
 };
 
 // The table's period, or nothing when it has none worth using: every rank needs room for at
-// least four periods between first[r] (its ops before it may do one-off work: a chunk's first
+// least three periods between first[r] (its ops before it may do one-off work: a chunk's first
 // parameter gather) and end[r] (the first op that must be simulated: a chunk's gradient
-// reduction, the rank's last op). Also nothing unless every (rank, chunk, kind) runs its
+// reduction, the rank's last op), and ops that repeat for two and a half of them
+// (copies_end - begin >= 1.5 periods). Also nothing unless every (rank, chunk, kind) runs its
 // pipeline's micro-batches in order 0, 1, ..., m-1 (DualPipe's second from m/2), which the
 // engine's snapshot relies on: what a rank has
 // consumed or produced of a chunk is then a prefix of the micro-batches (known already for every
