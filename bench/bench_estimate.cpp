@@ -125,6 +125,31 @@ BENCHMARK(BM_EstimatePp64MicroBatches)
     ->ComputeStatistics("min", fastest)
     ->Unit(benchmark::kMillisecond);
 
+// The 64 x 1024 plans with ZeRO-3 (FSDP), its gathers prefetched or not: each micro-batch's
+// gathers and reduce-scatters are on the communication lane, and with them every rank runs its
+// forwards at the first stage's pace and its backwards at its own until the two meet, a front
+// moving up the ranks over hundreds of periods (bench/results/time-core-cpu.txt, twelfth section).
+void BM_EstimatePp64M1024Zero3(benchmark::State& state) {
+  const auto schedule = static_cast<PipelineSchedule>(state.range(0));
+  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
+  Plan plan = largest_interactive(schedule, schedule == PipelineSchedule::interleaved ? 4 : two_chunks ? 2 : 1);
+  plan.layout.zero_stage = 3;
+  plan.training.zero3_prefetch = state.range(1) != 0;
+  state.SetLabel(std::string(to_string(schedule)) + (plan.training.zero3_prefetch ? ", prefetch" : ""));
+  for (auto _ : state) {
+    auto e = estimate(plan);
+    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimatePp64M1024Zero3)
+    ->ArgNames({"schedule", "prefetch"})
+    ->ArgsProduct({{static_cast<int>(PipelineSchedule::one_f_one_b), static_cast<int>(PipelineSchedule::interleaved),
+                    static_cast<int>(PipelineSchedule::zb_h1), static_cast<int>(PipelineSchedule::dualpipev)},
+                   {1, 0}})
+    ->ComputeStatistics("min", fastest)
+    ->Unit(benchmark::kMillisecond);
+
 // The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
 // 12 layers per stage): the predicted timeline laid out layer by layer, about 113,000 spans.
 void BM_LayerTimelineDefaultPlan(benchmark::State& state) {
