@@ -114,6 +114,28 @@ int main() {
               "the 64 ranks; changes: micro-batches where any rank has one; longest: the longest stretch without\n"
               "one, in periods\n\n");
 
+  // With ZeRO-3 each micro-batch's gathers and reduce-scatters are on the communication lane; a
+  // rank then runs its forwards at the first stage's pace and its backwards at its own until the
+  // two meet, which a skip of whole periods (or of each rank's) does not cover.
+  std::printf("with ZeRO-3, ops simulated one by one (gathers prefetched / not)\n");
+  for (const auto& [schedule, vpp] : schedules) {
+    std::printf("  %-12s", std::string(to_string(schedule)).c_str());
+    for (const bool prefetch : {true, false}) {
+      Plan plan = largest_interactive(schedule, vpp);
+      plan.layout.zero_stage = 3;
+      plan.training.zero3_prefetch = prefetch;
+      const auto e = estimate(plan);
+      if (!e.ok()) return 1;
+      TimeModelOptions no_timeline;
+      no_timeline.keep_timeline = false;
+      const auto t = predict_time(plan, e->padded_vocab, no_timeline);
+      if (!t.ok()) return 1;
+      std::printf(" %5.0f%%", 100.0 * static_cast<double>(t->simulated_ops) / static_cast<double>(schedule_ops(plan)));
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+
   // Interleaved layouts of Narayanan's 1 T model (768 layers, TP 8, DP 2): the ops each
   // estimate simulates one by one, for 8 and 16 micro-batch groups.
   std::printf("interleaved, ops simulated one by one / all ops\n");
