@@ -18,6 +18,20 @@ using namespace plansight::estimator;
 using plansight::bench::largest_interactive;
 using plansight::bench::trillion_on_3072;
 
+// The benchmark's loop: one estimate a call, which must simulate its time.
+void time_estimates(benchmark::State& state, const Plan& plan, const EstimateOptions& options = {}) {
+  for (auto _ : state) {
+    auto e = estimate(plan, options);
+    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
+    benchmark::DoNotOptimize(e);
+  }
+}
+// largest_interactive() with the schedule's chunks: 4 interleaved, 2 for DualPipe(V), else 1.
+Plan largest_of(PipelineSchedule schedule) {
+  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
+  return largest_interactive(schedule, schedule == PipelineSchedule::interleaved ? 4 : two_chunks ? 2 : 1);
+}
+
 void BM_EstimateDefaultPlan(benchmark::State& state) {
   const Plan plan = default_plan();
   for (auto _ : state) {
@@ -61,11 +75,7 @@ void BM_EstimatePp64M1024(benchmark::State& state) {
                                         state.range(0));
   EstimateOptions options;
   options.parallel_simulations = state.range(1) != 0;
-  for (auto _ : state) {
-    auto e = estimate(plan, options);
-    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
-    benchmark::DoNotOptimize(e);
-  }
+  time_estimates(state, plan, options);
 }
 // The fastest repetition beside mean and median: on a shared 2-core VM a neighbour's burst moves
 // the median by up to 2x, the minimum of 10 repetitions far less (bench/results/estimate-cpu.txt).
@@ -81,16 +91,11 @@ BENCHMARK(BM_EstimatePp64M1024)
 // DualPipe with vpp 2), so that no schedule falls outside the target.
 void BM_EstimatePp64M1024Schedule(benchmark::State& state) {
   const auto schedule = static_cast<PipelineSchedule>(state.range(0));
-  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
-  const Plan plan = largest_interactive(schedule, two_chunks ? 2 : 1);
+  const Plan plan = largest_of(schedule);
   state.SetLabel(std::string(to_string(schedule)));
   EstimateOptions options;
   options.parallel_simulations = state.range(1) != 0;
-  for (auto _ : state) {
-    auto e = estimate(plan, options);
-    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
-    benchmark::DoNotOptimize(e);
-  }
+  time_estimates(state, plan, options);
 }
 BENCHMARK(BM_EstimatePp64M1024Schedule)
     ->ArgNames({"schedule", "parallel"})
@@ -106,15 +111,10 @@ BENCHMARK(BM_EstimatePp64M1024Schedule)
 // DualPipe with 2, the others with 1.
 void BM_EstimatePp64MicroBatches(benchmark::State& state) {
   const auto schedule = static_cast<PipelineSchedule>(state.range(0));
-  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
-  Plan plan = largest_interactive(schedule, schedule == PipelineSchedule::interleaved ? 4 : two_chunks ? 2 : 1);
+  Plan plan = largest_of(schedule);
   plan.training.global_batch = state.range(1) * 6;
   state.SetLabel(std::string(to_string(schedule)));
-  for (auto _ : state) {
-    auto e = estimate(plan);
-    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
-    benchmark::DoNotOptimize(e);
-  }
+  time_estimates(state, plan);
 }
 BENCHMARK(BM_EstimatePp64MicroBatches)
     ->ArgNames({"schedule", "m"})
@@ -131,16 +131,11 @@ BENCHMARK(BM_EstimatePp64MicroBatches)
 // moving up the ranks over hundreds of periods (bench/results/time-core-cpu.txt, twelfth section).
 void BM_EstimatePp64M1024Zero3(benchmark::State& state) {
   const auto schedule = static_cast<PipelineSchedule>(state.range(0));
-  const bool two_chunks = schedule == PipelineSchedule::dualpipev || schedule == PipelineSchedule::dualpipe;
-  Plan plan = largest_interactive(schedule, schedule == PipelineSchedule::interleaved ? 4 : two_chunks ? 2 : 1);
+  Plan plan = largest_of(schedule);
   plan.layout.zero_stage = 3;
   plan.training.zero3_prefetch = state.range(1) != 0;
   state.SetLabel(std::string(to_string(schedule)) + (plan.training.zero3_prefetch ? ", prefetch" : ""));
-  for (auto _ : state) {
-    auto e = estimate(plan);
-    if (!e.ok() || !e->time.simulated) state.SkipWithError(e.ok() ? "not simulated" : e.error_text().c_str());
-    benchmark::DoNotOptimize(e);
-  }
+  time_estimates(state, plan);
 }
 BENCHMARK(BM_EstimatePp64M1024Zero3)
     ->ArgNames({"schedule", "prefetch"})

@@ -25,6 +25,17 @@ namespace {
 using namespace plansight::estimator;
 using plansight::bench::largest_interactive;  // the plans of BM_EstimatePp64M1024Schedule
 
+// The ops the estimate's simulation of `plan` runs one by one (no timeline: it skips what
+// repeats); -1 when the plan is refused.
+std::int64_t simulated_ops(const Plan& plan) {
+  const auto e = estimate(plan);
+  if (!e.ok()) return -1;
+  TimeModelOptions no_timeline;
+  no_timeline.keep_timeline = false;
+  const auto t = predict_time(plan, e->padded_vocab, no_timeline);
+  return t.ok() ? t->simulated_ops : -1;
+}
+
 struct RankRuns {
   int breakpoints = 0;
   std::set<std::int32_t> at;  // micro-batches with a breakpoint
@@ -124,13 +135,9 @@ int main() {
       Plan plan = largest_interactive(schedule, vpp);
       plan.layout.zero_stage = 3;
       plan.training.zero3_prefetch = prefetch;
-      const auto e = estimate(plan);
-      if (!e.ok()) return 1;
-      TimeModelOptions no_timeline;
-      no_timeline.keep_timeline = false;
-      const auto t = predict_time(plan, e->padded_vocab, no_timeline);
-      if (!t.ok()) return 1;
-      std::printf(" %5.0f%%", 100.0 * static_cast<double>(t->simulated_ops) / static_cast<double>(schedule_ops(plan)));
+      const std::int64_t simulated = simulated_ops(plan);
+      if (simulated < 0) return 1;
+      std::printf(" %5.0f%%", 100.0 * static_cast<double>(simulated) / static_cast<double>(schedule_ops(plan)));
     }
     std::printf("\n");
   }
@@ -148,13 +155,8 @@ int main() {
         plan.layout.pp = p;
         plan.cluster.gpus = 8 * p * 2;
         plan.training.global_batch = 2 * groups * p;
-        const auto e = estimate(plan);
-        if (!e.ok()) return 1;
-        TimeModelOptions no_timeline;
-        no_timeline.keep_timeline = false;
-        const auto t = predict_time(plan, e->padded_vocab, no_timeline);
-        if (!t.ok()) return 1;
-        const std::int64_t ops = schedule_ops(plan), simulated = t->simulated_ops;
+        const std::int64_t ops = schedule_ops(plan), simulated = simulated_ops(plan);
+        if (simulated < 0) return 1;
         total += simulated;
         std::printf("  p %2lld v %lld m %4lld: %7lld / %7lld\n", static_cast<long long>(p), static_cast<long long>(v),
                     static_cast<long long>(groups * p), static_cast<long long>(simulated), static_cast<long long>(ops));
