@@ -152,9 +152,12 @@ class DedicatedRun : IterationEngine {
     std::int64_t clear_gap = a.clear_gap_ns;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
     std::int64_t lane_end = lane.end();
-    std::uint32_t polls = polls_;
+    // The cancellation poll every 4096 ops (poll_cancelled), once after the loop instead of per
+    // op: the loop stops where the next poll is due, and step() runs that op.
+    const std::size_t first = i;
+    const std::size_t stop = std::min<std::size_t>(limit, i + (4096u - (polls_ & 4095u)));
     Lean out = Lean::other;
-    for (; i < limit; ++i) {
+    for (; i < stop; ++i) {
       const ScheduleOp o = ops[i];
       const LeanChunk& chunk = chunks[o.chunk];
       const auto mb = static_cast<std::size_t>(o.micro_batch);
@@ -218,14 +221,13 @@ class DedicatedRun : IterationEngine {
         }
       }
       if (to >= 0 && to != r) wake(to);
-      if ((++polls & 4095u) == 0 && cancel_requested()) [[unlikely]] {
-        ++i;
-        out = Lean::cancelled;
-        break;
-      }
     }
-    if (i >= rank_limit && out == Lean::other) out = Lean::blocked;
-    polls_ = polls;
+    polls_ += static_cast<std::uint32_t>(i - first);
+    if ((polls_ & 4095u) == 0 && i > first && cancel_requested()) [[unlikely]] {
+      out = Lean::cancelled;
+    } else if (i >= rank_limit && out == Lean::other) {
+      out = Lean::blocked;
+    }
     next_[ri] = i;
     free_[ri] = free;
     prev_start_[ri] = prev_start;
