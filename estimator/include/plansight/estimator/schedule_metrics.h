@@ -71,13 +71,14 @@ struct RankActivity {
   std::int32_t rank = 0;
   // First start and last end of its pipeline compute; begin > end: none.
   std::int64_t compute_begin_ns = 0, compute_end_ns = -1;
+  // Further gap time inside the window that no collective overlaps, as a sum (the simulator's
+  // common case, kept out of `gaps` to keep the list short). Beside the compute window: the
+  // simulator's op loop reads the three each time it takes up a rank, from one cache line.
+  std::int64_t clear_gap_ns = 0;
   // Its pipeline work (pipeline compute and the collectives of its micro-batches) as its extent
   // and the sorted, disjoint gaps inside it; begin > end: none.
   std::int64_t occupied_begin_ns = 0, occupied_end_ns = -1;
   std::vector<Interval> gaps;
-  // Further gap time inside the window that no collective overlaps, as a sum (the simulator's
-  // common case, kept out of `gaps` to keep the list short).
-  std::int64_t clear_gap_ns = 0;
   // Its other collectives in any order, overlapping anything: they fill gaps, nothing else.
   std::vector<Interval> collectives;
 };
