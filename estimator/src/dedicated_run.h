@@ -276,6 +276,7 @@ class DedicatedRun : IterationEngine {
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
     lean_.assign(p * v, LeanChunk{});
+    lean_shapes_.resize(p * v * 3);
     for (std::size_t k = 0; k < p * v; ++k) {
       LeanChunk& lc = lean_[k];
       const std::int32_t g = global_of_[k];
@@ -293,7 +294,10 @@ class DedicatedRun : IterationEngine {
         lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
         lc.prev_local = lc.prev_rank == r && g - 1 != turn_chunk_;
       }
-      for (std::size_t kind = 0; kind < 3; ++kind) lc.shape[kind] = &c.shapes[shape_index_[kind]];
+      for (std::size_t kind = 0; kind < 3; ++kind) {
+        lean_shapes_[3 * k + kind] = c.shapes[shape_index_[kind]];
+        lc.shape[kind] = &lean_shapes_[3 * k + kind];
+      }
       lc.send_activation = c.send_activation;
       lc.send_gradient = c.send_gradient;
       if (in_.dp_issue == DpReduceIssue::per_chunk) lc.reduce_at = last_bwd_[k];
@@ -521,6 +525,9 @@ class DedicatedRun : IterationEngine {
   bool pairs_ = true;  // the table may hold overlapped pairs (drain)
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
   std::vector<LeanChunk> lean_;     // per (rank, local chunk), r * v + c (shape_path_ only)
+  // The op shapes lean_ points to, by (rank, local chunk, kind), side by side: in the chunk costs
+  // (NsChunkCost, hundreds of bytes each) every op's shape was a cache line of its own.
+  std::vector<NsRunShape> lean_shapes_;
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
