@@ -145,6 +145,31 @@ BENCHMARK(BM_EstimatePp64M1024Zero3)
     ->ComputeStatistics("min", fastest)
     ->Unit(benchmark::kMillisecond);
 
+// A mixture of experts at the same size: Mixtral 8x22B's layer (8 experts, top 2) on one layer
+// per chunk (64 x the schedule's chunks per rank), PP 64, EP 8, 1024 micro-batches; each op's
+// all-to-all dispatch and combine on the communication lane.
+void BM_EstimatePp64M1024Moe(benchmark::State& state) {
+  const auto schedule = static_cast<PipelineSchedule>(state.range(0));
+  Plan plan = largest_of(schedule);
+  const std::int64_t chunks = plan.layout.vpp;
+  plan.model = *find_model("mixtral-8x22b");
+  plan.model.layers = 64 * chunks;
+  plan.layout.tp = 1;
+  plan.layout.ep = 8;
+  plan.cluster.gpus = 64 * 8;
+  plan.training.global_batch = 1024 * 8;  // dp 8
+  state.SetLabel(std::string(to_string(schedule)));
+  time_estimates(state, plan);
+}
+BENCHMARK(BM_EstimatePp64M1024Moe)
+    ->ArgNames({"schedule"})
+    ->Arg(static_cast<int>(PipelineSchedule::one_f_one_b))
+    ->Arg(static_cast<int>(PipelineSchedule::interleaved))
+    ->Arg(static_cast<int>(PipelineSchedule::zb_h1))
+    ->Arg(static_cast<int>(PipelineSchedule::dualpipev))
+    ->ComputeStatistics("min", fastest)
+    ->Unit(benchmark::kMillisecond);
+
 // The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
 // 12 layers per stage): the predicted timeline laid out layer by layer, about 113,000 spans.
 void BM_LayerTimelineDefaultPlan(benchmark::State& state) {
