@@ -52,7 +52,7 @@ class DedicatedRun : IterationEngine {
       if (rows_->size(ri) > 0) activity_[ri].occupied_end_ns = free_[ri];
     }
     if (turn_chunk_ >= 0) return mirrored_results();
-    return results(schedule_bubbles(std::move(activity_)));
+    return results(schedule_bubbles_in_place(activity_));
   }
 
  private:

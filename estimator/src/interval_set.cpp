@@ -9,15 +9,18 @@ std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end_ns <= i.begin_ns; });
   std::sort(intervals.begin(), intervals.end(),
             [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
-  std::vector<Interval> out;
-  for (const auto& i : intervals) {
-    if (!out.empty() && i.begin_ns <= out.back().end_ns) {
-      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
+  // Joined in place: the caller's buffer comes back (the simulator merges each rank's collectives
+  // once per run, and keeps the buffer for its next run).
+  std::size_t kept = 0;
+  for (const Interval& i : intervals) {
+    if (kept > 0 && i.begin_ns <= intervals[kept - 1].end_ns) {
+      intervals[kept - 1].end_ns = std::max(intervals[kept - 1].end_ns, i.end_ns);
     } else {
-      out.push_back(i);
+      intervals[kept++] = i;
     }
   }
-  return out;
+  intervals.resize(kept);
+  return intervals;
 }
 
 std::int64_t total_length(const std::vector<Interval>& merged) {

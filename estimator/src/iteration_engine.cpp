@@ -18,6 +18,7 @@ struct Arrays {
   std::vector<std::int64_t> first_f, first_b, last_bwd;
   std::vector<std::int32_t> rank_of, global_of;
   std::vector<CommLane> lanes;
+  std::vector<RankActivity> activity;  // their gap and collective lists too
 };
 Arrays& thread_arrays() {
   thread_local Arrays arrays;
@@ -216,6 +217,9 @@ IterationEngine::~IterationEngine() {
   std::size_t lane_bytes = 0;
   for (const CommLane& lane : lanes_) lane_bytes += lane.capacity_bytes();
   if (lane_bytes > kKeptArrayBytes) std::vector<CommLane>().swap(lanes_);
+  std::size_t activity_bytes = 0;
+  for (const RankActivity& a : activity_) activity_bytes += (a.gaps.capacity() + a.collectives.capacity()) * sizeof(Interval);
+  if (activity_bytes > kKeptArrayBytes) std::vector<RankActivity>().swap(activity_);
   std::size_t snapshot_bytes = 0;
   for (const SteadySnapshot& s : snapshots_) snapshot_bytes += s.bytes();
   if (snapshot_bytes > kKeptArrayBytes) std::vector<SteadySnapshot>().swap(snapshots_);
@@ -231,6 +235,7 @@ void IterationEngine::swap_arrays() {
   first_f_.swap(a.first_f), first_b_.swap(a.first_b), last_bwd_.swap(a.last_bwd);
   rank_of_.swap(a.rank_of), global_of_.swap(a.global_of);
   lanes_.swap(a.lanes);
+  activity_.swap(a.activity);
   thread_local std::vector<SteadySnapshot> snapshots;  // here: the snapshot type is the engine's own
   snapshots_.swap(snapshots);
 }

@@ -89,6 +89,10 @@ std::pair<std::int64_t, std::int64_t> pipeline_window(const std::vector<RankActi
 }  // namespace
 
 ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns) {
+  return schedule_bubbles_in_place(ranks, min_gap_ns);
+}
+
+ScheduleBubbles schedule_bubbles_in_place(std::vector<RankActivity>& ranks, std::int64_t min_gap_ns) {
   ScheduleBubbles report;
   const auto [begin, end] = pipeline_window(ranks);
   if (end <= begin) return report;
@@ -117,7 +121,8 @@ ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t m
     for (const Interval& i : idle) bubble += i.length_ns();
     stretches += static_cast<std::int32_t>(idle.size());
     if (!r.collectives.empty() && !idle.empty()) {
-      bubble -= intersection_length(idle, merge_intervals(std::move(r.collectives)));
+      r.collectives = merge_intervals(std::move(r.collectives));
+      bubble -= intersection_length(idle, r.collectives);
     }
     const std::int64_t busy = (end - begin) - bubble;
     const double fraction = busy > 0 ? static_cast<double>(bubble) / static_cast<double>(busy) : 0.0;

@@ -85,7 +85,18 @@ TEST(ScheduleMetrics, ActivityAndTimelineGiveTheSameBubble) {
   ranks[1].rank = 1;
   ranks[1].compute_begin_ns = 5, ranks[1].compute_end_ns = 25;
   ranks[1].occupied_begin_ns = 5, ranks[1].occupied_end_ns = 25;
+  // In place (the simulator's, which keeps the lists): the same report, rank 0's collectives
+  // left merged and sorted, the rest as it was; then by value, as the timeline's is.
+  std::vector<RankActivity> copy = ranks;
+  copy[0].collectives = {{40, 50}, {11, 12}, {10, 11}};
+  const ScheduleBubbles in_place = schedule_bubbles_in_place(copy);
+  EXPECT_EQ(copy[0].collectives.size(), 2u);
+  EXPECT_EQ(copy[0].collectives[0].begin_ns, 10);
+  EXPECT_EQ(copy[0].collectives[0].end_ns, 12);
+  EXPECT_EQ(copy[0].gaps.size(), 1u);
   const ScheduleBubbles a = schedule_bubbles(std::move(ranks));
+  EXPECT_EQ(in_place.bubble_ns, a.bubble_ns);
+  EXPECT_EQ(in_place.busy_ns, a.busy_ns);
   Timeline t;
   t.tracks.push_back(make_track(0, Lane::compute, {make_span(0, 10, Phase::forward), make_span(14, 16, Phase::backward)}));
   t.tracks.push_back(make_track(0, Lane::communication,

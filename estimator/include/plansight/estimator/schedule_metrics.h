@@ -87,6 +87,9 @@ struct RankActivity {
 // (listed ones) shorter than min_gap_ns are not counted: between measured kernels they are
 // launch latency, not the pipeline waiting (a predicted timeline has none to drop).
 ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns = 0);
+// The same, reading `ranks` where they are: each rank's collectives are left merged (sorted and
+// joined), its other fields as they were. The simulator's, which keeps the lists for its next run.
+ScheduleBubbles schedule_bubbles_in_place(std::vector<RankActivity>& ranks, std::int64_t min_gap_ns = 0);
 
 // ASCII picture of the compute lanes: one row per rank, `width` characters spanning the
 // timeline's [begin_ns, end_ns) in equal time buckets. A bucket shows the phase that covers most
