@@ -21,6 +21,13 @@ void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0, double
 
 OpCost to_op(const PhaseCost& c) {
   OpCost op;
+  // Its segments in one allocation (an estimate makes four ops a chunk, twice).
+  std::size_t segments = 0;
+  for (const double s : {c.compute_s, c.offload_s, c.tp_comm_s, c.cp_comm_s, c.dp_comm_s, c.ep_comm_s, c.zero3_gather_hidden_s,
+                         c.zero3_reduce_scatter_hidden_s, c.cp_hidden_s, c.ep_hidden_s}) {
+    segments += s > 0 ? 1 : 0;
+  }
+  op.segments.reserve(segments);
   add_segment(op, Lane::compute, c.compute_s, c.flops);
   // Exposed host-link transfers stall the compute stream (it waits for the fetched layer or the
   // freed buffer), so they take compute-lane time; the host link is not the NCCL lane.
