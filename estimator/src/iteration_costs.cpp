@@ -21,7 +21,7 @@ void add_segment(OpCost& op, Lane lane, double seconds, double flops = 0, double
 
 OpCost to_op(const PhaseCost& c) {
   OpCost op;
-  // Its segments in one allocation (an estimate makes four ops a chunk, twice).
+  // Its segments in one allocation (an estimate makes four ops a chunk).
   std::size_t segments = 0;
   for (const double s : {c.compute_s, c.offload_s, c.tp_comm_s, c.cp_comm_s, c.dp_comm_s, c.ep_comm_s, c.zero3_gather_hidden_s,
                          c.zero3_reduce_scatter_hidden_s, c.cp_hidden_s, c.ep_hidden_s}) {

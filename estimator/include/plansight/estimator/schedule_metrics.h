@@ -87,8 +87,9 @@ struct RankActivity {
 // (listed ones) shorter than min_gap_ns are not counted: between measured kernels they are
 // launch latency, not the pipeline waiting (a predicted timeline has none to drop).
 ScheduleBubbles schedule_bubbles(std::vector<RankActivity> ranks, std::int64_t min_gap_ns = 0);
-// The same, reading `ranks` where they are: each rank's collectives are left merged (sorted and
-// joined), its other fields as they were. The simulator's, which keeps the lists for its next run.
+// The same, reading `ranks` where they are: a rank's collectives may be left merged (sorted and
+// joined), its other fields stay as they were. The simulator's, which keeps the lists for its
+// next run.
 ScheduleBubbles schedule_bubbles_in_place(std::vector<RankActivity>& ranks, std::int64_t min_gap_ns = 0);
 
 // ASCII picture of the compute lanes: one row per rank, `width` characters spanning the
