@@ -153,7 +153,8 @@ void IterationEngine::ensure_times(std::int32_t begin, std::int32_t end) {
   if (begin >= end) return;
   // The parts of [begin, end) not set up yet, then the ranges merged.
   std::int32_t at = begin;
-  for (const auto& [b, e] : times_ready_) {
+  for (const Interval& ready : times_ready_) {
+    const auto b = static_cast<std::int32_t>(ready.begin_ns), e = static_cast<std::int32_t>(ready.end_ns);
     if (e <= at) continue;
     if (b >= end) break;
     if (b > at) set_up(at, b);
@@ -162,16 +163,7 @@ void IterationEngine::ensure_times(std::int32_t begin, std::int32_t end) {
   }
   if (at < end) set_up(at, end);
   times_ready_.push_back({begin, end});
-  std::sort(times_ready_.begin(), times_ready_.end());
-  std::size_t kept = 0;
-  for (const auto& range : times_ready_) {
-    if (kept > 0 && range.first <= times_ready_[kept - 1].second) {
-      times_ready_[kept - 1].second = std::max(times_ready_[kept - 1].second, range.second);
-    } else {
-      times_ready_[kept++] = range;
-    }
-  }
-  times_ready_.resize(kept);
+  times_ready_ = merge_intervals(std::move(times_ready_));
 }
 
 void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {

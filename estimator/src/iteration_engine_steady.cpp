@@ -219,7 +219,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // The micro-batches written below set up first (ensure_times): where the windows land, and
   // the marks (a run of a whole table set all of them up at its start).
   std::int64_t lo = m_, hi = 0;
-  const bool all_ready = times_ready_.size() == 1 && times_ready_[0] == std::pair<std::int32_t, std::int32_t>{0, m_};
+  const bool all_ready = times_ready_.size() == 1 && times_ready_[0].begin_ns == 0 && times_ready_[0].end_ns == m_;
   for (std::int32_t g = 0; g < stages_ && !all_ready; ++g) {
     const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
     const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
