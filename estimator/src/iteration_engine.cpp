@@ -56,6 +56,7 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
                    t.split_backward ? NsChunkCost::kShapeBackward : NsChunkCost::kShapeFusedBackward,
                    NsChunkCost::kShapeWeightGrad} {
   swap_arrays();
+  margins_.clear();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
   times_.resize(pairs);
@@ -215,6 +216,8 @@ IterationEngine::~IterationEngine() {
   std::size_t snapshot_bytes = 0;
   for (const SteadySnapshot& s : snapshots_) snapshot_bytes += s.bytes();
   if (snapshot_bytes > kKeptArrayBytes) std::vector<SteadySnapshot>().swap(snapshots_);
+  margins_.clear();
+  if (margins_.capacity() * sizeof(Margin) > kKeptArrayBytes) std::vector<Margin>().swap(margins_);
   swap_arrays();
 }
 
@@ -230,6 +233,8 @@ void IterationEngine::swap_arrays() {
   activity_.swap(a.activity);
   thread_local std::vector<SteadySnapshot> snapshots;  // here: the snapshot type is the engine's own
   snapshots_.swap(snapshots);
+  thread_local std::vector<Margin> margins;  // the steady state's decisions (record_margins_)
+  margins_.swap(margins);
 }
 
 std::int32_t IterationEngine::intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,
