@@ -183,7 +183,7 @@ void validate_layout(const Plan& p, Rules& r) {
   if (l.sequence_parallel && l.tp == 1) {
     r.warning("layout.sequence_parallel", "has no effect with tp = 1");
   }
-  if (l.zero_stage >= 2 && l.pp > 1) {
+  if ((l.zero_stage == 2 || l.zero_stage == 3) && l.pp > 1) {
     r.warning("layout.zero_stage", "value " + str(l.zero_stage) +
                                        " with pp > 1: DeepSpeed does not support ZeRO-2/3 with pipeline parallelism "
                                        "(Megatron's distributed optimizer is ZeRO-1; FSDP2 + PP exists in torchtitan)");

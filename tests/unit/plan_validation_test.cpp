@@ -126,6 +126,8 @@ TEST(Validate, ZeroTwoOrThreeWithPipelineIsFlagged) {
   EXPECT_NE(find_field(ds, "layout.zero_stage", Severity::warning)->message.find("DeepSpeed"), std::string::npos);
   p.layout.zero_stage = 4;
   expect_error(p, "layout.zero_stage", "valid: 0, 1, 2 or 3");
+  // An invalid stage is an error only: no advice about what DeepSpeed does with it.
+  EXPECT_EQ(find_field(validate(p), "layout.zero_stage", Severity::warning), nullptr);
 }
 
 TEST(Validate, ModelShapeRules) {
