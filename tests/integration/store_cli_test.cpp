@@ -1,6 +1,6 @@
-// The CLI's reading commands never create a database: a mistyped --db is an error naming the
-// path (exit 1), with no file or folder left behind; a read-only database still lists; an empty
-// trace is refused and stores nothing.
+// The CLI's commands on stored runs (reading them, or deleting one) never create a database: a
+// mistyped --db is an error naming the path, with no file or folder left behind; a read-only
+// database still lists; an empty trace is refused and stores nothing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -24,12 +24,12 @@ struct Dir {
   ~Dir() { fs::remove_all(path); }
 };
 
-TEST(StoreCli, ReadingCommandsNeverCreateADatabase) {
+TEST(StoreCli, CommandsOnStoredRunsNeverCreateADatabase) {
   Dir dir;
   const std::string db = (dir.path / "typo" / "runs.sqlite").string();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"runs"}, {"runs", "show", "1"}, {"compare", "1"}, {"export", "1", "--out", "x.json"},
-        {"analyze", "1"}, {"diff", "1", "2"}}) {
+        {"analyze", "1"}, {"diff", "1", "2"}, {"runs", "delete", "1"}}) {
     std::vector<std::string> with_db = args;
     with_db.insert(with_db.end(), {"--db", db});
     auto r = run_cli(with_db);

@@ -33,6 +33,30 @@ TEST(StoreAccess, ReadingAMissingDatabaseCreatesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir / "typo")) << "no folder made for a read";
 }
 
+// Deleting a run from a mistyped path made an empty database there (`plansight runs delete 1
+// --db typo.sqlite`): opening to modify needs the file as reading does, and opens it for writing.
+TEST(StoreAccess, ModifyingAMissingDatabaseCreatesNothing) {
+  TempDir dir;
+  const auto path = dir / "typo/runs.sqlite";
+  auto store = Store::open(path, {.access = Access::modify});
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error_text().find("no run database at " + path.string()), std::string::npos) << store.error_text();
+  EXPECT_FALSE(std::filesystem::exists(dir / "typo")) << "no folder made to modify";
+  const auto there = dir / "runs.sqlite";
+  {
+    auto made = Store::open(there);
+    ASSERT_TRUE(made.ok()) << made.error_text();
+    ASSERT_TRUE(made->create_run({RunKind::import, "kept", "cpu", RunStatus::complete, std::nullopt, ""}).ok());
+  }
+  auto existing = Store::open(there, {.access = Access::modify});
+  ASSERT_TRUE(existing.ok()) << existing.error_text();
+  EXPECT_FALSE(existing->read_only());
+  const auto runs = existing->list_runs();
+  ASSERT_TRUE(runs.ok()) << runs.error_text();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_TRUE(existing->delete_run(runs->front().id).ok());
+}
+
 TEST(StoreAccess, AReadOnlyDatabaseListsAndStaysUnchanged) {
   TempDir dir;
   const auto path = dir / "ro.sqlite";

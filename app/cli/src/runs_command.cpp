@@ -115,8 +115,9 @@ Status run_runs(const std::vector<std::string>& argv, std::ostream& out, std::os
     id = parse_run_id(words[1], "runs " + action);
     if (!id) return report_command_errors(id.errors(), json, out, err);
   }
-  // list and show only read: a mistyped --db creates nothing, a read-only database still lists.
-  auto db = open_run_store(*args, action == "delete" ? store::Access::read_write : store::Access::read_only);
+  // list and show only read: a mistyped --db creates nothing, a read-only database still lists;
+  // delete writes to the database that holds the run, and creates none either.
+  auto db = open_run_store(*args, action == "delete" ? store::Access::modify : store::Access::read_only);
   if (!db) return report_command_errors(db.errors(), json, out, err, Status::failure);
   if (action == "list") return list_runs(*db, json, out, err);
   if (action == "show") return show_run(*db, *id, json, out, err);

@@ -22,6 +22,12 @@ Result<std::string> pragma_text(sqlite3* db, const std::filesystem::path& path, 
   return *row ? stmt->text(0) : std::string();
 }
 
+// Opening to read or to modify needs the file: the error names the path and what creates one.
+Result<Store> missing_database(const std::filesystem::path& path) {
+  return make_error("db", "no run database at " + path.string() +
+                              "; valid: an existing run database (probe and import create one when they store a run)");
+}
+
 }  // namespace
 
 void Store::CloseDb::operator()(sqlite3* db) const {
@@ -42,10 +48,14 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
                                 (path / "plansight.sqlite").string());
   }
   if (options.access == Access::read_only) return open_for_reading(path, options);
-  if (auto st = ensure_parent_folder(path); !st) return st.errors();
+  const bool create = options.access == Access::read_write;
+  if (!create && !std::filesystem::is_regular_file(path, ec)) return missing_database(path);
+  if (create) {
+    if (auto st = ensure_parent_folder(path); !st) return st.errors();
+  }
 
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr);
   std::unique_ptr<sqlite3, CloseDb> db(raw);
   if (rc != SQLITE_OK) {
     return make_error("db", "cannot open the run database " + path.string() + ": " +
@@ -103,10 +113,7 @@ Result<Store> Store::open(const std::filesystem::path& path, const OpenOptions& 
 
 Result<Store> Store::open_for_reading(const std::filesystem::path& path, const OpenOptions& options) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return make_error("db", "no run database at " + path.string() +
-                                "; valid: an existing run database (probe and import create one when they store a run)");
-  }
+  if (!std::filesystem::is_regular_file(path, ec)) return missing_database(path);
   // mode=ro first; a WAL file in a folder this user cannot write has no -shm to share, which
   // SQLite can only read with immutable=1 (https://www.sqlite.org/wal.html#readonly): then no
   // process can be writing it, so reading it as immutable is safe.

@@ -27,8 +27,10 @@ namespace plansight::store {
 // Reading commands (listing, showing, comparing, exporting runs) open for reading: the file
 // must exist (nothing is created, no folder either), nothing is written (no WAL switch, no
 // migration, no marking of interrupted runs), and a file or folder the user may not write to
-// still opens. Every other use opens for writing.
-enum class Access { read_write, read_only };
+// still opens. Commands that change runs already stored (deleting one) open to modify: for
+// writing, but the file must exist as for reading, so a mistyped path creates nothing. Every
+// other use (storing a run) opens for writing and creates the file when missing.
+enum class Access { read_write, read_only, modify };
 
 struct OpenOptions {
   // The migrations to apply. Tests pass a prefix (to build an old file) or an extended list (to
