@@ -127,7 +127,8 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;
   // A new GPU count keeps the layout when it still divides it (only DP follows); the default's
   // TP 8 x PP 8 belongs to GPT-3 175B, so a replaced model starts from plain data parallelism.
-  const bool gpus_break_layout = gpus_changed && (plan.cluster.gpus < 1 || plan.cluster.gpus % model_parallel != 0);
+  // An invalid count (below 1) changes nothing else: validation reports it.
+  const bool gpus_break_layout = gpus_changed && plan.cluster.gpus >= 1 && plan.cluster.gpus % model_parallel != 0;
   const nlohmann::json layout_before = to_json(plan.layout);
   if (model_replaced || gpus_break_layout) plan.layout = LayoutSpec{};
   if (auto layout = root.child("layout")) read_layout(*layout, plan.layout);

@@ -59,6 +59,17 @@ TEST(CliAdjustments, AResetLayoutNamesEveryFieldItChanged) {
   EXPECT_NE(err.find("note: layout.recompute: set to \"none\" (was \"full\")"), std::string::npos) << err;
 }
 
+// An invalid GPU count is an error about that count only: it is no reason to reset the layout,
+// and notes saying "cluster.gpus 0 is not a multiple of ..." above the error misled.
+TEST(CliAdjustments, AnInvalidGpuCountChangesNothingElse) {
+  for (const char* command : {"estimate", "search"}) {
+    auto r = run_cli({command, "--gpus", "0"});
+    EXPECT_NE(r.status, Status::ok) << command;
+    EXPECT_NE(r.err.find("error: cluster.gpus: value 0 is invalid"), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(r.err.find("note:"), std::string::npos) << command << ": " << r.err;
+  }
+}
+
 TEST(CliAdjustments, AReplacedModelNotesItsLayout) {
   std::string err;
   const auto j = estimate({"--model", "llama-2-7b", "--gpus", "64", "--global-batch", "512", "--pp", "2"}, &err);
