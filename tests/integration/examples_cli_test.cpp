@@ -85,6 +85,10 @@ TEST(ExamplesCli, BadNamesAndRowsAreNamed) {
   auto unnamed = run_cli({"examples", "--write-plan", "x.json"});
   EXPECT_EQ(unnamed.status, Status::invalid_input);
   EXPECT_NE(unnamed.err.find("--write-plan: name the example"), std::string::npos) << unnamed.err;
+  // --row picks the row whose plan --write-plan writes: alone it did nothing, silently.
+  auto alone = run_cli({"examples", "zero-stages-7.5b", "--row", "9"});
+  EXPECT_EQ(alone.status, Status::invalid_input);
+  EXPECT_NE(alone.err.find("--row: chooses the row whose plan --write-plan writes"), std::string::npos) << alone.err;
 }
 
 // `plansight diff A.json B.json`: two plan files side by side.

@@ -55,6 +55,11 @@ Status run_examples(const std::vector<std::string>& argv, std::ostream& out, std
     return report_command_errors({make_error(args->positionals()[1], "unexpected argument; give at most one example name")},
                                  json, out, err);
   }
+  if (args->has("--row") && !args->has("--write-plan")) {
+    return report_command_errors(
+        {make_error("--row", "chooses the row whose plan --write-plan writes; give --write-plan FILE.json too")}, json, out,
+        err);
+  }
   std::vector<est::Example> chosen;
   if (args->positionals().empty()) {
     if (args->has("--write-plan")) {
