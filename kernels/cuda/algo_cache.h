@@ -14,8 +14,10 @@ namespace plansight::kernels::cuda::detail {
 
 // Everything cublasLtMatmulAlgoGetHeuristic is given that may change between calls of one Blas
 // (its handle and workspace do not): shapes, leading dimensions, batch and strides, transposes,
-// types, compute type, epilogue and the operands' alignments.
-using AlgoKey = std::array<std::int64_t, 19>;
+// types, compute type, epilogue and the operands' alignments, the bias's and the GeLU
+// argument's among them (cublasLt.h on BIAS_POINTER and EPILOGUE_AUX_POINTER: the heuristic
+// reads their values for the alignment it may assume).
+using AlgoKey = std::array<std::int64_t, 21>;
 
 struct AlgoKeyHash {
   std::size_t operator()(const AlgoKey& key) const {

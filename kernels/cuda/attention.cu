@@ -78,6 +78,7 @@ detail::Gemm head_gemm(const char* what, int m, int n, int k, int NH) {
 template <class E>
 Status forward(E* out, E* att, const E* qkv, int B, int T, int C, int NH, Blas& blas, cudaStream_t stream) {
   if (Status s = check_heads(C, NH); !s) return s;
+  if (B <= 0 || T <= 0) return {};  // nothing to do; a grid of 0 blocks is a launch error
   const int hs = C / NH, ld_qkv = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::int64_t block = static_cast<std::int64_t>(T) * T;
@@ -111,6 +112,7 @@ template <class E>
 Status backward(E* dqkv, E* scratch, const E* dout, const E* qkv, const E* att, int B, int T, int C, int NH,
                 Blas& blas, cudaStream_t stream) {
   if (Status s = check_heads(C, NH); !s) return s;
+  if (B <= 0 || T <= 0) return {};  // nothing to do; a grid of 0 blocks is a launch error
   const int hs = C / NH, ld_qkv = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::int64_t block = static_cast<std::int64_t>(T) * T;

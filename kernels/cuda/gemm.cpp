@@ -205,10 +205,12 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
 
   auto* handle = static_cast<cublasLtHandle_t>(blas.handle());
   // The heuristic's choice, asked once per description (algo_cache.h).
+  const std::uint32_t align_bias = g.bias != nullptr ? alignment_of(g.bias, 1, 0, g.ab_type) : 0;
+  const std::uint32_t align_aux = g.gelu_pre != nullptr ? alignment_of(g.gelu_pre, 1, 0, g.c_type) : 0;
   const AlgoKey key = {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c,
                        g.trans_a, g.trans_b, static_cast<std::int64_t>(g.ab_type), static_cast<std::int64_t>(g.c_type),
                        static_cast<std::int64_t>(compute_type_of(g, blas.fp32_math())),
-                       static_cast<std::int64_t>(epilogue), align_first, align_second, align_c};
+                       static_cast<std::int64_t>(epilogue), align_first, align_second, align_c, align_bias, align_aux};
   AlgoCache& cache = blas.algorithms();
   auto cached = cache.algorithms.find(key);
   if (cached == cache.algorithms.end()) {

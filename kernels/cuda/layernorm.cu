@@ -17,7 +17,9 @@ namespace plansight::kernels::cuda {
 namespace {
 
 constexpr int kRowsPerBlock = detail::kBlockSize / 32;  // one warp per row
-constexpr int kColumnSlices = 8;                        // row slices of the column kernel
+// Row slices of the column kernel (32 x 32 threads a block): its grid has only C / 32 blocks, so
+// more slices keep more loads in flight (matmul.cu's bias gradient says why); fixed-order sums.
+constexpr int kColumnSlices = 32;
 
 template <class T>
 __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
@@ -78,8 +80,9 @@ __global__ void layernorm_backward_input_kernel(T* dinp, const T* dout, const T*
 // blockDim (32, kColumnSlices): threadIdx.x picks the column (coalesced), threadIdx.y a slice of
 // rows; the slices' partial sums meet in shared memory.
 template <class T>
-__global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, const T* dout, const T* inp,
-                                                 const float* mean, const float* rstd, int N, int C) {
+__global__ void __launch_bounds__(32 * kColumnSlices)
+    layernorm_backward_params_kernel(float* dweight, float* dbias, const T* dout, const T* inp, const float* mean,
+                                     const float* rstd, int N, int C) {
   __shared__ float weight_part[kColumnSlices][32];
   __shared__ float bias_part[kColumnSlices][32];
   const int c = blockIdx.x * 32 + threadIdx.x;

@@ -23,6 +23,10 @@ __global__ void softmax_crossentropy_forward_kernel(float* losses, T* probs, con
   const float z_max = detail::block_max(local_max, scratch);
   float local_sum = 0.0f;
   for (int j = threadIdx.x; j < V; j += blockDim.x) local_sum += expf(detail::to_float(z[j]) - z_max);
+  // The target's logit, read before any probability is written: with probs == logits (in place)
+  // another thread may overwrite z[y] in the loop below.
+  const std::int32_t y = targets[row];
+  const float z_y = threadIdx.x == 0 && y != ignore_index ? detail::to_float(z[y]) : 0.0f;
   const float sum = detail::block_sum(local_sum, scratch);
   const float inv_sum = 1.0f / sum;
   // The exponentials are recomputed rather than stored unnormalised, so a 16-bit probs buffer is
@@ -30,10 +34,7 @@ __global__ void softmax_crossentropy_forward_kernel(float* losses, T* probs, con
   for (int j = threadIdx.x; j < V; j += blockDim.x) {
     p[j] = detail::from_float<T>(expf(detail::to_float(z[j]) - z_max) * inv_sum);
   }
-  if (threadIdx.x == 0) {
-    const std::int32_t y = targets[row];
-    losses[row] = (y == ignore_index) ? 0.0f : logf(sum) - (detail::to_float(z[y]) - z_max);
-  }
+  if (threadIdx.x == 0) losses[row] = (y == ignore_index) ? 0.0f : logf(sum) - (z_y - z_max);
 }
 
 template <class T>
