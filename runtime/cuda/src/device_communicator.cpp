@@ -65,10 +65,13 @@ DeviceCommunicator::DeviceCommunicator(std::shared_ptr<DeviceWorld::Impl> world,
     : world_(std::move(world)), group_(std::move(group)), rank_(rank), stream_(stream) {}
 
 DeviceCommunicator::~DeviceCommunicator() {
-  // cudaEventDestroy may be called while a wait on the event is pending; resources are freed
-  // when the work completes (CUDA Runtime API, cudaEventDestroy).
+  // Not destroyed here: after the group's last collective a slower member may not yet have
+  // called cudaStreamWaitEvent on this member's event (the two-event scheme guards round k only
+  // through round k + 1), and waiting on a destroyed event is an invalid handle. The group
+  // destroys them once no member is left (device_world_impl.h).
+  const std::lock_guard lock(group_->retired_mutex);
   for (cudaEvent_t event : events_) {
-    if (event != nullptr) cudaEventDestroy(event);
+    if (event != nullptr) group_->retired.push_back(event);
   }
 }
 
@@ -95,7 +98,7 @@ Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const v
     if (slot.count != count || slot.root != root) {
       return make_error("communicator", where + ": rank " + std::to_string(q) + " passed " +
                                             counted(slot.count, element) + " (root " + std::to_string(slot.root) +
-                                            "), rank " + std::to_string(rank_) + " passed " + std::to_string(count) +
+                                            "), rank " + std::to_string(rank_) + " passed " + counted(count, element) +
                                             " (root " + std::to_string(root) + ")");
     }
     if (q == rank_) continue;

@@ -40,11 +40,21 @@ struct DeviceGroup {
   DeviceGroup(std::uint64_t group_id, std::string group_name, std::vector<int> ranks)
       : id(group_id), name(std::move(group_name)), world_ranks(std::move(ranks)),
         phases(static_cast<int>(world_ranks.size())), splits(static_cast<int>(world_ranks.size())) {}
+  ~DeviceGroup() {
+    for (cudaEvent_t event : retired) cudaEventDestroy(event);
+  }
+  DeviceGroup(const DeviceGroup&) = delete;
+  DeviceGroup& operator=(const DeviceGroup&) = delete;
   std::uint64_t id;
   std::string name;
   std::vector<int> world_ranks;  // index: rank within the group
   Rendezvous<PhaseSlot> phases;
   Rendezvous<SplitSlot> splits;
+  // The phase events of members that have gone (~DeviceCommunicator): a slower member may still
+  // be about to wait on the event a faster one recorded for the group's last collective, so the
+  // events live as long as the group, which every member's communicator holds.
+  std::mutex retired_mutex;
+  std::vector<cudaEvent_t> retired;
 };
 
 // An eager message: the sender's copy of the data (`count` elements of `element`) in a staging
