@@ -91,8 +91,8 @@ void ParamUnit::begin_backward() {
     // filled (DeepSpeed's double-buffered reduction buckets; the estimator's ZeRO-2/3 buffers).
     // Without the bound the transient buckets piled up behind a slow gradient thread.
     ctx_.grad_sync->wait_until_pending_at_most(1);
-    ctx_.be.fence(Queue::grad, Queue::compute);  // on a GPU: its reduce-scatter ran, too
-    ctx_.grad_staging[ctx_.grad_staging_next++ % 2].reset();  // the one before last: reduced
+    ctx_.be.fence(Queue::grad, Queue::compute);  // on a GPU: their reduce-scatters ran, too
+    while (ctx_.grad_staging.size() > 1) ctx_.grad_staging.pop_front();  // all but the newest: reduced
     full_grads_ = Buf(ctx_.be, MemoryCategory::buffers, padded_);
   }
 }
@@ -116,14 +116,15 @@ void ParamUnit::submit_reduction() {
     float* out = grads + shard_begin();
     ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [grads, out, shard](runtime::Communicator& c) { return c.reduce_scatter(grads, out, shard); });
   } else {
-    // The transient full gradients go with the task and stay in their staging slot until it is
-    // reused (rank_context.h).
+    // The transient full gradients stay with the rank until the compute thread frees them after
+    // a fence (rank_context.h): the task only borrows them.
     auto transient = std::make_shared<Buf>(std::move(full_grads_));
-    ctx_.grad_staging[(ctx_.grad_staging_next + 1) % 2] = transient;
+    ctx_.grad_staging.push_back(transient);
     float* acc = grad_shard_.f32();
-    ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [transient, acc, shard, be](runtime::Communicator& c) {
-      float* block = transient->f32() + static_cast<std::size_t>(c.rank()) * shard;
-      auto status = c.reduce_scatter(transient->f32(), block, shard);
+    float* full = transient->f32();
+    ctx_.grad_sync->submit("dp.reduce_scatter", stage_, bytes, [full, acc, shard, be](runtime::Communicator& c) {
+      float* block = full + static_cast<std::size_t>(c.rank()) * shard;
+      auto status = c.reduce_scatter(full, block, shard);
       if (status) be->add_f32(acc, block, shard, Queue::grad);
       return status;
     });

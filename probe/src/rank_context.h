@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -59,12 +60,15 @@ struct RankContext {
   Backend& be;
   runtime::MemoryTracker& memory;  // the backend's
   GradSync* grad_sync = nullptr;
-  // ZeRO-2/3: the transient full gradients of the last two (unit, micro-batch) backwards, as a
-  // double buffer. A buffer is freed when its slot is reused, after its reduce-scatter, so two
-  // are held whether the gradient thread is quick or slow (and the peak is what the estimator
-  // predicts), and at the end of a step.
-  std::array<std::shared_ptr<Buf>, 2> grad_staging;
-  std::size_t grad_staging_next = 0;
+  // ZeRO-2/3: the transient full gradients submitted for reduce-scatter, oldest first. Only the
+  // compute thread frees them, and only after the gradient work reading them was fenced into
+  // the compute queue (ParamUnit::begin_backward: all but the newest; the step's end: all). The
+  // reduction tasks never own them: on a GPU a task is done once its work is enqueued, and a
+  // buffer freed then could be reused by the compute stream while the reduce-scatter (or a peer
+  // on the same GPU) still reads it. Two are held in the steady state (the estimator's double
+  // buffer); three where two units' backwards nest (the LM head's and the final norm's, the
+  // embeddings'), on every backend alike.
+  std::deque<std::shared_ptr<Buf>> grad_staging;
 
   std::unique_ptr<runtime::Communicator> world, tp, dp, pp, dp_grad;
   std::unique_ptr<runtime::Communicator> embedding;  // first + last stage, only when the head is tied and pp > 1

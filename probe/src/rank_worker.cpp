@@ -51,7 +51,7 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     run_schedule(ctx, chunks, data, step);
     ctx.grad_sync->drain();
     ctx.be.fence(Queue::grad, Queue::compute);  // on a GPU: the reductions ran before the update
-    for (auto& staging : ctx.grad_staging) staging.reset();  // every reduce-scatter is done
+    ctx.grad_staging.clear();  // every reduce-scatter is done
     if (scaled) {
       // Any rank's inf/NaN skips the step everywhere; the update reads the flag on the device.
       for (ParamUnit* u : units) u->flag_nonfinite_grads();

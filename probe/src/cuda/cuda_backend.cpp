@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "plansight/kernels/cuda/kernels_cuda.h"
 #include "plansight/kernels/cuda/vocab_parallel.h"
@@ -52,6 +53,7 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, const CudaPrecision& precision) : device_(device), precision_(precision) {}
 
   void init() {
+    compute_thread_ = std::this_thread::get_id();  // init() runs on the rank's (compute) thread
     ok(cudaSetDevice(device_), "cudaSetDevice");
     ok(cudaStreamCreateWithFlags(&streams_[0], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     ok(cudaStreamCreateWithFlags(&streams_[1], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
@@ -102,9 +104,11 @@ class CudaBackend final : public Backend {
   }
   void release(runtime::MemoryCategory category, void* ptr, std::size_t bytes) override {
     memory_.release(category, static_cast<std::int64_t>(bytes));
-    // In the compute stream's order: every use of the buffer on the gradient stream was fenced
-    // into it before its last owner let go (param_unit.cpp, rank_worker.cpp).
-    cudaFreeAsync(ptr, compute());
+    // In the order of the releasing thread's stream (backend.h): the compute thread's buffers
+    // have every use on the gradient stream fenced into the compute stream before their last
+    // owner lets go (param_unit.cpp, rank_worker.cpp); one let go on the gradient thread is
+    // freed after the gradient work enqueued before it.
+    cudaFreeAsync(ptr, std::this_thread::get_id() == compute_thread_ ? compute() : grad());
   }
   void zero(void* ptr, std::size_t bytes, Queue q) override { ok(cudaMemsetAsync(ptr, 0, bytes, stream(q)), "cudaMemsetAsync"); }
   void copy(void* dst, const void* src, std::size_t bytes, Queue q) override {
@@ -319,6 +323,7 @@ class CudaBackend final : public Backend {
   int device_;
   CudaPrecision precision_;
   std::array<cudaStream_t, 2> streams_{};  // compute, gradient
+  std::thread::id compute_thread_;          // the rank's thread (init()); release() picks its stream by it
   std::array<cudaEvent_t, 2> fences_{};    // recorded on compute, on gradient
   std::unique_ptr<kcu::Blas> blas_;
   void* scratch_ = nullptr;  // 16 floats for all_reduce_host, then the fp64 loss accumulator
