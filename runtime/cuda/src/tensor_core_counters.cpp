@@ -12,6 +12,9 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <optional>
+#include <string>
+
 #include "cuda_status.h"
 #include "driver_context.h"
 #include "cupti_status.h"
@@ -93,6 +96,14 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
     return cupti_failure(r, "cuptiRangeProfilerEnable");
   }
   session.object = enable.pRangeProfilerObject;
+  // Every range-profiler call from here on: a container or driver that refuses profiling may
+  // say so at any of them, not only at Initialize, Enable or Start, and that is the kernel-name
+  // fallback, as there, not an error.
+  const auto failed = [&](CUptiResult r, const char* call) -> std::optional<Result<TensorCoreMeasurement>> {
+    if (r == CUPTI_SUCCESS) return std::nullopt;
+    if (is_fallback(r)) return fallback(r, call);
+    return Result<TensorCoreMeasurement>(cupti_failure(r, call));
+  };
 
   std::vector<const char*> names;
   for (const auto& name : m.metrics) names.push_back(name.c_str());
@@ -103,8 +114,8 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
   size.numMetrics = names.size();
   size.maxNumOfRanges = 1;
   size.maxNumRangeTreeNodes = 1;
-  if (auto s = cupti_check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize"); !s) {
-    return s.errors();
+  if (auto out = failed(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize")) {
+    return std::move(*out);
   }
   std::vector<std::uint8_t> counter_data(size.counterDataSize);
   auto image = cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
@@ -112,10 +123,9 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
   image.pRangeProfilerObject = session.object;
   image.counterDataSize = counter_data.size();
   image.pCounterData = counter_data.data();
-  if (auto s = cupti_check(cuptiRangeProfilerCounterDataImageInitialize(&image),
-                           "cuptiRangeProfilerCounterDataImageInitialize");
-      !s) {
-    return s.errors();
+  if (auto out =
+          failed(cuptiRangeProfilerCounterDataImageInitialize(&image), "cuptiRangeProfilerCounterDataImageInitialize")) {
+    return std::move(*out);
   }
 
   auto set = cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
@@ -131,7 +141,9 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  if (auto s = cupti_check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig"); !s) return s.errors();
+  if (auto out = failed(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig")) {
+    return std::move(*out);
+  }
   // One replay pass per iteration, until Stop reports every pass submitted (CUPTI keeps the pass
   // state between Start and Stop); bounded by the host configuration's pass count in case it never does.
   const std::size_t max_passes = config->passes + 2;
@@ -148,20 +160,33 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
     auto push = cupti_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     push.pRangeProfilerObject = session.object;
     push.pRangeName = "workload";
-    if (auto s = cupti_check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange"); !s) return s.errors();
+    if (auto out = failed(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange")) {
+      return std::move(*out);
+    }
     if (auto w = workload(); !w) return w.errors();
     auto pop = cupti_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = session.object;
-    if (auto s = cupti_check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange"); !s) return s.errors();
+    if (auto out = failed(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange")) {
+      return std::move(*out);
+    }
     auto stop = cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = session.object;
-    if (auto s = cupti_check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop"); !s) return s.errors();
+    if (auto out = failed(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop")) {
+      return std::move(*out);
+    }
     ++m.passes;
     done = stop.isAllPassSubmitted != 0;
   }
   auto decode = cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = session.object;
-  if (auto s = cupti_check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData"); !s) return s.errors();
+  if (auto out = failed(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData")) {
+    return std::move(*out);
+  }
+  // A dropped range reads as zeros: an error, not a measurement of no tensor-core use.
+  if (decode.numOfRangeDropped != 0) {
+    return make_error("cupti", "cuptiRangeProfilerDecodeData dropped " + std::to_string(decode.numOfRangeDropped) +
+                                   " range(s) of the workload; no counter values to read");
+  }
 
   auto host_init = cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
