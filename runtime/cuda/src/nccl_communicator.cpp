@@ -68,6 +68,8 @@ struct NcclWorld::Impl {
     std::lock_guard lock(mutex);
     return make_error("communicator", "aborted: " + reason);
   }
+  // Aborts every communicator (NcclWorld::abort).
+  void abort(const std::string& why);
 };
 
 namespace {
@@ -191,6 +193,9 @@ class NcclCommunicator final : public Communicator {
 
   // Runs `call` (an NCCL call on this communicator) as the only thread operating it; an abort
   // or an earlier asynchronous failure is reported before anything new is enqueued.
+  // A failure aborts the world: a communicator that reported an error must be freed with
+  // ncclCommAbort, never ncclCommDestroy, which first flushes pending work and blocks for ever
+  // when a peer is gone (NCCL User Guide, "Asynchronous errors and error handling").
   Status enqueue(const char* call, const std::function<Status()>& nccl_call) {
     auto done = guard_->use([&]() -> Status {
       ncclResult_t async = ncclSuccess;
@@ -201,6 +206,7 @@ class NcclCommunicator final : public Communicator {
       return nccl_call();
     });
     if (!done) return world_->aborted_status();
+    if (!*done) world_->abort(done->error_text());  // after use(): this thread no longer holds the guard
     return *done;
   }
 
@@ -328,16 +334,18 @@ Result<std::unique_ptr<Communicator>> NcclWorld::world(int rank, cudaStream_t st
 // Called from any thread (the MPI progress thread's failure hook): each communicator is
 // aborted now, or by the rank thread inside a call on it as that call returns (comm_guard.h), so
 // none is freed under a thread that uses it.
-void NcclWorld::abort(const std::string& reason) {
-  std::vector<std::shared_ptr<CommGuard>> comms;
+void NcclWorld::abort(const std::string& reason) { impl_->abort(reason); }
+
+void NcclWorld::Impl::abort(const std::string& why) {
+  std::vector<std::shared_ptr<CommGuard>> live;
   {
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->aborted) return;
-    impl_->aborted = true;
-    impl_->reason = reason;
-    comms = impl_->comms;
+    std::lock_guard lock(mutex);
+    if (aborted) return;
+    aborted = true;
+    reason = why;
+    live = comms;
   }
-  for (const auto& guard : comms) guard->abort();
+  for (const auto& guard : live) guard->abort();
 }
 
 bool is_nccl_communicator(const Communicator& communicator) {
