@@ -6,11 +6,13 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cupti_records.h"
@@ -84,10 +86,23 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
 // NVTX call, so this helps only when the tracer starts before any range is pushed.
 void point_nvtx_at_cupti() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) != 0 && info.dli_fname != nullptr) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  // The loaded libcupti, found by name among the process's objects: dladdr on one of its
+  // functions names the executable instead when the executable is not position-independent
+  // (the address is its PLT stub), and NVTX would then inject nothing, silently.
+  std::string path;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* out) {
+        const char* name = object->dlpi_name;
+        if (name == nullptr || std::strstr(name, "libcupti.so") == nullptr) return 0;
+        *static_cast<std::string*>(out) = name;
+        return 1;
+      },
+      &path);
+  if (path.empty()) {  // linked statically: the object that holds CUPTI's code
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) != 0 && info.dli_fname != nullptr) path = info.dli_fname;
   }
+  if (!path.empty()) setenv("NVTX_INJECTION64_PATH", path.c_str(), 0);
 }
 
 }  // namespace
