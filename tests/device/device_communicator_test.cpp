@@ -165,6 +165,22 @@ TEST_F(DeviceCommunicatorTest, MismatchedCountsFailOnEveryRank) {
   for (const auto& e : errors) EXPECT_NE(e.find("passed 100 floats"), std::string::npos) << e;
 }
 
+// An all-gather (two phases) met by an all-reduce (three) would pair their phases wrongly: both
+// ranks get an error naming the other's collective instead.
+TEST_F(DeviceCommunicatorTest, MismatchedCollectivesFailOnEveryRank) {
+  Ranks ranks(2);
+  std::vector<std::string> errors(2);
+  ranks.run([&](int r, Communicator& comm, cudaStream_t stream) {
+    float* data = upload(std::vector<float>(200, 1.0f), stream);
+    const auto s = r == 0 ? comm.all_reduce(data, 100) : comm.all_gather(data, data + 100, 50);
+    errors[static_cast<std::size_t>(r)] = s.ok() ? "" : s.error_text();
+    cudaStreamSynchronize(stream);
+    cudaFree(data);
+  });
+  EXPECT_NE(errors[0].find("rank 1 called all_gather"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("rank 0 called all_reduce"), std::string::npos) << errors[1];
+}
+
 TEST_F(DeviceCommunicatorTest, AbortReleasesAWaitingRank) {
   Ranks ranks(2);
   std::string error;

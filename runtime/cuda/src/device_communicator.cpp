@@ -5,6 +5,7 @@
 #include "device_communicator_impl.h"
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "cuda_status.h"
@@ -84,10 +85,16 @@ Result<std::vector<PhaseSlot>> DeviceCommunicator::phase(const char* op, const v
     world_->abort(s.error_text());
     return s.errors();
   }
-  auto slots = group_->phases.exchange(rank_, PhaseSlot{ptr, event, count, element, root});
+  auto slots = group_->phases.exchange(rank_, PhaseSlot{ptr, event, count, element, root, op});
   if (!slots) return slots.errors();
   for (int q = 0; q < size(); ++q) {
     const PhaseSlot& slot = (*slots)[static_cast<std::size_t>(q)];
+    // Collectives of different phase counts would pair their phases wrongly: silent corruption,
+    // or a hang at the next one.
+    if (std::strcmp(slot.op, op) != 0) {
+      return make_error("communicator", where + ": rank " + std::to_string(q) + " called " + slot.op + " at the same time; " +
+                                            "every member of a group must call the same collectives in the same order");
+    }
     if (slot.element != element) {
       return make_error("communicator", where + ": rank " + std::to_string(q) + " passed " +
                                             counted(slot.count, slot.element) + ", rank " + std::to_string(rank_) +

@@ -29,6 +29,7 @@ struct PhaseSlot {
   std::size_t count = 0;
   Element element = Element::f32;
   int root = -1;
+  const char* op = "";  // the collective ("all_reduce", ...): members calling different ones are an error
 };
 
 struct SplitSlot {
