@@ -120,7 +120,12 @@ void rank_main(RunState& state, int world_rank) {
     // Chunks outlive the gradient thread (declared first, destroyed last), and a failure
     // aborts the world before that thread is joined, so its pending collectives return.
     std::vector<std::unique_ptr<ModelChunk>> chunks;
-    GradSync sync(ctx, *ctx.dp_grad, state.cfg.request.layout.dp_overlap,
+    // On NCCL the reductions overlap the backward by the gradient stream, issued from this
+    // thread in program order like every other collective (Communicator::enqueues_only): a
+    // gradient thread would issue them in an order that differs by rank, which NCCL may deadlock
+    // on. Communicators that wait on the host get the thread.
+    const bool gradient_thread = state.cfg.request.layout.dp_overlap && !ctx.dp_grad->enqueues_only();
+    GradSync sync(ctx, *ctx.dp_grad, gradient_thread,
                   [&state, world_rank] { return state.device->thread_started(world_rank); });
     ctx.grad_sync = &sync;
     try {

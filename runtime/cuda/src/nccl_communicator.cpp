@@ -94,6 +94,7 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& name() const override { return name_; }
+  bool enqueues_only() const override { return true; }
 
   Status all_reduce(float* data, std::size_t count) override { return all_reduce_typed(data, count, Element::f32); }
   Status reduce_scatter(const float* in, float* out, std::size_t count) override {

@@ -57,6 +57,13 @@ class Communicator {
   virtual int rank() const = 0;  // within this group
   virtual int size() const = 0;
   virtual const std::string& name() const = 0;  // "tp", "dp", "pp", "world", ...
+  // Whether a call only enqueues its work on a device stream and returns without waiting on the
+  // host for the other ranks (NCCL). Work on such a communicator overlaps other work by its
+  // stream; issuing it from a second host thread would break NCCL's rule that the operations on
+  // several communicators be issued in the same order on every rank (NCCL User Guide, "Using
+  // multiple NCCL communicators concurrently"). The in-process, MPI and device communicators
+  // wait on the host (false).
+  virtual bool enqueues_only() const { return false; }
 
   // Sum over ranks, in place; every rank ends with the same values.
   virtual Status all_reduce(float* data, std::size_t count) = 0;
