@@ -8,11 +8,8 @@
 #   BENCH   default build/dev/bench/plansight_bench_estimate
 #   FILTER  google-benchmark filters, default: the default plan and the 64-stage plans, serial
 set -euo pipefail
-bench="${1:-build/dev/bench/plansight_bench_estimate}"
-shift || true
-[ -x "$bench" ] || { echo "$bench is not an executable (build first: cmake --build --preset dev)" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "needs valgrind (Debian package: valgrind)" >&2; exit 2; }
-filters=("$@")
+source "$(dirname "$0")/estimate_common.sh"
+estimate_bench_args valgrind valgrind "$@"
 if [ ${#filters[@]} -eq 0 ]; then
   filters=('EstimateDefaultPlan$' 'Pp64M1024/vpp:1/parallel:0' 'Pp64M1024/vpp:4/parallel:0')
   for s in 0 3 4 5; do filters+=("Pp64M1024Schedule/schedule:$s/parallel:0"); done

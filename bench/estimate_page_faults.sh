@@ -8,11 +8,8 @@
 #   FILTER  google-benchmark filters, each selecting one benchmark; default: the 64-stage ZeRO-3
 #           plans, interleaved and DualPipeV
 set -euo pipefail
-bench="${1:-build/dev/bench/plansight_bench_estimate}"
-shift || true
-[ -x "$bench" ] || { echo "$bench is not an executable (build first: cmake --build --preset dev)" >&2; exit 2; }
-command -v perf >/dev/null || { echo "needs perf (Debian package: linux-perf)" >&2; exit 2; }
-filters=("$@")
+source "$(dirname "$0")/estimate_common.sh"
+estimate_bench_args perf linux-perf "$@"
 if [ ${#filters[@]} -eq 0 ]; then
   for s in 1 2 3 4; do filters+=("Pp64M1024Zero3/schedule:$s/prefetch:1" "Pp64M1024Zero3/schedule:$s/prefetch:0"); done
   filters+=('Pp64M1024/vpp:4/parallel:1' 'Pp64M1024Schedule/schedule:4/parallel:1')
