@@ -60,8 +60,9 @@ void run_steps(RunState& state, RankContext& ctx, std::vector<std::unique_ptr<Mo
     adamw.learning_rate = static_cast<float>(learning_rate_at(cfg.request, step + 1));
     for (ParamUnit* u : units) u->optimizer_step(adamw, applied + 1, scaled ? 1.0f / scale : 1.0f, scaled);
 
-    // The step's one host synchronisation on a GPU: the loss (and the non-finite flag), then
-    // [loss, stop] over the world.
+    // The step's one wait for its GPU work: the loss (and the non-finite flag), read once every
+    // kernel of the step has run; then [loss, stop] over the world, a second, short wait for a
+    // two-value all-reduce only (all_reduce_host).
     const double loss = ctx.be.take_loss();
     bool skipped = false;
     if (scaled) {
