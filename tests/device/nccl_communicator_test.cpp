@@ -47,6 +47,7 @@ class NcclCommunicatorTest : public ::testing::Test {
     for (int d = 0; d < devices_; ++d) devices.push_back(d);
     auto world = NcclWorld::create(devices);
     ASSERT_TRUE(world.ok()) << world.error_text();
+    world_ = world->get();
     std::vector<std::thread> threads;
     for (int r = 0; r < devices_; ++r) {
       threads.emplace_back([&, r] {
@@ -62,14 +63,19 @@ class NcclCommunicatorTest : public ::testing::Test {
       });
     }
     for (auto& t : threads) t.join();
+    world_ = nullptr;
     EXPECT_TRUE(failures_.empty()) << failures_.front();
   }
+  // A rank that stops early skips the next collective: the world is aborted, so its peers'
+  // pending NCCL work returns instead of waiting for it for ever.
   void fail(int rank, const std::string& what) {
     std::lock_guard lock(mutex_);
     failures_.push_back("rank " + std::to_string(rank) + ": " + what);
+    if (world_ != nullptr) world_->abort(failures_.back());
   }
 
   int devices_ = 0;
+  NcclWorld* world_ = nullptr;  // during run()
   std::mutex mutex_;
   std::vector<std::string> failures_;
 };

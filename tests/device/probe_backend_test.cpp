@@ -6,6 +6,7 @@
 // bf16 within the 8-bit mantissa's rounding (2e-2). Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -107,8 +108,13 @@ TEST_P(ProbeBackend, VocabularyParallelEmbeddingForwardAndBackward) {
   expect_near_all(out[1], out[0], rtol_, "embedding output");
   expect_near_all(dwte[1], dwte[0], rtol_, "dwte");
   expect_near_all(dwpe[1], dwpe[0], rtol_, "dwpe");
-  // Token 0 lies below the rank's rows: its lookup is zero, so its output is its position alone.
+  // Token 0 lies below the rank's rows: its lookup is zero, so its output is its position alone,
+  // on each backend (the GPU's in its element type: wpe rounded to it, near).
   for (int c = 0; c < C; ++c) EXPECT_EQ(out[0][static_cast<std::size_t>(c)], wpe[static_cast<std::size_t>(c)]);
+  for (int c = 0; c < C; ++c) {
+    const float w = wpe[static_cast<std::size_t>(c)];
+    EXPECT_NEAR(out[1][static_cast<std::size_t>(c)], w, rtol_ * std::max(1.0f, std::fabs(w))) << "GPU column " << c;
+  }
 }
 
 TEST_P(ProbeBackend, VocabularyParallelCrossEntropyLossAndGradient) {
@@ -181,9 +187,12 @@ TEST_P(ProbeBackend, AllocationsAreZeroedAndCounted) {
 }
 
 TEST_P(ProbeBackend, AnAllocationTheGpuCannotHoldSaysDoesNotFit) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
   try {
-    Buf huge(*gpu_, MemoryCategory::activations, std::size_t{1} << 46);  // 256 TiB of fp32
-    FAIL() << "a 256 TiB allocation succeeded";
+    // The device's memory and 1 GiB more, in elements of 2 bytes or more.
+    Buf huge(*gpu_, MemoryCategory::activations, (total_bytes + (std::size_t{1} << 30)) / 2);
+    FAIL() << "an allocation larger than the device's " << total_bytes << " bytes succeeded";
   } catch (const RankFailure& e) {
     EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
   }

@@ -38,9 +38,10 @@ TEST_F(TensorCoreCountersTest, Bf16GemmUsesTheTensorPipeOrFallsBackWithAReason) 
   });
   ASSERT_TRUE(measured.ok()) << measured.error_text();
   if (!measured->from_counters) {
-    std::printf("counters not used: %s\n", measured->fallback_reason.c_str());
-    EXPECT_FALSE(measured->fallback_reason.empty());
-    return;
+    // A machine that refuses profiling (a container, another profiler holding the counters):
+    // reported as a skip with the reason, not as a pass that measured nothing.
+    ASSERT_FALSE(measured->fallback_reason.empty());
+    GTEST_SKIP() << "counters not used: " << measured->fallback_reason;
   }
   ASSERT_EQ(measured->values.size(), measured->metrics.size());
   EXPECT_GT(measured->values[0], 0.0) << measured->metrics[0] << " on " << measured->chip;

@@ -88,10 +88,13 @@ class CudaBackend final : public Backend {
   void* allocate(runtime::MemoryCategory category, std::size_t bytes) override {
     void* p = nullptr;
     const cudaError_t e = cudaMallocAsync(&p, bytes, compute());
-    if (e == cudaErrorMemoryAllocation) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    // Out of memory, or a size the device cannot hold at all (which the driver may refuse as an
+    // invalid value rather than as out of memory): "does not fit" either way.
+    if (e != cudaSuccess && (e == cudaErrorMemoryAllocation ||
+                             (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes > total_bytes))) {
       cudaGetLastError();
-      std::size_t free_bytes = 0, total_bytes = 0;
-      cudaMemGetInfo(&free_bytes, &total_bytes);
+      if (total_bytes == 0) cudaMemGetInfo(&free_bytes, &total_bytes);
       throw RankFailure(runtime::cuda::does_not_fit("probe buffer", category, static_cast<std::int64_t>(bytes),
                                                     static_cast<std::int64_t>(free_bytes),
                                                     static_cast<std::int64_t>(total_bytes), device_, memory_.current())

@@ -36,7 +36,9 @@ bool is_fallback(CUptiResult r) {
   return r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_NOT_SUPPORTED ||
          r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
          r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED ||
-         r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES;  // a vGPU without profiling rights
+         r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES ||  // a vGPU without profiling rights
+         r == CUPTI_ERROR_HARDWARE_BUSY ||  // another client (DCGM's profiling, a profiler) holds the counters
+         r == CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED;
 }
 
 // The profiler's state of one measurement; disables and deinitialises on scope exit.
