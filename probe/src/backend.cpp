@@ -48,4 +48,10 @@ void Buf::reset() {
   count_ = 0;
 }
 
+void Buf::reset(Queue queue) {
+  if (count_ > 0 && ptr_) backend_->release_in(queue, category_, ptr_, bytes());
+  ptr_ = nullptr;
+  count_ = 0;
+}
+
 }  // namespace plansight::probe

@@ -62,6 +62,9 @@ class Buf {
   runtime::MemoryCategory category() const { return category_; }
   void zero(Queue queue = Queue::compute);
   void reset();  // frees the array and releases its bytes
+  // The same, the bytes going back to the allocator in `queue`'s order (Backend::release_in): for
+  // a buffer last read by work on the gradient queue, freed from the compute thread.
+  void reset(Queue queue);
 
  private:
   Backend* backend_ = nullptr;
@@ -85,6 +88,12 @@ class Backend {
   // thread; on a GPU the bytes go back to the allocator in that thread's queue order.
   virtual void* allocate(runtime::MemoryCategory category, std::size_t bytes) = 0;
   virtual void release(runtime::MemoryCategory category, void* ptr, std::size_t bytes) = 0;
+  // release() in `queue`'s order whichever thread calls it: after the work enqueued on it so far
+  // (the CPU's queues run as they are called, so this is release()).
+  virtual void release_in(Queue queue, runtime::MemoryCategory category, void* ptr, std::size_t bytes) {
+    (void)queue;
+    release(category, ptr, bytes);
+  }
   virtual void zero(void* ptr, std::size_t bytes, Queue queue) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes, Queue queue) = 0;
   virtual void upload(void* dst, const void* host, std::size_t bytes) = 0;    // compute queue

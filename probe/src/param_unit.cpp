@@ -91,8 +91,15 @@ void ParamUnit::begin_backward() {
     // filled (DeepSpeed's double-buffered reduction buckets; the estimator's ZeRO-2/3 buffers).
     // Without the bound the transient buckets piled up behind a slow gradient thread.
     ctx_.grad_sync->wait_until_pending_at_most(1);
-    ctx_.be.fence(Queue::grad, Queue::compute);  // on a GPU: their reduce-scatters ran, too
-    while (ctx_.grad_staging.size() > 1) ctx_.grad_staging.pop_front();  // all but the newest: reduced
+    // All but the newest submitted transient are reduced: their reduce-scatters (and the sums
+    // that add them to the shard) are on the gradient queue, so each goes back to the allocator
+    // in that queue's order, after the work that reads it. The compute queue does not wait for
+    // them: on a GPU the reduce-scatters keep overlapping the backward (a fence here made every
+    // unit's backward wait for the unit before's reduction).
+    while (ctx_.grad_staging.size() > 1) {
+      ctx_.grad_staging.front()->reset(Queue::grad);
+      ctx_.grad_staging.pop_front();
+    }
     full_grads_ = Buf(ctx_.be, MemoryCategory::buffers, padded_);
   }
 }

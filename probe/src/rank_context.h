@@ -61,11 +61,11 @@ struct RankContext {
   runtime::MemoryTracker& memory;  // the backend's
   GradSync* grad_sync = nullptr;
   // ZeRO-2/3: the transient full gradients submitted for reduce-scatter, oldest first. Only the
-  // compute thread frees them, and only after the gradient work reading them was fenced into
-  // the compute queue (ParamUnit::begin_backward: all but the newest; the step's end: all). The
-  // reduction tasks never own them: on a GPU a task is done once its work is enqueued, and a
-  // buffer freed then could be reused by the compute stream while the reduce-scatter (or a peer
-  // on the same GPU) still reads it. Two are held in the steady state (the estimator's double
+  // compute thread frees them, once their reduction tasks ran: in the gradient queue's order
+  // (ParamUnit::begin_backward: all but the newest), or after the step's grad->compute fence
+  // (all). The reduction tasks never own them: on a GPU a task is done once its work is
+  // enqueued, and a buffer freed then in the compute stream's order could be reused there while
+  // the reduce-scatter (or a peer on the same GPU) still reads it. Two are held in the steady state (the estimator's double
   // buffer); three where two units' backwards nest (the LM head's and the final norm's, the
   // embeddings'), on every backend alike.
   std::deque<std::shared_ptr<Buf>> grad_staging;

@@ -113,6 +113,10 @@ class CudaBackend final : public Backend {
     // freed after the gradient work enqueued before it.
     cudaFreeAsync(ptr, std::this_thread::get_id() == compute_thread_ ? compute() : grad());
   }
+  void release_in(Queue queue, runtime::MemoryCategory category, void* ptr, std::size_t bytes) override {
+    memory_.release(category, static_cast<std::int64_t>(bytes));
+    cudaFreeAsync(ptr, stream(queue));
+  }
   void zero(void* ptr, std::size_t bytes, Queue q) override { ok(cudaMemsetAsync(ptr, 0, bytes, stream(q)), "cudaMemsetAsync"); }
   void copy(void* dst, const void* src, std::size_t bytes, Queue q) override {
     if (dst == src || bytes == 0) return;
