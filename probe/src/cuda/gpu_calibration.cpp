@@ -36,6 +36,13 @@ Result<GpuCalibration> calibrate_gpu(const ProbeRequest& r, const GpuCalibration
   if (auto s = cuda_ok(cudaSetDevice(options.device), "cudaSetDevice(" + std::to_string(options.device) + ")"); !s) {
     return s.errors();
   }
+  // The training run before keeps its peak reserved in the stream-ordered pool (its release
+  // threshold is unlimited, cuda_device.cpp): given back first, so that the calibration's own
+  // buffers (the LM head's output alone is 1.65 GB in fp32 at 8,192 tokens) fit beside it.
+  if (cudaMemPool_t pool = nullptr; cudaDeviceGetDefaultMemPool(&pool, options.device) == cudaSuccess) {
+    cudaDeviceSynchronize();
+    cudaMemPoolTrimTo(pool, 0);
+  }
   GpuCalibration out;
   est::HardwareProfile& p = out.profile;
   auto name = gpu_device_name(options.device);

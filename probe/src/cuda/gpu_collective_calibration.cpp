@@ -79,10 +79,17 @@ Result<std::vector<est::CollectiveSample>> sweep(std::int64_t ranks, const std::
         return fail(s.errors());
       }
       auto comm = group.make_comm(r, stream);
-      std::size_t most = 1;
-      for (const Case& c : cases) most = std::max(most, c.count * static_cast<std::size_t>(ranks));
-      auto in = DeviceArray::make(kc::DType::fp32, most, "collective input");
-      auto out = DeviceArray::make(kc::DType::fp32, most, "collective output");
+      // What each case reads and writes (collective_cases.h): a reduce-scatter reads a block per
+      // rank, an all-gather writes one; the others move `count` values. Sized as count x ranks
+      // for every case, the group held 2 S n^2 bytes: 32 GiB for 8 virtual ranks at S = 256 MiB.
+      std::size_t in_count = 1, out_count = 1;
+      for (const Case& c : cases) {
+        const std::size_t all = c.count * static_cast<std::size_t>(ranks);
+        in_count = std::max(in_count, c.op == est::Collective::reduce_scatter ? all : c.count);
+        out_count = std::max(out_count, c.op == est::Collective::all_gather ? all : c.count);
+      }
+      auto in = DeviceArray::make(kc::DType::fp32, in_count, "collective input");
+      auto out = DeviceArray::make(kc::DType::fp32, out_count, "collective output");
       auto flag = DeviceArray::make(kc::DType::fp32, 1, "collective stop flag");
       if (!comm || !in || !out || !flag) {
         cudaStreamDestroy(stream);
