@@ -228,6 +228,16 @@ TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
   auto single_request = request;
   single_request["layout"]["tp"] = 1;
   EXPECT_EQ(plan_of_probe_run(single_request, profile)->cluster.shared_processors, 0);
+  // Under a launcher each process has its own GPU: one rank per process shares nothing (a run
+  // of mpirun -np 2 over NCCL was predicted as two ranks taking turns on one GPU).
+  const nlohmann::json launched = {{"launch", {{"launcher", "mpirun"}, {"processes", 2}}}};
+  EXPECT_EQ(launched_processes(launched), 2);
+  EXPECT_EQ(launched_processes(nlohmann::json::object()), 1);
+  EXPECT_EQ(plan_of_probe_run(request, profile, launched_processes(launched))->cluster.shared_processors, 0);
+  auto four = request;
+  four["layout"]["dp"] = 2;
+  four["global_batch"] = 8;
+  EXPECT_EQ(plan_of_probe_run(four, profile, 2)->cluster.shared_processors, 2) << "4 ranks on 2 GPUs";
 }
 
 }  // namespace plansight::core

@@ -55,7 +55,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   auto profile = core::hardware_profile_of_run(*db, *run);
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
-  auto plan = core::plan_of_probe_run(*run->plan, *profile);
+  auto plan = core::plan_of_probe_run(*run->plan, *profile, core::launched_processes(run->summary->device));
   if (!plan) return report_command_errors(plan.errors(), json, out, err, Status::failure);
   auto estimate = est::estimate(*plan, &*profile);
   if (!estimate) return report_command_errors(estimate.errors(), json, out, err, Status::failure);

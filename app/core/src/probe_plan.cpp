@@ -76,7 +76,16 @@ FittedLink fit_collective_link(const est::HardwareProfile& profile) {
   return link;
 }
 
-Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::HardwareProfile& profile) {
+std::int64_t launched_processes(const nlohmann::json& device_report) {
+  if (!device_report.is_object()) return 1;
+  const auto launch = device_report.find("launch");
+  if (launch == device_report.end() || !launch->is_object()) return 1;
+  const auto processes = launch->find("processes");
+  return processes != launch->end() && processes->is_number_integer() ? std::max<std::int64_t>(processes->get<std::int64_t>(), 1) : 1;
+}
+
+Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::HardwareProfile& profile,
+                                    std::int64_t processes) {
   if (!request.is_object() || !request.contains("model") || !request.contains("layout")) {
     return make_error("plan", "the run has no probe request (model, layout); it was not made by plansight probe");
   }
@@ -159,8 +168,12 @@ Result<est::Plan> plan_of_probe_run(const nlohmann::json& request, const est::Ha
   c.shared_processors = cores > 0 ? std::max<std::int64_t>(cores / threads_per_rank, 1) : 0;
   // Virtual ranks on one GPU share it: the GPU runs one rank's kernel at a time (their kernels
   // each fill the SMs), so the simulation gives them one shared processor, the GPU counterpart
-  // of rank threads sharing CPU cores.
-  if (on_gpu) c.shared_processors = world > 1 ? 1 : 0;
+  // of rank threads sharing CPU cores. Under a launcher each process has a GPU of its own: the
+  // ranks share that many, or none with a process per rank (NCCL, one GPU each).
+  if (on_gpu) {
+    const std::int64_t gpus = std::max<std::int64_t>(processes, 1);
+    c.shared_processors = world > gpus ? gpus : 0;
+  }
   // The time model multiplies the link by its achievable fraction; the fit already is what was
   // achieved, so divide that fraction back out.
   const FittedLink link = fit_collective_link(profile);

@@ -108,7 +108,7 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   }
   auto profile = core::hardware_profile_of_run(db, *run);
   if (!profile) return out.error = q(profile.error_text()), out;
-  auto plan = core::plan_of_probe_run(*run->plan, *profile);
+  auto plan = core::plan_of_probe_run(*run->plan, *profile, core::launched_processes(run->summary->device));
   if (!plan) return out.error = q(plan.error_text()), out;
   auto estimate = est::estimate(*plan, &*profile);
   if (!estimate) return out.error = q(estimate.error_text()), out;

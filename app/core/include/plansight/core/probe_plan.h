@@ -22,7 +22,12 @@ FittedLink fit_collective_link(const estimator::HardwareProfile& profile);
 // `request` is the probe request as the probe echoed it in its "started" event (the run's
 // stored plan JSON). Precision fp32 throughout (the probe's kernels), Adam states in fp32, no
 // master copy, standard attention, no framework reserve (no CUDA context on a CPU), and
-// gpus = gpus_per_node = tp * pp * dp.
-Result<estimator::Plan> plan_of_probe_run(const nlohmann::json& request, const estimator::HardwareProfile& profile);
+// gpus = gpus_per_node = tp * pp * dp. `processes`: how many processes ran it (a launcher's; the
+// device report's launch.processes), each with a GPU of its own on a GPU run: the ranks share
+// that many GPUs, none when there is a process per rank.
+Result<estimator::Plan> plan_of_probe_run(const nlohmann::json& request, const estimator::HardwareProfile& profile,
+                                          std::int64_t processes = 1);
+// The processes of a stored run's launch (its device report), 1 when it ran in one process.
+std::int64_t launched_processes(const nlohmann::json& device_report);
 
 }  // namespace plansight::core
