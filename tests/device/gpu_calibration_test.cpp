@@ -119,15 +119,17 @@ TEST_F(GpuCalibrationTest, QuickCalibrationOfTheTinyModelIsDerivedFromItsSamples
   EXPECT_GT(p.optimizer_bytes_per_s, 0.0);
   EXPECT_LE(p.optimizer_bytes_per_s, limits.memory_bytes_per_s) << "AdamW's bytes faster than device memory";
 
-  // Groups {2} (TP 2 = the world); sizes {4 KiB, 1 MiB} and one micro-batch's bf16 activation,
-  // 1 x 64 tokens x 64 hidden x 2 B = 8 KiB; nccl-tests' S, every block dividing evenly by 2.
+  // Groups {2} (TP 2 = the world); sizes {4 KiB, 1 MiB, 16 MiB}, one micro-batch's bf16
+  // activation, 1 x 64 tokens x 64 hidden x 2 B = 8 KiB, and the DP bucket, one layer's fp32
+  // gradients over TP 2, (12 x 64^2 + 13 x 64) x 4 / 2 = 99,968 B; nccl-tests' S, every block
+  // dividing evenly by 2.
   std::set<std::tuple<est::Collective, std::int64_t, double>> got, want;
   for (const auto& s : p.collectives) {
     got.insert({s.op, s.ranks, s.bytes});
     EXPECT_GT(s.seconds, 0.0);
     EXPECT_FALSE(s.crosses_nodes);
   }
-  for (double bytes : {4096.0, 8192.0, 1048576.0}) {
+  for (double bytes : {4096.0, 8192.0, 99968.0, 1048576.0, 16777216.0}) {
     for (auto op : {est::Collective::all_reduce, est::Collective::all_gather, est::Collective::reduce_scatter,
                     est::Collective::send_recv}) {
       want.insert({op, 2, bytes});

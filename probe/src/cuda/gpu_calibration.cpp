@@ -87,10 +87,16 @@ Result<GpuCalibration> calibrate_gpu(const ProbeRequest& r, const GpuCalibration
   for (auto g : {r.layout.tp, r.layout.dp, r.layout.pp, world}) {
     if (g >= 2) groups.insert(g);
   }
+  // On HBM 1 MiB moves in about a microsecond, under the host rendezvous of a collective among
+  // virtual ranks: the quick sweep reaches 16 MiB so that the fitted bandwidth has a
+  // bandwidth-bound sample, and both levels time the DP bucket the run reduces (one layer's
+  // fp32 gradients over TP, as the estimator's training.dp_bucket_bytes; probe_plan.cpp).
   std::set<double> sizes = options.level == CalibrationLevel::quick
-                               ? std::set<double>{4096.0, 1 << 20}
+                               ? std::set<double>{4096.0, 1 << 20, 16 << 20}
                                : std::set<double>{4096.0, 65536.0, 1 << 20, 16 << 20, 64 << 20, 256 << 20};
   sizes.insert(static_cast<double>(r.micro_batch * r.seq_len * r.model.hidden) * 2);  // bf16 activations
+  const double h = static_cast<double>(r.model.hidden);
+  sizes.insert((12 * h * h + 13 * h) * 4 / static_cast<double>(std::max<std::int64_t>(r.layout.tp, 1)));
   if (options.level == CalibrationLevel::full) {
     const double layer_params = 12.0 * static_cast<double>(r.model.hidden * r.model.hidden);  // Narayanan et al. 2021, eq. 2
     sizes.insert(layer_params * static_cast<double>(r.model.layers) / static_cast<double>(r.layout.tp * r.layout.pp) * 4);
