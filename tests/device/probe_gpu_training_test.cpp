@@ -90,6 +90,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GpuTraining, Bf16TrainsWithATimelineAndTensorCoreShare) {
   PLANSIGHT_SKIP_WITHOUT_DEVICE();
+#if !defined(PLANSIGHT_HAVE_CUPTI)
+  // The timeline and the tensor-core share come from CUPTI (cuda_device.cpp).
+  GTEST_SKIP() << "built without CUPTI (PLANSIGHT_ENABLE_CUPTI=OFF): no measured timeline or tensor-core share";
+#endif
   cuda::register_cuda_probe_device();
   ProbeRequest r = matrix_request();
   r.model.hidden = 128;
