@@ -106,12 +106,11 @@ class CudaBackend final : public Backend {
     return p;
   }
   void release(runtime::MemoryCategory category, void* ptr, std::size_t bytes) override {
-    memory_.release(category, static_cast<std::int64_t>(bytes));
     // In the order of the releasing thread's stream (backend.h): the compute thread's buffers
     // have every use on the gradient stream fenced into the compute stream before their last
     // owner lets go (param_unit.cpp, rank_worker.cpp); one let go on the gradient thread is
     // freed after the gradient work enqueued before it.
-    cudaFreeAsync(ptr, std::this_thread::get_id() == compute_thread_ ? compute() : grad());
+    release_in(std::this_thread::get_id() == compute_thread_ ? Queue::compute : Queue::grad, category, ptr, bytes);
   }
   void release_in(Queue queue, runtime::MemoryCategory category, void* ptr, std::size_t bytes) override {
     memory_.release(category, static_cast<std::int64_t>(bytes));
