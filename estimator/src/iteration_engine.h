@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "plansight/estimator/pipeline_simulator.h"
@@ -187,6 +188,9 @@ class IterationEngine {
   // Whether chunk g's window `which` holds marks only (iteration_engine_steady.cpp), never a time
   // that decides when an op starts: left out of the compared state, written on in a skip.
   bool marks_only(std::int32_t g, std::size_t which) const;
+  // The op kinds that write and that read a marks window `which` (kBwdReady: forwards and
+  // backwards, kBDone: backwards and Ws).
+  static std::pair<OpKind, OpKind> marks_kinds(std::size_t which);
   // The first micro-batch of chunk g's pipeline (DualPipe's second: m/2).
   std::int32_t pipeline_first(std::int32_t g) const;
   // Chunk g's ops of `kind` run between two snapshots.

@@ -24,12 +24,18 @@ struct Hash {
 }  // namespace
 
 // A last chunk's losses (window 1: the ends of its own forwards) are read only by its backwards,
-// which run on the same rank after their forwards (check_schedule; make_schedule's tables): when
-// read, the forward has run and its end is before the rank's clock, so it never decides when a
-// backward starts. These marks are no part of the state a period repeats (GPipe's forward half
-// piles up losses a backward reads only after it); a skip marks the forwards it moves over as run.
+// and every chunk's backward ends (window 2) only by its Ws, which run on the same rank after
+// the op that wrote them (check_schedule: a B after its F, a W after its B): when read, that op
+// has run and its end is before the rank's clock, so it never decides when an op starts. These
+// marks are no part of the state a period repeats (GPipe's forward half piles up losses a
+// backward reads only after it; ZB-H1's deferred Ws read backward ends written up to p periods
+// before, at the pace their rank had then); a skip marks the ops it moves over as run.
 bool IterationEngine::marks_only(std::int32_t g, std::size_t which) const {
-  return which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_);
+  return (which == kBwdReady && (g + 1 == stages_ || g + 1 == second_start_)) || (which == kBDone && t_.split_backward);
+}
+
+std::pair<OpKind, OpKind> IterationEngine::marks_kinds(std::size_t which) {
+  return which == kBDone ? std::pair{OpKind::backward, OpKind::weight_grad} : std::pair{OpKind::forward, OpKind::backward};
 }
 
 std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
@@ -178,11 +184,11 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // every chunk whose forwards run in the period ran a period of them before (the marks below).
   const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
   for (std::int32_t g = 0; g < stages_; ++g) {
-    const std::int32_t forwards = ran_per_period(before, now, g, OpKind::forward);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       if (marks_only(g, which)) {
-        if (forwards != 0 && (forwards != mb_shift || w.first + w.count - mb_shift < pipeline_first(g))) return 0;
+        const std::int32_t writers = ran_per_period(before, now, g, marks_kinds(which).first);
+        if (writers != 0 && (writers != mb_shift || w.first + w.count - mb_shift < pipeline_first(g))) return 0;
         continue;
       }
       if (w.count > 0 && w.first + w.count + shift_mb > pipeline_first(g) + pipeline_micro_batches) return 0;
@@ -220,35 +226,38 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // the marks (a run of a whole table set all of them up at its start).
   std::int64_t lo = m_, hi = 0;
   const bool all_ready = times_ready_.size() == 1 && times_ready_[0].begin_ns == 0 && times_ready_[0].end_ns == m_;
+  // A marks window [readers run, writers run) moves on by what the skip runs of each.
+  const auto skipped_of = [&](std::int32_t g, OpKind kind) { return periods * ran_per_period(before, now, g, kind); };
   for (std::int32_t g = 0; g < stages_ && !all_ready; ++g) {
-    const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
-    const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       const std::int64_t ran = w.first + w.count;
-      const std::int64_t from = marks_only(g, which) ? std::max(ran, w.first + backwards) : w.first + shift_mb;
-      const std::int64_t to = marks_only(g, which) ? ran + forwards : ran + shift_mb;
+      const bool marks = marks_only(g, which);
+      const std::int64_t writers = marks ? skipped_of(g, marks_kinds(which).first) : 0;
+      const std::int64_t readers = marks ? skipped_of(g, marks_kinds(which).second) : 0;
+      const std::int64_t from = marks ? std::max(ran, w.first + readers) : w.first + shift_mb;
+      const std::int64_t to = marks ? ran + writers : ran + shift_mb;
       if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
     }
   }
   ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
-  // a window may overlap its own destination). A last chunk's losses of the forwards skipped
-  // whose backwards were not: each the forward's end it stands for, whole periods after one of
-  // the last period run.
+  // a window may overlap its own destination). The marks of the ops skipped whose readers were
+  // not (a last chunk's losses, backward ends): each the end of the op it stands for, whole
+  // periods after one of the last period run.
   for (std::int32_t g = 0; g < stages_; ++g) {
-    const std::int64_t forwards = periods * ran_per_period(before, now, g, OpKind::forward);
-    const std::int64_t backwards = periods * ran_per_period(before, now, g, OpKind::backward);
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
       PairTimes* row = times_.data() + pair(g, 0);
       const std::int64_t producer_ns = ns[static_cast<std::size_t>(producer_rank(g, which))];
       if (marks_only(g, which)) {
-        const std::int64_t ran = w.first + w.count;  // the chunk's forwards that have run
-        const std::int64_t from = std::max(ran, w.first + backwards);
+        const std::int64_t writers = skipped_of(g, marks_kinds(which).first);
+        const std::int64_t readers = skipped_of(g, marks_kinds(which).second);
+        const std::int64_t ran = w.first + w.count;  // the chunk's writers that have run
+        const std::int64_t from = std::max(ran, w.first + readers);
         // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
         std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
-        for (std::int64_t mb = from; mb < ran + forwards; ++mb) {
+        for (std::int64_t mb = from; mb < ran + writers; ++mb) {
           row[mb][which] = row[mb - back * mb_shift][which] + back * producer_ns;
           if (++in_period == mb_shift) {
             in_period = 0;
