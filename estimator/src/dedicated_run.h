@@ -161,15 +161,14 @@ class DedicatedRun : IterationEngine {
       const ScheduleOp o = ops[i];
       const LeanChunk& chunk = chunks[o.chunk];
       const auto mb = static_cast<std::size_t>(o.micro_batch);
-      PairTimes& own = chunk.own[mb];
-      std::int64_t ready = lean_ready(o.kind, own);
+      std::int64_t ready = chunk.in[static_cast<std::size_t>(o.kind)][mb];
       [[maybe_unused]] std::int32_t from = Margins ? lean_input_rank(o.kind, chunk) : -1;
       if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
         const LeanChunk& second_chunk = chunks[second.chunk];
-        const std::int64_t other = lean_ready(second.kind, second_chunk.own[static_cast<std::size_t>(second.micro_batch)]);
+        const std::int64_t other = second_chunk.in[static_cast<std::size_t>(second.kind)][static_cast<std::size_t>(second.micro_batch)];
         if constexpr (Margins) {
           if (other >= 0) {
             const std::int32_t other_from = lean_input_rank(second.kind, second_chunk);
@@ -209,15 +208,15 @@ class DedicatedRun : IterationEngine {
       if (o.kind == OpKind::forward) {
         if (chunk.next != nullptr) {
           to = chunk.next_rank;
-          chunk.next[mb][kFwdReady] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
+          chunk.next[mb] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
         } else {
-          own[kBwdReady] = end;  // the loss (op_finished)
+          chunk.in[static_cast<std::size_t>(OpKind::backward)][mb] = end;  // the loss (op_finished)
         }
       } else if (o.kind == OpKind::backward) {
-        own[kBDone] = end;
+        if (chunk.b_done != nullptr) chunk.b_done[mb] = end;
         if (chunk.prev != nullptr) {
           to = chunk.prev_rank;
-          chunk.prev[mb][kBwdReady] = deliver(lane, lane_end, end, chunk.prev_local, chunk.send_gradient);
+          chunk.prev[mb] = deliver(lane, lane_end, end, chunk.prev_local, chunk.send_gradient);
         }
       }
       if (to >= 0 && to != r) wake(to);
@@ -246,19 +245,16 @@ class DedicatedRun : IterationEngine {
     lane_end = std::max(lane_end, arrival);
     return arrival;
   }
-  // op_input_ready() for an op of `kind` whose pair times are `t`.
-  [[gnu::always_inline]] static std::int64_t lean_ready(OpKind kind, const PairTimes& t) {
-    return kind == OpKind::forward    ? t[kFwdReady]
-           : kind == OpKind::backward ? t[kBwdReady]
-                                      : t[kBDone];
-  }
   // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
   // the ranks its outputs go to, its op shapes and sends. The pointers hold for the whole run:
   // times_ and ran_ are sized by the constructor and never reallocated after it.
   struct LeanChunk {
-    PairTimes* own = nullptr;   // times_ of the chunk, by micro-batch
-    PairTimes* next = nullptr;  // of the chunk its forwards feed; null: they end in the loss
-    PairTimes* prev = nullptr;  // of the chunk its backwards feed; null: none
+    // By OpKind, the chunk's row of the plane its ops of that kind read (op_input_ready), by
+    // micro-batch; a last chunk's forwards write their losses in the backward's.
+    std::array<std::int64_t*, 3> in{};
+    std::int64_t* b_done = nullptr;  // the row its backwards write their ends in; null: no Ws read them
+    std::int64_t* next = nullptr;  // the forward-input row of the chunk its forwards feed; null: they end in the loss
+    std::int64_t* prev = nullptr;  // the gradient row of the chunk its backwards feed; null: none
     std::int32_t* ran = nullptr;  // its ops run, by OpKind (ran_)
     std::array<const NsRunShape*, 3> shape{};  // by OpKind
     std::int64_t send_activation = 0, send_gradient = 0;
@@ -281,16 +277,17 @@ class DedicatedRun : IterationEngine {
       LeanChunk& lc = lean_[k];
       const std::int32_t g = global_of_[k];
       const NsChunkCost& c = cost(g);
-      lc.own = &times_[pair(g, 0)];
+      for (std::size_t kind = 0; kind < times_.size() / plane_; ++kind) lc.in[kind] = plane(kind) + pair(g, 0);
+      lc.b_done = t_.split_backward ? lc.in[kBDone] : nullptr;
       lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
       const auto r = static_cast<std::int32_t>(k / v);
       if (g + 1 < stages_ && g + 1 != second_start_) {
-        lc.next = &times_[pair(g + 1, 0)];
+        lc.next = plane(kFwdReady) + pair(g + 1, 0);
         lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
         lc.next_local = lc.next_rank == r && g != turn_chunk_;
       }
       if (g > 0 && g != second_start_) {
-        lc.prev = &times_[pair(g - 1, 0)];
+        lc.prev = plane(kBwdReady) + pair(g - 1, 0);
         lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
         lc.prev_local = lc.prev_rank == r && g - 1 != turn_chunk_;
       }

@@ -12,7 +12,7 @@ namespace {
 // search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
 // tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
 struct Arrays {
-  std::vector<std::array<std::int64_t, 3>> times;
+  std::vector<std::int64_t> times;
   std::vector<std::size_t> next;
   std::vector<std::int64_t> free, prev_start, busy, reduce_end, step_start, end, collective_end;
   std::vector<std::int64_t> first_f, first_b, last_bwd;
@@ -59,7 +59,8 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   margins_.clear();
   for (CommLane& lane : lanes_) lane.clear();
   const auto pairs = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(m_);
-  times_.resize(pairs);
+  plane_ = pairs;
+  times_.resize((t.split_backward ? 3 : 2) * pairs);
   times_ready_.clear();
   if (!rows_->sparse() || keep_) ensure_times(0, m_);
   if (keep_) {
@@ -145,10 +146,12 @@ void IterationEngine::ensure_times(std::int32_t begin, std::int32_t end) {
   static_assert(kUnknown == -1);
   const auto set_up = [&](std::int32_t from, std::int32_t to) {
     const auto count = static_cast<std::size_t>(to - from);
-    for (std::int32_t g = 0; g < stages_; ++g) std::memset(&times_[pair(g, from)], 0xFF, count * sizeof(PairTimes));
+    for (std::size_t which = 0; which < times_.size() / plane_; ++which) {
+      for (std::int32_t g = 0; g < stages_; ++g) std::memset(&time(which, pair(g, from)), 0xFF, count * sizeof(std::int64_t));
+    }
     for (std::int32_t mb = from; mb < to; ++mb) {
-      times_[pair(0, mb)][kFwdReady] = 0;
-      if (second_start_ >= 0) times_[pair(second_start_, mb)][kFwdReady] = 0;
+      time(kFwdReady, pair(0, mb)) = 0;
+      if (second_start_ >= 0) time(kFwdReady, pair(second_start_, mb)) = 0;
     }
   };
   if (begin >= end) return;
@@ -206,7 +209,7 @@ void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o,
 }
 
 IterationEngine::~IterationEngine() {
-  if (times_.capacity() * sizeof(PairTimes) > kKeptArrayBytes) std::vector<PairTimes>().swap(times_);
+  if (times_.capacity() * sizeof(std::int64_t) > kKeptArrayBytes) std::vector<std::int64_t>().swap(times_);
   std::size_t lane_bytes = 0;
   for (const CommLane& lane : lanes_) lane_bytes += lane.capacity_bytes();
   if (lane_bytes > kKeptArrayBytes) std::vector<CommLane>().swap(lanes_);

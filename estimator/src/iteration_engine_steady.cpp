@@ -166,10 +166,10 @@ std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before,
       const Window a = pending(before, g, which), b = pending(now, g, which);
       if (b.count == 0) continue;
       const std::int64_t shift = ns[static_cast<std::size_t>(producer_rank(g, which))];
-      const PairTimes* was = times_.data() + pair(g, a.first);
-      const PairTimes* is = times_.data() + pair(g, b.first);
+      const std::int64_t* was = plane(which) + pair(g, a.first);
+      const std::int64_t* is = plane(which) + pair(g, b.first);
       for (std::int32_t i = 0; i < b.count; ++i) {
-        if (is[i][which] - was[i][which] != shift) return {};
+        if (is[i] - was[i] != shift) return {};
       }
     }
   }
@@ -248,7 +248,8 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
-      PairTimes* row = times_.data() + pair(g, 0);
+      if (w.count == 0 && !marks_only(g, which)) continue;  // (without Ws, kBDone's: no plane)
+      std::int64_t* row = plane(which) + pair(g, 0);
       const std::int64_t producer_ns = ns[static_cast<std::size_t>(producer_rank(g, which))];
       if (marks_only(g, which)) {
         const std::int64_t writers = skipped_of(g, marks_kinds(which).first);
@@ -258,7 +259,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
         // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
         std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
         for (std::int64_t mb = from; mb < ran + writers; ++mb) {
-          row[mb][which] = row[mb - back * mb_shift][which] + back * producer_ns;
+          row[mb] = row[mb - back * mb_shift] + back * producer_ns;
           if (++in_period == mb_shift) {
             in_period = 0;
             ++back;
@@ -267,7 +268,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
         continue;
       }
       const std::int64_t shift_ns = periods * producer_ns;
-      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb][which] = row[mb][which] + shift_ns;
+      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
     }
   }
   // The ops skipped, counted as run: each period ran those between the two snapshots.
