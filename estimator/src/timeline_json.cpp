@@ -2,7 +2,10 @@
 // survive reordering of the enums.
 #include "plansight/estimator/timeline_json.h"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <string>
 
 #include "plansight/estimator/json_reader.h"
@@ -46,6 +49,91 @@ nlohmann::json to_json(const Timeline& t) {
   }
   return {{"format", "plansight-timeline"}, {"version", 1},          {"source", to_string(t.source)},
           {"title", t.title},               {"names", t.names},      {"tracks", std::move(tracks)}};
+}
+
+namespace {
+
+// The compact text of write_json(), in a buffer handed to the stream a megabyte at a time.
+class TextOut {
+ public:
+  explicit TextOut(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
+  ~TextOut() { flush(); }
+  TextOut(const TextOut&) = delete;
+  TextOut& operator=(const TextOut&) = delete;
+  TextOut& raw(std::string_view s) {
+    buf_ += s;
+    return *this;
+  }
+  TextOut& integer(std::int64_t v) {
+    char text[24];
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+    buf_.append(text, end);
+    return *this;
+  }
+  TextOut& number(double v) {
+    if (!std::isfinite(v)) return raw("null");
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;  // shortest round trip
+    buf_.append(text, end);
+    // An integral double as nlohmann writes it, "5.0": read back as a double ("-0" would read
+    // as the integer 0, losing its sign).
+    if (std::find_if(text, end, [](char c) { return c == '.' || c == 'e'; }) == end) buf_ += ".0";
+    return *this;
+  }
+  // Any JSON value (strings, with invalid UTF-8 replaced), written as nlohmann dumps it.
+  TextOut& value(const nlohmann::json& j) {
+    buf_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return *this;
+  }
+  void maybe_flush() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  std::ostream& os_;
+  std::string buf_;
+};
+
+}  // namespace
+
+void write_json(std::ostream& out, const Timeline& t, const nlohmann::json& extra) {
+  TextOut o(out);
+  o.raw("{\"format\":\"plansight-timeline\",\"version\":1,\"source\":\"").raw(to_string(t.source)).raw("\"");
+  o.raw(",\"title\":").value(t.title).raw(",\"names\":[");
+  for (std::size_t i = 0; i < t.names.size(); ++i) {
+    if (i > 0) o.raw(",");
+    o.value(t.names[i]);
+    o.maybe_flush();
+  }
+  o.raw("],\"tracks\":[");
+  for (std::size_t k = 0; k < t.tracks.size(); ++k) {
+    const Track& track = t.tracks[k];
+    o.raw(k > 0 ? ",{\"rank\":" : "{\"rank\":").integer(track.rank);
+    o.raw(",\"lane\":\"").raw(to_string(track.lane)).raw("\",\"stream\":").integer(track.stream);
+    o.raw(",\"label\":").value(track.label).raw(",\"spans\":[");
+    for (std::size_t i = 0; i < track.spans.size(); ++i) {
+      const Span& s = track.spans[i];
+      o.raw(i > 0 ? ",[" : "[").integer(s.start_ns).raw(",").integer(s.duration_ns).raw(",").integer(s.name_id);
+      o.raw(",\"").raw(to_string(s.kind)).raw("\",\"").raw(to_string(s.phase)).raw("\",");
+      o.integer(s.stage).raw(",").integer(s.micro_batch).raw(",").number(s.flops).raw(",").number(s.bytes);
+      o.raw(s.tensor_core ? ",true]" : ",false]");
+      o.maybe_flush();
+    }
+    o.raw("]}");
+  }
+  o.raw("]");
+  if (extra.is_object()) {
+    for (const auto& [key, value] : extra.items()) {
+      if (key == "format" || key == "version" || key == "source" || key == "title" || key == "names" || key == "tracks") continue;
+      o.raw(",").value(key).raw(":").value(value);
+    }
+  }
+  o.raw("}");
 }
 
 Result<Timeline> timeline_from_json(const nlohmann::json& json) {

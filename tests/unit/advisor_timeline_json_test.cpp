@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
 
 #include "plansight/estimator/advisor.h"
 #include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_json.h"
@@ -74,6 +79,71 @@ TEST(TimelineJson, RoundTripOfAPredictedTimeline) {
   ASSERT_TRUE(back.ok()) << back.error_text();
   EXPECT_EQ(to_json(*back), json);
   EXPECT_EQ(back->end_ns(), t->timeline.end_ns());
+}
+
+// The streamed text is the document to_json() builds, with the extra members, and every number
+// reads back to the same bits: a predicted timeline, and one with the values a writer gets wrong
+// (integral and tiny doubles, the largest finite, -0, names needing escapes, invalid UTF-8).
+TEST(TimelineJson, StreamedTextIsTheDocument) {
+  Plan p = default_plan();
+  p.training.global_batch = 16 * 16;
+  auto e = estimate(p);
+  auto predicted = predict_time(p, e->padded_vocab);
+  ASSERT_TRUE(predicted.ok());
+  Timeline odd;
+  odd.source = TimelineSource::imported;
+  odd.title = "a \"quoted\" title\twith a tab";
+  odd.names = {"plain", "back\\slash \x01 ctl", "caf\xC3\xA9", "bad \xFF\xC3 utf-8"};
+  Track track{3, Lane::communication, 7, "label \xE2\x80\x94 dash", {}};
+  const double doubles[] = {0.0, -0.0, 5.0, 0.1, 1e300, std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min(),
+                            123456789.0 / 7.0, 2.5e-7};
+  std::int64_t at = -5;
+  for (const double d : doubles) {
+    Span s;
+    s.start_ns = at;
+    s.duration_ns = std::numeric_limits<std::int64_t>::max() / 4;
+    s.name_id = static_cast<std::int32_t>(at % 5) - 1;
+    s.kind = SpanKind::collective;
+    s.phase = Phase::backward;
+    s.stage = -1;
+    s.micro_batch = static_cast<std::int32_t>(at);
+    s.flops = d;
+    s.bytes = -d;
+    s.tensor_core = at % 2 == 0;
+    track.spans.push_back(s);
+    at += 1'000'000'007;
+  }
+  odd.tracks.push_back(track);
+  odd.tracks.push_back(Track{4, Lane::host, -1, "", {}});  // no spans
+  const nlohmann::json plan = {{"plan", to_json(p)}, {"tracks", "not the timeline's"}};
+  for (const Timeline* t : {&predicted->timeline, &odd}) {
+    std::ostringstream text;
+    write_json(text, *t, plan);
+    const auto parsed = nlohmann::json::parse(text.str());
+    nlohmann::json built = to_json(*t);
+    built["plan"] = plan["plan"];
+    // The built document as it is written out (its invalid UTF-8 replaced), read back.
+    const auto expected = nlohmann::json::parse(built.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    ASSERT_EQ(parsed, expected);
+    auto back = timeline_from_json(parsed);
+    ASSERT_TRUE(back.ok()) << back.error_text();
+    ASSERT_EQ(back->tracks.size(), t->tracks.size());
+    for (std::size_t k = 0; k < t->tracks.size(); ++k) {
+      for (std::size_t i = 0; i < t->tracks[k].spans.size(); ++i) {
+        const Span& a = t->tracks[k].spans[i];
+        const Span& b = back->tracks[k].spans[i];
+        EXPECT_EQ(a.start_ns, b.start_ns);
+        EXPECT_EQ(a.duration_ns, b.duration_ns);
+        EXPECT_EQ(std::memcmp(&a.flops, &b.flops, sizeof(double)), 0) << a.flops << " read back as " << b.flops;
+        EXPECT_EQ(std::memcmp(&a.bytes, &b.bytes, sizeof(double)), 0) << a.bytes << " read back as " << b.bytes;
+      }
+    }
+  }
+  // Not finite: null, as the built document dumps it (which no reader takes as a span).
+  odd.tracks[0].spans[0].flops = std::nan("");
+  std::ostringstream text;
+  write_json(text, odd);
+  EXPECT_EQ(nlohmann::json::parse(text.str())["tracks"][0]["spans"][0][7], nullptr);
 }
 
 TEST(TimelineJson, MalformedFilesAreErrors) {

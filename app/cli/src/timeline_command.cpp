@@ -18,6 +18,7 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_json.h"
+#include "plansight/estimator/timeline_json.h"
 #include "plansight/estimator/timeline_layers.h"
 #include "plansight/interop/perfetto_exporter.h"
 
@@ -85,12 +86,9 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
     }
   }
 
-  // The JSON document only for --out or --json: for a long schedule it is most of the memory.
-  nlohmann::json timeline_json;
-  if ((args->has("--out") && format == "plansight") || as_json) {
-    timeline_json = est::to_json(predicted->timeline);
-    timeline_json["plan"] = est::to_json(*plan);
-  }
+  // The timeline's JSON with its plan, streamed (for a long schedule a built document was most
+  // of the command's time and memory).
+  const nlohmann::json plan_member = {{"plan", est::to_json(*plan)}};
   std::size_t spans = 0;
   for (const auto& t : predicted->timeline.tracks) spans += t.spans.size();
   if (auto path = args->value("--out")) {
@@ -100,7 +98,8 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
     } else {
       std::ofstream file(*path, std::ios::binary | std::ios::trunc);
       if (!file) return fail({make_error("--out", "cannot write \"" + *path + "\"")});
-      file << json_text(timeline_json, -1) << "\n";
+      est::write_json(file, predicted->timeline, plan_member);
+      file << "\n";
       if (!file) return fail({make_error("--out", "writing \"" + *path + "\" failed")});
     }
     if (as_json) {
@@ -109,7 +108,8 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
       out << "wrote " << spans << " spans on " << predicted->timeline.tracks.size() << " tracks to " << *path << "\n";
     }
   } else if (as_json) {
-    out << json_text(timeline_json, -1) << "\n";
+    est::write_json(out, predicted->timeline, plan_member);
+    out << "\n";
   }
   if (args->has("--ascii") || (!args->has("--out") && !as_json)) {
     out << est::render_ascii(predicted->timeline, static_cast<int>(width));
