@@ -18,7 +18,6 @@
 #include "plansight/estimator/schedule_metrics.h"
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_json.h"
-#include "plansight/estimator/timeline_json.h"
 #include "plansight/estimator/timeline_layers.h"
 #include "plansight/interop/perfetto_exporter.h"
 
