@@ -68,11 +68,17 @@ TEST(Advisor, ExposedDataParallelAndSmallMicroBatches) {
   EXPECT_TRUE(warns(*e, "training.micro_batch")) << "32-token micro-batches: the weights' reads dominate";
 }
 
-TEST(TimelineJson, RoundTripOfAPredictedTimeline) {
+// The default plan on 16 micro-batches, its predicted timeline kept.
+Result<TimePrediction> small_prediction() {
   Plan p = default_plan();
   p.training.global_batch = 16 * 16;
   auto e = estimate(p);
-  auto t = predict_time(p, e->padded_vocab);
+  if (!e) return e.errors();
+  return predict_time(p, e->padded_vocab);
+}
+
+TEST(TimelineJson, RoundTripOfAPredictedTimeline) {
+  auto t = small_prediction();
   ASSERT_TRUE(t.ok());
   const auto json = to_json(t->timeline);
   auto back = timeline_from_json(json);
@@ -85,10 +91,7 @@ TEST(TimelineJson, RoundTripOfAPredictedTimeline) {
 // reads back to the same bits: a predicted timeline, and one with the values a writer gets wrong
 // (integral and tiny doubles, the largest finite, -0, names needing escapes, invalid UTF-8).
 TEST(TimelineJson, StreamedTextIsTheDocument) {
-  Plan p = default_plan();
-  p.training.global_batch = 16 * 16;
-  auto e = estimate(p);
-  auto predicted = predict_time(p, e->padded_vocab);
+  auto predicted = small_prediction();
   ASSERT_TRUE(predicted.ok());
   Timeline odd;
   odd.source = TimelineSource::imported;
@@ -115,7 +118,7 @@ TEST(TimelineJson, StreamedTextIsTheDocument) {
   }
   odd.tracks.push_back(track);
   odd.tracks.push_back(Track{4, Lane::host, -1, "", {}});  // no spans
-  const nlohmann::json plan = {{"plan", to_json(p)}, {"tracks", "not the timeline's"}};
+  const nlohmann::json plan = {{"plan", to_json(default_plan())}, {"tracks", "not the timeline's"}};
   for (const Timeline* t : {&predicted->timeline, &odd}) {
     std::ostringstream text;
     write_json(text, *t, plan);
