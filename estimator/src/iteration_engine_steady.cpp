@@ -182,16 +182,26 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   const std::int64_t shift_mb = periods * mb_shift;
   // Every pending time lands on a micro-batch of its pipeline (the skipped periods exist), and
   // every chunk whose forwards run in the period ran a period of them before (the marks below).
+  // On the way, the micro-batches written below, set up before (ensure_times): where the windows
+  // land, and the marks (a run of a whole table set all of them up at its start).
   const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
+  // A marks window [readers run, writers run) moves on by what the skip runs of each.
+  const auto skipped_of = [&](std::int32_t g, OpKind kind) { return periods * ran_per_period(before, now, g, kind); };
+  std::int64_t lo = m_, hi = 0;
   for (std::int32_t g = 0; g < stages_; ++g) {
     for (std::size_t which = 0; which < kPending; ++which) {
       const Window w = pending(now, g, which);
+      const std::int64_t ran = w.first + w.count;
+      std::int64_t from = w.first + shift_mb, to = ran + shift_mb;
       if (marks_only(g, which)) {
         const std::int32_t writers = ran_per_period(before, now, g, marks_kinds(which).first);
-        if (writers != 0 && (writers != mb_shift || w.first + w.count - mb_shift < pipeline_first(g))) return 0;
-        continue;
+        if (writers != 0 && (writers != mb_shift || ran - mb_shift < pipeline_first(g))) return 0;
+        from = std::max(ran, w.first + skipped_of(g, marks_kinds(which).second));
+        to = ran + periods * writers;
+      } else if (w.count > 0 && ran + shift_mb > pipeline_first(g) + pipeline_micro_batches) {
+        return 0;
       }
-      if (w.count > 0 && w.first + w.count + shift_mb > pipeline_first(g) + pipeline_micro_batches) return 0;
+      if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
     }
   }
   std::int64_t skipped = 0;
@@ -221,24 +231,6 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
       }
     }
     lanes_[r].shift_tail(n[1], shift_ns);
-  }
-  // The micro-batches written below set up first (ensure_times): where the windows land, and
-  // the marks (a run of a whole table set all of them up at its start).
-  std::int64_t lo = m_, hi = 0;
-  const bool all_ready = times_ready_.size() == 1 && times_ready_[0].begin_ns == 0 && times_ready_[0].end_ns == m_;
-  // A marks window [readers run, writers run) moves on by what the skip runs of each.
-  const auto skipped_of = [&](std::int32_t g, OpKind kind) { return periods * ran_per_period(before, now, g, kind); };
-  for (std::int32_t g = 0; g < stages_ && !all_ready; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      const Window w = pending(now, g, which);
-      const std::int64_t ran = w.first + w.count;
-      const bool marks = marks_only(g, which);
-      const std::int64_t writers = marks ? skipped_of(g, marks_kinds(which).first) : 0;
-      const std::int64_t readers = marks ? skipped_of(g, marks_kinds(which).second) : 0;
-      const std::int64_t from = marks ? std::max(ran, w.first + readers) : w.first + shift_mb;
-      const std::int64_t to = marks ? ran + writers : ran + shift_mb;
-      if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
-    }
   }
   ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
