@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "plansight/estimator/hta_metrics.h"
+#include "plansight/estimator/timeline_json.h"
 #include "plansight/estimator/timeline_metrics.h"
 #include "plansight/interop/kineto_importer.h"
 #include "plansight/interop/trace_import.h"
@@ -235,6 +236,40 @@ TEST(TraceImport, DetectsFormatByContent) {
   auto r = import_trace(kFixtures + "/nsys_schema3.sql");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error_text().find("not a recognised trace"), std::string::npos);
+}
+
+// Plansight's own timeline JSON (plansight timeline --out) is recognised, streamed or dumped with
+// indentation, and refused with what import takes, instead of read as a trace with no events.
+TEST(TraceImport, APlansightTimelineIsNamedNotImported) {
+  estimator::Timeline t;
+  t.names = {"F0.0"};
+  t.tracks.push_back({0, estimator::Lane::compute, -1, "rank 0 compute", {}});
+  t.tracks[0].spans.push_back(estimator::Span{});
+  const std::string streamed = testing::TempDir() + "/plansight_timeline.json";
+  const std::string indented = testing::TempDir() + "/plansight_timeline_indented.json";
+  {
+    std::ofstream out(streamed);
+    estimator::write_json(out, t);
+  }
+  {
+    std::ofstream out(indented);
+    out << "\n  " << estimator::to_json(t).dump(2);
+  }
+  for (const std::string& path : {streamed, indented}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(detect_trace_format(path), TraceFormat::plansight_timeline);
+    auto r = import_trace(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error_text().find("a Plansight timeline"), std::string::npos) << r.error_text();
+    EXPECT_NE(r.error_text().find("--format perfetto"), std::string::npos) << r.error_text();
+  }
+  // Another "format" value, or the member not first, is still read as Kineto JSON.
+  const std::string other = testing::TempDir() + "/other_format.json";
+  {
+    std::ofstream out(other);
+    out << R"({"traceEvents": [], "format": "plansight-timeline"})";
+  }
+  EXPECT_EQ(detect_trace_format(other), TraceFormat::kineto_json);
 }
 
 }  // namespace

@@ -9,12 +9,33 @@
 
 namespace plansight::interop {
 
+namespace {
+
+// `{"format": "plansight-timeline"` at the start (timeline_json.h writes that member first, and
+// a document dumped with sorted keys has it first too), whitespace allowed between the tokens.
+bool looks_like_plansight_timeline(std::string_view head) {
+  std::size_t at = 0;
+  const auto skip_space = [&] {
+    while (at < head.size() && (head[at] == ' ' || head[at] == '\n' || head[at] == '\r' || head[at] == '\t')) ++at;
+  };
+  const auto take = [&](std::string_view token) {
+    skip_space();
+    if (head.substr(at, token.size()) != token) return false;
+    at += token.size();
+    return true;
+  };
+  return take("{") && take("\"format\"") && take(":") && take("\"plansight-timeline\"");
+}
+
+}  // namespace
+
 std::string_view to_string(TraceFormat f) {
   switch (f) {
     case TraceFormat::kineto_json: return "kineto_json";
     case TraceFormat::kineto_directory: return "kineto_directory";
     case TraceFormat::kineto_archive: return "kineto_archive";
     case TraceFormat::nsys_sqlite: return "nsys_sqlite";
+    case TraceFormat::plansight_timeline: return "plansight_timeline";
     case TraceFormat::unknown: return "unknown";
   }
   return "?";
@@ -49,6 +70,7 @@ TraceFormat detect_trace_format(const std::filesystem::path& path) {
   }
   for (char c : head) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '{' && looks_like_plansight_timeline(head)) return TraceFormat::plansight_timeline;
     return c == '{' || c == '[' ? TraceFormat::kineto_json : TraceFormat::unknown;
   }
   return TraceFormat::unknown;
@@ -60,6 +82,10 @@ Result<ImportedTrace> import_trace(const std::filesystem::path& path, const Trac
     case TraceFormat::nsys_sqlite: return import_nsys_sqlite(path, options.nsys);
     case TraceFormat::kineto_json: return import_kineto_file(path, options.kineto);
     case TraceFormat::kineto_archive: return import_kineto_archive(path, options.kineto);
+    case TraceFormat::plansight_timeline:
+      return make_error(path.string(), "a Plansight timeline (plansight timeline --out), not a trace of a run: import takes "
+                                       "Kineto JSON (plain or gzip), a directory or tar archive of them, or an Nsight "
+                                       "Systems SQLite export; for Perfetto, write the timeline with --format perfetto");
     case TraceFormat::unknown: break;
   }
   std::error_code ec;

@@ -11,11 +11,14 @@
 
 namespace plansight::interop {
 
-enum class TraceFormat : std::uint8_t { kineto_json, kineto_directory, kineto_archive, nsys_sqlite, unknown };
+// plansight_timeline: Plansight's own timeline JSON (`plansight timeline --out`), which is not a
+// trace of a run: import_trace() says so and what to use instead.
+enum class TraceFormat : std::uint8_t { kineto_json, kineto_directory, kineto_archive, nsys_sqlite, plansight_timeline, unknown };
 
 std::string_view to_string(TraceFormat f);
 
-// By content: directory; "SQLite format 3" header; gzip magic or a JSON opening brace/bracket.
+// By content: directory; "SQLite format 3" header; gzip magic or a JSON opening brace/bracket
+// (an object whose first member is "format": "plansight-timeline": Plansight's timeline).
 TraceFormat detect_trace_format(const std::filesystem::path& path);
 
 struct TraceImportOptions {
