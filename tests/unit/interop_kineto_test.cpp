@@ -265,11 +265,13 @@ TEST(TraceImport, APlansightTimelineIsNamedNotImported) {
   }
   // Another "format" value, or the member not first, is still read as Kineto JSON.
   const std::string other = testing::TempDir() + "/other_format.json";
-  {
-    std::ofstream out(other);
-    out << R"({"traceEvents": [], "format": "plansight-timeline"})";
+  for (const char* text : {R"({"traceEvents": [], "format": "plansight-timeline"})", R"({"format": "plansight-run"})"}) {
+    {
+      std::ofstream out(other);
+      out << text;
+    }
+    EXPECT_EQ(detect_trace_format(other), TraceFormat::kineto_json) << text;
   }
-  EXPECT_EQ(detect_trace_format(other), TraceFormat::kineto_json);
 }
 
 }  // namespace
