@@ -21,6 +21,11 @@
 #   - layout.ep_overlap (the all-to-all under an adjacent micro-batch's computation) where the
 #     source states that overlap: the Qwen3 and DeepSeek-V3 Megatron-Bridge rows (A2A_1F1B) and
 #     the DeepSeek-V3 report (DualPipe's forward-backward pairs, Sec. 3.2.1).
+#   - layout.tp_overlap off: the TP 2 rows' recipes set tp_comm_overlap False (Qwen3-235B on H100,
+#     DeepSeek-V3) or do not set it (Megatron's default: off).
+# The GPU's in-step slowdown is its preset's: on H100 1.25, set from eleven dense Megatron-Core
+# runs (bench/megatron_h100.sh), never from these rows; the H800 of the DeepSeek-V3 report is
+# costed as the H100 SXM it shares its GH100 compute with.
 # Not modelled, so rows that rely on them run faster than we predict: DeepEP (DeepSeek-V3
 # Megatron-Bridge row), node-limited routing with deduplicated cross-node sends (DeepSeek-V3
 # report). Not modelled, so rows pay for them and we do not: host-side overhead (the CPU's launch

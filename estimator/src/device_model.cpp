@@ -228,13 +228,14 @@ DeviceEfficiency default_efficiency(const GpuSpec& gpu) {
   // [4] BabelStream-class copies reach ~85% of HBM.
   e.memory_fraction = 0.85;
   e.kernel_overhead_s = 4e-6;  // [5]
-  // One end-to-end calibration: Korthikanti et al. 2022 (abstract) report 42.1% MFU for the 530B
-  // GPT on 2240 A100s with full recomputation (TP 8, PP 35, v 3). Kernels costed alone give
-  // 47.9% there; a 1.15 slowdown of every compute kernel gives 42.2%. Narayanan et al. 2021
-  // Table 1 is not used to set it and is predicted within 10% on all ten rows (validation test).
-  // Lacking a published step-level measurement for other GPUs, the same factor applies to all;
-  // the probe's calibration on the machine itself supersedes it.
-  e.in_step_slowdown = 1.15;
+  // One end-to-end calibration per GPU (GpuEfficiency::in_step_slowdown, with its source in the
+  // preset). A100: Korthikanti et al. 2022 (abstract) report 42.1% MFU for the 530B GPT on 2240
+  // A100s with full recomputation (TP 8, PP 35, v 3). Kernels costed alone give 47.9% there; a
+  // 1.15 slowdown of every compute kernel gives 42.2%. Narayanan et al. 2021 Table 1 is not used
+  // to set it and is predicted within 10% on all ten rows (validation test). A GPU without a
+  // step-level measurement of its own keeps 1.15; the probe's calibration on the machine itself
+  // supersedes it.
+  e.in_step_slowdown = gpu.efficiency.in_step_slowdown;
   e.network_fraction = 0.9;    // [8] large messages reach ~95% of the NIC line rate; 0.9 allows for mid-size buckets
   return e;
 }

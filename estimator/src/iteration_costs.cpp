@@ -24,7 +24,7 @@ OpCost to_op(const PhaseCost& c) {
   // Its segments in one allocation (an estimate makes four ops a chunk).
   std::size_t segments = 0;
   for (const double s : {c.compute_s, c.offload_s, c.tp_comm_s, c.cp_comm_s, c.dp_comm_s, c.ep_comm_s, c.zero3_gather_hidden_s,
-                         c.zero3_reduce_scatter_hidden_s, c.cp_hidden_s, c.ep_hidden_s}) {
+                         c.zero3_reduce_scatter_hidden_s, c.cp_hidden_s, c.ep_hidden_s, c.tp_hidden_s}) {
     segments += s > 0 ? 1 : 0;
   }
   op.segments.reserve(segments);
@@ -45,7 +45,8 @@ OpCost to_op(const PhaseCost& c) {
                                        std::tuple{c.zero3_reduce_scatter_hidden_s,
                                                   share(c.dp_bytes, c.zero3_reduce_scatter_hidden_s, zero3_s), kZero3ReduceScatterLabel},
                                        std::tuple{c.cp_hidden_s, share(c.cp_bytes, c.cp_hidden_s, c.cp_hidden_s + c.cp_comm_s), kCpLabel},
-                                       std::tuple{c.ep_hidden_s, share(c.ep_bytes, c.ep_hidden_s, c.ep_hidden_s + c.ep_comm_s), kEpLabel}}) {
+                                       std::tuple{c.ep_hidden_s, share(c.ep_bytes, c.ep_hidden_s, c.ep_hidden_s + c.ep_comm_s), kEpLabel},
+                                       std::tuple{c.tp_hidden_s, share(c.tp_bytes, c.tp_hidden_s, c.tp_hidden_s + c.tp_comm_s), kTpLabel}}) {
     if (seconds > 0) op.segments.push_back({Lane::communication, seconds, 0, bytes, label, true});
   }
   // The exposed spans keep the rest of their group's bytes.
@@ -54,6 +55,7 @@ OpCost to_op(const PhaseCost& c) {
     if (s.label == kDpLabel) s.bytes = share(c.dp_bytes, c.dp_comm_s, zero3_s);
     if (s.label == kCpLabel) s.bytes = share(c.cp_bytes, c.cp_comm_s, c.cp_hidden_s + c.cp_comm_s);
     if (s.label == kEpLabel) s.bytes = share(c.ep_bytes, c.ep_comm_s, c.ep_hidden_s + c.ep_comm_s);
+    if (s.label == kTpLabel) s.bytes = share(c.tp_bytes, c.tp_comm_s, c.tp_hidden_s + c.tp_comm_s);
   }
   return op;
 }

@@ -3,7 +3,9 @@
 // under TP and sequence parallelism) plus the communication the layer waits on. Without
 // sequence parallelism two all-reduces of T*h elements per layer in forward and two in backward;
 // with it, two all-gathers and two reduce-scatters each way (Korthikanti et al. 2022, Sec.
-// 4.2.2). None of it overlaps compute (Megatron-LM's default).
+// 4.2.2). None of it overlaps compute (Megatron-LM's default) unless layout.tp_overlap: then the
+// all-gathers and reduce-scatters run in chunks under the layer's linear GEMMs and only their
+// excess is exposed.
 #include "plansight/estimator/layer_costs.h"
 
 #include <algorithm>
@@ -17,7 +19,8 @@ namespace {
 
 // Adds operators' seconds and matmul FLOPs into a PassCost as they come; the attention core's
 // into a subtotal of its own (the CP ring hides behind it), which joins the sum where the core
-// ends. With `recompute`, forward operators that recomputed() says run again are added to the
+// ends; the linear layers' GEMMs (matmuls outside the core) also into linear() (TP's collectives
+// hide behind them with layout.tp_overlap). With `recompute`, forward operators that recomputed() says run again are added to the
 // recompute phase too (a layer's; the LM head is not recomputed).
 class PassSum final : public OperatorSink {
  public:
@@ -30,13 +33,15 @@ class PassSum final : public OperatorSink {
     }
     PassCost& into = op.attention_core ? core_ : sum_;
     add_to(into, op.pass, op);
+    if (op.matmul && !op.attention_core) add_to(linear_, op.pass, op);
     if (recompute_ && op.pass == OperatorPass::forward && recomputed(plan_, op)) add_to(into, OperatorPass::recompute, op);
   }
   const PassCost& total() {
     flush_core();
     return sum_;
   }
-  const PassCost& core() const { return core_; }  // the attention core's part of total()
+  const PassCost& core() const { return core_; }      // the attention core's part of total()
+  const PassCost& linear() const { return linear_; }  // the linear layers' GEMMs of total()
 
  private:
   static void add_to(PassCost& c, OperatorPass pass, const OperatorCost& op) {
@@ -58,7 +63,7 @@ class PassSum final : public OperatorSink {
 
   const Plan& plan_;
   bool recompute_;
-  PassCost sum_, core_;
+  PassCost sum_, core_, linear_;
   bool in_core_ = false;
 };
 
@@ -79,6 +84,7 @@ PhaseCost operator*(const PhaseCost& c, double k) {
   out.ep_bytes = c.ep_bytes * k;
   out.cp_hidden_s = c.cp_hidden_s * k;
   out.ep_hidden_s = c.ep_hidden_s * k;
+  out.tp_hidden_s = c.tp_hidden_s * k;
   out.zero3_gather_hidden_s = c.zero3_gather_hidden_s * k;
   out.zero3_reduce_scatter_hidden_s = c.zero3_reduce_scatter_hidden_s * k;
   return out;
@@ -149,8 +155,23 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
   const double tp_pass = d.sp ? 2 * (collective_seconds(Collective::all_gather, activation_bytes, tp, links.tp) +
                                      collective_seconds(Collective::reduce_scatter, activation_bytes, tp, links.tp))
                               : 2 * collective_seconds(Collective::all_reduce, activation_bytes, tp, links.tp);
-  c.forward.tp_comm_s += tp_pass;
-  c.backward_input.tp_comm_s += tp_pass;
+  if (plan.layout.tp_overlap && d.sp) {
+    // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): each all-gather is
+    // pipelined with the GEMM that consumes it and each reduce-scatter with the GEMM that produces
+    // it, chunk by chunk (Wang et al., ASPLOS 2023). The forward's collectives hide behind the
+    // forward's linear GEMMs; the backward's behind the input-gradient GEMMs only, since
+    // zero-bubble schedules run the weight-gradient GEMMs later. Only the excess is exposed.
+    const auto& linear = kernels.linear();
+    const double forward_hidden = std::min(tp_pass, linear.forward.compute_s);
+    const double backward_hidden = std::min(tp_pass, linear.backward_input.compute_s);
+    c.forward.tp_comm_s += tp_pass - forward_hidden;
+    c.forward.tp_hidden_s += forward_hidden;
+    c.backward_input.tp_comm_s += tp_pass - backward_hidden;
+    c.backward_input.tp_hidden_s += backward_hidden;
+  } else {
+    c.forward.tp_comm_s += tp_pass;
+    c.backward_input.tp_comm_s += tp_pass;
+  }
   const double tp_pass_bytes = d.sp ? 2 * (sent_bytes(Collective::all_gather, activation_bytes, tp) +
                                            sent_bytes(Collective::reduce_scatter, activation_bytes, tp))
                                     : 2 * sent_bytes(Collective::all_reduce, activation_bytes, tp);

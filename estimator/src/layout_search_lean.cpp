@@ -103,6 +103,9 @@ KeyCosts key_costs(const SearchContext& ctx, std::int64_t tp, std::int64_t cp, b
   plan.layout.tp = tp;
   plan.layout.cp = cp;
   plan.layout.sequence_parallel = sequence_parallel;
+  // The plan's TP overlap where the key allows it (validate_layout's rule: tp > 1 with sequence
+  // parallelism), as apply_candidate() sets it.
+  plan.layout.tp_overlap = ctx.base.layout.tp_overlap && tp > 1 && sequence_parallel;
   plan.layout.recompute = recompute;
   plan.training.micro_batch = micro_batch;
   // Layer, embedding and head costs use only the TP and CP links, which pp and dp do not move.

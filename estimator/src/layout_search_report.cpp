@@ -64,6 +64,9 @@ Plan apply_candidate(const Plan& base, const Candidate& c) {
   // The plan's expert all-to-all overlap where the candidate allows it (validate_expert_layout's
   // rules: ep > 1, and virtual stages with pipeline parallelism); elsewhere it runs exposed.
   plan.layout.ep_overlap = base.layout.ep_overlap && c.ep > 1 && (c.pp == 1 || c.vpp > 1);
+  // The plan's TP communication overlap likewise where the candidate allows it (tp > 1 with
+  // sequence parallelism, validate_layout's rule).
+  plan.layout.tp_overlap = base.layout.tp_overlap && c.tp > 1 && c.sequence_parallel;
   const std::int64_t chunks = c.pp * c.vpp;
   if (base.model.moe.enabled() && chunks > 0 && base.model.layers % chunks != 0 && base.model.layers >= chunks) {
     // MoE models (DeepSeek-V3's 61 layers) rarely divide evenly: the earliest chunks take one

@@ -183,6 +183,14 @@ void validate_layout(const Plan& p, Rules& r) {
   if (l.sequence_parallel && l.tp == 1) {
     r.warning("layout.sequence_parallel", "has no effect with tp = 1");
   }
+  // Megatron-LM refuses --tp-comm-overlap without --sequence-parallel (arguments.py): the
+  // overlapped collectives are sequence parallelism's all-gathers and reduce-scatters.
+  if (l.tp_overlap && l.tp == 1) {
+    r.error("layout.tp_overlap", "true with tp = 1: there is no tensor-parallel communication to overlap; valid: tp > 1");
+  } else if (l.tp_overlap && !l.sequence_parallel) {
+    r.error("layout.tp_overlap", "true without sequence_parallel: the overlap splits sequence parallelism's "
+                                 "all-gathers and reduce-scatters; valid: sequence_parallel true");
+  }
   if ((l.zero_stage == 2 || l.zero_stage == 3) && l.pp > 1) {
     r.warning("layout.zero_stage", "value " + str(l.zero_stage) +
                                        " with pp > 1: DeepSpeed does not support ZeRO-2/3 with pipeline parallelism "

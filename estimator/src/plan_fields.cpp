@@ -88,6 +88,7 @@ const std::vector<PlanField> kFields = {
     {"layout.schedule", "--schedule", K::choice, "Schedule", "", "pipeline schedule", 0, 0, "gpipe|1f1b|interleaved|zb-h1|dualpipev|dualpipe", "\"gpipe\"", CHOICE(layout, schedule, PipelineSchedule)},
     {"layout.dp_overlap", "--no-dp-overlap", K::toggle_off, "overlap DP communication", "", "reduce gradients after the backward pass instead of during it", 0, 0, "", "false", FLAG(layout, dp_overlap)},
     {"layout.ep_overlap", "--ep-overlap", K::toggle, "overlap expert all-to-all", "", "MoE: hide a micro-batch's dispatch/combine under an adjacent micro-batch's compute (Megatron-Core's combined 1F1B)", 0, 0, "", "true", FLAG(layout, ep_overlap)},
+    {"layout.tp_overlap", "--tp-overlap", K::toggle, "overlap TP communication", "", "hide TP all-gathers/reduce-scatters under the linear GEMMs (Megatron-Core's --tp-comm-overlap; needs sequence parallelism)", 0, 0, "", "true", FLAG(layout, tp_overlap)},
     {"layout.placement", "--placement", K::text, "Rank placement", "", "rank order, innermost first: tp-cp-dp-pp", 0, 0, "", "\"tp-dp-cp-pp\"", PLACEMENT},
     {"layout.offload_optimizer", "--offload-optimizer", K::toggle, "offload optimizer to CPU", "", "ZeRO-Offload: optimizer states and step on the host (ZeRO >= 1)", 0, 0, "", "true", FLAG(layout, offload_optimizer)},
     {"layout.offload_params", "--offload-params", K::toggle, "offload parameters to CPU", "", "ZeRO-Infinity: parameters on the host (ZeRO 3)", 0, 0, "", "true", FLAG(layout, offload_params)},

@@ -101,6 +101,7 @@ nlohmann::json to_json(const GpuSpec& g) {
             {"flash_forward_fraction", g.efficiency.flash_forward_fraction},
             {"flash_backward_fraction", g.efficiency.flash_backward_fraction},
             {"nvlink_fraction", g.efficiency.nvlink_fraction},
+            {"in_step_slowdown", g.efficiency.in_step_slowdown},
             {"source", g.efficiency.source}}}};
 }
 
@@ -130,12 +131,15 @@ void read_gpu(JsonReader& in, GpuSpec& g) {
     }
   }
   if (auto e = in.child("efficiency")) {
-    e->reject_unknown({"gemm_peak_fraction", "flash_forward_fraction", "flash_backward_fraction", "nvlink_fraction", "source"});
+    e->reject_unknown({"gemm_peak_fraction", "flash_forward_fraction", "flash_backward_fraction", "nvlink_fraction",
+                       "in_step_slowdown", "source"});
     // Fractions of a peak: above 0 (a GPU that reaches nothing would take forever) and at most 1.
     e->read("gemm_peak_fraction", g.efficiency.gemm_peak_fraction, 0.01, 1.0);
     e->read("flash_forward_fraction", g.efficiency.flash_forward_fraction, 0.01, 1.0);
     e->read("flash_backward_fraction", g.efficiency.flash_backward_fraction, 0.01, 1.0);
     e->read("nvlink_fraction", g.efficiency.nvlink_fraction, 0.01, 1.0);
+    // A factor on kernel time: 1 is a kernel as fast as alone; above 5 no published step is that slow.
+    e->read("in_step_slowdown", g.efficiency.in_step_slowdown, 1.0, 5.0);
     e->read("source", g.efficiency.source);
   }
 }
@@ -203,6 +207,8 @@ nlohmann::json to_json(const LayoutSpec& l) {
   if (l.ep != 1) out["ep"] = l.ep;
   if (l.etp != 0) out["etp"] = l.etp;
   if (l.ep_overlap) out["ep_overlap"] = true;
+  // TP communication overlap only when on, for the same reason.
+  if (l.tp_overlap) out["tp_overlap"] = true;
   // Offloading only when on, for the same reason.
   if (l.offload_optimizer) out["offload_optimizer"] = true;
   if (l.offload_params) out["offload_params"] = true;
@@ -212,8 +218,8 @@ nlohmann::json to_json(const LayoutSpec& l) {
 
 void read_layout(JsonReader& in, LayoutSpec& l) {
   in.reject_unknown({"tp", "pp", "vpp", "dp", "cp", "sequence_parallel", "zero_stage", "fsdp", "recompute", "schedule",
-                     "dp_overlap", "placement", "stage_layers", "ep", "etp", "ep_overlap", "offload_optimizer",
-                     "offload_params", "offload_activations"});
+                     "dp_overlap", "placement", "stage_layers", "ep", "etp", "ep_overlap", "tp_overlap",
+                     "offload_optimizer", "offload_params", "offload_activations"});
   in.read("tp", l.tp);
   in.read("ep", l.ep);
   in.read("etp", l.etp);
@@ -230,6 +236,7 @@ void read_layout(JsonReader& in, LayoutSpec& l) {
   in.read_enum("schedule", l.schedule);
   in.read("dp_overlap", l.dp_overlap);
   in.read("ep_overlap", l.ep_overlap);
+  in.read("tp_overlap", l.tp_overlap);
   if (in.has("placement")) {
     std::string text;
     in.read("placement", text);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/memory.h"
@@ -66,10 +67,14 @@ TEST(LayoutSearch, LeanClosedFormEqualsTheLibrary) {
       {"llama-2-7b", 64, 2, 4, 2, 1, 1, 256, 1, R::none, S::interleaved, true, true, true},
       {"gpt3-1.3b", 8, 2, 2, 1, 2, 1, 64, 3, R::selective, S::one_f_one_b, true, true, true},
   };
-  std::vector<std::pair<Row, bool>> all;
-  for (const auto& row : rows) all.emplace_back(row, false);
-  for (const auto& row : fp8_rows) all.emplace_back(row, true);
-  for (const auto& [row, fp8] : all) {
+  std::vector<std::tuple<Row, bool, bool>> all;  // row, fp8, TP communication overlapped
+  for (const auto& row : rows) all.emplace_back(row, false, false);
+  for (const auto& row : fp8_rows) all.emplace_back(row, true, false);
+  // Megatron-Core's --tp-comm-overlap on sequence-parallel rows, bf16 and fp8.
+  all.emplace_back(rows[1], false, true);
+  all.emplace_back(rows[10], false, true);
+  all.emplace_back(fp8_rows[0], true, true);
+  for (const auto& [row, fp8, tp_overlap] : all) {
     Plan plan = base_plan(row.model, fp8 ? "dgx-h100" : "selene", row.gpus, row.global);
     if (fp8) {
       plan.training.precision = Precision::fp8;
@@ -83,12 +88,13 @@ TEST(LayoutSearch, LeanClosedFormEqualsTheLibrary) {
     plan.layout.recompute = row.recompute;
     plan.layout.schedule = row.schedule;
     plan.layout.sequence_parallel = row.sp;
+    plan.layout.tp_overlap = tp_overlap;
     plan.layout.dp_overlap = row.overlap;
     plan.training.micro_batch = row.mb;
     plan.training.attention = row.flash ? AttentionKernel::flash : AttentionKernel::standard;
     const auto problems = validate(plan);
     ASSERT_FALSE(has_errors(problems)) << row.model << ": " << join_messages(problems);
-    const std::string name = std::string(fp8 ? "fp8 " : "") + row.model + " tp " + std::to_string(row.tp) + " pp " +
+    const std::string name = std::string(fp8 ? "fp8 " : "") + (tp_overlap ? "tp-overlap " : "") + row.model + " tp " + std::to_string(row.tp) + " pp " +
                              std::to_string(row.pp) + " v " + std::to_string(row.vpp) + " " +
                              std::string(to_string(row.schedule));
 

@@ -202,6 +202,13 @@ void PlanForm::build() {
   sequence_parallel_ = new QCheckBox(tr("sequence parallel"), this);
   addField(layout, QStringLiteral("layout.sequence_parallel"), QString(), sequence_parallel_);
   connect(sequence_parallel_, &QCheckBox::toggled, this, &PlanForm::onEdited);
+  // Communication hidden under compute: Megatron-Core's --tp-comm-overlap and combined 1F1B.
+  for (auto [field, label] : {std::pair{"layout.tp_overlap", tr("overlap TP communication")},
+                              std::pair{"layout.ep_overlap", tr("overlap expert all-to-all")}}) {
+    auto* box = new QCheckBox(label, this);
+    addField(layout, QString::fromLatin1(field), QString(), box);
+    connect(box, &QCheckBox::toggled, this, &PlanForm::onEdited);
+  }
   // Offloading to host memory (estimator/offload.h): ZeRO-Offload, ZeRO-Infinity, activations.
   for (auto [box, field, label] : {std::tuple{&offload_optimizer_, "layout.offload_optimizer", tr("offload optimizer to CPU")},
                                    std::tuple{&offload_params_, "layout.offload_params", tr("offload parameters to CPU")},

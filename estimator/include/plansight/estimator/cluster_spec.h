@@ -17,7 +17,12 @@ struct GpuEfficiency {
   double flash_forward_fraction = 0.45;  // FlashAttention forward over the dense peak
   double flash_backward_fraction = 0.35; // FlashAttention backward over the dense peak
   double nvlink_fraction = 0.75;         // nccl-tests all-reduce bus bandwidth over NVLink one direction
-  std::string source;                    // where the four figures come from; empty: the defaults
+  // How much slower every compute kernel runs inside a real training step than alone (clocks under
+  // sustained load, launch gaps, the memory traffic of neighbouring kernels), set from one
+  // published end-to-end run per GPU. 1.15: Korthikanti et al. 2022's 530B on 2240 A100s
+  // (device_model.cpp), the value for a GPU without a step-level measurement of its own.
+  double in_step_slowdown = 1.15;
+  std::string source;                    // where the figures come from; empty: the defaults
 };
 
 struct GpuSpec {

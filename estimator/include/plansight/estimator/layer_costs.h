@@ -23,9 +23,10 @@ struct PhaseCost {
   double tp_bytes = 0, cp_bytes = 0, dp_bytes = 0, ep_bytes = 0;
   // The collectives' time that compute hides (the rest is in the *_comm_s above): CP's ring
   // exchange under attention, EP's all-to-all under the paired micro-batch (layout.ep_overlap),
-  // ZeRO-3's prefetched parameter all-gather and its gradient reduce-scatter. They cost the
-  // iteration nothing; the predicted timeline draws them beside the compute (to_op()).
-  double cp_hidden_s = 0, ep_hidden_s = 0, zero3_gather_hidden_s = 0, zero3_reduce_scatter_hidden_s = 0;
+  // TP's all-gathers and reduce-scatters under the linear GEMMs (layout.tp_overlap), ZeRO-3's
+  // prefetched parameter all-gather and its gradient reduce-scatter. They cost the iteration
+  // nothing; the predicted timeline draws them beside the compute (to_op()).
+  double cp_hidden_s = 0, ep_hidden_s = 0, tp_hidden_s = 0, zero3_gather_hidden_s = 0, zero3_reduce_scatter_hidden_s = 0;
   double total_s() const { return compute_s + tp_comm_s + cp_comm_s + dp_comm_s + ep_comm_s + offload_s; }
   PhaseCost& operator+=(const PhaseCost& o) {
     compute_s += o.compute_s;
@@ -41,6 +42,7 @@ struct PhaseCost {
     ep_bytes += o.ep_bytes;
     cp_hidden_s += o.cp_hidden_s;
     ep_hidden_s += o.ep_hidden_s;
+    tp_hidden_s += o.tp_hidden_s;
     zero3_gather_hidden_s += o.zero3_gather_hidden_s;
     zero3_reduce_scatter_hidden_s += o.zero3_reduce_scatter_hidden_s;
     return *this;

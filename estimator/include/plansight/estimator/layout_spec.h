@@ -55,6 +55,11 @@ struct LayoutSpec {
   // (--overlap-moe-expert-parallel-comm) pairs a forward with a backward; off: exposed
   // (Megatron-Core's default).
   bool ep_overlap = false;
+  // Tensor-parallel all-gathers and reduce-scatters (sequence parallelism) split into chunks and
+  // run under the layer's linear GEMMs, as Megatron-Core's --tp-comm-overlap does with Transformer
+  // Engine's userbuffers (Wang et al., ASPLOS 2023, "Overlap Communication with Dependent
+  // Computation via Decomposition"); needs tp > 1 and sequence_parallel. Off: exposed (the default).
+  bool tp_overlap = false;
   Placement placement = kDefaultPlacement;
   // Optional explicit layers per model chunk, pp * vpp entries in pipeline order
   // (chunk c of rank r is entry c * pp + r); with schedule dualpipe pp entries, one model copy's

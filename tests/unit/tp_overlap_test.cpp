@@ -1,0 +1,156 @@
+// layout.tp_overlap, Megatron-Core's --tp-comm-overlap: sequence parallelism's all-gathers and
+// reduce-scatters run under the layer's linear GEMMs (the forward's under the forward's, the
+// backward's under the input-gradient GEMMs) and only their excess is exposed; the rules that
+// Megatron-LM's arguments.py sets; the plan file keeps it; the estimate and its timeline use it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plansight/estimator/device_model.h"
+#include "plansight/estimator/estimator.h"
+#include "plansight/estimator/json_io.h"
+#include "plansight/estimator/layer_costs.h"
+#include "plansight/estimator/operator_costs.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline.h"
+
+namespace plansight::estimator {
+namespace {
+
+Plan gpt3_on_h100(std::int64_t gpus_per_node) {
+  Plan p = default_plan();
+  p.cluster = find_system("dgx-h100")->cluster;
+  p.cluster.gpus = 1024;
+  p.cluster.gpus_per_node = gpus_per_node;
+  p.layout = LayoutSpec{};
+  p.layout.tp = 8;
+  p.layout.pp = 8;
+  p.layout.sequence_parallel = true;
+  p.training.precision = Precision::bf16;
+  p.training.grad_precision = Precision::fp32;
+  p.training.attention = AttentionKernel::flash;
+  p.training.achieved_tflops = 0;
+  p.training.mfu = 0;
+  return p;
+}
+
+// The linear layers' GEMMs of one layer by pass, summed from the operator list.
+struct LinearGemms final : OperatorSink {
+  double forward_s = 0, backward_input_s = 0;
+  void add(const OperatorCost& op) override {
+    if (!op.matmul || op.attention_core) return;
+    if (op.pass == OperatorPass::forward) forward_s += op.seconds;
+    if (op.pass == OperatorPass::backward_input) backward_input_s += op.seconds;
+  }
+};
+
+void expect_hidden_under_linear_gemms(const Plan& base) {
+  Plan plan = base;
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const CommLinks links = plan_links(plan, device.efficiency());
+  const PassCost exposed = layer_cost(plan, device, links);
+  plan.layout.tp_overlap = true;
+  const PassCost overlapped = layer_cost(plan, device, links);
+  LinearGemms gemms;
+  for_each_layer_operator(plan, device, gemms);
+  ASSERT_GT(gemms.forward_s, 0);
+  ASSERT_GT(gemms.backward_input_s, 0);
+
+  const double forward_comm = exposed.forward.tp_comm_s;  // two all-gathers and two reduce-scatters
+  const double backward_comm = exposed.backward_input.tp_comm_s;
+  ASSERT_GT(forward_comm, 0);
+  EXPECT_DOUBLE_EQ(overlapped.forward.tp_comm_s, std::max(0.0, forward_comm - gemms.forward_s));
+  EXPECT_DOUBLE_EQ(overlapped.forward.tp_hidden_s, std::min(forward_comm, gemms.forward_s));
+  EXPECT_DOUBLE_EQ(overlapped.backward_input.tp_comm_s, std::max(0.0, backward_comm - gemms.backward_input_s));
+  EXPECT_DOUBLE_EQ(overlapped.backward_input.tp_hidden_s, std::min(backward_comm, gemms.backward_input_s));
+  // Only the communication moves: same kernels, same bytes on the wire.
+  EXPECT_DOUBLE_EQ(overlapped.forward.compute_s, exposed.forward.compute_s);
+  EXPECT_DOUBLE_EQ(overlapped.backward_input.compute_s, exposed.backward_input.compute_s);
+  EXPECT_DOUBLE_EQ(overlapped.forward.tp_bytes, exposed.forward.tp_bytes);
+  EXPECT_EQ(overlapped.backward_weight.tp_comm_s, 0);
+}
+
+TEST(TpOverlap, NvlinkCollectivesHideCompletelyUnderTheLinearGemms) {
+  const Plan plan = gpt3_on_h100(8);  // TP 8 inside a DGX: NVLink is fast against 12288-wide GEMMs
+  expect_hidden_under_linear_gemms(plan);
+  Plan overlapped = plan;
+  overlapped.layout.tp_overlap = true;
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const PassCost c = layer_cost(overlapped, device, plan_links(overlapped, device.efficiency()));
+  EXPECT_EQ(c.forward.tp_comm_s, 0);
+  EXPECT_GT(c.forward.tp_hidden_s, 0);
+}
+
+TEST(TpOverlap, CollectivesLongerThanTheGemmsExposeTheirExcess) {
+  // TP 8 over nodes of 2 GPUs: the collectives cross the NICs and outlast the GEMMs.
+  const Plan plan = gpt3_on_h100(2);
+  expect_hidden_under_linear_gemms(plan);
+  Plan overlapped = plan;
+  overlapped.layout.tp_overlap = true;
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const PassCost c = layer_cost(overlapped, device, plan_links(overlapped, device.efficiency()));
+  EXPECT_GT(c.forward.tp_comm_s, 0) << "the excess stays exposed";
+}
+
+TEST(TpOverlap, TheEstimateAndItsTimelineUseIt) {
+  Plan plan = gpt3_on_h100(8);
+  const auto exposed = estimate(plan);
+  plan.layout.tp_overlap = true;
+  const auto overlapped = estimate(plan);
+  ASSERT_TRUE(exposed.ok() && overlapped.ok()) << overlapped.error_text();
+  EXPECT_GT(exposed->time.breakdown.tp_comm_s, 0);
+  // What stays exposed is the embedding's reduce-scatter and the LM head's all-gather and
+  // reduce-scatter: Megatron runs them outside Transformer Engine's overlapped linear layers
+  // (one of each per micro-batch against four of each per layer: 96 layers over 8 stages).
+  EXPECT_GT(overlapped->time.breakdown.tp_comm_s, 0);
+  EXPECT_LT(overlapped->time.breakdown.tp_comm_s, 0.02 * exposed->time.breakdown.tp_comm_s);
+  EXPECT_LT(overlapped->time.iteration_s, exposed->time.iteration_s);
+  EXPECT_NEAR(overlapped->time.breakdown.total_s(), overlapped->time.iteration_s, 1e-9 * overlapped->time.iteration_s);
+  // The hidden collectives are drawn beside the compute (the "hidden comm" stream 2) under the
+  // TP group's name; hidden and exposed spans together carry the breakdown's TP bytes.
+  auto predicted = predict_time(plan, overlapped->padded_vocab);
+  ASSERT_TRUE(predicted.ok()) << predicted.error_text();
+  const std::string name = "TP all-gather/reduce-scatter · tp 8 · in a node";
+  std::int64_t hidden_ns = 0;
+  double bytes = 0;
+  for (const Track& track : predicted->timeline.tracks) {
+    if (track.rank != 0 || track.lane != Lane::communication) continue;
+    for (const Span& s : track.spans) {
+      if (predicted->timeline.name_of(s) != name) continue;
+      bytes += s.bytes;
+      if (track.stream == 2) hidden_ns += s.duration_ns;
+    }
+  }
+  EXPECT_GT(hidden_ns, 0);
+  EXPECT_NEAR(bytes, predicted->breakdown.tp_bytes, 1e-6 * bytes) << "rank 0, the first stage, as the breakdown counts";
+}
+
+TEST(TpOverlap, NeedsTensorParallelismWithSequenceParallelismAndSurvivesThePlanFile) {
+  // Megatron-LM, arguments.py: "Tensor parallel communication/GEMM overlap can happen only when
+  // sequence parallelism is enabled".
+  Plan plan = gpt3_on_h100(8);
+  plan.layout.tp_overlap = true;
+  Plan no_sp = plan;
+  no_sp.layout.sequence_parallel = false;
+  auto e = estimate(no_sp);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.errors().front().field, "layout.tp_overlap");
+  EXPECT_NE(e.errors().front().message.find("sequence_parallel"), std::string::npos) << e.errors().front().message;
+  Plan no_tp = plan;
+  no_tp.layout.tp = 1;
+  no_tp.layout.sequence_parallel = false;
+  e = estimate(no_tp);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.errors().front().field, "layout.tp_overlap");
+  EXPECT_NE(e.errors().front().message.find("tp > 1"), std::string::npos) << e.errors().front().message;
+
+  auto back = plan_from_json(to_json(plan));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_TRUE(back->layout.tp_overlap);
+  // Off, the plan file has no such key (dense plans keep their JSON).
+  EXPECT_FALSE(to_json(gpt3_on_h100(8))["layout"].contains("tp_overlap"));
+}
+
+}  // namespace
+}  // namespace plansight::estimator
