@@ -28,6 +28,7 @@ void print_estimate(std::ostream& out, const est::Plan& plan, const est::Estimat
   out << " x DP " << e.dp << " x CP " << l.cp;
   if (plan.model.moe.enabled()) out << ", EP " << l.ep << " x ETP " << l.expert_tp() << " (expert-DP " << plan.expert_dp() << ")";
   out << ", ZeRO " << l.zero_stage << (l.sequence_parallel ? ", sequence parallel" : "")
+      << (l.tp_overlap ? ", TP comm. overlapped" : "") << (l.ep_overlap ? ", all-to-all overlapped" : "")
       << ", recompute " << est::to_string(l.recompute) << ", schedule " << est::to_string(l.schedule) << "\n";
   if (l.offloads()) {
     out << "  offload   " << (l.offload_optimizer ? " optimizer (CPU step)" : "") << (l.offload_params ? " parameters" : "")
