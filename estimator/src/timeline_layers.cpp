@@ -100,7 +100,9 @@ class Anatomy {
     label_[kCp] = labels[static_cast<std::size_t>(kCpLabel)];
     label_[kDp] = labels[static_cast<std::size_t>(kDpLabel)];
     label_[kEp] = labels[static_cast<std::size_t>(kEpLabel)];
-    // The hidden parts of CP's and EP's collectives carry their group's label; ZeRO-3's its own.
+    // The hidden parts of TP's (layout.tp_overlap), CP's and EP's collectives carry their group's
+    // label; ZeRO-3's its own.
+    hidden_label_[kTp] = label_[kTp];
     hidden_label_[kCp] = label_[kCp];
     hidden_label_[kEp] = label_[kEp];
     zero3_gather_ = labels[static_cast<std::size_t>(kZero3GatherLabel)];
@@ -128,6 +130,14 @@ class Anatomy {
       if (text == hidden_label_[g]) return static_cast<SpanGroup>(g);
     }
     return text == zero3_gather_ || text == zero3_reduce_scatter_ ? kDp : kCompute;
+  }
+
+  // Whether compute may hide a piece: not the embedding's or the LM head's TP collectives, which
+  // layout.tp_overlap leaves exposed (layer_costs.cpp overlaps only the layers' linear GEMMs').
+  bool may_hide(const Piece& p) const {
+    if (p.group != kTp) return true;
+    const std::string& w = where(p.name);
+    return w != "embedding" && w != "head";
   }
 
   // The pieces of chunk g's pass, in the order they run; their names in names(). Made once per
@@ -368,7 +378,7 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   // draw_overlapped), so the compute a collective starts in names its pass.
   const std::vector<Piece>& pieces = anatomy.pieces(s.stage, pass_of(op->phase));
   double weight = 0;
-  for (const Piece& p : pieces) weight += p.group == group ? p.weight : 0;
+  for (const Piece& p : pieces) weight += p.group == group && anatomy.may_hide(p) ? p.weight : 0;
   if (weight <= 0 || pieces_of_op.empty()) return false;
   // Compute time of the op's pieces from piece k on: a layer's pieces move to its compute only
   // while the rest still fits after it.
@@ -379,7 +389,7 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   std::int64_t placed = 0, t = std::max(cursor, s.start_ns);
   std::size_t at = 0;  // the compute piece being filled
   for (const Piece& piece : pieces) {
-    if (piece.group != group || piece.weight <= 0) continue;
+    if (piece.group != group || piece.weight <= 0 || !anatomy.may_hide(piece)) continue;
     done += piece.weight;
     const std::int64_t until = share_until(s.duration_ns, done, weight);
     std::int64_t ns = until - placed;

@@ -121,8 +121,10 @@ TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
   recompute.layout.zero_stage = 3;  // prefetched gathers: collectives of their own on the lane
   Plan context_recompute = context;  // the ring under the recomputed attention, and again under the backward's
   context_recompute.layout.recompute = Recompute::full;
+  Plan tp_overlap = small(8, 4, true);  // TP's collectives under the linear GEMMs
+  tp_overlap.layout.tp_overlap = true;
   for (const Plan& plan : {small(8, 4, false), small(8, 4, true), interleaved, zero3, zb, dualpipev, dualpipe, context,
-                           recompute, context_recompute}) {
+                           recompute, context_recompute, tp_overlap}) {
     SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + (plan.layout.sequence_parallel ? " sp" : "") +
                  " zero " + std::to_string(plan.layout.zero_stage) + " cp " + std::to_string(plan.layout.cp) +
                  " recompute " + std::string(to_string(plan.layout.recompute)));
@@ -136,7 +138,7 @@ TEST(LayerTimeline, KeepsEveryTotalAndTheBubble) {
     // track of the collectives compute hides where the plan has some (CP's ring exchange).
     const auto hidden = static_cast<std::size_t>(std::count_if(p.timeline.tracks.begin(), p.timeline.tracks.end(),
                                                                 [](const Track& x) { return x.stream == 2; }));
-    const bool hides = plan.layout.cp > 1 || (plan.layout.zero_stage == 3 && plan.training.zero3_prefetch);
+    const bool hides = plan.layout.cp > 1 || plan.layout.tp_overlap || (plan.layout.zero_stage == 3 && plan.training.zero3_prefetch);
     EXPECT_EQ(hidden, hides ? p.timeline.tracks.size() / 3 : 0);
     ASSERT_EQ(t.tracks.size(), (p.timeline.tracks.size() - hidden) / 2 * 3 + hidden);
     const Sums a = sums(p.timeline), b = sums(t);
@@ -313,6 +315,44 @@ TEST(LayerTimeline, ZeroThreeHiddenCollectivesLayerByLayer) {
   EXPECT_EQ(backward[35], "layer 0" + gather);
   EXPECT_EQ(backward[36], "layer 35" + scatter);
   EXPECT_EQ(backward.back(), "layer 0" + scatter);
+}
+
+// With layout.tp_overlap the all-gathers and reduce-scatters run under the layer's compute: each
+// hidden piece is named after its layer and collective and lies inside that op's compute.
+TEST(LayerTimeline, OverlappedTpCollectivesLayerByLayer) {
+  Plan plan = small(8, 4, true);
+  plan.layout.tp_overlap = true;
+  const Predicted p = predicted(plan);
+  auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+  ASSERT_TRUE(layered.ok()) << layered.error_text();
+  const Timeline& t = layered->timeline;
+  const auto hidden_of = [](const Timeline& x) -> const Track* {
+    for (const Track& track : x.tracks) {
+      if (track.rank == 0 && track.stream == 2) return &track;
+    }
+    return nullptr;
+  };
+  const Track* before = hidden_of(p.timeline);
+  const Track* after = hidden_of(t);
+  ASSERT_TRUE(before != nullptr && after != nullptr);
+  std::int64_t ns_before = 0, ns_after = 0;
+  for (const Span& x : before->spans) ns_before += x.duration_ns;
+  for (const Span& x : after->spans) ns_after += x.duration_ns;
+  EXPECT_EQ(ns_after, ns_before);
+  const Track& compute = t.tracks[track_of(t, 0, Lane::compute)];
+  std::size_t gathers = 0, scatters = 0;
+  for (const Span& x : after->spans) {
+    const std::string& name = t.name_of(x);
+    ASSERT_EQ(name.rfind("layer ", 0), 0u) << name;
+    gathers += name.find(" TP all-gather · tp 8") != std::string::npos;
+    scatters += name.find(" TP reduce-scatter · tp 8") != std::string::npos;
+    const auto holder = std::find_if(compute.spans.begin(), compute.spans.end(), [&](const Span& c) {
+      return c.start_ns <= x.start_ns && x.end_ns() <= c.end_ns();
+    });
+    ASSERT_NE(holder, compute.spans.end()) << name << " at " << x.start_ns;
+  }
+  EXPECT_GT(gathers, 0u);
+  EXPECT_GT(scatters, 0u);
 }
 
 TEST(LayerTimeline, RefusesWhatItCannotLayOut) {
