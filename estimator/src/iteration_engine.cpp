@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "plansight/estimator/time_model.h"
+
 namespace plansight::estimator {
 namespace {
 
@@ -124,13 +126,27 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   }
   // Ranks whose ops have collectives hidden under their compute get a track for them, like the
   // stream NCCL runs them on beside the compute stream (FSDP's all-gather stream, CP's ring).
-  const bool overlapped =
-      std::any_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return !c.overlapped.empty(); });
-  if (keep_ && overlapped) {
+  // TP's (layout.tp_overlap) run at the same time as the others, on NVLink inside the GEMMs: when
+  // a plan hides both, TP's get a track of their own, so that neither is cut to fit the other.
+  bool tp_hidden = false, other_hidden = false;
+  for (const NsChunkCost& c : costs_) {
+    for (const auto* list : {&c.overlapped.forward, &c.overlapped.backward, &c.overlapped.weight_grad,
+                             &c.overlapped.recompute, &c.overlapped.fused_backward}) {
+      for (const NsSegment& s : *list) (s.label == kTpLabel ? tp_hidden : other_hidden) = true;
+    }
+  }
+  if (keep_ && (tp_hidden || other_hidden)) {
     overlapped_tracks_ = static_cast<std::int32_t>(tl_.tracks.size());
     for (std::size_t r = 0; r < p; ++r) {
       tl_.tracks.push_back(Track{static_cast<std::int32_t>(r), Lane::communication, 2,
                                  "rank " + std::to_string(r) + " comm overlapped", {}});
+    }
+  }
+  if (keep_ && tp_hidden && other_hidden) {
+    tp_overlapped_tracks_ = static_cast<std::int32_t>(tl_.tracks.size());
+    for (std::size_t r = 0; r < p; ++r) {
+      tl_.tracks.push_back(Track{static_cast<std::int32_t>(r), Lane::communication, 3,
+                                 "rank " + std::to_string(r) + " TP comm overlapped", {}});
     }
   }
   tl_.source = TimelineSource::predicted;
@@ -173,39 +189,46 @@ void IterationEngine::ensure_times(std::int32_t begin, std::int32_t end) {
 void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o, std::int32_t g, std::size_t first_span) {
   const NsChunkCost::Overlapped& ov = cost(g).overlapped;
   const std::vector<Span>& compute = compute_track(r).spans;
-  Track& track = tl_.tracks[static_cast<std::size_t>(overlapped_tracks_ + r)];
-  std::size_t at = first_span;
-  std::int64_t t = at < compute.size() ? compute[at].start_ns : 0;
-  const auto draw = [&](const std::vector<NsSegment>& segments, std::int32_t op) {
-    for (const NsSegment& s : segments) {
-      const std::int32_t name = segment_name(s, op);
-      const double bytes_per_ns = s.ns > 0 ? s.bytes / static_cast<double>(s.ns) : 0.0;
-      // What the op's compute cannot hold (EP's all-to-all hidden under the paired
-      // micro-batch's longer backward) is cut: drawn only as long as this op computes.
-      for (std::int64_t left = s.ns; left > 0;) {
-        while (at < compute.size() && compute[at].end_ns() <= t) ++at;
-        if (at == compute.size()) return;
-        t = std::max(t, compute[at].start_ns);
-        const std::int64_t ns = std::min(left, compute[at].end_ns() - t);
-        Span out = span(t, ns, s, name, g, o.micro_batch);
-        out.bytes = bytes_per_ns * static_cast<double>(ns);
-        track.spans.push_back(out);
-        t += ns;
-        left -= ns;
+  // One pass per hidden track: everything on the first, or with a TP track of its own, TP's
+  // collectives there (run from the op's start as well: they overlap the others).
+  const bool tp_apart = tp_overlapped_tracks_ >= 0;
+  for (int pass = 0; pass < (tp_apart ? 2 : 1); ++pass) {
+    const bool tp_track = pass == 1;
+    Track& track = tl_.tracks[static_cast<std::size_t>((tp_track ? tp_overlapped_tracks_ : overlapped_tracks_) + r)];
+    std::size_t at = first_span;
+    std::int64_t t = at < compute.size() ? compute[at].start_ns : 0;
+    const auto draw = [&](const std::vector<NsSegment>& segments, std::int32_t op) {
+      for (const NsSegment& s : segments) {
+        if (tp_apart && (s.label == kTpLabel) != tp_track) continue;
+        const std::int32_t name = segment_name(s, op);
+        const double bytes_per_ns = s.ns > 0 ? s.bytes / static_cast<double>(s.ns) : 0.0;
+        // What the op's compute cannot hold (EP's all-to-all hidden under the paired
+        // micro-batch's longer backward) is cut: drawn only as long as this op computes.
+        for (std::int64_t left = s.ns; left > 0;) {
+          while (at < compute.size() && compute[at].end_ns() <= t) ++at;
+          if (at == compute.size()) return;
+          t = std::max(t, compute[at].start_ns);
+          const std::int64_t ns = std::min(left, compute[at].end_ns() - t);
+          Span out = span(t, ns, s, name, g, o.micro_batch);
+          out.bytes = bytes_per_ns * static_cast<double>(ns);
+          track.spans.push_back(out);
+          t += ns;
+          left -= ns;
+        }
       }
+    };
+    if (o.kind == OpKind::backward) {
+      draw(ov.recompute, op_name(o, g, true));
+      // The backward's own collectives run under its own compute, after the recomputation's.
+      while (at < compute.size() && compute[at].phase == Phase::recompute) ++at;
+      if (at < compute.size()) t = std::max(t, compute[at].start_ns);
     }
-  };
-  if (o.kind == OpKind::backward) {
-    draw(ov.recompute, op_name(o, g, true));
-    // The backward's own collectives run under its own compute, after the recomputation's.
-    while (at < compute.size() && compute[at].phase == Phase::recompute) ++at;
-    if (at < compute.size()) t = std::max(t, compute[at].start_ns);
+    draw(o.kind == OpKind::forward       ? ov.forward
+         : o.kind == OpKind::weight_grad ? ov.weight_grad
+         : t_.split_backward             ? ov.backward
+                                         : ov.fused_backward,
+         op_name(o, g));
   }
-  draw(o.kind == OpKind::forward       ? ov.forward
-       : o.kind == OpKind::weight_grad ? ov.weight_grad
-       : t_.split_backward             ? ov.backward
-                                       : ov.fused_backward,
-       op_name(o, g));
 }
 
 IterationEngine::~IterationEngine() {

@@ -322,6 +322,7 @@ class IterationEngine {
   // The first of the p overlapped-communication tracks (rank r's is this + r); -1: none, when
   // spans are not kept or no op has overlapped segments.
   std::int32_t overlapped_tracks_ = -1;
+  std::int32_t tp_overlapped_tracks_ = -1;  // TP's hidden collectives, when others are hidden too
   void reduce(std::int32_t r, std::int32_t g, std::int64_t start, std::int64_t end);
   std::int32_t dp_name(std::int32_t g);
   void swap_arrays();

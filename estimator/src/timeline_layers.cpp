@@ -27,8 +27,9 @@ enum SpanGroup : std::uint8_t { kCompute, kTp, kCp, kDp, kEp, kGroups };
 // of a group are scaled to the group's span), and what it is.
 struct Piece {
   SpanGroup group;
-  double weight;
+  double weight;      // of the op's exposed time of its group
   std::int32_t name;  // index into Anatomy::names
+  double hidden_weight;  // of the op's hidden time of its group; 0: compute never hides it
 };
 
 // Compute seconds of one layer's attention block (norm to residual) and MLP block, per pass.
@@ -68,10 +69,21 @@ class Anatomy {
     dense_[kBackward] = blocks.backward_input;
     // Full recomputation re-runs the forward; selective only the attention core.
     dense_[kRecompute] = plan.layout.recompute == Recompute::full ? blocks.forward : Blocks{dense.recompute.compute_s, 0};
+    // The share of a layer's TP time each pass leaves exposed (layout.tp_overlap hides the rest).
+    const auto exposed_share = [](const PhaseCost& c) {
+      const double all = c.tp_comm_s + c.tp_hidden_s;
+      return all > 0 ? c.tp_comm_s / all : 1.0;
+    };
+    tp_exposed_[0][kForward] = exposed_share(dense.forward);
+    tp_exposed_[0][kBackward] = exposed_share(dense.backward_input);
+    tp_exposed_[0][kRecompute] = exposed_share(dense.recompute);
     if (plan.model.moe.enabled()) {
       // A MoE layer: the dense layer's attention; the rest of its compute (shared and routed
       // experts, router, permutation) is its MLP block.
       const PassCost moe = moe_layer_cost(plan, device, links);
+      tp_exposed_[1][kForward] = exposed_share(moe.forward);
+      tp_exposed_[1][kBackward] = exposed_share(moe.backward_input);
+      tp_exposed_[1][kRecompute] = exposed_share(moe.recompute);
       const double moe_total[kPasses] = {moe.forward.compute_s, moe.backward_input.compute_s, moe.recompute.compute_s};
       for (int p = 0; p < kPasses; ++p) {
         moe_[p].attention = std::min(dense_[p].attention, moe_total[p]);
@@ -132,14 +144,6 @@ class Anatomy {
     return text == zero3_gather_ || text == zero3_reduce_scatter_ ? kDp : kCompute;
   }
 
-  // Whether compute may hide a piece: not the embedding's or the LM head's TP collectives, which
-  // layout.tp_overlap leaves exposed (layer_costs.cpp overlaps only the layers' linear GEMMs').
-  bool may_hide(const Piece& p) const {
-    if (p.group != kTp) return true;
-    const std::string& w = where(p.name);
-    return w != "embedding" && w != "head";
-  }
-
   // The pieces of chunk g's pass, in the order they run; their names in names(). Made once per
   // chunk and pass: every micro-batch's op of it has the same.
   const std::vector<Piece>& pieces(std::int32_t g, Pass pass) {
@@ -191,7 +195,10 @@ class Anatomy {
            (dot == std::string::npos ? "" : text.substr(dot));
   }
   void add(std::vector<Piece>& out, SpanGroup g, double weight, const std::string& text) {
-    out.push_back({g, weight, name(text)});
+    add(out, g, weight, text, weight);
+  }
+  void add(std::vector<Piece>& out, SpanGroup g, double weight, const std::string& text, double hidden_weight) {
+    out.push_back({g, weight, name(text), hidden_weight});
     where_.resize(names_.size());
     // Every piece's name is where it runs, then what it is.
     const std::string& w = where_[static_cast<std::size_t>(out.back().name)];
@@ -204,15 +211,14 @@ class Anatomy {
     return space == std::string::npos ? text.size() : space;
   }
   // A tensor-parallel collective: without sequence parallelism an all-reduce; with it an
-  // all-gather (`gather`) or a reduce-scatter.
-  void tp(std::vector<Piece>& out, bool gather, const std::string& where) {
-    if (!sp_) {
-      add(out, kTp, all_reduce_, where + " " + collective(kTp, "all-reduce"));
-    } else if (gather) {
-      add(out, kTp, all_gather_, where + " " + collective(kTp, "all-gather"));
-    } else {
-      add(out, kTp, reduce_scatter_, where + " " + collective(kTp, "reduce-scatter"));
-    }
+  // all-gather (`gather`) or a reduce-scatter. A layer's (`exposed` the share of its pass's TP
+  // time that layout.tp_overlap leaves exposed, 1 without it) weighs that share of the op's
+  // exposed TP time and its whole in the hidden; the embedding's and the head's run exposed.
+  void tp(std::vector<Piece>& out, bool gather, const std::string& where, double exposed = -1) {
+    const double seconds = !sp_ ? all_reduce_ : gather ? all_gather_ : reduce_scatter_;
+    const char* what = !sp_ ? "all-reduce" : gather ? "all-gather" : "reduce-scatter";
+    const bool layer = exposed >= 0;
+    add(out, kTp, seconds * (layer ? exposed : 1.0), where + " " + collective(kTp, what), layer ? seconds : 0.0);
   }
 
   // One layer: forward [SP gather] attention [CP] (all-reduce | SP scatter) [SP gather]
@@ -224,29 +230,30 @@ class Anatomy {
   void layer_pieces(std::int64_t i, Pass pass, std::vector<Piece>& out) {
     const bool moe = plan_.model.is_moe_layer(i);
     const Blocks& b = (moe ? moe_ : dense_)[pass];
+    const double exposed = tp_exposed_[moe ? 1 : 0][pass];
     const std::string where = i >= plan_.model.layers ? "MTP " + std::to_string(i - plan_.model.layers + 1)
                                                       : "layer " + std::to_string(i);
     if (pass != kBackward) {
       add(out, kDp, 1, where + " " + collective(kDp, "gather"));
-      if (sp_) tp(out, true, where);
+      if (sp_) tp(out, true, where, exposed);
       add(out, kCompute, b.attention, where + " attention");
       add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
-      tp(out, false, where);
-      if (sp_) tp(out, true, where);
+      tp(out, false, where, exposed);
+      if (sp_) tp(out, true, where, exposed);
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
       add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
-      tp(out, false, where);
+      tp(out, false, where, exposed);
     } else {
-      if (sp_) tp(out, true, where);
+      if (sp_) tp(out, true, where, exposed);
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
       add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
-      tp(out, !sp_, where);  // without SP: f's all-reduce; with: the gather's reduce-scatter
-      if (sp_) tp(out, true, where);
+      tp(out, !sp_, where, exposed);  // without SP: f's all-reduce; with: the gather's reduce-scatter
+      if (sp_) tp(out, true, where, exposed);
       add(out, kCompute, b.attention, where + " attention");
       add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
-      tp(out, !sp_, where);
+      tp(out, !sp_, where, exposed);
       add(out, kDp, 1, where + " " + collective(kDp, "gather/reduce-scatter"));
     }
   }
@@ -269,6 +276,7 @@ class Anatomy {
   double embedding_[kPasses] = {}, head_[kPasses] = {};
   bool sp_ = false;
   double all_reduce_ = 0, all_gather_ = 0, reduce_scatter_ = 0;
+  double tp_exposed_[2][kPasses] = {{1, 1, 1}, {1, 1, 1}};  // dense and MoE layers, per pass
   std::string label_[kGroups], hidden_label_[kGroups];
   std::string zero3_gather_, zero3_reduce_scatter_;
   std::vector<std::string> where_;  // per name id
@@ -378,7 +386,7 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   // draw_overlapped), so the compute a collective starts in names its pass.
   const std::vector<Piece>& pieces = anatomy.pieces(s.stage, pass_of(op->phase));
   double weight = 0;
-  for (const Piece& p : pieces) weight += p.group == group && anatomy.may_hide(p) ? p.weight : 0;
+  for (const Piece& p : pieces) weight += p.group == group ? p.hidden_weight : 0;
   if (weight <= 0 || pieces_of_op.empty()) return false;
   // Compute time of the op's pieces from piece k on: a layer's pieces move to its compute only
   // while the rest still fits after it.
@@ -389,8 +397,8 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   std::int64_t placed = 0, t = std::max(cursor, s.start_ns);
   std::size_t at = 0;  // the compute piece being filled
   for (const Piece& piece : pieces) {
-    if (piece.group != group || piece.weight <= 0 || !anatomy.may_hide(piece)) continue;
-    done += piece.weight;
+    if (piece.group != group || piece.hidden_weight <= 0) continue;
+    done += piece.hidden_weight;
     const std::int64_t until = share_until(s.duration_ns, done, weight);
     std::int64_t ns = until - placed;
     placed = until;
@@ -406,7 +414,7 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
     }
     const std::int32_t id = zero3 ? anatomy.name(where + " " + label) : piece.name;
     sync_names();
-    const double bytes_per_ns = s.bytes * piece.weight / weight / static_cast<double>(ns);
+    const double bytes_per_ns = s.bytes * piece.hidden_weight / weight / static_cast<double>(ns);
     // Poured into the compute pieces from t on, one span per piece it meets.
     while (ns > 0) {
       while (at < pieces_of_op.size() && pieces_of_op[at]->end_ns() <= t) ++at;

@@ -126,6 +126,31 @@ TEST(TpOverlap, TheEstimateAndItsTimelineUseIt) {
   EXPECT_NEAR(bytes, predicted->breakdown.tp_bytes, 1e-6 * bytes) << "rank 0, the first stage, as the breakdown counts";
 }
 
+// ZeRO-3's prefetched gathers fill the op's compute on the first hidden track; TP's collectives,
+// which run beside them on NVLink, get a track of their own and keep all their bytes.
+TEST(TpOverlap, BesideZeroThreesHiddenGathersTpKeepsItsOwnTrack) {
+  Plan plan = gpt3_on_h100(8);
+  plan.layout.pp = 1;
+  plan.layout.zero_stage = 3;
+  plan.layout.tp_overlap = true;
+  plan.training.global_batch = 1024;
+  auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  auto predicted = predict_time(plan, e->padded_vocab);
+  ASSERT_TRUE(predicted.ok()) << predicted.error_text();
+  const std::string name = "TP all-gather/reduce-scatter · tp 8 · in a node";
+  double tp_bytes = 0;
+  int hidden_tracks = 0;
+  for (const Track& track : predicted->timeline.tracks) {
+    if (track.rank != 0 || track.lane != Lane::communication) continue;
+    hidden_tracks += track.stream >= 2;
+    for (const Span& s : track.spans) tp_bytes += predicted->timeline.name_of(s) == name ? s.bytes : 0;
+  }
+  EXPECT_EQ(hidden_tracks, 2);
+  EXPECT_NEAR(tp_bytes, predicted->breakdown.tp_bytes, 1e-6 * tp_bytes);
+  EXPECT_DOUBLE_EQ(predicted->iteration_s, e->time.iteration_s) << "drawing changes no figure";
+}
+
 TEST(TpOverlap, NeedsTensorParallelismWithSequenceParallelismAndSurvivesThePlanFile) {
   // Megatron-LM, arguments.py: "Tensor parallel communication/GEMM overlap can happen only when
   // sequence parallelism is enabled".

@@ -53,6 +53,7 @@ QString track_label(const est::Track& track) {
   const auto ends_with = [&](std::string_view tail) {
     return track.label.size() >= tail.size() && track.label.compare(track.label.size() - tail.size(), tail.size(), tail) == 0;
   };
+  if (track.lane == est::Lane::communication && ends_with(" TP comm overlapped")) return QStringLiteral("r%1 hidden TP").arg(track.rank);
   if (track.lane == est::Lane::communication && ends_with(" comm overlapped")) return QStringLiteral("r%1 hidden comm").arg(track.rank);
   if (track.lane == est::Lane::communication && ends_with(" comm p2p")) return QStringLiteral("r%1 p2p").arg(track.rank);
   if (track.stream >= 0) text += QStringLiteral(" s%1").arg(track.stream);
