@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "layer_dims.h"
+#include "operator_emitter.h"
 #include "plansight/estimator/operator_costs.h"
 
 namespace plansight::estimator {
@@ -19,8 +20,9 @@ namespace {
 
 // Adds operators' seconds and matmul FLOPs into a PassCost as they come; the attention core's
 // into a subtotal of its own (the CP ring hides behind it), which joins the sum where the core
-// ends; the linear layers' GEMMs (matmuls outside the core) also into linear() (TP's collectives
-// hide behind them with layout.tp_overlap). With `recompute`, forward operators that recomputed() says run again are added to the
+// ends; the linear layers' GEMMs (matmuls outside the core) also into linear(block), the
+// attention block's (QKV, output projection) and the MLP block's apart: each block's TP
+// collectives hide behind its own GEMMs with layout.tp_overlap. With `recompute`, forward operators that recomputed() says run again are added to the
 // recompute phase too (a layer's; the LM head is not recomputed).
 class PassSum final : public OperatorSink {
  public:
@@ -33,7 +35,7 @@ class PassSum final : public OperatorSink {
     }
     PassCost& into = op.attention_core ? core_ : sum_;
     add_to(into, op.pass, op);
-    if (op.matmul && !op.attention_core) add_to(linear_, op.pass, op);
+    if (op.matmul && !op.attention_core) add_to(linear_[op.step < operators::step::kNormMlp ? 0 : 1], op.pass, op);
     if (recompute_ && op.pass == OperatorPass::forward && recomputed(plan_, op)) add_to(into, OperatorPass::recompute, op);
   }
   const PassCost& total() {
@@ -41,7 +43,8 @@ class PassSum final : public OperatorSink {
     return sum_;
   }
   const PassCost& core() const { return core_; }      // the attention core's part of total()
-  const PassCost& linear() const { return linear_; }  // the linear layers' GEMMs of total()
+  // The linear layers' GEMMs of total(): block 0 the attention block's, 1 the MLP block's.
+  const PassCost& linear(int block) const { return linear_[block]; }
 
  private:
   static void add_to(PassCost& c, OperatorPass pass, const OperatorCost& op) {
@@ -63,7 +66,7 @@ class PassSum final : public OperatorSink {
 
   const Plan& plan_;
   bool recompute_;
-  PassCost sum_, core_, linear_;
+  PassCost sum_, core_, linear_[2];
   bool in_core_ = false;
 };
 
@@ -158,12 +161,18 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
   if (plan.layout.tp_overlap && d.sp) {
     // Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): each all-gather is
     // pipelined with the GEMM that consumes it and each reduce-scatter with the GEMM that produces
-    // it, chunk by chunk (Wang et al., ASPLOS 2023). The forward's collectives hide behind the
-    // forward's linear GEMMs; the backward's behind the input-gradient GEMMs only, since
-    // zero-bubble schedules run the weight-gradient GEMMs later. Only the excess is exposed.
-    const auto& linear = kernels.linear();
-    const double forward_hidden = std::min(tp_pass, linear.forward.compute_s);
-    const double backward_hidden = std::min(tp_pass, linear.backward_input.compute_s);
+    // it, chunk by chunk (Wang et al., ASPLOS 2023), so each block's all-gather and reduce-scatter
+    // (half of the pass's) hide behind that block's linear GEMMs: the forward's behind the
+    // forward's, the backward's behind the input-gradient GEMMs only, since zero-bubble schedules
+    // run the weight-gradient GEMMs later. Only the excess is exposed. A MoE layer's dense part
+    // (moe_layer_costs.cpp) has no MLP GEMMs but its shared experts': its routed experts' grouped
+    // GEMMs are not Transformer Engine's overlapped linear layers.
+    const double block_s = tp_pass / 2;
+    double forward_hidden = 0, backward_hidden = 0;
+    for (int block = 0; block < 2; ++block) {
+      forward_hidden += std::min(block_s, kernels.linear(block).forward.compute_s);
+      backward_hidden += std::min(block_s, kernels.linear(block).backward_input.compute_s);
+    }
     c.forward.tp_comm_s += tp_pass - forward_hidden;
     c.forward.tp_hidden_s += forward_hidden;
     c.backward_input.tp_comm_s += tp_pass - backward_hidden;

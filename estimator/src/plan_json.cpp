@@ -80,6 +80,14 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
         // a GPU field): its namesake preset's, else the defaults for an unmeasured GPU.
         auto namesake = find_gpu(spec.name);
         spec.efficiency = namesake ? namesake->efficiency : GpuEfficiency{};
+      } else if (!from_preset) {
+        // Efficiencies without the in-step slowdown (plan files written before it was a GPU
+        // field, when every GPU had the A100's): the namesake preset's, else the default.
+        auto e = g->child("efficiency");
+        if (e && !e->has("in_step_slowdown")) {
+          auto namesake = find_gpu(spec.name);
+          spec.efficiency.in_step_slowdown = namesake ? namesake->efficiency.in_step_slowdown : GpuEfficiency{}.in_step_slowdown;
+        }
       }
     }
     if (!system) {

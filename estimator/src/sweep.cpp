@@ -2,6 +2,7 @@
 // plan_from_json and estimated, so that a sweep means exactly what the same plan file would.
 #include "plansight/estimator/sweep.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -145,7 +146,11 @@ Result<SweepResult> sweep(const Plan& plan, const SweepField& field, const std::
     auto p = plan_from_json(j);
     auto e = p ? estimate(*p) : Result<Estimate>(p.errors());
     if (!e) {
-      const Diagnostic& d = e.errors().front();
+      // The first error, not a warning that came before it (with tp 1, "sequence_parallel has no
+      // effect" comes before "tp_overlap needs tp > 1").
+      const auto& all = e.errors();
+      const auto first = std::find_if(all.begin(), all.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+      const Diagnostic& d = first != all.end() ? *first : all.front();
       point.error = d.field + ": " + d.message;
     } else {
       for (const auto& m : metrics) {

@@ -216,6 +216,37 @@ TEST(PlanJson, GpuEfficienciesComeWithTheGpu) {
   EXPECT_NE(bad.errors().front().message.find("valid: 0.01 to 1.0"), std::string::npos) << bad.errors().front().message;
 }
 
+// The in-step slowdown is a GPU field: the H100's from its eleven Megatron-Core runs, the A100's
+// (and every unmeasured GPU's) 1.15; a plan's own value survives the file; values below 1 (faster
+// than alone) or above 5 name the field; efficiencies written before the field existed take their
+// namesake preset's.
+TEST(PlanJson, InStepSlowdownComesWithTheGpu) {
+  EXPECT_DOUBLE_EQ(find_gpu("h100-sxm")->efficiency.in_step_slowdown, 1.25);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80gb-sxm")->efficiency.in_step_slowdown, 1.15);
+  EXPECT_DOUBLE_EQ(GpuEfficiency{}.in_step_slowdown, 1.15);
+  auto own = parse_plan(R"({"cluster": {"gpu": {"name": "mygpu", "memory_gib": 24, "peak_tflops": {"bf16": 100},
+                            "efficiency": {"in_step_slowdown": 1.4, "source": "measured"}}}})");
+  ASSERT_TRUE(own.ok()) << own.error_text();
+  EXPECT_DOUBLE_EQ(own->cluster.gpu.efficiency.in_step_slowdown, 1.4);
+  EXPECT_DOUBLE_EQ(default_efficiency(own->cluster.gpu).in_step_slowdown, 1.4);
+  auto back = plan_from_json(to_json(*own));
+  ASSERT_TRUE(back.ok()) << back.error_text();
+  EXPECT_DOUBLE_EQ(back->cluster.gpu.efficiency.in_step_slowdown, 1.4);
+  for (const char* value : {"0.9", "5.5"}) {
+    auto bad = parse_plan(std::string(R"({"cluster": {"gpu": {"efficiency": {"in_step_slowdown": )") + value + "}}}}");
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_EQ(bad.errors().front().field, "cluster.gpu.efficiency.in_step_slowdown");
+    EXPECT_NE(bad.errors().front().message.find("valid: 1.0 to 5.0"), std::string::npos) << bad.errors().front().message;
+  }
+  // An H100 written out before the field: its efficiencies without it, on a custom system.
+  nlohmann::json old = to_json(*parse_plan(R"({"cluster": {"system": "dgx-h100"}})"));
+  old["cluster"]["gpu"]["efficiency"].erase("in_step_slowdown");
+  old["cluster"]["system"] = "custom";
+  auto read = plan_from_json(old);
+  ASSERT_TRUE(read.ok()) << read.error_text();
+  EXPECT_DOUBLE_EQ(read->cluster.gpu.efficiency.in_step_slowdown, 1.25) << "the namesake h100-sxm's";
+}
+
 TEST(PlanJson, RangesInMessagesAreShort) {
   struct Case { const char* json; const char* field; const char* valid; };
   const Case cases[] = {

@@ -87,6 +87,15 @@ TEST(Sweep, AnInvalidValueIsAnErrorPointAndTheRestRun) {
   EXPECT_TRUE(j["points"][1].contains("error"));
   EXPECT_FALSE(j["points"][0].contains("error"));
 
+  // A point whose plan has a warning before its error shows the error.
+  Plan overlapped = p;
+  overlapped.layout.sequence_parallel = true;
+  overlapped.layout.tp_overlap = true;
+  auto tps = sweep(overlapped, *sweep_field("tp"), {1, 8}, {"memory_gib"});
+  ASSERT_TRUE(tps.ok()) << tps.error_text();
+  EXPECT_EQ(tps->points[0].error.rfind("layout.tp_overlap: ", 0), 0u) << tps->points[0].error;
+  EXPECT_TRUE(tps->points[1].error.empty()) << tps->points[1].error;
+
   auto bad = sweep(p, *sweep_field("pp"), {8}, {"speed"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error_text().find("unknown metric \"speed\""), std::string::npos);
