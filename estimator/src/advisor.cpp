@@ -88,11 +88,12 @@ std::vector<Diagnostic> advise(const Plan& plan, const Estimate& e) {
   if (t.predicted && t.iteration_s > 0 && t.breakdown.tp_comm_s > 0.25 * t.iteration_s) {
     out.push_back(make_warning("layout.tp", "exposed tensor-parallel communication is " +
                                                 percent(t.breakdown.tp_comm_s / t.iteration_s) +
-                                                (l.sequence_parallel
-                                                     ? " of the iteration: lower tp, or overlap it with the GEMMs (tp_overlap, "
-                                                       "Megatron-Core's --tp-comm-overlap)"
-                                                     : " of the iteration: lower tp, or use sequence parallelism and overlap "
-                                                       "its collectives with the GEMMs (tp_overlap)")));
+                                                (l.tp_overlap          ? " of the iteration even with tp_overlap: lower tp, or keep the "
+                                                                         "TP group inside a node"
+                                                 : l.sequence_parallel ? " of the iteration: lower tp, or overlap it with the GEMMs (tp_overlap, "
+                                                                         "Megatron-Core's --tp-comm-overlap)"
+                                                                       : " of the iteration: lower tp, or use sequence parallelism and "
+                                                                         "overlap its collectives with the GEMMs (tp_overlap)")));
   }
 
   if (t.predicted && t.iteration_s > 0 && t.breakdown.ep_comm_s > 0.25 * t.iteration_s) {

@@ -5,8 +5,6 @@
 #include <charconv>
 #include <cstring>
 
-#include "plansight/estimator/time_model.h"
-
 namespace plansight::estimator {
 namespace {
 
@@ -126,13 +124,14 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   }
   // Ranks whose ops have collectives hidden under their compute get a track for them, like the
   // stream NCCL runs them on beside the compute stream (FSDP's all-gather stream, CP's ring).
-  // TP's (layout.tp_overlap) run at the same time as the others, on NVLink inside the GEMMs: when
-  // a plan hides both, TP's get a track of their own, so that neither is cut to fit the other.
+  // Those labelled in.own_track_label (the time model's TP collectives, layout.tp_overlap) run at
+  // the same time as the others: when a plan hides both, they get a track of their own, so that
+  // neither is cut to fit the other.
   bool tp_hidden = false, other_hidden = false;
   for (const NsChunkCost& c : costs_) {
     for (const auto* list : {&c.overlapped.forward, &c.overlapped.backward, &c.overlapped.weight_grad,
                              &c.overlapped.recompute, &c.overlapped.fused_backward}) {
-      for (const NsSegment& s : *list) (s.label == kTpLabel ? tp_hidden : other_hidden) = true;
+      for (const NsSegment& s : *list) (s.label >= 0 && s.label == in.own_track_label ? tp_hidden : other_hidden) = true;
     }
   }
   if (keep_ && (tp_hidden || other_hidden)) {
@@ -199,7 +198,7 @@ void IterationEngine::draw_overlapped_spans(std::int32_t r, const ScheduleOp& o,
     std::int64_t t = at < compute.size() ? compute[at].start_ns : 0;
     const auto draw = [&](const std::vector<NsSegment>& segments, std::int32_t op) {
       for (const NsSegment& s : segments) {
-        if (tp_apart && (s.label == kTpLabel) != tp_track) continue;
+        if (tp_apart && (s.label == in_.own_track_label) != tp_track) continue;
         const std::int32_t name = segment_name(s, op);
         const double bytes_per_ns = s.ns > 0 ? s.bytes / static_cast<double>(s.ns) : 0.0;
         // What the op's compute cannot hold (EP's all-to-all hidden under the paired

@@ -59,6 +59,7 @@ SimulationInput simulation_input(const Plan& plan, IterationCosts& c, const Comm
   if (keep_timeline) in.title = "predicted: " + plan.model.name;
   in.labels = comm_span_labels(plan, links);  // the segments' labels index these, kept or not
   in.dp_reduce_label = kDpReduceLabel;
+  in.own_track_label = kTpLabel;  // layout.tp_overlap's collectives, beside ZeRO-3's, CP's, EP's
   return in;
 }
 

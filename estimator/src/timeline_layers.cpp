@@ -375,11 +375,15 @@ bool pour_hidden(const Span& s, const Timeline& predicted, const Track& compute,
   }
   if (op == nullptr) return false;
   // The op's compute pieces, laid out (or the op's own span when it was left whole): from the
-  // first of its chunk and micro-batch at or after the op's start, while they are the op's.
+  // first of its chunk and micro-batch at or after the op's start, while they are the op's (of its
+  // phase: the next op of the same chunk and micro-batch, R after F, B after R, W after B, is
+  // not; a fused backward's weight-gradient span is a backward's).
   std::vector<const Span*> pieces_of_op;
   auto first = std::lower_bound(laid_compute.spans.begin(), laid_compute.spans.end(), op->start_ns,
                                 [](const Span& c, std::int64_t t) { return c.start_ns < t; });
-  for (auto c = first; c != laid_compute.spans.end() && c->stage == s.stage && c->micro_batch == s.micro_batch; ++c) {
+  for (auto c = first; c != laid_compute.spans.end() && c->stage == s.stage && c->micro_batch == s.micro_batch &&
+                       c->phase == op->phase;
+       ++c) {
     pieces_of_op.push_back(&*c);
   }
   // A B op's recomputation draws its own collectives under its own compute (the engine's

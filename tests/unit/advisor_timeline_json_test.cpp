@@ -46,6 +46,25 @@ TEST(Advisor, TensorParallelAcrossNodesAndBubbles) {
   auto e = estimate(p);
   ASSERT_TRUE(e.ok()) << e.error_text();
   EXPECT_TRUE(warns(*e, "layout.tp"));
+  // Exposed TP time over a quarter of the iteration: the hint names what is left to do. TP 8 over
+  // nodes of 2 GPUs (then 1) crosses the network.
+  const auto tp_hint = [](const Plan& plan) {
+    auto x = estimate(plan);
+    EXPECT_TRUE(x.ok()) << x.error_text();
+    if (!x.ok()) return std::string();
+    const auto it = std::find_if(x->warnings.begin(), x->warnings.end(), [](const Diagnostic& d) {
+      return d.field == "layout.tp" && d.message.find("exposed tensor-parallel") != std::string::npos;
+    });
+    return it == x->warnings.end() ? std::string() : it->message;
+  };
+  Plan spread = default_plan();
+  spread.cluster.gpus_per_node = 2;
+  EXPECT_NE(tp_hint(spread).find("use sequence parallelism and overlap"), std::string::npos) << tp_hint(spread);
+  spread.layout.sequence_parallel = true;
+  EXPECT_NE(tp_hint(spread).find("overlap it with the GEMMs (tp_overlap"), std::string::npos) << tp_hint(spread);
+  spread.cluster.gpus_per_node = 1;
+  spread.layout.tp_overlap = true;
+  EXPECT_NE(tp_hint(spread).find("even with tp_overlap"), std::string::npos) << tp_hint(spread);
   Plan q = default_plan();
   q.training.global_batch = 16 * 8;  // 8 micro-batches on 8 stages
   auto f = estimate(q);

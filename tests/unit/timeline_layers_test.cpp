@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
@@ -363,6 +364,60 @@ TEST(LayerTimeline, OverlappedTpCollectivesLayerByLayer) {
     EXPECT_EQ(name.rfind("embedding ", 0), 0u) << name;
   }
   EXPECT_GT(exposed, 0u);
+}
+
+// Per op (rank, hidden track, chunk, micro-batch and the phase of the compute it runs under), the
+// hidden collectives' time is the same laid out as predicted: none moves into the next op of the
+// same chunk and micro-batch (R after F, B after R, W after B) when its own op was kept whole.
+TEST(LayerTimeline, HiddenCollectivesStayUnderTheirOwnOp) {
+  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, std::int32_t, Phase>;
+  const auto per_op = [](const Timeline& t) {
+    std::map<Key, std::int64_t> out;
+    for (const Track& hidden : t.tracks) {
+      if (hidden.lane != Lane::communication || hidden.stream < 2) continue;
+      const Track* compute = nullptr;
+      for (const Track& c : t.tracks) compute = c.rank == hidden.rank && c.lane == Lane::compute ? &c : compute;
+      for (const Span& x : hidden.spans) {
+        const auto under = std::upper_bound(compute->spans.begin(), compute->spans.end(), x.start_ns,
+                                            [](std::int64_t at, const Span& c) { return at < c.start_ns; });
+        const Phase phase = under == compute->spans.begin() ? Phase::none : std::prev(under)->phase;
+        out[{hidden.rank, hidden.stream, x.stage, x.micro_batch, phase}] += x.duration_ns;
+      }
+    }
+    return out;
+  };
+  Plan zero3 = default_plan();
+  zero3.cluster = find_system("dgx-h100")->cluster;
+  zero3.cluster.gpus = 64;
+  zero3.layout.tp = 8;
+  zero3.layout.pp = 1;
+  zero3.layout.zero_stage = 3;
+  zero3.layout.sequence_parallel = true;
+  zero3.layout.tp_overlap = true;
+  zero3.layout.recompute = Recompute::full;
+  zero3.training.global_batch = 64;
+  Plan pipelined = small(8, 8, true);
+  pipelined.layout.tp_overlap = true;
+  pipelined.layout.recompute = Recompute::full;
+  Plan dualpipe = small(8, 4, true);
+  dualpipe.layout.tp_overlap = true;
+  dualpipe.layout.schedule = PipelineSchedule::dualpipe;
+  dualpipe.layout.vpp = 2;
+  for (const Plan& plan : {zero3, pipelined, dualpipe}) {
+    SCOPED_TRACE(std::string(to_string(plan.layout.schedule)) + " pp " + std::to_string(plan.layout.pp));
+    const Predicted p = predicted(plan);
+    auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+    ASSERT_TRUE(layered.ok()) << layered.error_text();
+    const auto before = per_op(p.timeline), after = per_op(layered->timeline);
+    EXPECT_FALSE(before.empty());
+    std::size_t differing = 0;
+    for (const auto& [key, ns] : before) {
+      const auto it = after.find(key);
+      differing += it == after.end() || it->second != ns;
+    }
+    EXPECT_EQ(differing, 0u);
+    EXPECT_EQ(after.size(), before.size());
+  }
 }
 
 TEST(LayerTimeline, RefusesWhatItCannotLayOut) {

@@ -31,6 +31,8 @@ struct OpSegment {
   // gather, CP's ring exchange under attention): it takes none of the op's time and books no
   // lane; with the timeline kept it is drawn on the rank's overlapped-communication track,
   // back to back with the op's other overlapped segments from the op's start, cut at its end.
+  // Segments labelled SimulationInput::own_track_label get a track of their own when a plan
+  // hides others too (they run at the same time), drawn from the op's start as well.
   bool overlapped = false;
 };
 
@@ -87,6 +89,9 @@ struct SimulationInput {
   std::vector<std::string> labels = {};  // names of labelled segments (OpSegment::label)
   // The name of data-parallel reduction spans: labels[dp_reduce_label]; -1: "dp <chunk>".
   std::int32_t dp_reduce_label = -1;
+  // Overlapped segments with this label run beside the others (TP's inside the GEMMs on NVLink,
+  // while ZeRO-3 gathers over the NICs): their own overlapped track when both occur; -1: none.
+  std::int32_t own_track_label = -1;
   // Pipeline sends are named "send F3.1" (F: activation, B: gradient; chunk 3, micro-batch 1),
   // followed by " · " + labels[send_label] (the group and its link) when it is not -1.
   std::int32_t send_label = -1;
