@@ -534,8 +534,16 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       op_compute.clear();
       op_comm.clear();
       bool laid = false;
-      // An offload segment runs on the compute lane right after the compute: such ops stay whole.
-      if (!chain.empty() && (i + 1 == compute.spans.size() || compute.spans[i + 1].start_ns >= at)) {
+      // Without W ops a backward's weight gradients follow its input gradients (and their
+      // collectives) as a span of their own: named as such below, not laid out.
+      const bool weight_gradients = last_backward != nullptr && chain.empty() && c.phase == Phase::backward &&
+                                    c.start_ns == last_backward_end && c.stage == last_backward->stage &&
+                                    c.micro_batch == last_backward->micro_batch;
+      // An op with no exposed collective (all hidden, or none at all) is laid out as its compute
+      // pieces; an offload segment runs on the compute lane right after the compute, so with
+      // offloading such ops stay whole.
+      const bool layable = pass && !weight_gradients && (!chain.empty() || !plan.layout.offloads());
+      if (layable && (i + 1 == compute.spans.size() || compute.spans[i + 1].start_ns >= at)) {
         const std::vector<Piece>& pieces = anatomy.pieces(c.stage, pass_of(c.phase));
         sync_names();
         laid = lay_out(c, chain, groups, pieces, name_ids, op_compute, op_comm);
@@ -558,10 +566,7 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       } else {
         out.ops_kept += chain.empty() ? 0 : 1;
         new_compute.spans.push_back(c);
-        if (last_backward != nullptr && chain.empty() && c.phase == Phase::backward && c.start_ns == last_backward_end &&
-            c.stage == last_backward->stage && c.micro_batch == last_backward->micro_batch) {
-          new_compute.spans.back().name_id = weight_gradients_name();
-        }
+        if (weight_gradients) new_compute.spans.back().name_id = weight_gradients_name();
         last_backward = nullptr;
       }
       spans_total += laid ? op_compute.size() + op_comm.size() : 1;
