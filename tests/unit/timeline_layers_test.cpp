@@ -81,6 +81,14 @@ std::int64_t count_named(const Timeline& t, std::size_t track, std::int32_t stag
   return n;
 }
 
+// Rank `rank`'s track of the collectives compute hides (stream 2), or null.
+const Track* hidden_track(const Timeline& t, std::int32_t rank) {
+  for (const Track& track : t.tracks) {
+    if (track.rank == rank && track.stream == 2) return &track;
+  }
+  return nullptr;
+}
+
 // Rank `stage`'s pieces of micro-batch `mb` named after a layer, in time order: the compute of
 // `phase` and the collectives of every phase.
 std::vector<std::pair<std::int64_t, std::string>> layer_pieces(const Timeline& t, std::int32_t stage, std::int32_t mb,
@@ -290,14 +298,8 @@ TEST(LayerTimeline, ZeroThreeHiddenCollectivesLayerByLayer) {
   ASSERT_TRUE(layered.ok()) << layered.error_text();
   const Timeline& t = layered->timeline;
   EXPECT_GT(layered->ops_laid_out, 0);
-  const auto hidden_of = [](const Timeline& x) -> const Track* {
-    for (const Track& track : x.tracks) {
-      if (track.rank == 0 && track.stream == 2) return &track;
-    }
-    return nullptr;
-  };
-  const Track* before = hidden_of(p.timeline);
-  const Track* after = hidden_of(t);
+  const Track* before = hidden_track(p.timeline, 0);
+  const Track* after = hidden_track(t, 0);
   ASSERT_TRUE(before != nullptr && after != nullptr);
   std::int64_t ns_before = 0, ns_after = 0;
   double bytes_before = 0, bytes_after = 0;
@@ -341,14 +343,8 @@ TEST(LayerTimeline, OverlappedTpCollectivesLayerByLayer) {
   auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
   ASSERT_TRUE(layered.ok()) << layered.error_text();
   const Timeline& t = layered->timeline;
-  const auto hidden_of = [](const Timeline& x) -> const Track* {
-    for (const Track& track : x.tracks) {
-      if (track.rank == 0 && track.stream == 2) return &track;
-    }
-    return nullptr;
-  };
-  const Track* before = hidden_of(p.timeline);
-  const Track* after = hidden_of(t);
+  const Track* before = hidden_track(p.timeline, 0);
+  const Track* after = hidden_track(t, 0);
   ASSERT_TRUE(before != nullptr && after != nullptr);
   std::int64_t ns_before = 0, ns_after = 0;
   for (const Span& x : before->spans) ns_before += x.duration_ns;
