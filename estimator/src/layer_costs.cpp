@@ -22,8 +22,9 @@ namespace {
 // into a subtotal of its own (the CP ring hides behind it), which joins the sum where the core
 // ends; the linear layers' GEMMs (matmuls outside the core) also into linear(block), the
 // attention block's (QKV, output projection) and the MLP block's apart: each block's TP
-// collectives hide behind its own GEMMs with layout.tp_overlap. With `recompute`, forward operators that recomputed() says run again are added to the
-// recompute phase too (a layer's; the LM head is not recomputed).
+// collectives hide behind its own GEMMs with layout.tp_overlap. With `recompute`, forward
+// operators that recomputed() says run again are added to the recompute phase too (a layer's;
+// the LM head is not recomputed).
 class PassSum final : public OperatorSink {
  public:
   PassSum(const Plan& plan, bool recompute) : plan_(plan), recompute_(recompute) {}
@@ -42,7 +43,7 @@ class PassSum final : public OperatorSink {
     flush_core();
     return sum_;
   }
-  const PassCost& core() const { return core_; }      // the attention core's part of total()
+  const PassCost& core() const { return core_; }  // the attention core's part of total()
   // The linear layers' GEMMs of total(): block 0 the attention block's, 1 the MLP block's.
   const PassCost& linear(int block) const { return linear_[block]; }
 
