@@ -13,6 +13,7 @@
 
 #include "layer_dims.h"
 #include "operator_emitter.h"
+#include "tp_overlap.h"
 #include "plansight/estimator/operator_costs.h"
 
 namespace plansight::estimator {
@@ -67,7 +68,7 @@ class PassSum final : public OperatorSink {
 
   const Plan& plan_;
   bool recompute_;
-  PassCost sum_, core_, linear_[2];
+  PassCost sum_, core_, linear_[kTpBlocks];
   bool in_core_ = false;
 };
 
@@ -168,11 +169,10 @@ PassCost layer_cost(const Plan& plan, const DeviceModel& dev, const CommLinks& l
     // run the weight-gradient GEMMs later. Only the excess is exposed. A MoE layer's dense part
     // (moe_layer_costs.cpp) has no MLP GEMMs but its shared experts': its routed experts' grouped
     // GEMMs are not Transformer Engine's overlapped linear layers.
-    const double block_s = tp_pass / 2;
     double forward_hidden = 0, backward_hidden = 0;
-    for (int block = 0; block < 2; ++block) {
-      forward_hidden += std::min(block_s, kernels.linear(block).forward.compute_s);
-      backward_hidden += std::min(block_s, kernels.linear(block).backward_input.compute_s);
+    for (int block = 0; block < kTpBlocks; ++block) {
+      forward_hidden += tp_block_hidden_s(tp_pass, kernels.linear(block).forward.compute_s);
+      backward_hidden += tp_block_hidden_s(tp_pass, kernels.linear(block).backward_input.compute_s);
     }
     c.forward.tp_comm_s += tp_pass - forward_hidden;
     c.forward.tp_hidden_s += forward_hidden;

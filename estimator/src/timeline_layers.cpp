@@ -16,6 +16,7 @@
 #include "plansight/estimator/time_model.h"
 #include "layer_dims.h"
 #include "operator_emitter.h"
+#include "tp_overlap.h"
 
 namespace plansight::estimator {
 namespace {
@@ -37,17 +38,28 @@ struct Blocks {
   double attention = 0, mlp = 0;
 };
 
-// Sums a dense layer's operators of one pass into attention and MLP blocks by their step.
+// Sums a dense layer's operators of one pass into attention and MLP blocks by their step; their
+// linear GEMMs (matmuls outside the attention core) also apart, behind which layout.tp_overlap
+// hides each block's TP collectives (tp_overlap.h).
 class BlockSum final : public OperatorSink {
  public:
   void add(const OperatorCost& op) override {
-    Blocks& b = op.pass == OperatorPass::forward           ? forward
-                : op.pass == OperatorPass::backward_input  ? backward_input
-                : op.pass == OperatorPass::backward_weight ? backward_weight
-                                                           : recompute;
-    (op.step < operators::step::kNormMlp ? b.attention : b.mlp) += op.seconds;
+    const bool attention = op.step < operators::step::kNormMlp;
+    Blocks& b = all_[index(op.pass)];
+    (attention ? b.attention : b.mlp) += op.seconds;
+    if (op.matmul && !op.attention_core) {
+      Blocks& l = linear_[index(op.pass)];
+      (attention ? l.attention : l.mlp) += op.seconds;
+    }
   }
-  Blocks forward, backward_input, backward_weight, recompute;
+  const Blocks& all(OperatorPass pass) const { return all_[index(pass)]; }
+  const Blocks& linear(OperatorPass pass) const { return linear_[index(pass)]; }
+
+ private:
+  static int index(OperatorPass pass) {
+    return pass == OperatorPass::forward ? 0 : pass == OperatorPass::backward_input ? 1 : pass == OperatorPass::backward_weight ? 2 : 3;
+  }
+  Blocks all_[4], linear_[4];
 };
 
 // The passes an op runs: forward (F), backward (B: input gradients, with the weight gradients
@@ -65,25 +77,35 @@ class Anatomy {
     for_each_layer_operator(plan, device, blocks);
     // A B op's compute span that its collectives follow is the input-gradient part: without W
     // ops the weight gradients run after them as a span of their own (iteration_costs.cpp).
-    dense_[kForward] = blocks.forward;
-    dense_[kBackward] = blocks.backward_input;
+    dense_[kForward] = blocks.all(OperatorPass::forward);
+    dense_[kBackward] = blocks.all(OperatorPass::backward_input);
     // Full recomputation re-runs the forward; selective only the attention core.
-    dense_[kRecompute] = plan.layout.recompute == Recompute::full ? blocks.forward : Blocks{dense.recompute.compute_s, 0};
-    // The share of a layer's TP time each pass leaves exposed (layout.tp_overlap hides the rest).
-    const auto exposed_share = [](const PhaseCost& c) {
-      const double all = c.tp_comm_s + c.tp_hidden_s;
-      return all > 0 ? c.tp_comm_s / all : 1.0;
+    const bool full = plan.layout.recompute == Recompute::full;
+    dense_[kRecompute] = full ? blocks.all(OperatorPass::forward) : Blocks{dense.recompute.compute_s, 0};
+    // The share of each block's TP time each pass leaves exposed: all of it, or with
+    // layout.tp_overlap what the block's linear GEMMs do not hide (tp_overlap.h, as layer_cost()).
+    const bool overlap = plan.layout.tp_overlap && layer_dims(plan).sp;
+    const auto set_exposed = [&](int kind, const PassCost& cost, const BlockSum& gemms) {
+      const PhaseCost* phase[kPasses] = {&cost.forward, &cost.backward_input, &cost.recompute};
+      const OperatorPass gemm_pass[kPasses] = {OperatorPass::forward, OperatorPass::backward_input, OperatorPass::forward};
+      for (int p = 0; p < kPasses; ++p) {
+        const double pass_tp = phase[p]->tp_comm_s + phase[p]->tp_hidden_s;
+        const Blocks& linear = gemms.linear(gemm_pass[p]);
+        for (int block = 0; block < kTpBlocks; ++block) {
+          const double hidden = overlap && pass_tp > 0 ? tp_block_hidden_s(pass_tp, block == 0 ? linear.attention : linear.mlp) : 0;
+          tp_exposed_[kind][p][block] = pass_tp > 0 ? 1 - hidden / (pass_tp / kTpBlocks) : 1.0;
+        }
+      }
     };
-    tp_exposed_[0][kForward] = exposed_share(dense.forward);
-    tp_exposed_[0][kBackward] = exposed_share(dense.backward_input);
-    tp_exposed_[0][kRecompute] = exposed_share(dense.recompute);
+    set_exposed(0, dense, blocks);
     if (plan.model.moe.enabled()) {
       // A MoE layer: the dense layer's attention; the rest of its compute (shared and routed
-      // experts, router, permutation) is its MLP block.
+      // experts, router, permutation) is its MLP block. Its TP collectives hide behind its dense
+      // part's GEMMs (the attention, shared experts if any), as moe_layer_cost() has them.
       const PassCost moe = moe_layer_cost(plan, device, links);
-      tp_exposed_[1][kForward] = exposed_share(moe.forward);
-      tp_exposed_[1][kBackward] = exposed_share(moe.backward_input);
-      tp_exposed_[1][kRecompute] = exposed_share(moe.recompute);
+      BlockSum dense_part;
+      for_each_layer_operator(moe_dense_part(plan), device, dense_part);
+      set_exposed(1, moe, dense_part);
       const double moe_total[kPasses] = {moe.forward.compute_s, moe.backward_input.compute_s, moe.recompute.compute_s};
       for (int p = 0; p < kPasses; ++p) {
         moe_[p].attention = std::min(dense_[p].attention, moe_total[p]);
@@ -211,14 +233,14 @@ class Anatomy {
     return space == std::string::npos ? text.size() : space;
   }
   // A tensor-parallel collective: without sequence parallelism an all-reduce; with it an
-  // all-gather (`gather`) or a reduce-scatter. A layer's (`exposed` the share of its pass's TP
+  // all-gather (`gather`) or a reduce-scatter. A layer's (`exposed` the share of its block's TP
   // time that layout.tp_overlap leaves exposed, 1 without it) weighs that share of the op's
-  // exposed TP time and its whole in the hidden; the embedding's and the head's run exposed.
+  // exposed TP time and the rest in the hidden; the embedding's and the head's run exposed.
   void tp(std::vector<Piece>& out, bool gather, const std::string& where, double exposed = -1) {
     const double seconds = !sp_ ? all_reduce_ : gather ? all_gather_ : reduce_scatter_;
     const char* what = !sp_ ? "all-reduce" : gather ? "all-gather" : "reduce-scatter";
     const bool layer = exposed >= 0;
-    add(out, kTp, seconds * (layer ? exposed : 1.0), where + " " + collective(kTp, what), layer ? seconds : 0.0);
+    add(out, kTp, seconds * (layer ? exposed : 1.0), where + " " + collective(kTp, what), layer ? seconds * (1 - exposed) : 0.0);
   }
 
   // One layer: forward [SP gather] attention [CP] (all-reduce | SP scatter) [SP gather]
@@ -230,30 +252,31 @@ class Anatomy {
   void layer_pieces(std::int64_t i, Pass pass, std::vector<Piece>& out) {
     const bool moe = plan_.model.is_moe_layer(i);
     const Blocks& b = (moe ? moe_ : dense_)[pass];
-    const double exposed = tp_exposed_[moe ? 1 : 0][pass];
+    const double* exposed = tp_exposed_[moe ? 1 : 0][pass];  // per block (tp_overlap.h)
     const std::string where = i >= plan_.model.layers ? "MTP " + std::to_string(i - plan_.model.layers + 1)
                                                       : "layer " + std::to_string(i);
+    const double attention = exposed[0], mlp = exposed[1];
     if (pass != kBackward) {
       add(out, kDp, 1, where + " " + collective(kDp, "gather"));
-      if (sp_) tp(out, true, where, exposed);
+      if (sp_) tp(out, true, where, attention);
       add(out, kCompute, b.attention, where + " attention");
       add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
-      tp(out, false, where, exposed);
-      if (sp_) tp(out, true, where, exposed);
+      tp(out, false, where, attention);
+      if (sp_) tp(out, true, where, mlp);
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
       add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
-      tp(out, false, where, exposed);
+      tp(out, false, where, mlp);
     } else {
-      if (sp_) tp(out, true, where, exposed);
+      if (sp_) tp(out, true, where, mlp);
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all combine"));
       add(out, kCompute, b.mlp, where + (moe ? " experts" : " MLP"));
       if (moe) add(out, kEp, 1, where + " " + collective(kEp, "all-to-all dispatch"));
-      tp(out, !sp_, where, exposed);  // without SP: f's all-reduce; with: the gather's reduce-scatter
-      if (sp_) tp(out, true, where, exposed);
+      tp(out, !sp_, where, mlp);  // without SP: f's all-reduce; with: the gather's reduce-scatter
+      if (sp_) tp(out, true, where, attention);
       add(out, kCompute, b.attention, where + " attention");
       add(out, kCp, 1, where + " " + collective(kCp, "ring exchange"));
-      tp(out, !sp_, where, exposed);
+      tp(out, !sp_, where, attention);
       add(out, kDp, 1, where + " " + collective(kDp, "gather/reduce-scatter"));
     }
   }
@@ -276,7 +299,8 @@ class Anatomy {
   double embedding_[kPasses] = {}, head_[kPasses] = {};
   bool sp_ = false;
   double all_reduce_ = 0, all_gather_ = 0, reduce_scatter_ = 0;
-  double tp_exposed_[2][kPasses] = {{1, 1, 1}, {1, 1, 1}};  // dense and MoE layers, per pass
+  // Per dense and MoE layer, pass and block (tp_overlap.h): the share of the TP time left exposed.
+  double tp_exposed_[2][kPasses][kTpBlocks] = {{{1, 1}, {1, 1}, {1, 1}}, {{1, 1}, {1, 1}, {1, 1}}};
   std::string label_[kGroups], hidden_label_[kGroups];
   std::string zero3_gather_, zero3_reduce_scatter_;
   std::vector<std::string> where_;  // per name id
@@ -536,13 +560,13 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       bool laid = false;
       // Without W ops a backward's weight gradients follow its input gradients (and their
       // collectives) as a span of their own: named as such below, not laid out.
-      const bool weight_gradients = last_backward != nullptr && chain.empty() && c.phase == Phase::backward &&
+      const bool weight_part = last_backward != nullptr && chain.empty() && c.phase == Phase::backward &&
                                     c.start_ns == last_backward_end && c.stage == last_backward->stage &&
                                     c.micro_batch == last_backward->micro_batch;
       // An op with no exposed collective (all hidden, or none at all) is laid out as its compute
       // pieces; an offload segment runs on the compute lane right after the compute, so with
       // offloading such ops stay whole.
-      const bool layable = pass && !weight_gradients && (!chain.empty() || !plan.layout.offloads());
+      const bool layable = pass && !weight_part && (!chain.empty() || !plan.layout.offloads());
       if (layable && (i + 1 == compute.spans.size() || compute.spans[i + 1].start_ns >= at)) {
         const std::vector<Piece>& pieces = anatomy.pieces(c.stage, pass_of(c.phase));
         sync_names();
@@ -566,7 +590,7 @@ Result<LayerTimeline> layer_timeline(const Plan& plan, std::int64_t padded_vocab
       } else {
         out.ops_kept += chain.empty() ? 0 : 1;
         new_compute.spans.push_back(c);
-        if (weight_gradients) new_compute.spans.back().name_id = weight_gradients_name();
+        if (weight_part) new_compute.spans.back().name_id = weight_gradients_name();
         last_backward = nullptr;
       }
       spans_total += laid ? op_compute.size() + op_comm.size() : 1;

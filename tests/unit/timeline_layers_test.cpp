@@ -287,6 +287,35 @@ TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
   EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 2, Phase::forward, " experts"), 8);
 }
 
+// With layout.tp_overlap a MoE layer (no shared experts) hides its attention block's all-gather
+// and reduce-scatter under the attention GEMMs and leaves its MLP block's exposed (layer_cost()):
+// the layout draws two exposed TP pieces per layer and pass, not four shares of them.
+TEST(LayerTimeline, OverlappedTpExposesAMoeLayersMlpBlockOnly) {
+  Plan plan = default_plan();
+  plan.model = *find_model("mixtral-8x7b");
+  plan.cluster.gpus = 64;
+  plan.layout.tp = 2;
+  plan.layout.pp = 4;
+  plan.layout.ep = 8;
+  plan.layout.sequence_parallel = true;
+  plan.layout.tp_overlap = true;
+  plan.layout.recompute = Recompute::none;
+  plan.training.global_batch = plan.dp() * 8;
+  const Predicted p = predicted(plan);
+  auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
+  ASSERT_TRUE(layered.ok()) << layered.error_text();
+  const Timeline& t = layered->timeline;
+  const std::size_t comm = track_of(t, 1, Lane::communication);
+  // Stage 1, micro-batch 2, layer 8 (its first): the MLP block's gather and scatter, per pass.
+  EXPECT_EQ(count_named(t, comm, 1, 2, Phase::communication, "layer 8 TP all-gather"), 2);
+  EXPECT_EQ(count_named(t, comm, 1, 2, Phase::communication, "layer 8 TP reduce-scatter"), 2);
+  const Track* hidden = hidden_track(t, 1);
+  ASSERT_NE(hidden, nullptr);
+  std::int64_t hidden_pieces = 0;
+  for (const Span& x : hidden->spans) hidden_pieces += x.micro_batch == 2 && t.name_of(x).rfind("layer 8 TP ", 0) == 0;
+  EXPECT_GT(hidden_pieces, 0) << "the attention block's, under the attention";
+}
+
 // ZeRO-3's prefetched gathers and its reduce-scatters, which compute hides, are shared out over
 // the layers like the exposed collectives: one gather per layer in the forward (layer 0 first),
 // in the backward a gather and a reduce-scatter per layer (the last layer first), each piece
