@@ -268,15 +268,22 @@ TEST(LayerTimeline, TheBackwardRunsTheLayersInReverse) {
   EXPECT_EQ(count_named(t, track_of(t, 1, Lane::compute), 1, 5, Phase::backward, "weight gradients"), 1);
 }
 
-TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
+// Mixtral 8x7B on 64 GPUs, PP 4, EP 8, 8 micro-batches; `tp` > 1 with sequence parallelism.
+Plan mixtral_on_64(std::int64_t tp) {
   Plan plan = default_plan();
   plan.model = *find_model("mixtral-8x7b");
   plan.cluster.gpus = 64;
-  plan.layout.tp = 1;
+  plan.layout.tp = tp;
   plan.layout.pp = 4;
   plan.layout.ep = 8;
+  plan.layout.sequence_parallel = tp > 1;
   plan.layout.recompute = Recompute::none;
   plan.training.global_batch = plan.dp() * 8;
+  return plan;
+}
+
+TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
+  const Plan plan = mixtral_on_64(1);
   const Predicted p = predicted(plan);
   auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
   ASSERT_TRUE(layered.ok()) << layered.error_text();
@@ -291,16 +298,8 @@ TEST(LayerTimeline, ExpertAllToAllsAroundTheExperts) {
 // and reduce-scatter under the attention GEMMs and leaves its MLP block's exposed (layer_cost()):
 // the layout draws two exposed TP pieces per layer and pass, not four shares of them.
 TEST(LayerTimeline, OverlappedTpExposesAMoeLayersMlpBlockOnly) {
-  Plan plan = default_plan();
-  plan.model = *find_model("mixtral-8x7b");
-  plan.cluster.gpus = 64;
-  plan.layout.tp = 2;
-  plan.layout.pp = 4;
-  plan.layout.ep = 8;
-  plan.layout.sequence_parallel = true;
+  Plan plan = mixtral_on_64(2);
   plan.layout.tp_overlap = true;
-  plan.layout.recompute = Recompute::none;
-  plan.training.global_batch = plan.dp() * 8;
   const Predicted p = predicted(plan);
   auto layered = layer_timeline(plan, p.padded_vocab, p.timeline);
   ASSERT_TRUE(layered.ok()) << layered.error_text();
