@@ -20,8 +20,13 @@
 # defaults of pretrain_gpt.py).
 P=${P:-build/release/app/cli/plansight}
 export P
+export BENCH_DIR="$(cd "$(dirname "$0")" && pwd)"
 python3 - <<'PY'
-import json, os, subprocess, tempfile
+import json, os, sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.environ["BENCH_DIR"])
+import plan_estimate  # noqa: E402
 
 P = os.environ["P"]
 PEAK_BF16_TFLOPS = 989.4  # H100 SXM dense bf16 (assets/presets/gpus.json)
@@ -56,12 +61,7 @@ for name, heads, hidden, layers, tp, pp, gpus, batch, published in ROWS:
                        "recompute": "none", "dp_overlap": True},
             "training": {"micro_batch": 1, "global_batch": batch, "seq_len": 4096, "precision": "bf16",
                          "grad_precision": "fp32", "attention": "flash", "achieved_tflops": 0, "mfu": 0}}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(plan, f)
-        path = f.name
-    out = subprocess.run([P, "estimate", "--plan", path, "--json"], capture_output=True, text=True)
-    os.unlink(path)
-    d = json.loads(out.stdout)
+    d = plan_estimate.estimate(P, plan)
     if d.get("errors"):
         print(name, d["errors"])
         continue

@@ -34,8 +34,13 @@
 # Sources: docs/time-model-sources.md section 7.
 P=${P:-build/release/app/cli/plansight}
 export P
+export BENCH_DIR="$(cd "$(dirname "$0")" && pwd)"
 python3 - <<'PY'
-import json, os, subprocess, sys, tempfile
+import json, os, sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.environ["BENCH_DIR"])
+import plan_estimate  # noqa: E402
 
 P = os.environ["P"]
 
@@ -138,12 +143,7 @@ within = 0
 for row in ROWS:
     plan = json.loads(json.dumps(row["plan"]))
     plan["training"].update(COMMON_TRAINING)
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(plan, f)
-        path = f.name
-    out = subprocess.run([P, "estimate", "--plan", path, "--json"], capture_output=True, text=True)
-    os.unlink(path)
-    d = json.loads(out.stdout)
+    d = plan_estimate.estimate(P, plan)
     if "errors" in d:
         print(row["name"], row["src"], d["errors"])
         continue
