@@ -149,7 +149,8 @@ RunPeriod run_period(const ScheduleTable& table, std::size_t n, std::int32_t gro
 }
 
 // A long table is made on two threads (every rank's list is its own): a 64 x 4 x 1024 table of
-// 524,288 ops took 0.55 ms on one, before both its simulations. Each thread takes the next rank
+// 524,288 ops took 0.55 ms on one, before both its simulations (predict_time now makes it so only
+// when its two runs do not run side by side, each on a table of its own). Each thread takes the next rank
 // left, so the caller's starts at once and the side thread joins when it wakes (28 us on
 // average, bench/results/time-core-cpu.txt), instead of the caller waiting for its half.
 void make_ranks(std::int32_t p, std::int64_t chunk_micro_batches, bool two_threads,

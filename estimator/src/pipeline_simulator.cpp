@@ -6,12 +6,19 @@
 #include <optional>
 
 #include "dedicated_run.h"
+#include "schedule_generators.h"
 #include "schedule_rows.h"
 #include "shared_processor_simulator.h"
 
 namespace plansight::estimator {
 
 namespace {
+
+// expected_simulated_ops() of a table of `ops` ops in all.
+std::int64_t expected_of(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t ops) {
+  if (kind == PipelineSchedule::gpipe || !skippable(p, m)) return ops;
+  return std::min(ops, 10 * p * p * v);
+}
 
 // DualPipe's costs as its lower half's V (simulation_costs.h): chunk g of the V is DualPipe's
 // chunk g on the way down and p + g on the way back up. None when the two pipelines differ.
@@ -104,9 +111,11 @@ std::int64_t expected_simulated_ops(const SimulationTable& table) { return expec
 std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRows& rows) {
   std::int64_t ops = 0;
   for (std::size_t r = 0; r < rows.ranks(); ++r) ops += static_cast<std::int64_t>(rows.size(r));
-  if (table.kind == PipelineSchedule::gpipe || !skippable(table)) return ops;
-  const std::int64_t p = table.p, v = table.v;
-  return std::min(ops, 10 * p * p * v);
+  return expected_of(table.kind, table.p, table.v, table.m, ops);
+}
+
+std::int64_t expected_simulated_ops(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
+  return expected_of(kind, p, v, m, p * static_cast<std::int64_t>(generators::ops_per_rank(kind, v, m)));
 }
 
 }  // namespace plansight::estimator

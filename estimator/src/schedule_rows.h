@@ -4,8 +4,10 @@
 // 0.4 ms of a 2 ms estimate to write (bench/results/time-core-cpu.txt).
 // A sparse table (make_simulation_table) leaves the middle of each rank's steady loop unwritten:
 // those ops are the loop's first period moved on, micro-batches later, and are written only when
-// a simulation is about to read them (ensure). Both of predict_time's runs read one table at once
-// from two threads: what one writes, the other has not read yet, and each range is written once.
+// a simulation is about to read them (ensure). A table may be read by runs on several threads at
+// once (ensure() is thread-safe, each range written once), but predict_time gives the run it
+// puts beside the other a table of its own: sharing one, every cache line one thread wrote went
+// over to the other core (bench/results/time-core-cpu.txt, 2026-11-28).
 #pragma once
 
 #include <atomic>

@@ -114,6 +114,9 @@ std::int64_t expected_simulated_ops(const ScheduleTable& table);
 std::int64_t expected_simulated_ops(const SimulationTable& table);
 class ScheduleRows;
 std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRows& rows);
+// The same before any table is made, from the table's kind and size (every rank's list is
+// generators::ops_per_rank long).
+std::int64_t expected_simulated_ops(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m);
 
 // One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),
 // negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".

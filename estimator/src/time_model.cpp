@@ -130,24 +130,37 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
 
   SteadyPeriods periods;  // the runs below skip the same steady state: searched once
-  ScheduleOptions schedule_options;
-  schedule_options.two_threads = options.parallel_simulations;
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
   // DualPipe with the same costs in both pipelines: its lower half stands for every rank
   // (simulation_costs.h), half the table and half the ops.
   const bool mirrored = plan.layout.schedule == PipelineSchedule::dualpipe && dualpipe_mirrors(input, plan.layout.pp);
-  // Without a timeline the table may be sparse (schedule_rows.h): the runs skip its middle.
-  const bool sparse = !options.keep_timeline && !shares_processors(input, plan.layout.pp);
-  auto schedule = mirrored ? make_dualpipe_lower_half_table(plan.layout.pp, plan.micro_batches(), schedule_options, sparse)
-                           : make_simulation_table(plan.layout.schedule, plan.layout.pp, plan.layout.vpp,
-                                                   plan.micro_batches(), schedule_options, sparse);
-  if (!schedule) return schedule.errors();
-  const auto simulate_table = [&](const SimulationInput& in) {
-    return mirrored ? simulate_dualpipe_lower_half(*schedule, in, &periods) : simulate_well_formed(*schedule, in, &periods);
-  };
-  // With pp > 1, the same table is simulated again with free pipeline transfers, only for the
+  const std::int64_t p = plan.layout.pp, micro_batches = plan.micro_batches();
+  // The table's kind and size as simulated (DualPipe's lower half: a V of half the ranks).
+  const PipelineSchedule table_kind = mirrored ? PipelineSchedule::dualpipev : plan.layout.schedule;
+  const std::int64_t table_p = mirrored ? p / 2 : p, table_v = mirrored ? 2 : plan.layout.vpp,
+                     table_m = mirrored ? micro_batches / 2 : micro_batches;
+  // With pp > 1, the same schedule is simulated again with free pipeline transfers, only for the
   // first stage's bubble (below): what the schedule leaves idle, apart from what transfers add.
-  // The two runs are independent; a large schedule's second runs beside the first.
+  // The two runs are independent; a large schedule's second runs beside the first, on a table of
+  // its own made on its thread. Sharing one table, the thread that wrote a range of its ops
+  // (making the table, or a sparse table's middle as a run reached it) handed every cache line of
+  // it to the other core: 64 x 1024 1F1B with ZeRO-3 took 2.9 ms an estimate with one table and
+  // 1.9 ms with two (bench/results/time-core-cpu.txt, 2026-11-28).
+  const bool beside = p > 1 && options.parallel_simulations &&
+                      expected_simulated_ops(table_kind, table_p, table_v, table_m) >= kParallelSimulationOps;
+  const auto make_table = [&](const SimulationInput& in) {
+    ScheduleOptions schedule_options;
+    // Alone, a long table is made on two threads (generators::make_ranks); beside the other
+    // run, each thread makes its own.
+    schedule_options.two_threads = options.parallel_simulations && !beside;
+    // Without a timeline the table may be sparse (schedule_rows.h): the runs skip its middle.
+    const bool sparse = !in.keep_timeline && !shares_processors(in, plan.layout.pp);
+    return mirrored ? make_dualpipe_lower_half_table(p, micro_batches, schedule_options, sparse)
+                    : make_simulation_table(plan.layout.schedule, p, plan.layout.vpp, micro_batches, schedule_options, sparse);
+  };
+  const auto simulate_table = [&](const SimulationTable& table, const SimulationInput& in) {
+    return mirrored ? simulate_dualpipe_lower_half(table, in, &periods) : simulate_well_formed(table, in, &periods);
+  };
   // On the caller's thread the input is changed in place after the first run; beside it, a copy.
   const auto free_transfers = [](SimulationInput& in) {
     for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
@@ -156,13 +169,24 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   std::optional<Result<SimulationResult>> ideal;
   SimulationInput ideal_input;
   std::optional<SideJob> side;
-  if (plan.layout.pp > 1 && options.parallel_simulations &&
-      expected_simulated_ops(*schedule) >= kParallelSimulationOps) {
+  if (beside) {
     ideal_input = input;
     free_transfers(ideal_input);
-    side.emplace([&] { ideal.emplace(simulate_table(ideal_input)); });
+    side.emplace([&] {
+      auto own = make_table(ideal_input);
+      if (own) {
+        ideal.emplace(simulate_table(*own, ideal_input));
+      } else {
+        ideal.emplace(own.errors());
+      }
+    });
   }
-  auto sim = simulate_table(input);
+  auto schedule = make_table(input);
+  if (!schedule) {
+    if (side) side->wait();
+    return schedule.errors();
+  }
+  auto sim = simulate_table(*schedule, input);
   if (side) side->wait();
   if (!sim) return sim.errors();
 
@@ -193,7 +217,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   if (plan.layout.pp > 1) {
     if (!ideal) {
       free_transfers(input);
-      ideal.emplace(simulate_table(input));
+      ideal.emplace(simulate_table(*schedule, input));
     }
     if (!*ideal) return ideal->errors();
     schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);

@@ -101,16 +101,29 @@ TEST(PredictTime, ExpectedSimulatedOpsFollowTheSkipRules) {
   EXPECT_EQ(ops(PipelineSchedule::one_f_one_b, 64, 1, 1024), 10 * 64 * 64);
   EXPECT_EQ(ops(PipelineSchedule::interleaved, 64, 4, 1024), 10 * 64 * 64 * 4);
   EXPECT_EQ(ops(PipelineSchedule::one_f_one_b, 8, 1, 1024), 10 * 8 * 8) << "the default plan's depth: short runs";
+  // predict_time decides before it makes a table (each run makes its own): the same counts from
+  // the schedule's kind and size alone.
+  for (const auto& [kind, p, v, m] : {std::tuple{PipelineSchedule::gpipe, 64, 1, 1024}, {PipelineSchedule::one_f_one_b, 64, 1, 128},
+                                      {PipelineSchedule::one_f_one_b, 64, 1, 1024}, {PipelineSchedule::interleaved, 64, 4, 1024},
+                                      {PipelineSchedule::zb_h1, 16, 1, 512}, {PipelineSchedule::dualpipev, 32, 2, 256},
+                                      {PipelineSchedule::dualpipe, 16, 2, 256}}) {
+    EXPECT_EQ(expected_simulated_ops(kind, p, v, m), ops(kind, p, v, m)) << to_string(kind) << " " << p << " x " << m;
+  }
 }
 
-// 64 stages x 4 virtual stages x 256 micro-batches and 1F1B with 1024 micro-batches (both
-// expected to simulate more ops than the side thread's threshold): every figure of the
-// estimate is the same with the second simulation beside the first and with both on the
-// caller's thread.
+// 64 stages x 4 virtual stages x 256 micro-batches, 1F1B with 1024 micro-batches, the same with
+// ZeRO-3 (its gathers inside every op), and DualPipe (simulated as its mirrored lower half), all
+// expected to simulate more ops than the side thread's threshold: every figure of the estimate
+// is the same with the second simulation beside the first, on a table of its own, and with both
+// on the caller's thread, on one table.
 TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
-  for (const auto& [schedule, vpp, micro_batches] :
-       {std::tuple{PipelineSchedule::interleaved, 4, 256}, std::tuple{PipelineSchedule::one_f_one_b, 1, 1024}}) {
-    const Plan plan = pp64_plan(schedule, vpp, micro_batches);
+  for (const auto& [schedule, vpp, micro_batches, zero] :
+       {std::tuple{PipelineSchedule::interleaved, 4, 256, 1}, std::tuple{PipelineSchedule::one_f_one_b, 1, 1024, 1},
+        std::tuple{PipelineSchedule::one_f_one_b, 1, 1024, 3}, std::tuple{PipelineSchedule::dualpipe, 2, 512, 1}}) {
+    Plan plan = pp64_plan(schedule, vpp, micro_batches);
+    plan.layout.zero_stage = zero;
+    plan.training.zero3_prefetch = false;
+    SCOPED_TRACE(std::string(to_string(schedule)) + " ZeRO-" + std::to_string(zero));
     auto table = make_schedule(plan.layout, plan.micro_batches());
     ASSERT_TRUE(table.ok());
     ASSERT_GE(expected_simulated_ops(*table), 16384);
