@@ -144,8 +144,8 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   // The two runs are independent; a large schedule's second runs beside the first, on a table of
   // its own made on its thread. Sharing one table, the thread that wrote a range of its ops
   // (making the table, or a sparse table's middle as a run reached it) handed every cache line of
-  // it to the other core: 64 x 1024 1F1B with ZeRO-3 took 2.9 ms an estimate with one table and
-  // 1.9 ms with two (bench/results/time-core-cpu.txt, 2026-11-28).
+  // it to the other core: 64 x 1024 1F1B with ZeRO-3 took 2.98 ms an estimate with one table and
+  // 2.39 ms with two, alternated on one machine (bench/results/time-core-cpu.txt, 2026-11-28).
   const bool beside = p > 1 && options.parallel_simulations &&
                       expected_simulated_ops(table_kind, table_p, table_v, table_m) >= kParallelSimulationOps;
   const auto make_table = [&](const SimulationInput& in) {
