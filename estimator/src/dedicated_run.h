@@ -142,7 +142,7 @@ class DedicatedRun : IterationEngine {
     if (i == 0 || a.compute_begin_ns > a.compute_end_ns) return i < rank_limit ? Lean::other : Lean::blocked;
     const ScheduleOp* const ops = rows_->data(ri);
     const std::size_t limit = std::min(rank_limit, rows_->size(ri) - 1);
-    const LeanChunk* const chunks = &lean_[ri * static_cast<std::size_t>(t_.v)];
+    const LeanOp* const kinds = &lean_[ri * static_cast<std::size_t>(t_.v) * 3];
     CommLane& lane = lanes_[ri];
     // Nothing this rank books from now on is issued before its last op's start (step()).
     lane.forget_before(prev_start_[ri]);
@@ -159,21 +159,20 @@ class DedicatedRun : IterationEngine {
     Lean out = Lean::other;
     for (; i < stop; ++i) {
       const ScheduleOp o = ops[i];
-      const LeanChunk& chunk = chunks[o.chunk];
+      const LeanOp& d = kinds[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
       const auto mb = static_cast<std::size_t>(o.micro_batch);
-      std::int64_t ready = chunk.in[static_cast<std::size_t>(o.kind)][mb];
-      [[maybe_unused]] std::int32_t from = Margins ? lean_input_rank(o.kind, chunk) : -1;
+      std::int64_t ready = d.in[mb];
+      [[maybe_unused]] std::int32_t from = Margins ? d.from : -1;
       if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
-        const LeanChunk& second_chunk = chunks[second.chunk];
-        const std::int64_t other = second_chunk.in[static_cast<std::size_t>(second.kind)][static_cast<std::size_t>(second.micro_batch)];
+        const LeanOp& d2 = kinds[static_cast<std::size_t>(second.chunk) * 3 + static_cast<std::size_t>(second.kind)];
+        const std::int64_t other = d2.in[static_cast<std::size_t>(second.micro_batch)];
         if constexpr (Margins) {
           if (other >= 0) {
-            const std::int32_t other_from = lean_input_rank(second.kind, second_chunk);
-            if (from >= 0 && other_from >= 0) note_margin(from, other_from, ready - other, true);
-            if (other > ready) from = other_from;
+            if (from >= 0 && d2.from >= 0) note_margin(from, d2.from, ready - other, true);
+            if (other > ready) from = d2.from;
           }
         }
         ready = other < 0 ? kUnknown : std::max(ready, other);
@@ -188,10 +187,9 @@ class DedicatedRun : IterationEngine {
       if constexpr (Margins) {
         if (from >= 0) note_margin(r, from, free - ready, false);
       }
-      if (chunk.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
+      if (d.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
       const std::int64_t start = std::max(free, ready);
-      const NsRunShape& shape = *chunk.shape[static_cast<std::size_t>(o.kind)];
-      if (lane_end > start + shape.first_lane) break;  // a collective may wait: step() books it
+      if (lane_end > start + d.first_lane) break;  // a collective may wait: step() books it
       if (start > free) {
         if (free >= collectives_end) {
           clear_gap += start - free;
@@ -199,27 +197,16 @@ class DedicatedRun : IterationEngine {
           a.gaps.push_back({free, start});
         }
       }
-      const std::int64_t end = start + shape.ns;
-      busy += shape.compute_ns;  // the compute window's end is the last op's (step())
-      ++chunk.ran[static_cast<std::size_t>(o.kind)];
+      const std::int64_t end = start + d.ns;
+      busy += d.compute_ns;  // the compute window's end is the last op's (step())
+      ++*d.ran;
       prev_start = start;
       free = end;
-      std::int32_t to = -1;
-      if (o.kind == OpKind::forward) {
-        if (chunk.next != nullptr) {
-          to = chunk.next_rank;
-          chunk.next[mb] = deliver(lane, lane_end, end, chunk.next_local, chunk.send_activation);
-        } else {
-          chunk.in[static_cast<std::size_t>(OpKind::backward)][mb] = end;  // the loss (op_finished)
-        }
-      } else if (o.kind == OpKind::backward) {
-        if (chunk.b_done != nullptr) chunk.b_done[mb] = end;
-        if (chunk.prev != nullptr) {
-          to = chunk.prev_rank;
-          chunk.prev[mb] = deliver(lane, lane_end, end, chunk.prev_local, chunk.send_gradient);
-        }
+      if (d.b_done != nullptr) d.b_done[mb] = end;
+      if (d.out != nullptr) {
+        d.out[mb] = deliver(lane, lane_end, end, d.send);
+        if (d.to >= 0) wake(d.to);
       }
-      if (to >= 0 && to != r) wake(to);
     }
     polls_ += static_cast<std::uint32_t>(i - first);
     if ((polls_ & 4095u) == 0 && i > first && cancel_requested()) [[unlikely]] {
@@ -234,70 +221,76 @@ class DedicatedRun : IterationEngine {
     a.clear_gap_ns = clear_gap;
     return out;
   }
-  // When an output of an op that ended at `end` reaches its consumer: at once on the same rank,
-  // else after its send of `ns` on this rank's lane (communicate() for a send without spans).
-  // place() books it at the lane's end or in a gap before, so the lane then ends at the later of
-  // `lane_end` and the arrival.
-  [[gnu::always_inline]] static std::int64_t deliver(CommLane& lane, std::int64_t& lane_end, std::int64_t end,
-                                                     bool same_rank, std::int64_t ns) {
-    if (same_rank || ns <= 0) return end;
+  // When an output of an op that ended at `end` reaches its consumer: at once (`ns` 0: on the
+  // same rank, or no send), else after its send of `ns` on this rank's lane (communicate() for a
+  // send without spans). place() books it at the lane's end or in a gap before, so the lane then
+  // ends at the later of `lane_end` and the arrival.
+  [[gnu::always_inline]] static std::int64_t deliver(CommLane& lane, std::int64_t& lane_end, std::int64_t end, std::int64_t ns) {
+    if (ns <= 0) return end;
     const std::int64_t arrival = lane.place(end, ns) + ns;
     lane_end = std::max(lane_end, arrival);
     return arrival;
   }
-  // What run_lean() needs of one of a rank's chunks, gathered once per run: its rows of times_,
-  // the ranks its outputs go to, its op shapes and sends. The pointers hold for the whole run:
-  // times_ and ran_ are sized by the constructor and never reallocated after it.
-  struct LeanChunk {
-    // By OpKind, the chunk's row of the plane its ops of that kind read (op_input_ready), by
-    // micro-batch; a last chunk's forwards write their losses in the backward's.
-    std::array<std::int64_t*, 3> in{};
-    std::int64_t* b_done = nullptr;  // the row its backwards write their ends in; null: no Ws read them
-    std::int64_t* next = nullptr;  // the forward-input row of the chunk its forwards feed; null: they end in the loss
-    std::int64_t* prev = nullptr;  // the gradient row of the chunk its backwards feed; null: none
-    std::int32_t* ran = nullptr;  // its ops run, by OpKind (ran_)
-    std::array<const NsRunShape*, 3> shape{};  // by OpKind
-    std::int64_t send_activation = 0, send_gradient = 0;
-    std::int64_t reduce_at = -1;  // the op that issues its gradient reduction (step() runs it)
-    std::int32_t next_rank = -1, prev_rank = -1;
-    // The output goes to a chunk of the same rank without a send (not across a turn_chunk_).
-    bool next_local = false, prev_local = false;
+  // What run_lean() needs of one kind of op of one of a rank's chunks, gathered once per run, by
+  // (rank, local chunk, kind), (r * v + c) * 3 + kind: the rows of times_ it reads and writes,
+  // its shape, its send and the rank it wakes, side by side in 80 bytes (a chunk's record with
+  // every kind's fields was 120, two cache lines, and the op's shape one pointer further). The
+  // pointers hold for the whole run: times_ and ran_ are sized by the constructor and never
+  // reallocated after it.
+  struct LeanOp {
+    std::int64_t* in = nullptr;      // the row of the plane it reads (op_input_ready), by micro-batch
+    // The row its end goes to: the forward inputs of the chunk a forward feeds, or its own
+    // backward's row (a last chunk's loss, op_finished); the gradients of the chunk a backward
+    // feeds. Null: none (a first chunk's backward, a W).
+    std::int64_t* out = nullptr;
+    std::int64_t* b_done = nullptr;  // a backward's: the row its ends go to for the Ws; null: no W reads them
+    std::int32_t* ran = nullptr;     // its ops run (ran_)
+    std::int64_t ns = 0, compute_ns = 0, first_lane = NsRunShape::kNone;  // its shape (NsRunShape)
+    std::int64_t send = 0;           // its output's send on the lane (0: none, or to a chunk of the same rank)
+    std::int64_t reduce_at = -1;     // the op that issues its chunk's gradient reduction (step() runs it)
+    std::int32_t to = -1;            // the rank its output wakes (-1: none, or its own)
+    std::int32_t from = -1;          // input_rank() (-1: none, or its own rank): for the decisions
   };
-  // input_rank() for an op of `kind` of `chunk` (-1: none, or the op's own rank).
-  [[gnu::always_inline]] static std::int32_t lean_input_rank(OpKind kind, const LeanChunk& chunk) {
-    return kind == OpKind::forward ? (chunk.prev != nullptr ? chunk.prev_rank : -1)
-           : kind == OpKind::backward ? (chunk.next != nullptr ? chunk.next_rank : -1)
-                                      : -1;
-  }
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
-    lean_.assign(p * v, LeanChunk{});
-    lean_shapes_.resize(p * v * 3);
+    lean_.assign(p * v * 3, LeanOp{});
+    const std::size_t planes = times_.size() / plane_;
     for (std::size_t k = 0; k < p * v; ++k) {
-      LeanChunk& lc = lean_[k];
       const std::int32_t g = global_of_[k];
       const NsChunkCost& c = cost(g);
-      for (std::size_t kind = 0; kind < times_.size() / plane_; ++kind) lc.in[kind] = plane(kind) + pair(g, 0);
-      lc.b_done = t_.split_backward ? lc.in[kBDone] : nullptr;
-      lc.ran = &ran_[static_cast<std::size_t>(g) * 3];
       const auto r = static_cast<std::int32_t>(k / v);
-      if (g + 1 < stages_ && g + 1 != second_start_) {
-        lc.next = plane(kFwdReady) + pair(g + 1, 0);
-        lc.next_rank = rank_of_[static_cast<std::size_t>(g) + 1];
-        lc.next_local = lc.next_rank == r && g != turn_chunk_;
-      }
-      if (g > 0 && g != second_start_) {
-        lc.prev = plane(kBwdReady) + pair(g - 1, 0);
-        lc.prev_rank = rank_of_[static_cast<std::size_t>(g) - 1];
-        lc.prev_local = lc.prev_rank == r && g - 1 != turn_chunk_;
-      }
+      const bool has_next = g + 1 < stages_ && g + 1 != second_start_;
+      const bool has_prev = g > 0 && g != second_start_;
+      const std::int32_t next_rank = has_next ? rank_of_[static_cast<std::size_t>(g) + 1] : -1;
+      const std::int32_t prev_rank = has_prev ? rank_of_[static_cast<std::size_t>(g) - 1] : -1;
       for (std::size_t kind = 0; kind < 3; ++kind) {
-        lean_shapes_[3 * k + kind] = c.shapes[shape_index_[kind]];
-        lc.shape[kind] = &lean_shapes_[3 * k + kind];
+        LeanOp& d = lean_[3 * k + kind];
+        if (kind < planes) d.in = plane(kind) + pair(g, 0);
+        d.ran = &ran_[static_cast<std::size_t>(g) * 3 + kind];
+        const NsRunShape& shape = c.shapes[shape_index_[kind]];
+        d.ns = shape.ns;
+        d.compute_ns = shape.compute_ns;
+        d.first_lane = shape.first_lane;
+        if (in_.dp_issue == DpReduceIssue::per_chunk) d.reduce_at = last_bwd_[k];
       }
-      lc.send_activation = c.send_activation;
-      lc.send_gradient = c.send_gradient;
-      if (in_.dp_issue == DpReduceIssue::per_chunk) lc.reduce_at = last_bwd_[k];
+      LeanOp& f = lean_[3 * k + static_cast<std::size_t>(OpKind::forward)];
+      LeanOp& b = lean_[3 * k + static_cast<std::size_t>(OpKind::backward)];
+      if (has_next) {
+        // (A send is paid across DualPipe's turn, turn_chunk_, though both chunks are this rank's.)
+        f.out = plane(kFwdReady) + pair(g + 1, 0);
+        f.send = next_rank == r && g != turn_chunk_ ? 0 : c.send_activation;
+        f.to = next_rank != r ? next_rank : -1;
+        b.from = next_rank;
+      } else {
+        f.out = plane(kBwdReady) + pair(g, 0);  // the loss: the last chunk's backward needs only its own forward
+      }
+      if (has_prev) {
+        b.out = plane(kBwdReady) + pair(g - 1, 0);
+        b.send = prev_rank == r && g - 1 != turn_chunk_ ? 0 : c.send_gradient;
+        b.to = prev_rank != r ? prev_rank : -1;
+        f.from = prev_rank;
+      }
+      if (t_.split_backward) b.b_done = plane(kBDone) + pair(g, 0);
     }
   }
 
@@ -521,10 +514,7 @@ class DedicatedRun : IterationEngine {
   bool shape_path_ = false;
   bool pairs_ = true;  // the table may hold overlapped pairs (drain)
   std::vector<std::size_t> limit_;  // per rank: ops it may run for now (all but while skipping)
-  std::vector<LeanChunk> lean_;     // per (rank, local chunk), r * v + c (shape_path_ only)
-  // The op shapes lean_ points to, by (rank, local chunk, kind), side by side: in the chunk costs
-  // (NsChunkCost, hundreds of bytes each) every op's shape was a cache line of its own.
-  std::vector<NsRunShape> lean_shapes_;
+  std::vector<LeanOp> lean_;  // per (rank, local chunk, kind), (r * v + c) * 3 + kind (shape_path_ only)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
   std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
