@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "plansight/estimator/pipeline_schedule.h"
 #include "closed_form.h"
+#include "schedule_generators.h"
 #include "schedule_rows.h"
 #include "side_thread.h"
 #include "simulation_costs.h"
@@ -24,6 +27,37 @@ namespace {
 // and for 1F1B at PP 16; -12 to -43% from PP 16 interleaved and PP 32 on
 // (bench/results/time-core-cpu.txt, 2026-11-27).
 constexpr std::int64_t kParallelSimulationOps = 16384;
+
+// The schedule table this thread made last, kept for its next estimate: an edit that keeps the
+// layout's schedule, stages, virtual stages and micro-batches (a model's width, the GPU, the
+// precision, ZeRO, recomputation...) simulates the same table, and making a 64 x 4 x 1024
+// interleaved one, sparse, took 0.23 ms of a 2 ms estimate (bench/results/time-core-cpu.txt,
+// 2026-11-28). Per thread, like the engine's other arrays: a table another core wrote costs more
+// to read than to make. A table's ops are never changed after it is made (a sparse table's middle
+// is written once, as its runs reach it: the same ops for every run), so any run may read it.
+struct TableKey {
+  PipelineSchedule kind;  // the table's (DualPipe's lower half: DualPipeV)
+  std::int64_t p, v, m;
+  bool sparse, mirrored;
+  friend bool operator==(const TableKey&, const TableKey&) = default;
+};
+// Larger tables are made for each estimate and freed after it (a thread keeps no more than this).
+constexpr std::size_t kKeptTableBytes = std::size_t{16} << 20;
+
+Result<std::shared_ptr<const SimulationTable>> kept_table(const TableKey& key, const ScheduleOptions& options) {
+  thread_local std::optional<std::pair<TableKey, std::shared_ptr<const SimulationTable>>> kept;
+  if (kept && kept->first == key) return kept->second;
+  // Freed before the new one is made, so that it takes the same memory (kept while the new one was
+  // made, a DualPipeV table's pages were faulted in afresh: 2 -> 400 faults an estimate).
+  kept.reset();
+  auto made = key.mirrored ? make_dualpipe_lower_half_table(2 * key.p, 2 * key.m, options, key.sparse)
+                           : make_simulation_table(key.kind, key.p, key.v, key.m, options, key.sparse);
+  if (!made) return made.errors();
+  auto table = std::make_shared<const SimulationTable>(std::move(*made));
+  const auto bytes = static_cast<std::size_t>(key.p) * generators::ops_per_rank(key.kind, key.v, key.m) * sizeof(ScheduleOp);
+  if (bytes <= kKeptTableBytes) kept.emplace(key, table);
+  return table;
+}
 
 // One rank's per-micro-batch sums over its chunks (closed_form.h).
 closed_form::RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::int64_t rank) {
@@ -155,8 +189,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     schedule_options.two_threads = options.parallel_simulations && !beside;
     // Without a timeline the table may be sparse (schedule_rows.h): the runs skip its middle.
     const bool sparse = !in.keep_timeline && !shares_processors(in, plan.layout.pp);
-    return mirrored ? make_dualpipe_lower_half_table(p, micro_batches, schedule_options, sparse)
-                    : make_simulation_table(plan.layout.schedule, p, plan.layout.vpp, micro_batches, schedule_options, sparse);
+    return kept_table(TableKey{table_kind, table_p, table_v, table_m, sparse, mirrored}, schedule_options);
   };
   const auto simulate_table = [&](const SimulationTable& table, const SimulationInput& in) {
     return mirrored ? simulate_dualpipe_lower_half(table, in, &periods) : simulate_well_formed(table, in, &periods);
@@ -175,7 +208,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     side.emplace([&] {
       auto own = make_table(ideal_input);
       if (own) {
-        ideal.emplace(simulate_table(*own, ideal_input));
+        ideal.emplace(simulate_table(**own, ideal_input));
       } else {
         ideal.emplace(own.errors());
       }
@@ -186,7 +219,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
     if (side) side->wait();
     return schedule.errors();
   }
-  auto sim = simulate_table(*schedule, input);
+  auto sim = simulate_table(**schedule, input);
   if (side) side->wait();
   if (!sim) return sim.errors();
 
@@ -217,7 +250,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   if (plan.layout.pp > 1) {
     if (!ideal) {
       free_transfers(input);
-      ideal.emplace(simulate_table(*schedule, input));
+      ideal.emplace(simulate_table(**schedule, input));
     }
     if (!*ideal) return ideal->errors();
     schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);

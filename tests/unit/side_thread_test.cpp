@@ -142,6 +142,46 @@ TEST(PredictTime, ParallelSimulationsGiveTheSameFigures) {
   }
 }
 
+// An estimate reuses the schedule table its thread made last when the schedule, stages, virtual
+// stages and micro-batches are the same (time_model.cpp, kept_table), a sparse table's middle
+// already written by the runs before: an edit of anything else gives the figures of an estimate
+// made on a thread that kept nothing.
+TEST(PredictTime, AnEditThatKeepsTheScheduleGivesTheFiguresOfAFreshEstimate) {
+  const Plan first = pp64_plan(PipelineSchedule::interleaved, 4, 256);
+  Plan edited = first;
+  edited.layout.zero_stage = 3;  // the same table, other costs: ZeRO-3's gathers in every op
+  edited.training.zero3_prefetch = false;
+  Plan other = first;
+  other.training.global_batch = 320 * 6;  // another table: more micro-batches
+  EstimateOptions options;
+  options.parallel_simulations = false;  // both runs on the calling thread, on its table
+  // Each plan's figures from a thread that kept nothing.
+  const auto fresh = [&](const Plan& plan) {
+    Result<Estimate> e = make_error("test", "not run");
+    std::thread([&] { e = estimate(plan, options); }).join();
+    return e;
+  };
+  const auto expect_fresh_figures = [&](const Plan& plan, const Result<Estimate>& e, const char* what) {
+    SCOPED_TRACE(what);
+    const auto f = fresh(plan);
+    ASSERT_TRUE(f.ok() && e.ok()) << f.error_text() << e.error_text();
+    EXPECT_EQ(f->time.iteration_s, e->time.iteration_s);
+    EXPECT_EQ(f->time.breakdown.bubble_s, e->time.breakdown.bubble_s);
+    EXPECT_EQ(f->time.breakdown.pp_comm_s, e->time.breakdown.pp_comm_s);
+    EXPECT_EQ(f->time.breakdown.dp_comm_s, e->time.breakdown.dp_comm_s);
+    EXPECT_EQ(f->time.bubble_fraction, e->time.bubble_fraction);
+    EXPECT_EQ(f->time.bubble_fraction_max, e->time.bubble_fraction_max);
+  };
+  const auto warm = estimate(first, options);  // makes and keeps the table, and writes its middle
+  expect_fresh_figures(first, warm, "the first");
+  expect_fresh_figures(edited, estimate(edited, options), "an edit that keeps the table");
+  expect_fresh_figures(other, estimate(other, options), "an edit that needs another table");
+  expect_fresh_figures(edited, estimate(edited, options), "back to the first table");
+  const auto e = estimate(edited, options);
+  ASSERT_TRUE(e.ok() && warm.ok());
+  EXPECT_NE(warm->time.iteration_s, e->time.iteration_s) << "the edit changes the figures";
+}
+
 // The prediction says how much of the schedule its simulation skipped: without a timeline a long
 // 1F1B run moves over most of its steady state, to the same figures as the run that keeps its
 // timeline and so simulates every op.
