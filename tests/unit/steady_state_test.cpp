@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -103,8 +104,12 @@ TEST(SteadyState, RandomLayoutsGiveEveryFigureOfTheFullRun) {
     x = x * 1664525u + 1013904223u;
     return (x >> 8) % n;
   };
+  // PLANSIGHT_RANDOM_LAYOUTS=N draws N layouts instead of 120: the stress run after a change to
+  // the engine (bench/results/time-core-cpu.txt names the counts run).
+  const char* runs_env = std::getenv("PLANSIGHT_RANDOM_LAYOUTS");
+  const int runs = runs_env != nullptr && std::atoi(runs_env) > 0 ? std::atoi(runs_env) : 120;
   int skipped_runs = 0;
-  for (int run = 0; run < 120; ++run) {
+  for (int run = 0; run < runs; ++run) {
     const auto kind = std::array{PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
                                  PipelineSchedule::dualpipev, PipelineSchedule::dualpipe, PipelineSchedule::gpipe}[draw(6)];
     const bool two_chunks = kind == PipelineSchedule::dualpipev || kind == PipelineSchedule::dualpipe;
@@ -125,7 +130,7 @@ TEST(SteadyState, RandomLayoutsGiveEveryFigureOfTheFullRun) {
     if (draw(3) == 0) full.chunks[draw(static_cast<std::uint32_t>(full.chunks.size()))].forward.segments[0].seconds *= 4;
     skipped_runs += expect_skip_equals_full_run(*table, full) > 0 ? 1 : 0;
   }
-  EXPECT_GE(skipped_runs, 60);
+  EXPECT_GE(skipped_runs, runs / 2);
 }
 
 TEST(SteadyState, EveryPipelinedScheduleSkipsMostOfALongRun) {
