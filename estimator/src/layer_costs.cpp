@@ -21,7 +21,7 @@ namespace {
 
 // Adds operators' seconds and matmul FLOPs into a PassCost as they come; the attention core's
 // into a subtotal of its own (the CP ring hides behind it), which joins the sum where the core
-// ends; the linear layers' GEMMs (matmuls outside the core) also into linear(block), the
+// ends; the linear layers' GEMMs (matmuls outside the core, split over TP: hides_tp) also into linear(block), the
 // attention block's (QKV, output projection) and the MLP block's apart: each block's TP
 // collectives hide behind its own GEMMs with layout.tp_overlap. With `recompute`, forward
 // operators that recomputed() says run again are added to the recompute phase too (a layer's;
@@ -37,7 +37,7 @@ class PassSum final : public OperatorSink {
     }
     PassCost& into = op.attention_core ? core_ : sum_;
     add_to(into, op.pass, op);
-    if (op.matmul && !op.attention_core) add_to(linear_[op.step < operators::step::kNormMlp ? 0 : 1], op.pass, op);
+    if (hides_tp(op)) add_to(linear_[op.step < operators::step::kNormMlp ? 0 : 1], op.pass, op);
     if (recompute_ && op.pass == OperatorPass::forward && recomputed(plan_, op)) add_to(into, OperatorPass::recompute, op);
   }
   const PassCost& total() {

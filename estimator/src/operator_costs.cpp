@@ -76,18 +76,19 @@ void attention_core(const LayerDims& d, bool mla, const DeviceModel& dev, Emitte
 }
 
 // MLA's projections (DeepSeek-V2 Sec. 2.1.2; Megatron-Core MultiLatentAttention): the down
-// projections run on every TP rank ("duplicated"), the up projections and the output
-// projection are split over TP like QKV and the attention output.
+// projections run on every TP rank ("duplicated": plain linear layers, not Transformer Engine's
+// column- or row-parallel ones, so no TP collective overlaps them), the up projections and the
+// output projection are split over TP like QKV and the attention output.
 void mla_gemms(Emitter& out, const LayerDims& d, const MlaSpec& a) {
   const double ql = static_cast<double>(a.q_lora_rank), kvl = static_cast<double>(a.kv_lora_rank);
   const double qk = static_cast<double>(a.qk_head_dim()), v = static_cast<double>(a.v_head_dim);
   if (a.q_lora_rank > 0) {
-    out.gemm("q_a_proj", step::kQkv, d.T, ql, d.h);
+    out.duplicated_gemm("q_a_proj", step::kQkv, d.T, ql, d.h);
     out.gemm("q_b_proj", step::kQkv + 0.1, d.T, d.heads * qk / d.t, ql);
   } else {
     out.gemm("q_proj", step::kQkv, d.T, d.heads * qk / d.t, d.h);
   }
-  out.gemm("kv_a_proj_with_mqa", step::kQkv + 0.2, d.T, kvl + static_cast<double>(a.qk_rope_head_dim), d.h);
+  out.duplicated_gemm("kv_a_proj_with_mqa", step::kQkv + 0.2, d.T, kvl + static_cast<double>(a.qk_rope_head_dim), d.h);
   out.gemm("kv_b_proj", step::kQkv + 0.3, d.T, d.heads * (static_cast<double>(a.qk_nope_head_dim) + v) / d.t, kvl);
   out.gemm("o_proj", step::kAttentionOut, d.T, d.h, d.heads * v / d.t, 1, true);
 }

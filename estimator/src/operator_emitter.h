@@ -66,6 +66,12 @@ class Emitter {
     add_gemm(name, OperatorPass::backward_weight, step, K, N, M, batch, flops);
     if (fp8_) fp8_casts(step, input_cast ? M * K * batch : 0, M * N * batch);
   }
+  // gemm() for a GEMM that every TP rank runs whole (OperatorCost::tp_duplicated).
+  void duplicated_gemm(std::string_view name, double step, double M, double N, double K) {
+    duplicated_ = true;
+    gemm(name, step, M, N, K);
+    duplicated_ = false;
+  }
   // The casts of one fp8 GEMM: in the forward its input when no fused kernel produced it, in the
   // backward its output gradient; each reads 16 bits and writes the rowwise and the columnwise
   // fp8 copy (1 byte each: Hopper transposes physically) the two backward GEMMs need (TE docs,
@@ -86,6 +92,7 @@ class Emitter {
     op.bytes = dev_.gemm_bytes(m, n, k, batch);
     op.seconds = dev_.gemm_seconds(m, n, k, batch);
     op.matmul = true;
+    op.tp_duplicated = duplicated_;
     sink_.add(op);
   }
   // An element-wise kernel over `elements`, moving `forward_bytes` and, in its backward,
@@ -137,6 +144,7 @@ class Emitter {
   OperatorSink& sink_;
   bool core_ = false;
   bool fp8_ = false;
+  bool duplicated_ = false;  // the GEMMs added now are duplicated_gemm()'s
 };
 
 // Steps of a layer's forward, in the order Megatron-LM runs it (OperatorCost::step).

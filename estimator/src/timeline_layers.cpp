@@ -39,15 +39,15 @@ struct Blocks {
 };
 
 // Sums a dense layer's operators of one pass into attention and MLP blocks by their step; their
-// linear GEMMs (matmuls outside the attention core) also apart, behind which layout.tp_overlap
-// hides each block's TP collectives (tp_overlap.h).
+// linear GEMMs (the matmuls outside the attention core that are split over TP, hides_tp) also
+// apart, behind which layout.tp_overlap hides each block's TP collectives (tp_overlap.h).
 class BlockSum final : public OperatorSink {
  public:
   void add(const OperatorCost& op) override {
     const bool attention = op.step < operators::step::kNormMlp;
     Blocks& b = all_[index(op.pass)];
     (attention ? b.attention : b.mlp) += op.seconds;
-    if (op.matmul && !op.attention_core) {
+    if (hides_tp(op)) {
       Blocks& l = linear_[index(op.pass)];
       (attention ? l.attention : l.mlp) += op.seconds;
     }

@@ -7,9 +7,15 @@
 
 #include <algorithm>
 
+#include "plansight/estimator/operator_costs.h"
+
 namespace plansight::estimator {
 
 inline constexpr int kTpBlocks = 2;  // 0: the attention block, 1: the MLP block
+
+// Whether `op` is one of the linear GEMMs its block's TP collectives run under: a matmul outside
+// the attention core that is split over TP (MLA's down projections run whole on every rank).
+inline bool hides_tp(const OperatorCost& op) { return op.matmul && !op.attention_core && !op.tp_duplicated; }
 
 // The seconds of one block's collectives that its linear GEMMs hide, of a pass whose TP
 // collectives take `pass_tp_s` in all.

@@ -132,6 +132,42 @@ TEST(TpOverlap, MoeLayersHideOnlyTheAttentionBlocksCollectives) {
   EXPECT_TRUE(estimate(plan).ok()) << estimate(plan).error_text();
 }
 
+// MLA (DeepSeek-V3's attention): its down projections, q_a_proj and kv_a_proj_with_mqa, run whole
+// on every TP rank (Megatron-Core's "duplicated" linears, not Transformer Engine's parallel ones):
+// the attention block's collectives hide only under its TP-split GEMMs. Over nodes of 2 GPUs the
+// collectives outlast those GEMMs, so the hidden time is exactly their time.
+TEST(TpOverlap, MlaDownProjectionsHideNoTpCollective) {
+  Plan plan = gpt3_on_h100(2);
+  plan.model = *find_model("deepseek-v3");
+  plan.model.moe = MoeSpec{};  // its dense layers: MLA attention and a dense MLP
+  plan.model.layers = 64;
+  plan.training.global_batch = 1024;
+  plan.training.seq_len = 4096;
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const CommLinks links = plan_links(plan, device.efficiency());
+  const PassCost exposed = layer_cost(plan, device, links);
+  plan.layout.tp_overlap = true;
+  const PassCost overlapped = layer_cost(plan, device, links);
+  // The attention block's GEMMs by name, the down projections apart.
+  struct Attention final : OperatorSink {
+    double split_s = 0, down_s = 0;
+    void add(const OperatorCost& op) override {
+      if (op.pass != OperatorPass::forward || !op.matmul || op.attention_core) return;
+      if (op.name == "q_a_proj" || op.name == "kv_a_proj_with_mqa") down_s += op.seconds;
+      if (op.name == "q_b_proj" || op.name == "kv_b_proj" || op.name == "o_proj") split_s += op.seconds;
+    }
+  } attention;
+  for_each_layer_operator(plan, device, attention);
+  ASSERT_GT(attention.down_s, 0);
+  ASSERT_GT(attention.split_s, 0);
+  LinearGemms gemms;  // (by name: its MLP block is every GEMM but QKV and the attention output)
+  for_each_layer_operator(plan, device, gemms);
+  const double block = exposed.forward.tp_comm_s / 2;
+  ASSERT_GT(block, attention.split_s + attention.down_s) << "the collectives outlast the attention block's GEMMs";
+  const double mlp_hidden = std::min(block, gemms.forward_s[1] - attention.split_s - attention.down_s);
+  EXPECT_NEAR(overlapped.forward.tp_hidden_s, attention.split_s + mlp_hidden, 1e-12);
+}
+
 TEST(TpOverlap, TheEstimateAndItsTimelineUseIt) {
   Plan plan = gpt3_on_h100(8);
   const auto exposed = estimate(plan);

@@ -39,6 +39,9 @@ struct OperatorCost {
   double seconds = 0;            // DeviceModel's prediction: what the time model adds up
   bool matmul = false;           // its FLOPs count in PhaseCost::flops
   bool attention_core = false;   // scores, softmax, dropout and context (or the fused kernel)
+  // A GEMM every TP rank runs whole, not split over TP (MLA's down projections, "duplicated" in
+  // Megatron-Core): no TP collective runs under it with layout.tp_overlap (tp_overlap.h).
+  bool tp_duplicated = false;
   // Position in the forward of the layer (0 = its first kernel); backward operators carry their
   // forward operator's, so that sorting by it descending gives the order the backward runs in.
   double step = 0;
