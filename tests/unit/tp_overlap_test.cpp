@@ -35,6 +35,22 @@ Plan gpt3_on_h100(std::int64_t gpus_per_node) {
   return p;
 }
 
+// One layer's costs without and with layout.tp_overlap (a MoE layer's with `moe`).
+struct OverlapCosts {
+  PassCost exposed, overlapped;
+};
+OverlapCosts overlap_costs(Plan plan, bool moe = false) {
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
+  const CommLinks links = plan_links(plan, device.efficiency());
+  const auto cost = [&] { return moe ? moe_layer_cost(plan, device, links) : layer_cost(plan, device, links); };
+  OverlapCosts out;
+  plan.layout.tp_overlap = false;
+  out.exposed = cost();
+  plan.layout.tp_overlap = true;
+  out.overlapped = cost();
+  return out;
+}
+
 // The linear layers' GEMMs of one layer by block (attention: QKV and the output projection, by
 // name; MLP: the rest) and pass, summed from the operator list.
 struct LinearGemms final : OperatorSink {
@@ -54,11 +70,9 @@ double hidden_by_blocks(double pass_comm, const double (&gemm)[2]) {
 
 void expect_hidden_under_linear_gemms(const Plan& base) {
   Plan plan = base;
-  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
-  const CommLinks links = plan_links(plan, device.efficiency());
-  const PassCost exposed = layer_cost(plan, device, links);
+  const auto [exposed, overlapped] = overlap_costs(plan);
   plan.layout.tp_overlap = true;
-  const PassCost overlapped = layer_cost(plan, device, links);
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
   LinearGemms gemms;
   for_each_layer_operator(plan, device, gemms);
   ASSERT_GT(gemms.forward_s[0], 0);
@@ -119,11 +133,8 @@ TEST(TpOverlap, MoeLayersHideOnlyTheAttentionBlocksCollectives) {
   plan.training.attention = AttentionKernel::flash;
   plan.training.global_batch = 256;
   plan.training.seq_len = 4096;
-  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
-  const CommLinks links = plan_links(plan, device.efficiency());
-  const PassCost exposed = moe_layer_cost(plan, device, links);
+  const auto [exposed, overlapped] = overlap_costs(plan, true);
   plan.layout.tp_overlap = true;
-  const PassCost overlapped = moe_layer_cost(plan, device, links);
   const double block = exposed.forward.tp_comm_s / 2;
   ASSERT_GT(block, 0);
   EXPECT_NEAR(overlapped.forward.tp_comm_s, block, 1e-12) << "the MLP block's half stays exposed";
@@ -143,11 +154,9 @@ TEST(TpOverlap, MlaDownProjectionsHideNoTpCollective) {
   plan.model.layers = 64;
   plan.training.global_batch = 1024;
   plan.training.seq_len = 4096;
-  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
-  const CommLinks links = plan_links(plan, device.efficiency());
-  const PassCost exposed = layer_cost(plan, device, links);
+  const auto [exposed, overlapped] = overlap_costs(plan);
   plan.layout.tp_overlap = true;
-  const PassCost overlapped = layer_cost(plan, device, links);
+  const DeviceModel device(plan.cluster.gpu, plan.training.precision, default_efficiency(plan.cluster.gpu));
   // The attention block's GEMMs by name, the down projections apart.
   struct Attention final : OperatorSink {
     double split_s = 0, down_s = 0;
