@@ -120,17 +120,12 @@ TEST(TpOverlap, CollectivesLongerThanTheGemmsExposeTheirExcess) {
 // grouped GEMMs are not Transformer Engine's overlapped linears): that block's all-gather and
 // reduce-scatter stay exposed; the attention block's hide.
 TEST(TpOverlap, MoeLayersHideOnlyTheAttentionBlocksCollectives) {
-  Plan plan = default_plan();
+  Plan plan = gpt3_on_h100(8);
   plan.model = *find_model("mixtral-8x7b");
-  plan.cluster = find_system("dgx-h100")->cluster;
   plan.cluster.gpus = 64;
-  plan.layout = LayoutSpec{};
   plan.layout.tp = 2;
+  plan.layout.pp = 1;
   plan.layout.ep = 8;
-  plan.layout.sequence_parallel = true;
-  plan.training.precision = Precision::bf16;
-  plan.training.grad_precision = Precision::fp32;
-  plan.training.attention = AttentionKernel::flash;
   plan.training.global_batch = 256;
   plan.training.seq_len = 4096;
   const auto [exposed, overlapped] = overlap_costs(plan, true);
