@@ -165,7 +165,7 @@ class DedicatedRun : IterationEngine {
       const LeanOp& d = kinds[static_cast<std::size_t>(o.chunk) * 3 + static_cast<std::size_t>(o.kind)];
       const auto mb = static_cast<std::size_t>(o.micro_batch);
       std::int64_t ready = d.in[mb];
-      [[maybe_unused]] std::int32_t from = Margins ? d.from : -1;
+      [[maybe_unused]] std::int64_t* margin = Margins ? d.margin : nullptr;
       if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
@@ -174,8 +174,8 @@ class DedicatedRun : IterationEngine {
         const std::int64_t other = d2.in[static_cast<std::size_t>(second.micro_batch)];
         if constexpr (Margins) {
           if (other >= 0) {
-            if (from >= 0 && d2.from >= 0) note_margin(from, d2.from, ready - other, true);
-            if (other > ready) from = d2.from;
+            if (d.from >= 0 && d2.from >= 0) note_margin(d.from, d2.from, ready - other, true);
+            if (other > ready) margin = d2.margin;
           }
         }
         ready = other < 0 ? kUnknown : std::max(ready, other);
@@ -186,10 +186,8 @@ class DedicatedRun : IterationEngine {
       }
       // Recorded before the checks that hand the op to step(), which records it again: the same
       // decision twice bounds a skip alike, and keeping these records out of the loop's exits
-      // measured 2.5 % slower on DualPipeV.
-      if constexpr (Margins) {
-        if (from >= 0) note_margin(r, from, free - ready, false);
-      }
+      // measured 2.5 % slower on DualPipeV. (note_margin()'s, kept as its record's least.)
+      if constexpr (Margins) *margin = std::min(*margin, std::max<std::int64_t>(free - ready, 0));
       if (d.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
       const std::int64_t start = std::max(free, ready);
       if (lane_end > start + d.first_lane) break;  // a collective may wait: step() books it
@@ -248,10 +246,14 @@ class DedicatedRun : IterationEngine {
     std::int64_t reduce_at = -1;     // the op that issues its chunk's gradient reduction (step() runs it)
     std::int32_t to = -1;            // the rank its output wakes (-1: none, or its own)
     std::int32_t from = -1;          // input_rank() (-1: none, or its own rank): for the decisions
+    // Its ops' decisions between ranks (note_margin()'s, not of a pair): lean_margin_'s element
+    // of this record, or its last (read by none) when its input is from no other rank.
+    std::int64_t* margin = nullptr;
   };
   void build_lean_chunks() {
     const auto p = static_cast<std::size_t>(t_.p), v = static_cast<std::size_t>(t_.v);
     lean_.assign(p * v * 3, LeanOp{});
+    lean_margin_.assign(lean_.size() + 1, kNoMargin);
     const std::size_t planes = times_.size() / plane_;
     for (std::size_t k = 0; k < p * v; ++k) {
       const std::int32_t g = global_of_[k];
@@ -289,7 +291,40 @@ class DedicatedRun : IterationEngine {
         f.from = prev_rank;
       }
       if (t_.split_backward) b.b_done = plane(kBDone) + pair(g, 0);
+      for (std::size_t kind = 0; kind < 3; ++kind) {
+        LeanOp& d = lean_[3 * k + kind];
+        d.margin = &lean_margin_[d.from >= 0 && d.from != r ? 3 * k + kind : lean_.size()];
+      }
     }
+  }
+  // The decisions of the lean path's ops since the last cut, one per LeanOp instead of one per
+  // op: what margin_cycles() needs of a rank pair's decisions (that are not of a pair of ops)
+  // is their least margin, max(free - ready, 0) (0: a tie, or an op that waited for its input,
+  // either of which ends a skip between ranks that move apart). A record an op was a list 24
+  // bytes an op: 780 kB a period of a 64-stage interleaved run, more than a core's L2, which
+  // made each op run with them half as slow again as one without.
+  static constexpr std::int64_t kNoMargin = INT64_MAX;
+  std::vector<std::int64_t> lean_margin_;
+  // At a cut: the decisions of the ops run since the last are dropped (those of the lean path
+  // were recorded only if record_margins_ was set while they ran).
+  void clear_margins() {
+    margins_.clear();
+    if (record_margins_) std::fill(lean_margin_.begin(), lean_margin_.end(), kNoMargin);
+  }
+  // margin_cycles() over every decision, the lean path's included.
+  std::int64_t all_margin_cycles(const std::vector<std::int64_t>& ns) const {
+    std::int64_t cycles = margin_cycles(ns);
+    const std::size_t per_rank = 3 * static_cast<std::size_t>(t_.v);
+    for (std::size_t k = 0; k < lean_.size() && cycles > 0; ++k) {
+      const std::int64_t m = lean_margin_[k];
+      if (m == kNoMargin) continue;
+      const std::int64_t slope = ns[k / per_rank] - ns[static_cast<std::size_t>(lean_[k].from)];
+      if (slope == 0) continue;
+      if (m == 0) return 0;
+      // A positive margin shrinks while its rank moves on by the longer period (margin_cycles()).
+      if (slope < 0) cycles = std::min(cycles, m / -slope);
+    }
+    return cycles;
   }
 
   // The steady state (steady_state.h): runs every rank into its periods, then a period more at a

@@ -208,7 +208,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
         it->second = periods_done;
       }
     }
-    margins_.clear();
+    clear_margins();
     // The next cut: a period on for the first kDensePeriods (a state that repeats at once is
     // found at once: the default plan's), then, while snapshots are kept, kept_stride periods
     // on, at least kMinOpsPerCut ops of all ranks; after, kSparsePeriods on (and at a
@@ -235,7 +235,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     periods_done = next;
   }
   record_margins_ = false;
-  margins_.clear();
+  clear_margins();
   return true;
 }
 
@@ -257,7 +257,7 @@ DedicatedRun::Skipped DedicatedRun::skip_from(const SteadyPeriod& period, Steady
   if (std::any_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x != ns[0]; })) {
     out.own_periods = true;
     if (!margins) return out;
-    cycles = std::min(cycles, margin_cycles(ns));
+    cycles = std::min(cycles, all_margin_cycles(ns));
   }
   if (cycles <= 0 || skip_periods(before, now, ops, shift, cycles, ns) == 0) return out;
   out.cycles = cycles;

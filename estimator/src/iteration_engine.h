@@ -255,8 +255,8 @@ class IterationEngine {
     if (kind == OpKind::backward && g + 1 < stages_ && g + 1 != second_start_) return rank_of_[at + 1];
     return rank_of_[at];
   }
-  // Kept per thread between runs with the other arrays (about 33,000 a period of a 64-stage
-  // interleaved run: allocated per run, they were ~400 page faults an estimate).
+  // Kept per thread between runs with the other arrays (allocated per run, they were ~400 page
+  // faults an estimate). DedicatedRun's lean path keeps its decisions apart, by LeanOp.
   std::vector<Margin> margins_;
   bool record_margins_ = false;
 

@@ -6,6 +6,9 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <memory>
+#include <tuple>
+#include <utility>
 
 #include "schedule_generators.h"
 #include "steady_state.h"
@@ -172,6 +175,61 @@ void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to
   }
 }
 
+namespace {
+
+// The block of ops a thread's last sparse table freed, taken by the next table the thread makes.
+// predict_time keeps one table a thread (time_model.cpp's kept_table) and frees it just before
+// it makes the next, so an edit that changes the schedule's size writes its table into memory
+// the last one had mapped. Freed to malloc instead, the blocks (six megabytes of a 64-stage
+// interleaved table) let it trim its heap, and the estimate then faulted in fresh pages for
+// them and for what it allocated after: 8-38 page faults an estimate, at about 10 us each
+// on this VM (bench/estimate_page_faults.sh, bench/results/time-core-cpu.txt).
+constexpr std::size_t kSpareBlockBytes = std::size_t{16} << 20;  // as kept_table's bound
+// Constant-initialised and trivially destroyed, so readable while the thread's other
+// thread_local objects are destroyed (a kept table may be freed after the spare).
+thread_local ScheduleOp* spare_ops = nullptr;
+thread_local std::size_t spare_capacity = 0;
+thread_local bool spare_gone = false;  // the thread is exiting: blocks go back to malloc
+struct SpareOwner {
+  SpareOwner() = default;
+  SpareOwner(const SpareOwner&) = delete;
+  SpareOwner& operator=(const SpareOwner&) = delete;
+  ~SpareOwner() {
+    delete[] spare_ops;
+    spare_ops = nullptr;
+    spare_capacity = 0;
+    spare_gone = true;
+  }
+};
+void own_spare() { thread_local SpareOwner owner; }  // frees the spare when the thread exits
+
+// A block of at least n ops (not initialised), and its size: the thread's spare if large enough.
+std::pair<std::unique_ptr<ScheduleOp[]>, std::size_t> take_block(std::size_t n) {
+  if (spare_ops != nullptr && spare_capacity >= n) {
+    std::pair<std::unique_ptr<ScheduleOp[]>, std::size_t> out{std::unique_ptr<ScheduleOp[]>(spare_ops), spare_capacity};
+    spare_ops = nullptr;
+    spare_capacity = 0;
+    return out;
+  }
+  delete[] spare_ops;  // too small for this table: freed before the new one is allocated
+  spare_ops = nullptr;
+  spare_capacity = 0;
+  return {std::make_unique_for_overwrite<ScheduleOp[]>(n), n};
+}
+
+// Keeps a freed table's block as the thread's spare (the larger of the two, within the bound).
+void give_back_block(std::unique_ptr<ScheduleOp[]> ops, std::size_t capacity) {
+  if (ops == nullptr || spare_gone || capacity * sizeof(ScheduleOp) > kSpareBlockBytes || capacity <= spare_capacity) return;
+  own_spare();
+  delete[] spare_ops;
+  spare_ops = ops.release();
+  spare_capacity = capacity;
+}
+
+}  // namespace
+
+ScheduleRows::Sparse::~Sparse() { give_back_block(std::move(storage.ops), storage.capacity); }
+
 // Builds a sparse table's rows (a friend of ScheduleRows).
 class SparseRowsBuilder {
  public:
@@ -184,7 +242,7 @@ class SparseRowsBuilder {
     rows.sparse_ = std::make_unique<ScheduleRows::Sparse>();
     auto& sparse = *rows.sparse_;
     const std::size_t n = generators::ops_per_rank(kind, v, m);
-    sparse.storage.resize(static_cast<std::size_t>(p));
+    std::tie(sparse.storage.ops, sparse.storage.capacity) = take_block(static_cast<std::size_t>(p) * n);
     sparse.left_out.resize(static_cast<std::size_t>(p));
     sparse.written_to = std::make_unique<std::atomic<std::size_t>[]>(static_cast<std::size_t>(p));
     sparse.locks = std::make_unique<std::mutex[]>(static_cast<std::size_t>(p));
@@ -193,10 +251,9 @@ class SparseRowsBuilder {
       list->assign(static_cast<std::size_t>(p * v), -1);
     }
     for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
-      // Not initialised (ScheduleOp is trivial): the middle left out is written only where a
-      // simulation reads it.
-      sparse.storage[r] = std::make_unique_for_overwrite<ScheduleOp[]>(n);
-      rows.rows_[r] = ScheduleRows::Row{sparse.storage[r].get(), n};
+      // Not initialised (ScheduleOp is trivial; a block taken back holds an older table's ops):
+      // the middle left out is written only where a simulation reads it.
+      rows.rows_[r] = ScheduleRows::Row{sparse.storage.ops.get() + r * n, n};
     }
     const std::vector<ScheduleOp> forwards =
         kind == PipelineSchedule::interleaved

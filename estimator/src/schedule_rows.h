@@ -100,8 +100,18 @@ class ScheduleRows {
     std::int32_t head_end = 0, base_max = 0, base_min = 0, tail_min = 0;
     std::vector<std::pair<std::size_t, std::size_t>> holes;
   };
+  // Every rank's ops, rank r's at r x the ops per rank: one block, which goes back to the thread
+  // that frees the table, for the next table made there (op_blocks, schedule_rows.cpp).
+  struct OpBlock {
+    std::unique_ptr<ScheduleOp[]> ops;
+    std::size_t capacity = 0;  // ops
+  };
   struct Sparse {
-    std::vector<std::unique_ptr<ScheduleOp[]>> storage;
+    Sparse() = default;
+    Sparse(const Sparse&) = delete;
+    Sparse& operator=(const Sparse&) = delete;
+    ~Sparse();
+    OpBlock storage;
     std::vector<LeftOut> left_out;
     ChunkOps chunk_ops;
     // Per rank: ops [left_begin, written_to) are written, published after the writes. Both runs

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/pipeline_simulator.h"
@@ -89,6 +90,32 @@ TEST(ScheduleRows, EveryOpOfASparseTableIsMakeSchedules) {
   }
   // The cases whose steady loops leave out at least ArraySink::kMinLeftOut ops (256) are sparse.
   EXPECT_GT(sparse, 60);
+}
+
+// A sparse table made after one freed on the same thread writes into the freed one's memory (no
+// fresh pages to fault in), and a block left over from a larger table holds none of its ops.
+TEST(ScheduleRows, ATableTakesTheMemoryOfTheLastOneFreedOnItsThread) {
+  const ScheduleOp* first_block = nullptr;
+  {
+    const auto big = make_simulation_table(PipelineSchedule::interleaved, 16, 4, 512, ScheduleOptions{}, true);
+    ASSERT_TRUE(big.ok()) << big.error_text();
+    ASSERT_TRUE(big->rows.sparse());
+    first_block = big->rows.data(0);
+  }
+  for (const auto& [kind, v, m] : {std::tuple{PipelineSchedule::one_f_one_b, 1, 300}, std::tuple{PipelineSchedule::zb_h1, 1, 256},
+                                    std::tuple{PipelineSchedule::dualpipev, 2, 200}}) {
+    SCOPED_TRACE(to_string(kind));
+    const auto whole = make_schedule(kind, 16, v, m);
+    const auto made = make_simulation_table(kind, 16, v, m, ScheduleOptions{}, true);
+    ASSERT_TRUE(whole.ok() && made.ok()) << whole.error_text() << made.error_text();
+    ASSERT_TRUE(made->rows.sparse());
+    EXPECT_EQ(made->rows.data(0), first_block);
+    for (std::size_t r = 0; r < 16; ++r) {
+      const std::size_t n = whole->ranks[r].size();
+      made->rows.ensure(r, 0, n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(made->rows.data(r)[i], whole->ranks[r][i]) << "rank " << r << " op " << i;
+    }
+  }
 }
 
 TEST(ScheduleRows, WholeTablesWhereSparseCannotPay) {
