@@ -187,7 +187,11 @@ class DedicatedRun : IterationEngine {
       // Recorded before the checks that hand the op to step(), which records it again: the same
       // decision twice bounds a skip alike, and keeping these records out of the loop's exits
       // measured 2.5 % slower on DualPipeV. (note_margin()'s, kept as its record's least.)
-      if constexpr (Margins) *margin = std::min(*margin, std::max<std::int64_t>(free - ready, 0));
+      if constexpr (Margins) {
+        const std::int64_t m = free - ready;
+        const std::int64_t at_least_0 = m & ~(m >> 63);  // max(m, 0) without a branch
+        if (at_least_0 < *margin) *margin = at_least_0;  // rarely: a rank pair's least comes early
+      }
       if (d.reduce_at == static_cast<std::int64_t>(i)) break;  // step() issues the reduction
       const std::int64_t start = std::max(free, ready);
       if (lane_end > start + d.first_lane) break;  // a collective may wait: step() books it
