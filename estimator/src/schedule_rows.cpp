@@ -226,6 +226,17 @@ void give_back_block(std::unique_ptr<ScheduleOp[]> ops, std::size_t capacity) {
   spare_capacity = capacity;
 }
 
+// Where rank r's row starts in the block: r x this many ops, an odd number of cache lines. The
+// simulation reads every rank's row at about the same op; rows a power of two apart (8,192 ops,
+// 64 kB, at 4 virtual stages x 1,024 micro-batches) put all those ops in one cache set of L1 and
+// of L2, and a 64-stage estimate ran 5-13 % slower than with rows apart by malloc's headers.
+std::size_t row_stride(std::size_t n) {
+  constexpr std::size_t kLineOps = 64 / sizeof(ScheduleOp);
+  std::size_t lines = (n + kLineOps - 1) / kLineOps;
+  if (lines % 2 == 0) ++lines;
+  return lines * kLineOps;
+}
+
 }  // namespace
 
 ScheduleRows::Sparse::~Sparse() { give_back_block(std::move(storage.ops), storage.capacity); }
@@ -242,7 +253,8 @@ class SparseRowsBuilder {
     rows.sparse_ = std::make_unique<ScheduleRows::Sparse>();
     auto& sparse = *rows.sparse_;
     const std::size_t n = generators::ops_per_rank(kind, v, m);
-    std::tie(sparse.storage.ops, sparse.storage.capacity) = take_block(static_cast<std::size_t>(p) * n);
+    const std::size_t stride = row_stride(n);
+    std::tie(sparse.storage.ops, sparse.storage.capacity) = take_block(static_cast<std::size_t>(p) * stride);
     sparse.left_out.resize(static_cast<std::size_t>(p));
     sparse.written_to = std::make_unique<std::atomic<std::size_t>[]>(static_cast<std::size_t>(p));
     sparse.locks = std::make_unique<std::mutex[]>(static_cast<std::size_t>(p));
@@ -253,7 +265,7 @@ class SparseRowsBuilder {
     for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) {
       // Not initialised (ScheduleOp is trivial; a block taken back holds an older table's ops):
       // the middle left out is written only where a simulation reads it.
-      rows.rows_[r] = ScheduleRows::Row{sparse.storage.ops.get() + r * n, n};
+      rows.rows_[r] = ScheduleRows::Row{sparse.storage.ops.get() + r * stride, n};
     }
     const std::vector<ScheduleOp> forwards =
         kind == PipelineSchedule::interleaved
