@@ -1,13 +1,17 @@
 // Simulation of one pipeline iteration (schedule table -> predicted Timeline + bubble metric),
 // timed per call for the sizes the layout search and the GUI ask for. Run:
 //   build/release/bench/plansight_bench_pipeline_simulator --benchmark_min_time=1
+// BM_MakeSparseTable: making the sparse table a 64-stage estimate simulates.
 // Arguments: p, v, m, keep (1: build the Timeline, spans and names, as for a drawn timeline;
 // 0: times only, as the time model's breakdown and the search's re-ranking ask, which skips the
 // steady state's repeating periods: the counter "skipped"). Each simulated op has F, B and W
 // compute, p2p sends, DP buckets, optimizer; items per second count every op of the schedule.
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "plansight/estimator/pipeline_simulator.h"
+#include "schedule_rows.h"  // make_simulation_table (private to the estimator: bench only)
 
 namespace {
 
@@ -74,6 +78,32 @@ void BM_MakeSchedule(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MakeSchedule)->Unit(benchmark::kMicrosecond);
+
+// The sparse table an estimate without a timeline simulates (schedule_rows.h), made on one thread
+// as each of predict_time's two runs makes its own, alternating 1,024 and 960 micro-batches so
+// that every table is new (as after an edit of the batch; an edit that keeps the table's size
+// reuses it, time_model.cpp). The part of a new 64-stage estimate that comes before its runs.
+void BM_MakeSparseTable(benchmark::State& state) {
+  const auto kind = static_cast<PipelineSchedule>(state.range(0));
+  const std::int64_t v = state.range(1);
+  ScheduleOptions one_thread;
+  one_thread.two_threads = false;
+  bool first = true;
+  for (auto _ : state) {
+    auto t = make_simulation_table(kind, 64, v, first ? 1024 : 960, one_thread, true);
+    first = !first;
+    if (!t.ok()) state.SkipWithError(t.error_text().c_str());
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetLabel(std::string(to_string(kind)));
+}
+BENCHMARK(BM_MakeSparseTable)
+    ->ArgNames({"schedule", "v"})
+    ->Args({static_cast<std::int64_t>(PipelineSchedule::one_f_one_b), 1})
+    ->Args({static_cast<std::int64_t>(PipelineSchedule::interleaved), 4})
+    ->Args({static_cast<std::int64_t>(PipelineSchedule::zb_h1), 1})
+    ->Args({static_cast<std::int64_t>(PipelineSchedule::dualpipev), 2})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
