@@ -182,8 +182,9 @@ namespace {
 // it makes the next, so an edit that changes the schedule's size writes its table into memory
 // the last one had mapped. Freed to malloc instead, the blocks (six megabytes of a 64-stage
 // interleaved table) let it trim its heap, and the estimate then faulted in fresh pages for
-// them and for what it allocated after: 8-38 page faults an estimate, at about 10 us each
-// on this VM (bench/estimate_page_faults.sh, bench/results/time-core-cpu.txt).
+// them and for what it allocated after: 7.7 page faults an estimate of interleaved 64 x 4 x
+// 1024 with ZeRO-3 and a new table each time, 2.7 with the block kept, and 37.6 once other
+// allocations had moved (bench/estimate_page_faults.sh, bench/results/time-core-cpu.txt).
 constexpr std::size_t kSpareBlockBytes = std::size_t{16} << 20;  // as kept_table's bound
 // Constant-initialised and trivially destroyed, so readable while the thread's other
 // thread_local objects are destroyed (a kept table may be freed after the spare).
@@ -227,9 +228,10 @@ void give_back_block(std::unique_ptr<ScheduleOp[]> ops, std::size_t capacity) {
 }
 
 // Where rank r's row starts in the block: r x this many ops, an odd number of cache lines. The
-// simulation reads every rank's row at about the same op; rows a power of two apart (8,192 ops,
-// 64 kB, at 4 virtual stages x 1,024 micro-batches) put all those ops in one cache set of L1 and
-// of L2, and a 64-stage estimate ran 5-13 % slower than with rows apart by malloc's headers.
+// simulation reads every rank's row at about the same op, and rows a power of two apart (8,192
+// ops, 64 kB, at 4 virtual stages x 1,024 micro-batches) would put all those ops in one set of
+// L1 and of L2. (Rows allocated one by one were kept apart by malloc's headers; no difference
+// between the two measured on the 64-stage plans, bench/results/time-core-cpu.txt.)
 std::size_t row_stride(std::size_t n) {
   constexpr std::size_t kLineOps = 64 / sizeof(ScheduleOp);
   std::size_t lines = (n + kLineOps - 1) / kLineOps;

@@ -100,8 +100,9 @@ class ScheduleRows {
     std::int32_t head_end = 0, base_max = 0, base_min = 0, tail_min = 0;
     std::vector<std::pair<std::size_t, std::size_t>> holes;
   };
-  // Every rank's ops, rank r's at r x the ops per rank: one block, which goes back to the thread
-  // that frees the table, for the next table made there (op_blocks, schedule_rows.cpp).
+  // Every rank's ops in one block, rank r's row r rows on (rows an odd number of cache lines
+  // long); the block goes back to the thread that frees the table, for the next table made
+  // there (take_block, give_back_block, row_stride: schedule_rows.cpp).
   struct OpBlock {
     std::unique_ptr<ScheduleOp[]> ops;
     std::size_t capacity = 0;  // ops
