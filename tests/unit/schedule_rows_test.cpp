@@ -86,6 +86,17 @@ TEST(ScheduleRows, EveryOpOfASparseTableIsMakeSchedules) {
       }
       rows.ensure(r, 0, n);
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(rows.data(r)[i], list[i]) << "rank " << r << " op " << i;
+      // The chunks' first and last ops the table's maker found, as a walk of the whole list finds them.
+      if (const ScheduleRows::ChunkOps* known = rows.chunk_ops(); known != nullptr) {
+        const auto v = static_cast<std::size_t>(c.v);
+        std::vector<std::int64_t> first_f(v, -1), first_b(v, -1), last_bwd(v, -1);
+        find_chunk_ops([&](std::size_t i) { return list[i]; }, n, v, first_f.data(), first_b.data(), last_bwd.data());
+        for (std::size_t k = 0; k < v; ++k) {
+          EXPECT_EQ(known->first_f[r * v + k], first_f[k]) << "rank " << r << " chunk " << k;
+          EXPECT_EQ(known->first_b[r * v + k], first_b[k]) << "rank " << r << " chunk " << k;
+          EXPECT_EQ(known->last_bwd[r * v + k], last_bwd[k]) << "rank " << r << " chunk " << k;
+        }
+      }
     }
   }
   // The cases whose steady loops leave out at least ArraySink::kMinLeftOut ops (256) are sparse.
