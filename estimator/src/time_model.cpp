@@ -47,8 +47,9 @@ constexpr std::size_t kKeptTableBytes = std::size_t{16} << 20;
 Result<std::shared_ptr<const SimulationTable>> kept_table(const TableKey& key, const ScheduleOptions& options) {
   thread_local std::optional<std::pair<TableKey, std::shared_ptr<const SimulationTable>>> kept;
   if (kept && kept->first == key) return kept->second;
-  // Freed before the new one is made, so that it takes the same memory (kept while the new one was
-  // made, a DualPipeV table's pages were faulted in afresh: 2 -> 400 faults an estimate).
+  // Freed before the new one is made, so that it takes the same memory: a sparse table's block of
+  // ops goes to the thread's next table (schedule_rows.cpp, take_block). Kept while the new one
+  // was made, a DualPipeV table's pages were faulted in afresh: 2 -> 400 faults an estimate.
   kept.reset();
   auto made = key.mirrored ? make_dualpipe_lower_half_table(2 * key.p, 2 * key.m, options, key.sparse)
                            : make_simulation_table(key.kind, key.p, key.v, key.m, options, key.sparse);
