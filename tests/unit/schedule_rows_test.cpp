@@ -3,6 +3,8 @@
 // simulation of a sparse table gives every figure of the whole table's, skipping alike.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -86,6 +88,18 @@ TEST(ScheduleRows, EveryOpOfASparseTableIsMakeSchedules) {
       }
       rows.ensure(r, 0, n);
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(rows.data(r)[i], list[i]) << "rank " << r << " op " << i;
+      // The micro-batch bounds (ensure_times sets up the pair times they name): no op of [0, to)
+      // runs a micro-batch at or past micro_batch_end(r, to), none of [from, n) one below
+      // micro_batch_begin(r, from).
+      std::int32_t below = INT32_MIN;
+      std::vector<std::int32_t> least_from(n + 1, INT32_MAX);
+      for (std::size_t i = n; i-- > 0;) least_from[i] = std::min(least_from[i + 1], list[i].micro_batch);
+      for (std::size_t to = 1; to <= n; ++to) {
+        below = std::max(below, list[to - 1].micro_batch);
+        if (to % 7 != 0 && to != n) continue;
+        ASSERT_GT(rows.micro_batch_end(r, to), below) << "rank " << r << " ops [0, " << to << ")";
+        ASSERT_LE(rows.micro_batch_begin(r, to - 1), least_from[to - 1]) << "rank " << r << " ops from " << to - 1;
+      }
       // The chunks' first and last ops the table's maker found, as a walk of the whole list finds them.
       if (const ScheduleRows::ChunkOps* known = rows.chunk_ops(); known != nullptr) {
         const auto v = static_cast<std::size_t>(c.v);
