@@ -195,21 +195,24 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const auto simulate_table = [&](const SimulationTable& table, const SimulationInput& in) {
     return mirrored ? simulate_dualpipe_lower_half(table, in, &periods) : simulate_well_formed(table, in, &periods);
   };
-  // On the caller's thread the input is changed in place after the first run; beside it, a copy.
+  // On the caller's thread the input is changed in place after the first run; beside it, a copy,
+  // made and freed on the side thread (the caller only reads `input` until the side's run is
+  // done): the copy of a 64-stage plan's chunk costs is a thousand allocations, and the side
+  // run, with no transfers to book, is the one that finishes first
+  // (bench/results/time-core-cpu.txt, 2026-11-28).
   const auto free_transfers = [](SimulationInput& in) {
     for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
     in.keep_timeline = false;
   };
   std::optional<Result<SimulationResult>> ideal;
-  SimulationInput ideal_input;
   std::optional<SideJob> side;
   if (beside) {
-    ideal_input = input;
-    free_transfers(ideal_input);
     side.emplace([&] {
-      auto own = make_table(ideal_input);
+      SimulationInput own_input = input;
+      free_transfers(own_input);
+      auto own = make_table(own_input);
       if (own) {
-        ideal.emplace(simulate_table(**own, ideal_input));
+        ideal.emplace(simulate_table(**own, own_input));
       } else {
         ideal.emplace(own.errors());
       }
