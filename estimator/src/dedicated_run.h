@@ -25,7 +25,7 @@ class DedicatedRun : IterationEngine {
  public:
   // `turn_chunk`: the table is DualPipe's lower half as a V (run_simulation), turning after that
   // chunk; -1: the table itself. `rows`: as IterationEngine's.
-  DedicatedRun(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in, std::vector<NsChunkCost> costs,
+  DedicatedRun(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in, NsCosts costs,
                bool generated, SteadyPeriods* periods, std::int32_t turn_chunk = -1)
       : IterationEngine(t, rows, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
     turn_chunk_ = turn_chunk;
@@ -34,7 +34,7 @@ class DedicatedRun : IterationEngine {
     limit_.resize(p);
     for (std::size_t r = 0; r < p; ++r) limit_[r] = rows_->size(r);
     readable_.assign(rows_->sparse() ? p : 0, {0, 0});
-    shape_path_ = !keep_ && std::none_of(costs_.begin(), costs_.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
+    shape_path_ = !keep_ && std::none_of(costs_.distinct.begin(), costs_.distinct.end(), [](const NsChunkCost& c) { return c.param_gather > 0; });
     pairs_ = !generated_ || t.v_shape();
     if (shape_path_) build_lean_chunks();
     queue_all();

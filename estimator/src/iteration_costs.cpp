@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "moe_memory.h"
 #include "plansight/estimator/memory.h"
@@ -59,6 +60,48 @@ OpCost to_op(const PhaseCost& c) {
   }
   return op;
 }
+
+// What a chunk's ChunkCost is made of: chunks with equal keys get equal costs, built once.
+struct ChunkKey {
+  PhaseCost forward, backward_input, backward_weight, recompute;
+  double send_activation_seconds = 0, send_gradient_seconds = 0, dp_reduce_seconds = 0, dp_reduce_bytes = 0;
+  friend bool operator==(const ChunkKey&, const ChunkKey&) = default;
+  ChunkCost cost() const {
+    ChunkCost c;
+    c.forward = to_op(forward);
+    c.backward = to_op(backward_input);
+    c.weight_grad = to_op(backward_weight);
+    c.recompute = to_op(recompute);
+    c.send_activation_seconds = send_activation_seconds;
+    c.send_gradient_seconds = send_gradient_seconds;
+    c.dp_reduce_seconds = dp_reduce_seconds;
+    c.dp_reduce_bytes = dp_reduce_bytes;
+    return c;
+  }
+};
+
+// The chunk costs made so far, by key. A uniform model's chunks come in runs (the first chunk,
+// then the middle ones, the last), so a key is looked for among the last few made only: a plan
+// whose chunks differ everywhere (uneven stage_layers) makes one cost a chunk, as before, at a
+// few comparisons each.
+class DistinctChunks {
+ public:
+  // The index in `chunks` of the cost of `key`, made and appended if none of the last few has it.
+  std::int32_t index_of(const ChunkKey& key, std::vector<ChunkCost>& chunks) {
+    const std::size_t n = keys_.size(), looked = std::min<std::size_t>(n, kLooked);
+    for (std::size_t k = n; k-- > n - looked;) {
+      if (keys_[k].first == key) return keys_[k].second;
+    }
+    const auto index = static_cast<std::int32_t>(chunks.size());
+    chunks.push_back(key.cost());
+    keys_.emplace_back(key, index);
+    return index;
+  }
+
+ private:
+  static constexpr std::size_t kLooked = 4;
+  std::vector<std::pair<ChunkKey, std::int32_t>> keys_;
+};
 
 // "in a node" or "across nodes": the link a group's collectives use.
 std::string link_words(const Link& link) { return link.crosses_nodes ? "across nodes" : "in a node"; }
@@ -122,6 +165,12 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   const StateBytesPerParameter per_param = state_bytes_per_parameter(plan.training);
 
   IterationCosts out;
+  for (auto* list : {&out.chunk_forward, &out.chunk_backward_input, &out.chunk_backward_weight, &out.chunk_recompute}) {
+    list->reserve(static_cast<std::size_t>(chunks_total));
+  }
+  for (auto* list : {&out.chunk_dp_seconds, &out.chunk_dp_bytes}) list->reserve(static_cast<std::size_t>(chunks_total));
+  out.chunk_of.reserve(static_cast<std::size_t>(chunks_total));
+  DistinctChunks distinct;
   // Through each chunk: DualPipe's two pipelines take half the micro-batches each.
   out.micro_batches = plan.micro_batches() / (two_pipelines(l.schedule) ? 2 : 1);
   const double tokens = static_cast<double>(plan.training.micro_batch) * static_cast<double>(plan.training.seq_len) /
@@ -235,11 +284,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
       bi.dp_bytes += gather_bytes + sent_bytes(Collective::reduce_scatter, grad_bytes, shards);
     }
 
-    ChunkCost c;
-    c.forward = to_op(f);
-    c.backward = to_op(bi);
-    c.weight_grad = to_op(bw);
-    c.recompute = to_op(r);
+    ChunkKey c;
     c.send_activation_seconds = !ends_pipeline(l.schedule, p, v, g) ? out.p2p_seconds : 0.0;
     c.send_gradient_seconds = !starts_pipeline(l.schedule, p, g) ? out.p2p_seconds : 0.0;
     // ZeRO-3 communicates per micro-batch (inside the phases above); otherwise gradients are
@@ -273,11 +318,12 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     out.chunk_dp_seconds.push_back(c.dp_reduce_seconds);
     out.chunk_dp_bytes.push_back(dp_bytes);
     c.dp_reduce_bytes = dp_bytes;
+    c.forward = f, c.backward_input = bi, c.backward_weight = bw, c.recompute = r;
     out.chunk_forward.push_back(f);
     out.chunk_backward_input.push_back(bi);
     out.chunk_backward_weight.push_back(bw);
     out.chunk_recompute.push_back(r);
-    out.chunks.push_back(std::move(c));
+    out.chunk_of.push_back(distinct.index_of(c, out.chunks));
   }
 
   const double step_bytes = optimizer_bytes_per_parameter(plan.training);

@@ -41,7 +41,7 @@ std::size_t thread_kept_array_bytes() {
 }
 
 IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in,
-                                 std::vector<NsChunkCost> costs, bool keep_spans)
+                                 NsCosts costs, bool keep_spans)
     : t_(t),
       own_rows_(rows == nullptr ? ScheduleRows(t) : ScheduleRows()),
       rows_(rows == nullptr ? &own_rows_ : rows),
@@ -51,7 +51,6 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
       stages_(t.stages()),
       keep_(keep_spans),
       second_start_(two_pipelines(t.kind) ? t.p : -1),
-      cost_stride_(costs_.size() == 1 ? 0 : 1),
       shape_index_{NsChunkCost::kShapeForward,
                    t.split_backward ? NsChunkCost::kShapeBackward : NsChunkCost::kShapeFusedBackward,
                    NsChunkCost::kShapeWeightGrad} {
@@ -128,7 +127,7 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   // the same time as the others: when a plan hides both, they get a track of their own, so that
   // neither is cut to fit the other.
   bool tp_hidden = false, other_hidden = false;
-  for (const NsChunkCost& c : costs_) {
+  for (const NsChunkCost& c : costs_.distinct) {
     for (const auto* list : {&c.overlapped.forward, &c.overlapped.backward, &c.overlapped.weight_grad,
                              &c.overlapped.recompute, &c.overlapped.fused_backward}) {
       for (const NsSegment& s : *list) (s.label >= 0 && s.label == in.own_track_label ? tp_hidden : other_hidden) = true;

@@ -33,7 +33,7 @@ class IterationEngine {
   // `rows`: the table's ops as the run reads them (schedule_rows.h), which must outlive the
   // engine; null: the table's own lists.
   IterationEngine(const ScheduleTable& t, const ScheduleRows* rows, const SimulationInput& in,
-                  std::vector<NsChunkCost> costs, bool keep_spans);
+                  NsCosts costs, bool keep_spans);
   ~IterationEngine();
   IterationEngine(const IterationEngine&) = delete;
   IterationEngine& operator=(const IterationEngine&) = delete;
@@ -48,8 +48,7 @@ class IterationEngine {
   std::int32_t global_of(std::int32_t r, std::int32_t chunk) const {
     return global_of_[static_cast<std::size_t>(r) * static_cast<std::size_t>(t_.v) + static_cast<std::size_t>(chunk)];
   }
-  // Costs are per global chunk, or one for all (cost_stride_ 0).
-  const NsChunkCost& cost(std::int32_t g) const { return costs_[static_cast<std::size_t>(g) * cost_stride_]; }
+  const NsChunkCost& cost(std::int32_t g) const { return costs_[static_cast<std::size_t>(g)]; }
   // The index in NsChunkCost::shapes of an op of kind k (the backward's depends on split_backward).
   std::size_t shape_index(OpKind k) const { return shape_index_[static_cast<std::size_t>(k)]; }
   Track& compute_track(std::int32_t r) { return tl_.tracks[2 * static_cast<std::size_t>(r)]; }
@@ -264,7 +263,7 @@ class IterationEngine {
   ScheduleRows own_rows_;     // the table's lists, when no rows were given
   const ScheduleRows* rows_;  // what the run reads ops from (ensured before it reads: dedicated_run.h)
   const SimulationInput& in_;
-  std::vector<NsChunkCost> costs_;
+  NsCosts costs_;
   std::int32_t m_, stages_;
   bool keep_;  // spans and names are built
   // DualPipe's second pipeline starts at this chunk (two_pipelines); -1: one pipeline.
@@ -302,7 +301,6 @@ class IterationEngine {
   std::vector<std::int64_t> first_f_, first_b_, last_bwd_;
   std::vector<std::int32_t> rank_of_;  // per global chunk: ScheduleTable::rank_of without its division
   std::vector<std::int32_t> global_of_;  // per (rank, local chunk), r * v + c: its global chunk
-  std::size_t cost_stride_;
   std::array<std::size_t, 3> shape_index_;
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)

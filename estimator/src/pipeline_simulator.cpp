@@ -22,23 +22,23 @@ std::int64_t expected_of(PipelineSchedule kind, std::int64_t p, std::int64_t v, 
 
 // DualPipe's costs as its lower half's V (simulation_costs.h): chunk g of the V is DualPipe's
 // chunk g on the way down and p + g on the way back up. None when the two pipelines differ.
-std::optional<std::vector<NsChunkCost>> mirrored_costs(const std::vector<NsChunkCost>& costs, std::size_t p) {
-  if (costs.size() == 1) return costs;
-  if (costs.size() != 2 * p) return std::nullopt;
+std::optional<NsCosts> mirrored_costs(NsCosts costs, std::size_t p) {
+  if (costs.chunks() != 2 * p) return std::nullopt;
   for (std::size_t s = 0; s < p; ++s) {
-    if (!(costs[s] == costs[p + s])) return std::nullopt;
+    if (costs.of[s] != costs.of[p + s] && !(costs[s] == costs[p + s])) return std::nullopt;
   }
-  std::vector<NsChunkCost> v(p);
-  for (std::size_t g = 0; g < p; ++g) v[g] = costs[g < p / 2 ? g : p + g];
-  return v;
+  std::vector<std::uint32_t> of(p);
+  for (std::size_t g = 0; g < p; ++g) of[g] = costs.of[g < p / 2 ? g : p + g];
+  costs.of = std::move(of);
+  return costs;
 }
 
 // DualPipe's costs as its lower half's V, when the half may stand for every rank.
-std::optional<std::vector<NsChunkCost>> lower_half_costs(const SimulationInput& input, std::int64_t p) {
+std::optional<NsCosts> lower_half_costs(const SimulationInput& input, std::int64_t p) {
   if (input.keep_timeline || p < 2 || p % 2 != 0 || shares_processors(input, p)) return std::nullopt;
-  const auto costs = to_ns_costs(input, 2 * static_cast<std::size_t>(p));
+  auto costs = to_ns_costs(input, 2 * static_cast<std::size_t>(p));
   if (!costs.ok()) return std::nullopt;
-  return mirrored_costs(*costs, static_cast<std::size_t>(p));
+  return mirrored_costs(std::move(costs).value(), static_cast<std::size_t>(p));
 }
 
 // `generated`: the table comes from make_schedule(), whose generators run every (rank, chunk,

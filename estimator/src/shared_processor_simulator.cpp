@@ -44,7 +44,7 @@ struct Piece {
 // result keeps the timeline only when asked.
 class SharedRun : IterationEngine {
  public:
-  SharedRun(const ScheduleTable& t, const SimulationInput& in, std::vector<NsChunkCost> costs)
+  SharedRun(const ScheduleTable& t, const SimulationInput& in, NsCosts costs)
       : IterationEngine(t, nullptr, in, std::move(costs), true),
         threads_(static_cast<double>(std::max<std::int64_t>(in.threads_per_rank, 1))),
         processors_(static_cast<double>(in.shared_processors)),
@@ -239,7 +239,7 @@ class SharedRun : IterationEngine {
 }  // namespace
 
 Result<SimulationResult> simulate_shared(const ScheduleTable& table, const SimulationInput& input,
-                                         std::vector<NsChunkCost> costs) {
+                                         NsCosts costs) {
   return SharedRun(table, input, std::move(costs)).run();
 }
 

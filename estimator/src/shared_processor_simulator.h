@@ -10,6 +10,6 @@
 namespace plansight::estimator {
 
 Result<SimulationResult> simulate_shared(const ScheduleTable& table, const SimulationInput& input,
-                                         std::vector<NsChunkCost> costs);
+                                         NsCosts costs);
 
 }  // namespace plansight::estimator

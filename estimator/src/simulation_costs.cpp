@@ -120,14 +120,39 @@ std::string deadlock_message(std::int32_t ranks, const ScheduleRows& rows, const
   return out;
 }
 
-Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages) {
+Result<NsCosts> to_ns_costs(const SimulationInput& input, std::size_t stages) {
   std::vector<Diagnostic> errors;
-  if (input.chunks.size() != 1 && input.chunks.size() != stages) {
+  NsCosts costs;
+  if (!input.chunk_of.empty()) {
+    if (input.chunk_of.size() != stages) {
+      errors.push_back(make_error("simulation.chunk_of", std::to_string(input.chunk_of.size()) +
+                                                             " entries for pp * vpp = " + std::to_string(stages) +
+                                                             " chunks; give one per chunk, or none"));
+      return errors;
+    }
+    costs.of.resize(stages);
+    for (std::size_t g = 0; g < stages; ++g) {
+      const std::int32_t i = input.chunk_of[g];
+      if (i < 0 || static_cast<std::size_t>(i) >= input.chunks.size()) {
+        errors.push_back(make_error("simulation.chunk_of", "entry " + std::to_string(g) + " is " + std::to_string(i) +
+                                                               "; valid: an index of the " +
+                                                               std::to_string(input.chunks.size()) + " simulation.chunks"));
+        return errors;
+      }
+      costs.of[g] = static_cast<std::uint32_t>(i);
+    }
+  } else if (input.chunks.size() != 1 && input.chunks.size() != stages) {
     errors.push_back(make_error("simulation.chunks",
                                 std::to_string(input.chunks.size()) +
                                     " chunk costs for pp * vpp = " + std::to_string(stages) +
-                                    " chunks; give 1 (all alike) or " + std::to_string(stages)));
+                                    " chunks; give 1 (all alike) or " + std::to_string(stages) +
+                                    ", or simulation.chunk_of"));
     return errors;
+  } else {
+    costs.of.resize(stages);
+    if (input.chunks.size() == stages) {
+      for (std::size_t g = 0; g < stages; ++g) costs.of[g] = static_cast<std::uint32_t>(g);
+    }
   }
   if (input.dp_buckets < 1) {
     errors.push_back(
@@ -154,10 +179,10 @@ Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::
                                              std::to_string(labels) + " simulation.labels"));
     }
   }
-  std::vector<NsChunkCost> costs(input.chunks.size());
+  costs.distinct.resize(input.chunks.size());
   for (std::size_t i = 0; i < input.chunks.size(); ++i) {
     const ChunkCost& in = input.chunks[i];
-    NsChunkCost& c = costs[i];
+    NsChunkCost& c = costs.distinct[i];
     convert(in.forward, Phase::forward, i, "forward", labels, c.forward, c.overlapped.forward, errors);
     convert(in.backward, Phase::backward, i, "backward", labels, c.backward, c.overlapped.backward, errors);
     convert(in.weight_grad, Phase::weight_grad, i, "weight_grad", labels, c.weight_grad, c.overlapped.weight_grad, errors);

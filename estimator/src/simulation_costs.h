@@ -63,6 +63,17 @@ struct NsChunkCost {  // one chunk, in nanoseconds
   friend bool operator==(const NsChunkCost&, const NsChunkCost&) = default;
 };
 
+// Every global chunk's cost as the engine reads it: the distinct costs, each converted once, and
+// the one each chunk has (SimulationInput::chunk_of). The time model's 256 chunks of a 64 x 4
+// plan have three (the first, the middle ones, the last): converted, copied and freed one by
+// one they were about a tenth of a 64-stage estimate's set-up (bench/results/time-core-cpu.txt).
+struct NsCosts {
+  std::vector<NsChunkCost> distinct;
+  std::vector<std::uint32_t> of;  // per global chunk: its index in `distinct`
+  const NsChunkCost& operator[](std::size_t g) const { return distinct[of[g]]; }
+  std::size_t chunks() const { return of.size(); }
+};
+
 class SteadyPeriods;  // steady_state.h
 
 // simulate() without check_schedule(), for tables made by make_schedule(), which are well formed
@@ -118,9 +129,11 @@ std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRo
 // generators::ops_per_rank long).
 std::int64_t expected_simulated_ops(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m);
 
-// One entry per input chunk. Errors: chunk count not 1 or `stages` ("simulation.chunks"),
-// negative or non-finite times ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
-Result<std::vector<NsChunkCost>> to_ns_costs(const SimulationInput& input, std::size_t stages);
+// The input's chunk costs for `stages` global chunks, each of input.chunks converted once.
+// Errors: chunk count not 1 or `stages` without chunk_of, or chunk_of not `stages` indices of
+// input.chunks ("simulation.chunks", "simulation.chunk_of"), negative or non-finite times
+// ("simulation.chunks[3].forward", ...), "simulation.dp_buckets".
+Result<NsCosts> to_ns_costs(const SimulationInput& input, std::size_t stages);
 
 // The engine's ending (iteration_engine.h): the per-rank bubbles (schedule_metrics.h) into `result`.
 void set_bubbles(SimulationResult& result, const ScheduleBubbles& bubbles, std::int32_t ranks);

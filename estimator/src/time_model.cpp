@@ -77,6 +77,7 @@ closed_form::RankSums rank_sums(const Plan& plan, const IterationCosts& c, std::
 SimulationInput simulation_input(const Plan& plan, IterationCosts& c, const CommLinks& links, bool keep_timeline) {
   SimulationInput in;
   in.chunks = std::move(c.chunks);
+  in.chunk_of = std::move(c.chunk_of);
   // The slowest rank's optimizer: its step on the compute lane, then its parameter all-gather
   // (ZeRO-1/2) as a collective of its own; together as long as before they were split.
   const auto slowest = static_cast<std::size_t>(

@@ -19,15 +19,18 @@ namespace {
 
 // Counted on the test's thread only, between start() and stop().
 thread_local bool counting = false;
-thread_local std::size_t large_allocations = 0, large_bytes = 0;
+thread_local std::size_t large_allocations = 0, large_bytes = 0, allocations = 0;
 constexpr std::size_t kLarge = std::size_t{128} << 10;
 
 }  // namespace
 
 void* operator new(std::size_t n) {
-  if (counting && n >= kLarge) {
-    ++large_allocations;
-    large_bytes += n;
+  if (counting) {
+    ++allocations;
+    if (n >= kLarge) {
+      ++large_allocations;
+      large_bytes += n;
+    }
   }
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
@@ -70,6 +73,23 @@ TEST(EngineAllocation, ARepeatedLargeEstimateMakesNoLargeAllocation) {
   ASSERT_TRUE(again.ok()) << again.error_text();
   EXPECT_EQ(again->time.iteration_s, first->time.iteration_s);
   EXPECT_EQ(large_allocations, 0u) << large_bytes << " bytes in allocations of 128 KiB or more";
+}
+
+// The plan's 256 chunks cost three ways (its first, its middle ones, its last): each is built
+// once and shared by the chunks alike (IterationCosts::chunk_of), not built, converted for each
+// simulation and freed 256 times. Built per chunk, an estimate of it made about 5,000
+// allocations, now about 300 (bench/results/time-core-cpu.txt, 2026-11-28, fourth).
+TEST(EngineAllocation, AlikeChunksCostOneAllocationNotOneEach) {
+  const Plan plan = zero3_interleaved();
+  EstimateOptions options;
+  options.parallel_simulations = false;
+  ASSERT_TRUE(estimate(plan, options).ok());
+  allocations = 0;
+  counting = true;
+  const auto again = estimate(plan, options);
+  counting = false;
+  ASSERT_TRUE(again.ok()) << again.error_text();
+  EXPECT_LT(allocations, 800u) << "allocations in one estimate";
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ struct PhaseCost {
     zero3_reduce_scatter_hidden_s += o.zero3_reduce_scatter_hidden_s;
     return *this;
   }
+  friend bool operator==(const PhaseCost&, const PhaseCost&) = default;
 };
 PhaseCost operator*(const PhaseCost& c, double k);
 

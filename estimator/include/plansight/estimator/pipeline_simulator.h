@@ -65,7 +65,12 @@ enum class DpReduceIssue : std::uint8_t {
 
 struct SimulationInput {
   // Indexed by global chunk c*p + r (ScheduleTable::global_chunk); one entry: every chunk alike.
+  // With chunk_of: the distinct costs, chunk g's being chunks[chunk_of[g]].
   std::vector<ChunkCost> chunks;
+  // Empty, or one entry per global chunk: the index of its cost in `chunks`. Chunks that cost the
+  // same (every middle chunk of a uniform model) then share one entry, built, copied and
+  // converted once.
+  std::vector<std::int32_t> chunk_of = {};
   double optimizer_seconds = 0;  // per rank, after all its reductions
   // After the optimizer step: ZeRO-1/2's all-gather of the updated parameter shards (Rajbhandari
   // et al. 2020, Sec. 5.1), a collective on the communication lane with its own span, named
@@ -131,7 +136,8 @@ struct SimulationResult {
   std::int64_t simulated_ops = 0;
 };
 
-// Errors: chunk count not 1 or p*v ("simulation.chunks"), negative or non-finite durations,
+// Errors: chunk count not 1 or p*v without chunk_of ("simulation.chunks"), chunk_of not p*v
+// indices of chunks ("simulation.chunk_of"), negative or non-finite durations,
 // dp_buckets < 1, shared_processors < 0 or threads_per_rank < 1, a malformed table (check_schedule) or a deadlock ("schedule", naming the rank
 // and op every blocked rank waits on).
 Result<SimulationResult> simulate(const ScheduleTable& table, const SimulationInput& input);

@@ -31,7 +31,10 @@ struct TimeModelOptions {
 
 // Everything the simulator and the closed form need, computed once per plan.
 struct IterationCosts {
-  std::vector<ChunkCost> chunks;       // indexed c * pp + r (ScheduleTable::global_chunk)
+  // The distinct chunk costs, and per global chunk c * pp + r (ScheduleTable::global_chunk) the
+  // index of its own (SimulationInput::chunks and chunk_of).
+  std::vector<ChunkCost> chunks;
+  std::vector<std::int32_t> chunk_of;
   std::vector<PhaseCost> chunk_forward, chunk_backward_input, chunk_backward_weight, chunk_recompute;
   std::vector<double> chunk_dp_seconds;     // gradient reduction (+ ZeRO-3 gathers) per chunk
   std::vector<double> optimizer_seconds;    // per rank: optimizer step (+ ZeRO-1/2 parameter all-gather)
