@@ -351,6 +351,51 @@ TEST(PipelineSimulator, WithoutATimelineEveryTimeIsTheSame) {
   }
 }
 
+// SimulationInput::chunk_of: distinct costs shared by chunks give every figure and span of the
+// same costs written out chunk by chunk.
+TEST(PipelineSimulator, ChunkOfGivesTheRunOfTheChunksWrittenOut) {
+  ChunkCost middle = uniform(1.5, 2.5, 0.5);
+  middle.forward.segments.push_back({Lane::communication, 0.2 * kMs});
+  middle.send_activation_seconds = middle.send_gradient_seconds = 0.1 * kMs;
+  middle.dp_reduce_seconds = 2 * kMs;
+  ChunkCost first = middle, last = middle;
+  first.forward = compute_cost(2 * kMs);
+  last.backward.segments.push_back({Lane::compute, 1 * kMs});
+  for (const PipelineSchedule kind : {PipelineSchedule::interleaved, PipelineSchedule::zb_h1, PipelineSchedule::dualpipev}) {
+    SCOPED_TRACE(to_string(kind));
+    const std::int64_t p = 4, v = kind == PipelineSchedule::zb_h1 ? 1 : 2, m = 16;
+    auto table = make_schedule(kind, p, v, m);
+    ASSERT_TRUE(table.ok()) << table.error_text();
+    const auto chunks = static_cast<std::size_t>(p * v);
+    SimulationInput shared, written;
+    shared.chunks = {first, middle, last};
+    shared.chunk_of.assign(chunks, 1);
+    shared.chunk_of.front() = 0;
+    shared.chunk_of.back() = 2;
+    for (const std::int32_t i : shared.chunk_of) written.chunks.push_back(shared.chunks[static_cast<std::size_t>(i)]);
+    for (const bool keep : {true, false}) {
+      shared.keep_timeline = written.keep_timeline = keep;
+      const auto a = simulate(*table, shared), b = simulate(*table, written);
+      ASSERT_TRUE(a.ok() && b.ok()) << a.error_text() << b.error_text();
+      EXPECT_EQ(a->iteration_ns, b->iteration_ns);
+      EXPECT_EQ(a->busy_ns, b->busy_ns);
+      EXPECT_EQ(a->reduce_wait_ns, b->reduce_wait_ns);
+      EXPECT_EQ(a->bubble_ns, b->bubble_ns);
+      EXPECT_EQ(a->skipped_ops, b->skipped_ops);
+      ASSERT_EQ(a->timeline.tracks.size(), b->timeline.tracks.size());
+      for (std::size_t t = 0; t < a->timeline.tracks.size(); ++t) {
+        const auto& x = a->timeline.tracks[t].spans;
+        const auto& y = b->timeline.tracks[t].spans;
+        ASSERT_EQ(x.size(), y.size()) << "track " << t;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          EXPECT_EQ(x[i].start_ns, y[i].start_ns);
+          EXPECT_EQ(x[i].duration_ns, y[i].duration_ns);
+        }
+      }
+    }
+  }
+}
+
 TEST(PipelineSimulator, ErrorsNameTheField) {
   auto table = *make_schedule(PipelineSchedule::one_f_one_b, 2, 1, 2);
   SimulationInput two{{uniform(1, 1), uniform(1, 1), uniform(1, 1)}};
@@ -361,6 +406,17 @@ TEST(PipelineSimulator, ErrorsNameTheField) {
   r = simulate(table, negative);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.errors().front().field, "simulation.chunks[0].forward");
+  // chunk_of: one index of `chunks` per chunk.
+  SimulationInput indexed{{uniform(1, 1), uniform(2, 2)}};
+  indexed.chunk_of = {0, 1, 1};
+  EXPECT_EQ(simulate(table, indexed).errors().front().field, "simulation.chunk_of");
+  indexed.chunk_of = {0, 2};
+  r = simulate(table, indexed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors().front().field, "simulation.chunk_of");
+  EXPECT_NE(r.error_text().find("entry 1 is 2"), std::string::npos) << r.error_text();
+  indexed.chunk_of = {1, 0};
+  EXPECT_TRUE(simulate(table, indexed).ok());
   SimulationInput buckets{{uniform(1, 1)}};
   buckets.dp_buckets = 0;
   EXPECT_EQ(simulate(table, buckets).errors().front().field, "simulation.dp_buckets");

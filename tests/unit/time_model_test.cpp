@@ -192,6 +192,55 @@ Plan uniform_plan(std::int64_t pp, std::int64_t micro_batches, PipelineSchedule 
   return p;
 }
 
+// Chunks that cost the same share one ChunkCost (IterationCosts::chunk_of): the default plan's
+// first chunk holds the embedding, its last the LM head, the others cost alike; each chunk's
+// shared cost is the one of its own phases; uneven layers give their chunks costs of their own.
+TEST(TimeModel, AlikeChunksShareOneCost) {
+  Plan plan = default_plan();
+  plan.layout.schedule = PipelineSchedule::interleaved;
+  plan.layout.vpp = 2;
+  const auto eff = default_efficiency(plan.cluster.gpu);
+  const DeviceModel dev(plan.cluster.gpu, plan.training.precision, eff);
+  const auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  const IterationCosts c = iteration_costs(plan, dev, plan_links(plan, eff), e->padded_vocab);
+  const auto chunks = static_cast<std::size_t>(plan.layout.pp * plan.layout.vpp);
+  ASSERT_EQ(c.chunk_of.size(), chunks);
+  EXPECT_EQ(c.chunks.size(), 3u);
+  EXPECT_EQ(c.chunk_of.front(), 0);
+  EXPECT_EQ(c.chunk_of.back(), 2);
+  for (std::size_t g = 0; g < chunks; ++g) {
+    SCOPED_TRACE("chunk " + std::to_string(g));
+    ASSERT_GE(c.chunk_of[g], 0);
+    ASSERT_LT(static_cast<std::size_t>(c.chunk_of[g]), c.chunks.size());
+    if (g > 0 && g + 1 < chunks) {
+      EXPECT_EQ(c.chunk_of[g], 1);
+    }
+    const ChunkCost& cost = c.chunks[static_cast<std::size_t>(c.chunk_of[g])];
+    EXPECT_DOUBLE_EQ(cost.forward.seconds(), c.chunk_forward[g].total_s());
+    EXPECT_DOUBLE_EQ(cost.backward.seconds(), c.chunk_backward_input[g].total_s());
+    EXPECT_DOUBLE_EQ(cost.weight_grad.seconds(), c.chunk_backward_weight[g].total_s());
+    EXPECT_DOUBLE_EQ(cost.dp_reduce_seconds, c.chunk_dp_seconds[g]);
+  }
+  // Stages of 4 and 3 layers in turn (the first takes the rest): neighbours never share a cost.
+  Plan uneven = plan;
+  uneven.layout.schedule = PipelineSchedule::one_f_one_b;
+  uneven.layout.vpp = 1;
+  uneven.layout.stage_layers.assign(static_cast<std::size_t>(uneven.layout.pp), 0);
+  std::int64_t left = uneven.model.layers;
+  for (std::size_t s = 1; s < uneven.layout.stage_layers.size(); ++s) {
+    uneven.layout.stage_layers[s] = s % 2 == 0 ? 3 : 4;
+    left -= uneven.layout.stage_layers[s];
+  }
+  uneven.layout.stage_layers[0] = left;
+  ASSERT_TRUE(estimate(uneven).ok());
+  const IterationCosts u = iteration_costs(uneven, dev, plan_links(uneven, eff), e->padded_vocab);
+  for (std::size_t g = 1; g + 1 < u.chunk_of.size(); ++g) {
+    EXPECT_NE(u.chunk_of[g], u.chunk_of[g + 1]) << "chunks of 3 and 4 layers share a cost at " << g;
+    EXPECT_DOUBLE_EQ(u.chunks[static_cast<std::size_t>(u.chunk_of[g])].forward.seconds(), u.chunk_forward[g].total_s());
+  }
+}
+
 TEST(TimeModel, OneFOneBBubbleIsTheTextbookFraction) {
   for (std::int64_t m : {8, 16, 32}) {
     auto e = estimate(uniform_plan(4, m, PipelineSchedule::one_f_one_b));
