@@ -324,10 +324,11 @@ class SparseRowsBuilder {
     // a 64-stage interleaved table's making.)
     const ScheduleOp* const ops = row.ops;
     const std::size_t left_begin = row.left_begin, left_count = row.left_end - row.left_begin;
-    find_chunk_ops([&, ops, left_begin, left_count](std::size_t i) {
-                     return i - left_begin < left_count ? out.rows.derived(ri, i) : ops[i];
-                   },
-                   row.size, static_cast<std::size_t>(table.v), &known.first_f[at], &known.first_b[at], &known.last_bwd[at]);
+    find_generated_chunk_ops([&, ops, left_begin, left_count](std::size_t i) {
+                               return i - left_begin < left_count ? out.rows.derived(ri, i) : ops[i];
+                             },
+                             row.size, static_cast<std::size_t>(table.v), &known.first_f[at], &known.first_b[at],
+                             &known.last_bwd[at]);
     const generators::RunPeriod run = generators::run_period(table, row.size, group);
     if (left_out) {
       if (sink.period == run.period && sink.shift == run.shift) {

@@ -10,6 +10,7 @@
 // over to the other core (bench/results/time-core-cpu.txt, 2026-11-28).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,15 @@ namespace plansight::estimator {
 // set to -1. The walks stop once every chunk has them, a warm-up's and a drain's length, not the
 // whole list (long runs skip their steady state and should not pay for reading it).
 template <class Read>
+void find_last_backwards(Read read, std::size_t n, std::size_t v, std::int64_t* last_bwd) {
+  std::size_t missing = v;
+  for (std::size_t i = n; i-- > 0 && missing > 0;) {
+    const ScheduleOp o = read(i);
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (o.kind != OpKind::forward && last_bwd[c] < 0) last_bwd[c] = static_cast<std::int64_t>(i), --missing;
+  }
+}
+template <class Read>
 void find_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first_f, std::int64_t* first_b,
                     std::int64_t* last_bwd) {
   std::size_t missing = 2 * v;
@@ -36,12 +46,31 @@ void find_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first
     std::int64_t& first = o.kind == OpKind::forward ? first_f[c] : first_b[c];
     if (o.kind != OpKind::weight_grad && first < 0) first = static_cast<std::int64_t>(i), --missing;
   }
-  missing = v;
-  for (std::size_t i = n; i-- > 0 && missing > 0;) {
+  find_last_backwards(read, n, v, last_bwd);
+}
+// find_chunk_ops() for a list that runs every chunk's forwards and backwards in micro-batch order
+// from micro-batch 0, as make_schedule's generators do (pipeline_schedule_test checks each): a
+// chunk's first F and first B are its ops of micro-batch 0, so the walk to them tests each op's
+// micro-batch only. (Testing each op's kind and its chunk's entry was a third of making a 64 x 4
+// interleaved sparse table.) A list where some chunk has no such op is walked by find_chunk_ops.
+template <class Read>
+void find_generated_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first_f, std::int64_t* first_b,
+                              std::int64_t* last_bwd) {
+  std::size_t missing = 2 * v;
+  for (std::size_t i = 0; i < n; ++i) {
     const ScheduleOp o = read(i);
-    const auto c = static_cast<std::size_t>(o.chunk);
-    if (o.kind != OpKind::forward && last_bwd[c] < 0) last_bwd[c] = static_cast<std::int64_t>(i), --missing;
+    if (o.micro_batch != 0 || o.kind == OpKind::weight_grad) [[likely]] continue;
+    std::int64_t& first = (o.kind == OpKind::forward ? first_f : first_b)[static_cast<std::size_t>(o.chunk)];
+    if (first >= 0) continue;
+    first = static_cast<std::int64_t>(i);
+    if (--missing == 0) {
+      find_last_backwards(read, n, v, last_bwd);
+      return;
+    }
   }
+  std::fill(first_f, first_f + v, -1);
+  std::fill(first_b, first_b + v, -1);
+  find_chunk_ops(read, n, v, first_f, first_b, last_bwd);
 }
 
 class ScheduleRows {
