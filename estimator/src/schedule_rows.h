@@ -28,14 +28,7 @@ namespace plansight::estimator {
 // set to -1. The walks stop once every chunk has them, a warm-up's and a drain's length, not the
 // whole list (long runs skip their steady state and should not pay for reading it).
 template <class Read>
-void find_last_backwards(Read read, std::size_t n, std::size_t v, std::int64_t* last_bwd) {
-  std::size_t missing = v;
-  for (std::size_t i = n; i-- > 0 && missing > 0;) {
-    const ScheduleOp o = read(i);
-    const auto c = static_cast<std::size_t>(o.chunk);
-    if (o.kind != OpKind::forward && last_bwd[c] < 0) last_bwd[c] = static_cast<std::int64_t>(i), --missing;
-  }
-}
+void find_last_backwards(Read read, std::size_t n, std::size_t v, std::int64_t* last_bwd);
 template <class Read>
 void find_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first_f, std::int64_t* first_b,
                     std::int64_t* last_bwd) {
@@ -48,11 +41,22 @@ void find_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first
   }
   find_last_backwards(read, n, v, last_bwd);
 }
+// find_chunk_ops()'s walk back from the end: each chunk's last B or W into last_bwd.
+template <class Read>
+void find_last_backwards(Read read, std::size_t n, std::size_t v, std::int64_t* last_bwd) {
+  std::size_t missing = v;
+  for (std::size_t i = n; i-- > 0 && missing > 0;) {
+    const ScheduleOp o = read(i);
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (o.kind != OpKind::forward && last_bwd[c] < 0) last_bwd[c] = static_cast<std::int64_t>(i), --missing;
+  }
+}
 // find_chunk_ops() for a list that runs every chunk's forwards and backwards in micro-batch order
 // from micro-batch 0, as make_schedule's generators do (pipeline_schedule_test checks each): a
 // chunk's first F and first B are its ops of micro-batch 0, so the walk to them tests each op's
-// micro-batch only. (Testing each op's kind and its chunk's entry was a third of making a 64 x 4
-// interleaved sparse table.) A list where some chunk has no such op is walked by find_chunk_ops.
+// micro-batch only. (The walks were a third of making a 64 x 4 interleaved sparse table; this
+// one took 2.95 -> 2.6 M instructions a table, bench/results/time-core-cpu.txt.) A list where
+// some chunk has no such op is walked by find_chunk_ops.
 template <class Read>
 void find_generated_chunk_ops(Read read, std::size_t n, std::size_t v, std::int64_t* first_f, std::int64_t* first_b,
                               std::int64_t* last_bwd) {
