@@ -77,8 +77,9 @@ TEST(EngineAllocation, ARepeatedLargeEstimateMakesNoLargeAllocation) {
 
 // The plan's 256 chunks cost three ways (its first, its middle ones, its last): each is built
 // once and shared by the chunks alike (IterationCosts::chunk_of), not built, converted for each
-// simulation and freed 256 times. Built per chunk, an estimate of it made about 5,000
-// allocations, now about 300 (bench/results/time-core-cpu.txt, 2026-11-28, fourth).
+// simulation and freed 256 times. Built per chunk, an estimate of it made 4,988 allocations on
+// its two threads, now 387 (bench/results/time-core-cpu.txt, 2026-11-28, fourth); here, both
+// simulations on this thread, about 310.
 TEST(EngineAllocation, AlikeChunksCostOneAllocationNotOneEach) {
   const Plan plan = zero3_interleaved();
   EstimateOptions options;
