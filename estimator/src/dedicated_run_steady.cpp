@@ -84,6 +84,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
                                                  ? periods_->find(t_, *rows_, first, end, known, ops_per_micro_batch)
                                                  : find_steady_period(t_, *rows_, first, end, known, ops_per_micro_batch);
   if (!period) return true;
+  prepare_windows();
   // Room to compare and skip (kSkipMinPeriods): 1.5 periods of a micro-batch group, whose first
   // cut lies half a period in (below); else 2 periods holding two cycles of p micro-batches
   // (1F1B's longest, below).

@@ -259,6 +259,9 @@ void IterationEngine::swap_arrays() {
   snapshots_.swap(snapshots);
   thread_local std::vector<Margin> margins;  // the steady state's decisions (record_margins_)
   margins_.swap(margins);
+  thread_local std::vector<WindowSpec> plain_windows, marks_windows;  // prepare_windows()
+  plain_windows_.swap(plain_windows);
+  marks_windows_.swap(marks_windows);
 }
 
 std::int32_t IterationEngine::intern_op_name(int slot, char letter, const char* prefix, std::int32_t g,

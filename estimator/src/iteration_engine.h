@@ -141,7 +141,7 @@ class IterationEngine {
   // the run decides its future, taken where every rank r has run its first cut[r] ops: per rank
   // its clock, the start of its last op, where its collectives end, the tail of its
   // communication lane; per global chunk the micro-batches whose arrival times are still to be
-  // read (pending(): between what its consumers and its producers have run); and what only adds
+  // read (SteadySnapshot::windows: between what its consumers and its producers have run); and what only adds
   // up (compute time, gap time and lists). The pending times themselves are not copied: each
   // (chunk, micro-batch) time is written once, by its producer, so times_ still holds them
   // when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1 estimate).
@@ -156,7 +156,10 @@ class IterationEngine {
     std::vector<std::size_t> lists;     // per rank: gaps and collectives recorded so far
     std::vector<std::int64_t> lane;     // every rank's lane tail, [start, end) pairs
     std::vector<std::size_t> lane_at;   // per rank + 1: its first value in `lane`
-    std::vector<Window> windows;        // per (global chunk, which): pending(), once fill_windows() ran
+    // Per (global chunk, which), g * kPending + which, once fill_windows() ran: chunk g's pending
+    // micro-batches, which 0 the inputs of its forwards (kFwdReady), 1 the output gradients of its
+    // backwards (kBwdReady), 2 its backwards' ends its Ws need (kBDone).
+    std::vector<Window> windows;
     bool windows_set = false;
     std::size_t bytes() const {
       return (cut.capacity() + lists.capacity() + lane_at.capacity()) * sizeof(std::size_t) +
@@ -165,12 +168,6 @@ class IterationEngine {
     }
   };
 
-  // Chunk g's pending micro-batches in a snapshot: 0 the inputs of its forwards (kFwdReady),
-  // 1 the output gradients of its backwards (kBwdReady), 2 its backwards' ends its Ws need
-  // (kBDone).
-  Window pending(const SteadySnapshot& s, std::int32_t g, std::size_t which) const {
-    return s.windows[static_cast<std::size_t>(g) * kPending + which];
-  }
   // Snapshots for the steady state's search (skip_region), kept per thread between runs with the
   // engine's other arrays: a search fills one per cut it keeps (DualPipeV at 64 x 1024: about 200
   // a run, 7 vectors each), and allocating them was a third of an estimate's allocations. Grown
@@ -180,8 +177,32 @@ class IterationEngine {
     return snapshots_;
   }
   // Sets s.windows from the snapshot's ops run, once: the comparisons and the skip read each
-  // window several times, and most snapshots are never compared in full.
+  // window several times, and most snapshots are never compared in full. Only the windows of
+  // plain_windows_ and marks_windows_ are set (the others are always empty).
   void fill_windows(SteadySnapshot& s) const;
+  // What the comparisons and skips read of each window that may hold micro-batches, found once a
+  // run (prepare_windows): which chunk and plane it is, the rank that writes it, where its counts
+  // come from. Looping over every chunk's three windows and telling each time which of them
+  // matter, whose they are and where they start cost DualPipeV's 64 x 1024 estimate more at its
+  // cuts than the comparisons themselves (bench/results/time-core-cpu.txt).
+  struct WindowSpec {
+    std::uint32_t k = 0;       // g * kPending + which: its Window in SteadySnapshot::windows
+    std::uint32_t which = 0;   // its plane (kFwdReady, kBwdReady, kBDone)
+    std::int32_t g = 0;        // its global chunk
+    std::int32_t producer = 0; // producer_rank(g, which)
+    std::int32_t first_mb = 0; // pipeline_first(g)
+    // The window is micro-batches first_mb + ran[lo] .. first_mb + ran[hi] - 1 (indices into
+    // SteadySnapshot::ran): what its consumers ran up to what its producers ran.
+    std::uint32_t lo = 0, hi = 0;
+    // Marks windows: the ran indices of the chunk's ops that write and read them (marks_kinds).
+    std::uint32_t writers = 0, readers = 0;
+  };
+  std::vector<WindowSpec> plain_windows_;  // windows of times that decide when ops start
+  std::vector<WindowSpec> marks_windows_;  // windows of marks only (marks_only())
+  // Fills plain_windows_ and marks_windows_ for this run's table (once; before any snapshot is
+  // compared). A window that is always empty (a first chunk's forward inputs, backward ends
+  // without Ws) is in neither.
+  void prepare_windows();
   // Whether chunk g's window `which` holds marks only (iteration_engine_steady.cpp), never a time
   // that decides when an op starts: left out of the compared state, written on in a skip.
   bool marks_only(std::int32_t g, std::size_t which) const;
@@ -190,8 +211,6 @@ class IterationEngine {
   static std::pair<OpKind, OpKind> marks_kinds(std::size_t which);
   // The first micro-batch of chunk g's pipeline (DualPipe's second: m/2).
   std::int32_t pipeline_first(std::int32_t g) const;
-  // Chunk g's ops of `kind` run between two snapshots.
-  std::int32_t ran_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g, OpKind kind) const;
   // Records the run's state; counts the ops run since the last snapshot (O(ops since)).
   void take_snapshot(SteadySnapshot& s);
   // The snapshot's shape: equal for two snapshots `periods` periods apart (every cut `periods`
@@ -210,7 +229,7 @@ class IterationEngine {
   // `own_only`: empty as well when all T_r are equal.
   std::vector<std::int64_t> period_shifts(SteadySnapshot& before, SteadySnapshot& now, std::int32_t mb_shift,
                                           bool own_only = false) const;
-  // The rank that writes chunk g's pending time `which` (pending()): a first chunk's forward
+  // The rank that writes chunk g's pending time `which` (SteadySnapshot::windows): a first chunk's forward
   // inputs are there at t = 0 (their window is empty), a last chunk's backward input is its own
   // loss.
   std::int32_t producer_rank(std::int32_t g, std::size_t which) const {

@@ -42,12 +42,6 @@ std::int32_t IterationEngine::pipeline_first(std::int32_t g) const {
   return second_start_ >= 0 && g >= second_start_ ? m_ / 2 : 0;
 }
 
-std::int32_t IterationEngine::ran_per_period(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t g,
-                                             OpKind kind) const {
-  const auto k = static_cast<std::size_t>(g) * 3 + static_cast<std::size_t>(kind);
-  return now.ran[k] - before.ran[k];
-}
-
 void IterationEngine::take_snapshot(SteadySnapshot& s) {
   const auto p = static_cast<std::size_t>(t_.p);
   // The ops run per chunk and kind (ran_, counted as they run). Every (rank, chunk, kind) runs its
@@ -70,25 +64,55 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
   s.windows_set = false;  // fill_windows(), for the snapshots that are compared
 }
 
+void IterationEngine::prepare_windows() {
+  plain_windows_.clear();
+  marks_windows_.clear();
+  constexpr auto kF = static_cast<std::uint32_t>(OpKind::forward), kB = static_cast<std::uint32_t>(OpKind::backward),
+                 kW = static_cast<std::uint32_t>(OpKind::weight_grad);
+  const auto at = [](std::int32_t chunk, std::uint32_t kind) { return static_cast<std::uint32_t>(chunk) * 3 + kind; };
+  for (std::int32_t g = 0; g < stages_; ++g) {
+    // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
+    // DualPipe's second (two_pipelines); windows are in micro-batch indices.
+    const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
+    for (std::size_t which = 0; which < kPending; ++which) {
+      WindowSpec w;
+      w.k = static_cast<std::uint32_t>(static_cast<std::size_t>(g) * kPending + which);
+      w.which = static_cast<std::uint32_t>(which);
+      w.g = g;
+      w.producer = producer_rank(g, which);
+      w.first_mb = pipeline_first(g);
+      if (which == kFwdReady) {
+        if (starts) continue;  // a first chunk's inputs are there at t = 0
+        w.lo = at(g, kF), w.hi = at(g - 1, kF);
+      } else if (which == kBwdReady) {
+        w.lo = at(g, kB), w.hi = ends ? at(g, kF) : at(g + 1, kB);  // a last chunk: its loss
+      } else {
+        if (!t_.split_backward) continue;  // no Ws read the backwards' ends
+        w.lo = at(g, kW), w.hi = at(g, kB);
+      }
+      if (marks_only(g, which)) {
+        const auto [writes, reads] = marks_kinds(which);
+        w.writers = at(g, static_cast<std::uint32_t>(writes));
+        w.readers = at(g, static_cast<std::uint32_t>(reads));
+        marks_windows_.push_back(w);
+      } else {
+        plain_windows_.push_back(w);
+      }
+    }
+  }
+}
+
 void IterationEngine::fill_windows(SteadySnapshot& s) const {
   if (s.windows_set) return;
   s.windows_set = true;
   s.windows.resize(static_cast<std::size_t>(stages_) * kPending);
   const std::int32_t* ran = s.ran.data();
-  constexpr auto kF = static_cast<std::size_t>(OpKind::forward), kB = static_cast<std::size_t>(OpKind::backward),
-                 kW = static_cast<std::size_t>(OpKind::weight_grad);
   Window* out = s.windows.data();
-  for (std::int32_t g = 0; g < stages_; ++g, out += kPending) {
-    const auto at = [&](std::int32_t chunk, std::size_t kind) { return ran[static_cast<std::size_t>(chunk) * 3 + kind]; };
-    // Counts are micro-batches of the chunk's pipeline, which starts at micro-batch m/2 for
-    // DualPipe's second (two_pipelines); windows are in micro-batch indices.
-    const std::int32_t base = pipeline_first(g);
-    const auto window = [base](std::int32_t first, std::int32_t end) { return Window{base + first, std::max(end - first, 0)}; };
-    const bool starts = g == 0 || g == second_start_, ends = g + 1 == stages_ || g + 1 == second_start_;
-    const std::int32_t f = at(g, kF), b = at(g, kB);
-    out[kFwdReady] = starts ? window(f, f) : window(f, at(g - 1, kF));  // a first chunk: inputs at t = 0
-    out[kBwdReady] = window(b, ends ? f : at(g + 1, kB));                // a last chunk: its loss
-    out[kBDone] = t_.split_backward ? window(at(g, kW), b) : window(b, b);
+  for (const auto* list : {&plain_windows_, &marks_windows_}) {
+    for (const WindowSpec& w : *list) {
+      const std::int32_t first = ran[w.lo], end = ran[w.hi];
+      out[w.k] = Window{w.first_mb + first, std::max(end - first, 0)};
+    }
   }
 }
 
@@ -105,8 +129,8 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
     h.add(static_cast<std::int64_t>(s.lane_at[r + 1] - s.lane_at[r]));
   }
   for (const std::int64_t t : s.lane) h.add(t - base);
-  // The windows of pending(), but for the marks (marks_only), written out: this runs at every
-  // cut, for every chunk (DualPipeV at 64 x 1024: 5 % of an estimate as calls of pending()).
+  // The pending windows, but for the marks (marks_only), written out: this runs at every cut,
+  // for every chunk (DualPipeV at 64 x 1024: 5 % of an estimate as calls of a window accessor).
   const std::int64_t mb_back = periods_done * mb_shift;
   const std::int32_t* ran = s.ran.data();
   constexpr auto kF = static_cast<std::size_t>(OpKind::forward), kB = static_cast<std::size_t>(OpKind::backward),
@@ -151,26 +175,20 @@ std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before,
   if (own_only && std::all_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x == ns[0]; })) return {};
   fill_windows(before);
   fill_windows(now);
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      if (marks_only(g, which)) continue;
-      const Window a = pending(before, g, which), b = pending(now, g, which);
-      if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return {};
-    }
+  for (const WindowSpec& w : plain_windows_) {
+    const Window a = before.windows[w.k], b = now.windows[w.k];
+    if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return {};
   }
   // The pending times, window by window: each is where its producer wrote it, a period of the
   // producer's later.
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      if (marks_only(g, which)) continue;
-      const Window a = pending(before, g, which), b = pending(now, g, which);
-      if (b.count == 0) continue;
-      const std::int64_t shift = ns[static_cast<std::size_t>(producer_rank(g, which))];
-      const std::int64_t* was = plane(which) + pair(g, a.first);
-      const std::int64_t* is = plane(which) + pair(g, b.first);
-      for (std::int32_t i = 0; i < b.count; ++i) {
-        if (is[i] - was[i] != shift) return {};
-      }
+  for (const WindowSpec& w : plain_windows_) {
+    const Window a = before.windows[w.k], b = now.windows[w.k];
+    if (b.count == 0) continue;
+    const std::int64_t shift = ns[static_cast<std::size_t>(w.producer)];
+    const std::int64_t* was = plane(w.which) + pair(w.g, a.first);
+    const std::int64_t* is = plane(w.which) + pair(w.g, b.first);
+    for (std::int32_t i = 0; i < b.count; ++i) {
+      if (is[i] - was[i] != shift) return {};
     }
   }
   return ns;
@@ -186,23 +204,22 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // land, and the marks (a run of a whole table set all of them up at its start).
   const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
   // A marks window [readers run, writers run) moves on by what the skip runs of each.
-  const auto skipped_of = [&](std::int32_t g, OpKind kind) { return periods * ran_per_period(before, now, g, kind); };
+  const auto per_period = [&](std::uint32_t k) { return now.ran[k] - before.ran[k]; };
   std::int64_t lo = m_, hi = 0;
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      const Window w = pending(now, g, which);
-      const std::int64_t ran = w.first + w.count;
-      std::int64_t from = w.first + shift_mb, to = ran + shift_mb;
-      if (marks_only(g, which)) {
-        const std::int32_t writers = ran_per_period(before, now, g, marks_kinds(which).first);
-        if (writers != 0 && (writers != mb_shift || ran - mb_shift < pipeline_first(g))) return 0;
-        from = std::max(ran, w.first + skipped_of(g, marks_kinds(which).second));
-        to = ran + periods * writers;
-      } else if (w.count > 0 && ran + shift_mb > pipeline_first(g) + pipeline_micro_batches) {
-        return 0;
-      }
-      if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
-    }
+  for (const WindowSpec& spec : marks_windows_) {
+    const Window w = now.windows[spec.k];
+    const std::int64_t ran = w.first + w.count;
+    const std::int32_t writers = per_period(spec.writers);
+    if (writers != 0 && (writers != mb_shift || ran - mb_shift < spec.first_mb)) return 0;
+    const std::int64_t from = std::max(ran, w.first + periods * per_period(spec.readers)), to = ran + periods * writers;
+    if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
+  }
+  for (const WindowSpec& spec : plain_windows_) {
+    const Window w = now.windows[spec.k];
+    if (w.count == 0) continue;
+    const std::int64_t ran = w.first + w.count;
+    if (ran + shift_mb > spec.first_mb + pipeline_micro_batches) return 0;
+    lo = std::min(lo, w.first + shift_mb), hi = std::max(hi, ran + shift_mb);
   }
   std::int64_t skipped = 0;
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
@@ -237,31 +254,30 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   // a window may overlap its own destination). The marks of the ops skipped whose readers were
   // not (a last chunk's losses, backward ends): each the end of the op it stands for, whole
   // periods after one of the last period run.
-  for (std::int32_t g = 0; g < stages_; ++g) {
-    for (std::size_t which = 0; which < kPending; ++which) {
-      const Window w = pending(now, g, which);
-      if (w.count == 0 && !marks_only(g, which)) continue;  // (without Ws, kBDone's: no plane)
-      std::int64_t* row = plane(which) + pair(g, 0);
-      const std::int64_t producer_ns = ns[static_cast<std::size_t>(producer_rank(g, which))];
-      if (marks_only(g, which)) {
-        const std::int64_t writers = skipped_of(g, marks_kinds(which).first);
-        const std::int64_t readers = skipped_of(g, marks_kinds(which).second);
-        const std::int64_t ran = w.first + w.count;  // the chunk's writers that have run
-        const std::int64_t from = std::max(ran, w.first + readers);
-        // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
-        std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
-        for (std::int64_t mb = from; mb < ran + writers; ++mb) {
-          row[mb] = row[mb - back * mb_shift] + back * producer_ns;
-          if (++in_period == mb_shift) {
-            in_period = 0;
-            ++back;
-          }
-        }
-        continue;
+  for (const WindowSpec& spec : marks_windows_) {
+    const Window w = now.windows[spec.k];
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    const std::int64_t producer_ns = ns[static_cast<std::size_t>(spec.producer)];
+    const std::int64_t writers = periods * per_period(spec.writers);
+    const std::int64_t readers = periods * per_period(spec.readers);
+    const std::int64_t ran = w.first + w.count;  // the chunk's writers that have run
+    const std::int64_t from = std::max(ran, w.first + readers);
+    // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
+    std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
+    for (std::int64_t mb = from; mb < ran + writers; ++mb) {
+      row[mb] = row[mb - back * mb_shift] + back * producer_ns;
+      if (++in_period == mb_shift) {
+        in_period = 0;
+        ++back;
       }
-      const std::int64_t shift_ns = periods * producer_ns;
-      for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
     }
+  }
+  for (const WindowSpec& spec : plain_windows_) {
+    const Window w = now.windows[spec.k];
+    if (w.count == 0) continue;
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    const std::int64_t shift_ns = periods * ns[static_cast<std::size_t>(spec.producer)];
+    for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
   }
   // The ops skipped, counted as run: each period ran those between the two snapshots.
   for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (now.ran[k] - before.ran[k]));
