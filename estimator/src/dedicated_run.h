@@ -92,13 +92,18 @@ class DedicatedRun : IterationEngine {
   // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
   bool drain() {
     if (!readable_.empty()) ensure_readable();
+    if (record_exact_) {
+      if (record_margins_) return pairs_ ? drain_ops<true, true, true>() : drain_ops<false, true, true>();
+      return pairs_ ? drain_ops<true, false, true>() : drain_ops<false, false, true>();
+    }
     if (record_margins_) return pairs_ ? drain_ops<true, true>() : drain_ops<false, true>();
     return pairs_ ? drain_ops<true, false>() : drain_ops<false, false>();
   }
   // `Pairs`: the table may hold overlapped pairs (ScheduleOp::pairs_with_next); make_schedule's
   // have them only for DualPipe(V), and the other schedules' op loop leaves out their check.
-  // `Margins`: the decisions between ranks are recorded (record_margins_).
-  template <bool Pairs, bool Margins>
+  // `Margins`: the decisions between ranks are recorded (record_margins_). `Exact`: every
+  // comparison of every op is recorded (record_exact_).
+  template <bool Pairs, bool Margins, bool Exact = false>
   bool drain_ops() {
     while (work_count_ > 0) {
       const std::int32_t r = work_[work_head_];
@@ -109,7 +114,7 @@ class DedicatedRun : IterationEngine {
         poll_calls_ = kPollCalls;
         if (cancel_requested()) return false;
       }
-      if (!advance<Pairs, Margins>(r)) return false;
+      if (!advance<Pairs, Margins, Exact>(r)) return false;
     }
     return true;
   }
@@ -120,13 +125,14 @@ class DedicatedRun : IterationEngine {
   std::uint32_t poll_calls_ = kPollCalls;
 
   // Runs rank r's ops until one waits for an input (or the rank's limit); false when cancelled.
-  template <bool Pairs, bool Margins>
+  template <bool Pairs, bool Margins, bool Exact>
   [[gnu::always_inline]] bool advance(std::int32_t r) {
     for (;;) {
       if (shape_path_) {
-        if (run_lean<Pairs, Margins>(r) == Lean::blocked) return true;
+        if (run_lean<Pairs, Margins, Exact>(r) == Lean::blocked) return true;
       }
       if (!step(r)) return true;
+      if constexpr (Exact) exact_lean_only_ = false;  // step()'s comparisons are not recorded
       if (poll_cancelled()) return false;
     }
   }
@@ -140,7 +146,7 @@ class DedicatedRun : IterationEngine {
   // run: `blocked` when that op's inputs are not there or the rank is at its limit, `other`
   // when step() must run it.
   enum class Lean { blocked, other };
-  template <bool Pairs, bool Margins>
+  template <bool Pairs, bool Margins, bool Exact>
   [[gnu::always_inline]] Lean run_lean(std::int32_t r) {
     const auto ri = static_cast<std::size_t>(r);
     RankActivity& a = activity_[ri];
@@ -159,6 +165,14 @@ class DedicatedRun : IterationEngine {
     std::int64_t clear_gap = a.clear_gap_ns;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
     std::int64_t lane_end = lane.end();
+    // Exact: this rank's comparisons of the period, kExactSlots an op, from its first op of it.
+    [[maybe_unused]] std::int64_t* exact = nullptr;
+    [[maybe_unused]] std::size_t exact_from = 0, exact_ops = 0;
+    if constexpr (Exact) {
+      exact = exact_now_.data() + exact_at_[ri];
+      exact_from = exact_first_[ri];
+      exact_ops = (exact_at_[ri + 1] - exact_at_[ri]) / kExactSlots;
+    }
     Lean out = Lean::other;
     for (; i < limit; ++i) {
       const ScheduleOp o = ops[i];
@@ -166,12 +180,14 @@ class DedicatedRun : IterationEngine {
       const auto mb = static_cast<std::size_t>(o.micro_batch);
       std::int64_t ready = d.in[mb];
       [[maybe_unused]] std::int64_t* margin = Margins ? d.margin : nullptr;
+      [[maybe_unused]] std::int64_t pair_margin = kNoComparison;
       if (Pairs && o.pairs_with_next && ready >= 0) {
         // An overlapped pair (input_ready_at): it waits for the next op's input too (op i + 1
         // exists: the loop stops before the rank's last op, which pairs with none).
         const ScheduleOp second = ops[i + 1];
         const LeanOp& d2 = kinds[static_cast<std::size_t>(second.chunk) * 3 + static_cast<std::size_t>(second.kind)];
         const std::int64_t other = d2.in[static_cast<std::size_t>(second.micro_batch)];
+        if constexpr (Exact) pair_margin = other >= 0 ? ready - other : kNoComparison;
         if constexpr (Margins) {
           if (other >= 0) {
             if (d.from >= 0 && d2.from >= 0) note_margin(d.from, d2.from, ready - other, true);
@@ -203,6 +219,25 @@ class DedicatedRun : IterationEngine {
         }
       }
       const std::int64_t end = start + d.ns;
+      if constexpr (Exact) {
+        // Every comparison whose side decides this op's times (steady_state.h's drift): its
+        // input against its rank's clock (and a pair's two inputs), its first collective against
+        // the lane, a wait's start against the rank's collectives, its send against the lane.
+        const std::size_t j = i - exact_from;
+        if (i < exact_from || j >= exact_ops) [[unlikely]] {
+          exact_lean_only_ = false;
+        } else {
+          std::int64_t* x = exact + j * kExactSlots;
+          x[0] = free - ready;
+          x[1] = pair_margin;
+          x[2] = d.first_lane == NsRunShape::kNone ? kNoComparison : start + d.first_lane - lane_end;
+          x[3] = start > free ? free - collectives_end : kNoComparison;
+          x[4] = d.out != nullptr && d.send > 0 ? end - lane_end : kNoComparison;
+          // A send issued before the lane's end goes into a gap (CommLane::place_in_gap), by
+          // comparisons not recorded here.
+          if (x[4] != kNoComparison && x[4] < 0) exact_lean_only_ = false;
+        }
+      }
       busy += d.compute_ns;  // the compute window's end is the last op's (step())
       ++*d.ran;
       prev_start = start;
@@ -311,6 +346,52 @@ class DedicatedRun : IterationEngine {
   std::vector<std::int64_t> lean_margin_;
   // At a cut: the decisions of the ops run since the last are dropped (those of the lean path
   // were recorded only if record_margins_ was set while they ran).
+  // The comparisons of the lean path's ops, recorded per op while record_exact_ (run_lean): what
+  // the drift search (skip_region) reads of two periods in a row. An op's slots: its rank's clock
+  // less its input's arrival, a pair's first input less its second's, its first collective's
+  // start less the lane's end, a wait's start less the rank's collectives' end, its end less the
+  // lane's end where it sends; kNoComparison where the op makes no such comparison.
+  static constexpr std::size_t kExactSlots = 5;
+  static constexpr std::int64_t kNoComparison = INT64_MIN;
+  bool record_exact_ = false;
+  bool exact_lean_only_ = true;  // every op of the period ran on the lean path, inside its rank's room
+  std::vector<std::int64_t> exact_now_, exact_before_;  // this period's, the one before's
+  std::vector<std::size_t> exact_at_;     // per rank + 1: its first slot (kExactSlots x its period's ops)
+  std::vector<std::size_t> exact_first_;  // per rank: its first op of this period
+  // Starts recording a period at the run's current cut (every rank's next op), the last
+  // period's record kept as exact_before_.
+  void start_exact_period(const std::vector<std::size_t>& period_ops) {
+    const std::size_t p = period_ops.size();
+    if (exact_at_.size() != p + 1) {
+      exact_at_.assign(p + 1, 0);
+      for (std::size_t r = 0; r < p; ++r) exact_at_[r + 1] = exact_at_[r] + kExactSlots * period_ops[r];
+    }
+    exact_now_.swap(exact_before_);
+    exact_now_.resize(exact_at_[p]);  // every slot written by its op (the cuts are checked whole)
+    exact_first_ = next_;
+    exact_lean_only_ = true;
+  }
+  // How many more periods keep the side of every comparison recorded in the last two periods,
+  // each moving on by its change between them (0: one changed side between them, or is at
+  // its edge and moving).
+  std::int64_t exact_cycles() const {
+    std::int64_t cycles = INT64_MAX;
+    const auto side = [](std::int64_t x) { return x < 0 ? -1 : x > 0 ? 1 : 0; };
+    for (std::size_t k = 0; k < exact_now_.size(); ++k) {
+      const std::int64_t b = exact_now_[k], a = exact_before_[k];
+      if (a == kNoComparison || b == kNoComparison) {
+        if (a != b) return 0;
+        continue;
+      }
+      if (side(a) != side(b)) return 0;
+      const std::int64_t slope = b - a;
+      // Moving towards the other side: it keeps this one for |b| / |slope| more periods (reaching
+      // zero at the last is a tie: the max() is the same whichever side it takes).
+      if ((b > 0 && slope < 0) || (b < 0 && slope > 0)) cycles = std::min(cycles, (b > 0 ? b : -b) / (slope > 0 ? slope : -slope));
+    }
+    return cycles;
+  }
+
   void clear_margins() {
     margins_.clear();
     if (record_margins_) std::fill(lean_margin_.begin(), lean_margin_.end(), kNoMargin);
@@ -372,6 +453,11 @@ class DedicatedRun : IterationEngine {
   };
   Skipped skip_from(const SteadyPeriod& period, SteadySnapshot& before, SteadySnapshot& now, std::int64_t cycle,
                     bool own_only, bool margins = false);
+  // Skips from s2 when s0 -> s1 -> s2, three cuts a period apart whose periods' comparisons were
+  // recorded (record_exact_), drift alike (drift_shifts): as many periods as every comparison
+  // keeps its side (exact_cycles) and every rank's periods allow.
+  Skipped skip_drift_from(const SteadyPeriod& period, SteadySnapshot& s0, SteadySnapshot& s1, SteadySnapshot& s2,
+                          Drift& shifts);
 
   void wake(std::int32_t r) {
     auto& q = queued_[static_cast<std::size_t>(r)];
@@ -511,6 +597,7 @@ class DedicatedRun : IterationEngine {
   // instead of 1.6.
   static constexpr std::size_t kSkipMinPeriods = 2;
   static constexpr std::int64_t kOwnStalls = 2;  // skip_region
+  static constexpr std::int64_t kDriftStalls = 3;  // skip_region
   static constexpr std::size_t kSkipMaxCycle = 256;  // periods; longer cycles are simulated
   static constexpr std::int64_t kSparsePeriods = 8;
   // Cuts while snapshots are kept (skip_region), chosen over 256-4096 ops and 2-32 dense periods

@@ -106,7 +106,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
   std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
   // The kept ones, then three more (snapshots(): reused from the thread's last run).
   const std::size_t kept_count = std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1;
-  std::vector<SteadySnapshot>& kept = snapshots(kept_count + 3);
+  std::vector<SteadySnapshot>& kept = snapshots(kept_count + 6);
   const auto kept_periods = static_cast<std::int64_t>(kept_count);
   SteadySnapshot& shape = kept[kept_count];  // after the kept ones: this period's, a match's
   SteadySnapshot& candidate = kept[kept_count + 1];
@@ -116,6 +116,16 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
   std::int64_t own_retry_wait = 0, own_retry_at = 0, own_stalls = 0;
   std::int64_t last_done = -1;
   record_margins_ = false;
+  // Drift (iteration_engine.h): the last three cuts a period apart, whose periods' comparisons
+  // were recorded (record_exact_), oldest first, with the periods done at each (-1: none).
+  SteadySnapshot* drift_cuts[3] = {&kept[kept_count + 3], &kept[kept_count + 4], &kept[kept_count + 5]};
+  std::int64_t drift_at[3] = {-1, -1, -1};
+  bool drift = false;  // cutting every period and recording its comparisons for the drift search
+  bool own_seen = false;  // the state repeated per rank at some cut
+  std::int64_t drift_stalls = 0, drift_retry_wait = 0, drift_retry_at = kDensePeriods, drift_skips = 0;
+  std::int64_t exact_from = -1;  // the cut whose period is recorded (record_exact_)
+  Drift shifts;
+  record_exact_ = false;
   // Each rank may run to the start of its periods, then a period further each time. Where it
   // stops (there, or short of it waiting for a rank held back) is the cut: the ops run so far
   // are what the simulation has run, whichever order it ran them in.
@@ -146,8 +156,22 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     cut_before = next_;
     const bool in_kept = periods_done < kept_periods;
     const bool due = candidate_at >= 0 && periods_done == candidate_at + candidate_cycle;
-    SteadySnapshot& now = in_kept ? kept[static_cast<std::size_t>(periods_done)] : shape;
+    // Drift's cuts: this one joins the last two if the period between was recorded whole (a
+    // period, every op on the lean path); otherwise they start again from here. Its snapshot is
+    // taken in their place, or copied there while snapshots are kept.
+    const bool drift_cut = drift || (!own_seen && periods_done >= drift_retry_at);
+    if (drift_cut) {
+      if (record_exact_ && exact_lean_only_ && exact_from == periods_done - 1 && drift_at[2] == exact_from) {
+        std::rotate(drift_cuts, drift_cuts + 1, drift_cuts + 3);
+        std::rotate(drift_at, drift_at + 1, drift_at + 3);
+      } else {
+        drift_at[0] = drift_at[1] = -1;
+      }
+      drift_at[2] = periods_done;
+    }
+    SteadySnapshot& now = in_kept ? kept[static_cast<std::size_t>(periods_done)] : drift_cut ? *drift_cuts[2] : shape;
     take_snapshot(now);
+    if (drift_cut && in_kept) *drift_cuts[2] = now;
     if (due) {
       if (skip_from(*period, candidate, now, candidate_cycle, false).cycles > 0) break;
       candidate_at = -1;
@@ -193,15 +217,44 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
       last = now;
       last_done = periods_done;
     }
+    // Drift: where the state moves on by a shift of its own for every time (a rank waiting for
+    // inputs from two sides that come at different paces: 1F1B with ZeRO-3 at 64 x 1024, where
+    // the first stage is the slowest, and a front moves up the ranks one every dozen periods as
+    // each rank's backlog of backward inputs runs out), skips to the first comparison that may
+    // change side, then cuts every period again to the next.
+    if (own_skipped == 0 && drift && drift_at[0] == periods_done - 2) {
+      const Skipped skipped = skip_drift_from(*period, *drift_cuts[0], *drift_cuts[1], now, shifts);
+      if (skipped.all) break;
+      if (skipped.cycles > 0) {
+        periods_done += skipped.cycles;
+        own_skipped = skipped.cycles;
+        seen.clear();
+        candidate_at = -1;
+        last_done = -1;
+        drift_stalls = 0;
+        drift_retry_wait = 0;
+        ++drift_skips;
+      } else if (++drift_stalls >= kDriftStalls) {
+        drift = false;
+        drift_stalls = 0;
+        drift_retry_wait = std::clamp<std::int64_t>(2 * drift_retry_wait, 1, 64);
+        drift_retry_at = periods_done + drift_retry_wait;
+      }
+      // After a skip the run is no longer at this cut: the next three start after it.
+      if (skipped.cycles > 0) drift_at[0] = drift_at[1] = drift_at[2] = -1;
+    }
     // The uniform search, but while ranks move apart and their skips go on (a state that
     // repeats per rank does not repeat as a whole; hashing it at every cut cost DualPipeV 5 %).
-    if (own_skipped == 0 && (!own_periods || own_stalls > 0)) {
+    // Nor while drift's skips go on (they find a state that repeats as a whole too; hashing at
+    // each of their cuts cost 1F1B with ZeRO-3 at 64 x 1024 6 %).
+    if (own_skipped == 0 && (!own_periods || own_stalls > 0) && !(drift && drift_skips > 0 && drift_stalls == 0)) {
       auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
       if (!fresh) {
         const std::int64_t cycle = periods_done - it->second;
         if (in_kept) {
           if (skip_from(*period, kept[static_cast<std::size_t>(it->second)], now, cycle, false).cycles > 0) break;
         } else if (candidate_at < 0 && cycle <= static_cast<std::int64_t>(kSkipMaxCycle)) {
+          if (&now == drift_cuts[2]) drift_at[2] = -1;  // the drift cut's snapshot becomes the candidate
           std::swap(candidate, now);
           candidate_at = periods_done;
           candidate_cycle = cycle;
@@ -224,6 +277,14 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     if (next > kept_periods) next = kept_periods + ((periods_done - kept_periods) / kSparsePeriods + 1) * kSparsePeriods;
     record_margins_ = own_periods;
     if (own_periods) next = periods_done + 1;
+    // Drift, searched once the dense periods found no repetition, in a run whose state never
+    // repeated per rank (where it does, as in ZB-H1's and DualPipeV's transients, the per-rank
+    // search skips for less: a comparison of two cuts, not three, and no comparison recorded
+    // per op).
+    own_seen = own_seen || own_periods;
+    if (!drift && !own_seen && periods_done >= drift_retry_at) drift = true;
+    if (own_seen) drift = false;
+    if (drift) next = periods_done + 1;
     if (candidate_at >= 0) next = std::min(next, candidate_at + candidate_cycle);
     // ... while a period after it could still be skipped.
     for (std::size_t r = 0; r < p; ++r) {
@@ -233,11 +294,35 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     }
     if (next <= periods_done) break;
     for (std::size_t r = 0; r < p; ++r) limit_[r] = next_[r] + static_cast<std::size_t>(next - periods_done) * ops[r];
+    record_exact_ = drift && next == periods_done + 1;
+    if (record_exact_) {
+      start_exact_period(ops);
+      exact_from = periods_done;
+    }
     periods_done = next;
   }
   record_margins_ = false;
+  record_exact_ = false;
   clear_margins();
   return true;
+}
+
+DedicatedRun::Skipped DedicatedRun::skip_drift_from(const SteadyPeriod& period, SteadySnapshot& s0, SteadySnapshot& s1,
+                                                    SteadySnapshot& s2, Drift& shifts) {
+  std::int64_t cycles = INT64_MAX;
+  for (std::size_t r = 0; r < period.ops.size(); ++r) {
+    const std::size_t n = period.ops[r], reach = repeats_until(period, r);
+    if (s0.cut[r] < period.begin[r] || s1.cut[r] != s0.cut[r] + n || s2.cut[r] != s1.cut[r] + n || s2.cut[r] > reach) return {};
+    cycles = std::min(cycles, static_cast<std::int64_t>((reach - s2.cut[r]) / n));
+  }
+  const std::int64_t to_end = cycles;
+  cycles = std::min(cycles, exact_cycles());
+  if (cycles <= 0 || !drift_shifts(s0, s1, s2, period.micro_batches, shifts)) return {};
+  if (skip_drift(s1, s2, period.ops, period.micro_batches, cycles, shifts) == 0) return {};
+  Skipped out;
+  out.cycles = cycles;
+  out.all = cycles == to_end;
+  return out;
 }
 
 DedicatedRun::Skipped DedicatedRun::skip_from(const SteadyPeriod& period, SteadySnapshot& before, SteadySnapshot& now,

@@ -245,6 +245,28 @@ class IterationEngine {
   std::int64_t skip_periods(const SteadySnapshot& before, const SteadySnapshot& now, const std::vector<std::size_t>& ops,
                             std::int32_t mb_shift, std::int64_t periods, const std::vector<std::int64_t>& ns);
 
+  // Drift: the state moves on by a shift of its own for every time in it (each clock, lane tail,
+  // collective end and pending time), the same in two periods in a row. Under decisions that
+  // stay the same, one period maps each time to one time before it plus a constant (a max-plus
+  // system with its maxima chosen), so the shifts of the next period are those of the last, and
+  // every time decided inside a period moves on by a shift of its own too (the comparisons the
+  // lean path records, DedicatedRun::exact_cycles). What drift_shifts() finds of three
+  // snapshots a period apart, for skip_drift().
+  struct Drift {
+    // Per rank: its clock's, its last start's, its collectives' end (0 while past) and its lane
+    // tail's shift (one for all its values), its compute time a period, its clear gap time in the
+    // last period and its change from the period before.
+    std::vector<std::int64_t> clock, last_start, collective, lane, busy, clear_gap, clear_gap_change;
+  };
+  // Whether s0 -> s1 -> s2 (three cuts a period apart, no skip between them: their pending times
+  // are read from times_) move on by the same shift of every time twice, every window
+  // `mb_shift` micro-batches on and every count alike; fills `out`.
+  bool drift_shifts(SteadySnapshot& s0, SteadySnapshot& s1, SteadySnapshot& s2, std::int32_t mb_shift, Drift& out) const;
+  // Moves the run, which is at s2, on by `periods` more periods of that drift (s1 -> s2), as
+  // simulating them would; returns the ops skipped (0: the periods do not fit the iteration).
+  std::int64_t skip_drift(const SteadySnapshot& s1, const SteadySnapshot& s2, const std::vector<std::size_t>& ops,
+                          std::int32_t mb_shift, std::int64_t periods, const Drift& drift);
+
   // The decisions between two ranks' times taken by the ops run since the last cut, recorded
   // while record_margins_: an op of rank `a` whose input from rank `b` came `margin` before its
   // rank was free (a negative margin: the input came later, and the op waited for it), or an

@@ -285,6 +285,151 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
   return skipped;
 }
 
+bool IterationEngine::drift_shifts(SteadySnapshot& s0, SteadySnapshot& s1, SteadySnapshot& s2, std::int32_t mb_shift,
+                                   Drift& out) const {
+  const auto p = static_cast<std::size_t>(t_.p);
+  if (s0.lane.size() != s1.lane.size() || s1.lane.size() != s2.lane.size()) return false;
+  for (auto* v : {&out.clock, &out.last_start, &out.collective, &out.lane, &out.busy, &out.clear_gap, &out.clear_gap_change}) {
+    v->assign(p, 0);
+  }
+  // A shift that is the same in both periods.
+  const auto same = [](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t& shift) {
+    shift = c - b;
+    return shift == b - a;
+  };
+  for (std::size_t r = 0; r < p; ++r) {
+    const std::int64_t* a = &s0.rank[r * kRankFields];
+    const std::int64_t* b = &s1.rank[r * kRankFields];
+    const std::int64_t* c = &s2.rank[r * kRankFields];
+    if (!same(a[0], b[0], c[0], out.clock[r]) || out.clock[r] <= 0) return false;
+    if (!same(a[1], b[1], c[1], out.last_start[r])) return false;
+    if (!same(a[2], b[2], c[2], out.busy[r])) return false;
+    out.clear_gap[r] = c[3] - b[3];
+    out.clear_gap_change[r] = (c[3] - b[3]) - (b[3] - a[3]);
+    // Collectives that end before the clock never matter (period_shifts()).
+    const bool past = c[4] <= c[0];
+    if ((a[4] <= a[0]) != past || (b[4] <= b[0]) != past) return false;
+    if (!past && !same(a[4], b[4], c[4], out.collective[r])) return false;
+    // Gaps and collectives: as many added in each period (each moves on by a shift of its own).
+    for (std::size_t k = 2 * r; k < 2 * r + 2; ++k) {
+      if (s2.lists[k] - s1.lists[k] != s1.lists[k] - s0.lists[k]) return false;
+    }
+    const std::size_t n = s2.lane_at[r + 1] - s2.lane_at[r];
+    if (s1.lane_at[r + 1] - s1.lane_at[r] != n || s0.lane_at[r + 1] - s0.lane_at[r] != n) return false;
+    // The lane tail moves on as one (CommLane::shift_tail).
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int64_t shift = 0;
+      if (!same(s0.lane[s0.lane_at[r] + i], s1.lane[s1.lane_at[r] + i], s2.lane[s2.lane_at[r] + i], shift)) return false;
+      if (i == 0) out.lane[r] = shift;
+      if (shift != out.lane[r]) return false;
+    }
+  }
+  for (std::size_t k = 0; k < s2.ran.size(); ++k) {
+    if (s2.ran[k] - s1.ran[k] != s1.ran[k] - s0.ran[k]) return false;
+  }
+  fill_windows(s0);
+  fill_windows(s1);
+  fill_windows(s2);
+  for (const WindowSpec& w : plain_windows_) {
+    const Window a = s0.windows[w.k], b = s1.windows[w.k], c = s2.windows[w.k];
+    if (a.count != c.count || b.count != c.count) return false;
+    if (c.count > 0 && (c.first - b.first != mb_shift || b.first - a.first != mb_shift)) return false;
+  }
+  for (const WindowSpec& w : plain_windows_) {
+    const Window c = s2.windows[w.k];
+    const std::int64_t* row = plane(w.which) + pair(w.g, 0);
+    for (std::int32_t mb = c.first; mb < c.first + c.count; ++mb) {
+      std::int64_t shift = 0;
+      if (!same(row[mb - 2 * mb_shift], row[mb - mb_shift], row[mb], shift)) return false;
+    }
+  }
+  return true;
+}
+
+std::int64_t IterationEngine::skip_drift(const SteadySnapshot& s1, const SteadySnapshot& s2,
+                                         const std::vector<std::size_t>& ops, std::int32_t mb_shift, std::int64_t periods,
+                                         const Drift& drift) {
+  const std::int64_t shift_mb = periods * mb_shift;
+  const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
+  const auto per_period = [&](std::uint32_t k) { return s2.ran[k] - s1.ran[k]; };
+  // As skip_periods(); a mark is moved on by its own shift, read from the two periods before it,
+  // so both must have run.
+  std::int64_t lo = m_, hi = 0;
+  for (const WindowSpec& spec : marks_windows_) {
+    const Window w = s2.windows[spec.k];
+    const std::int64_t ran = w.first + w.count;
+    const std::int32_t writers = per_period(spec.writers);
+    if (writers != 0 && (writers != mb_shift || ran - 2 * mb_shift < spec.first_mb)) return 0;
+    const std::int64_t from = std::max(ran, w.first + periods * per_period(spec.readers)), to = ran + periods * writers;
+    if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
+  }
+  for (const WindowSpec& spec : plain_windows_) {
+    const Window w = s2.windows[spec.k];
+    if (w.count == 0) continue;
+    const std::int64_t ran = w.first + w.count;
+    if (ran + shift_mb > spec.first_mb + pipeline_micro_batches) return 0;
+    lo = std::min(lo, w.first + shift_mb), hi = std::max(hi, ran + shift_mb);
+  }
+  std::int64_t skipped = 0;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
+    const std::int64_t* c = &s2.rank[r * kRankFields];
+    next_[r] += static_cast<std::size_t>(periods) * ops[r];
+    skipped += periods * static_cast<std::int64_t>(ops[r]);
+    free_[r] += periods * drift.clock[r];
+    prev_start_[r] += periods * drift.last_start[r];
+    busy_[r] += periods * drift.busy[r];
+    RankActivity& a = activity_[r];
+    // The clear gap time of period j after s2 is the last period's and j changes more.
+    a.clear_gap_ns += periods * drift.clear_gap[r] + drift.clear_gap_change[r] * periods * (periods + 1) / 2;
+    if (c[4] > c[0]) collective_end_[r] += periods * drift.collective[r];
+    // The last period's gaps and collectives, once more for each skipped period, each moved on by
+    // its shift from the period before.
+    for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
+      const std::size_t from = s1.lists[2 * r + static_cast<std::size_t>(k)];
+      const std::size_t to = s2.lists[2 * r + static_cast<std::size_t>(k)];
+      const std::size_t n = to - from;
+      if (n == 0) continue;
+      list->reserve(list->size() + static_cast<std::size_t>(periods) * n);
+      for (std::int64_t j = 1; j <= periods; ++j) {
+        for (std::size_t i = from; i < to; ++i) {
+          const Interval x = (*list)[i], was = (*list)[i - n];
+          list->push_back({x.begin_ns + j * (x.begin_ns - was.begin_ns), x.end_ns + j * (x.end_ns - was.end_ns)});
+        }
+      }
+    }
+    lanes_[r].shift_tail(c[1], periods * drift.lane[r]);
+  }
+  ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
+  for (const WindowSpec& spec : marks_windows_) {
+    const Window w = s2.windows[spec.k];
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    const std::int64_t writers = periods * per_period(spec.writers);
+    const std::int64_t readers = periods * per_period(spec.readers);
+    const std::int64_t ran = w.first + w.count;
+    const std::int64_t from = std::max(ran, w.first + readers);
+    std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
+    for (std::int64_t mb = from; mb < ran + writers; ++mb) {
+      const std::int64_t was = mb - back * mb_shift;  // a mark of the last period run
+      row[mb] = row[was] + back * (row[was] - row[was - mb_shift]);
+      if (++in_period == mb_shift) {
+        in_period = 0;
+        ++back;
+      }
+    }
+  }
+  for (const WindowSpec& spec : plain_windows_) {
+    const Window w = s2.windows[spec.k];
+    if (w.count == 0) continue;
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) {
+      row[mb + shift_mb] = row[mb] + periods * (row[mb] - row[mb - mb_shift]);
+    }
+  }
+  for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (s2.ran[k] - s1.ran[k]));
+  skipped_ops_ += skipped;
+  return skipped;
+}
+
 void IterationEngine::note_margins(std::int32_t r, std::size_t i, const ScheduleOp& o, std::int32_t g,
                                    std::int64_t free) {
   std::int64_t ready = op_input_ready(o, g);

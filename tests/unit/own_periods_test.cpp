@@ -4,6 +4,9 @@
 // it feeds only once their backlog from the warm-up is worked off, so for a while each rank keeps
 // its own pace and the state repeats per rank, never as a whole. Such a run skips to the first
 // decision between two ranks that may change side, and every figure stays the op-by-op run's.
+// Where no rank keeps one pace (a rank waiting for inputs from two sides that come at different
+// paces), the drift search (iteration_engine.h, drift_shifts) skips while every time of the state
+// moves on by a shift of its own.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,8 +15,11 @@
 
 #include "drawn_costs.h"
 #include "iteration_engine.h"
+#include "plansight/estimator/estimator.h"
 #include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/pipeline_simulator.h"
+#include "plansight/estimator/presets.h"
+#include "plansight/estimator/time_model.h"
 
 namespace plansight::estimator {
 namespace {
@@ -237,6 +243,52 @@ TEST(OwnPeriods, AMarginKeepsItsSideForAsManyPeriodsAsItCovers) {
   // rank 0); rank 0's moves 10 a period later, so the order holds for ever; reversed, it closes.
   EXPECT_EQ(probe.cycles({{1, 0, -35, true}}, ns), INT64_MAX);
   EXPECT_EQ(probe.cycles({{0, 1, -35, true}}, ns), 3);
+}
+
+TEST(Drift, OneFOneBWithZeroThreeSkipsWhileAFrontMovesUpTheRanks) {
+  // 1F1B with ZeRO-3 gathers not prefetched, 64 stages x 1,024 micro-batches of Narayanan et
+  // al.'s 1 T model (its 256-layer form, bench/bench_plans.h): the first stage, whose gathers
+  // include the embedding's, is the slowest by 0.3 %. Above it, each rank runs its backward as
+  // soon as its input comes from the ranks above, at their faster pace, and its forward when its
+  // input comes from below, at the first stage's: two paces in one rank, until the backward
+  // inputs no longer come later than the forwards end, and a front moves up one rank about
+  // every dozen periods. No rank keeps one pace and no state repeats per rank: the searches
+  // before drift's simulated 115,712 of its 131,072 ops one by one (88 %).
+  Plan plan = default_plan();
+  plan.model = *find_model("narayanan-1008b");
+  plan.model.layers = 256;
+  plan.cluster.gpus = 3072;
+  plan.layout.pp = 64;
+  plan.layout.tp = 8;
+  plan.layout.vpp = 1;
+  plan.layout.schedule = PipelineSchedule::one_f_one_b;
+  plan.layout.zero_stage = 3;
+  plan.training.zero3_prefetch = false;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = 1024 * 6;  // dp 6: 1,024 micro-batches
+  const auto e = estimate(plan);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  TimeModelOptions options;
+  options.keep_timeline = true;  // never skips
+  const auto full = predict_time(plan, e->padded_vocab, options);
+  options.keep_timeline = false;
+  const auto lean = predict_time(plan, e->padded_vocab, options);
+  ASSERT_TRUE(full.ok() && lean.ok());
+  EXPECT_EQ(full->skipped_ops, 0);
+  EXPECT_EQ(lean->iteration_s, full->iteration_s);
+  EXPECT_EQ(lean->bubble_fraction, full->bubble_fraction);
+  EXPECT_EQ(lean->bubble_fraction_max, full->bubble_fraction_max);
+  const TimeBreakdown& a = lean->breakdown;
+  const TimeBreakdown& b = full->breakdown;
+  for (const auto& [x, y] : {std::pair{a.compute_s, b.compute_s}, std::pair{a.pp_comm_s, b.pp_comm_s},
+                             std::pair{a.dp_comm_s, b.dp_comm_s}, std::pair{a.bubble_s, b.bubble_s},
+                             std::pair{a.optimizer_s, b.optimizer_s}}) {
+    EXPECT_EQ(x, y);
+  }
+  // With drift: 36,096 (28 %).
+  const std::int64_t ops = schedule_ops(plan);
+  EXPECT_EQ(lean->simulated_ops + lean->skipped_ops, ops);
+  EXPECT_LT(lean->simulated_ops, ops * 3 / 10) << lean->simulated_ops << " of " << ops;
 }
 
 }  // namespace
