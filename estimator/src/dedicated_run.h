@@ -352,7 +352,6 @@ class DedicatedRun : IterationEngine {
   // start less the lane's end, a wait's start less the rank's collectives' end, its end less the
   // lane's end where it sends; kNoComparison where the op makes no such comparison.
   static constexpr std::size_t kExactSlots = 5;
-  static constexpr std::int64_t kNoComparison = INT64_MIN;
   bool record_exact_ = false;
   bool exact_lean_only_ = true;  // every op of the period ran on the lean path, inside its rank's room
   std::vector<std::int64_t> exact_now_, exact_before_;  // this period's, the one before's
@@ -371,26 +370,8 @@ class DedicatedRun : IterationEngine {
     exact_first_ = next_;
     exact_lean_only_ = true;
   }
-  // How many more periods keep the side of every comparison recorded in the last two periods,
-  // each moving on by its change between them (0: one changed side between them, or is at
-  // its edge and moving).
-  std::int64_t exact_cycles() const {
-    std::int64_t cycles = INT64_MAX;
-    const auto side = [](std::int64_t x) { return x < 0 ? -1 : x > 0 ? 1 : 0; };
-    for (std::size_t k = 0; k < exact_now_.size(); ++k) {
-      const std::int64_t b = exact_now_[k], a = exact_before_[k];
-      if (a == kNoComparison || b == kNoComparison) {
-        if (a != b) return 0;
-        continue;
-      }
-      if (side(a) != side(b)) return 0;
-      const std::int64_t slope = b - a;
-      // Moving towards the other side: it keeps this one for |b| / |slope| more periods (reaching
-      // zero at the last is a tie: the max() is the same whichever side it takes).
-      if ((b > 0 && slope < 0) || (b < 0 && slope > 0)) cycles = std::min(cycles, (b > 0 ? b : -b) / (slope > 0 ? slope : -slope));
-    }
-    return cycles;
-  }
+  // comparison_cycles() of the last two periods' records.
+  std::int64_t exact_cycles() const { return comparison_cycles(exact_before_.data(), exact_now_.data(), exact_now_.size()); }
 
   void clear_margins() {
     margins_.clear();

@@ -74,6 +74,16 @@ RepeatingOps repeating_run(const ScheduleOp* ops, std::size_t n, std::size_t per
 RepeatingOps repeating_run_around(const ScheduleOp* ops, std::size_t n, std::size_t period, std::int32_t micro_batches,
                                   std::size_t known_begin, std::size_t known_end);
 
+// Drift's comparisons (DedicatedRun, iteration_engine.h's Drift): n values recorded in each of
+// two periods in a row, `before` and `now`, the k-th of each the same comparison of the same op
+// (one side less the other), kNoComparison where that op made none. How many more periods keep
+// every comparison on the side it took in both (negative, zero or positive), each moving on by
+// its change between them: 0 when one changed side between them (or was made in one only);
+// INT64_MAX when none moves towards the other side. Reaching zero at the last period is a tie,
+// whose max() is the same whichever side it takes.
+inline constexpr std::int64_t kNoComparison = INT64_MIN;
+std::int64_t comparison_cycles(const std::int64_t* before, const std::int64_t* now, std::size_t n);
+
 // The periods found in one table, for the runs that simulate it (predict_time's two, which differ
 // only in their transfers, so their one-off ops and ranges are the same): find_steady_period walks
 // the whole table, and two runs walking the same megabytes at once contend for the cache.

@@ -20,6 +20,7 @@
 #include "plansight/estimator/pipeline_simulator.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
+#include "steady_state.h"
 
 namespace plansight::estimator {
 namespace {
@@ -243,6 +244,31 @@ TEST(OwnPeriods, AMarginKeepsItsSideForAsManyPeriodsAsItCovers) {
   // rank 0); rank 0's moves 10 a period later, so the order holds for ever; reversed, it closes.
   EXPECT_EQ(probe.cycles({{1, 0, -35, true}}, ns), INT64_MAX);
   EXPECT_EQ(probe.cycles({{0, 1, -35, true}}, ns), 3);
+}
+
+TEST(Drift, ComparisonsBoundTheSkipByTheirOwnChange) {
+  const auto cycles = [](std::vector<std::int64_t> before, std::vector<std::int64_t> now) {
+    return comparison_cycles(before.data(), now.data(), now.size());
+  };
+  // A rank's backward waited 46 ms, then 42.4 ms for its input (its clock less the input's
+  // arrival: -46, -42.4): 3.6 ms closer a period, so 11 more periods keep it waiting (11.78).
+  EXPECT_EQ(cycles({-46'000'000}, {-42'400'000}), 11);
+  // Its forward waited 5.6, then 9.2 ms: moving away from the other side, for ever.
+  EXPECT_EQ(cycles({-5'600'000}, {-9'200'000}), INT64_MAX);
+  // Reaching zero at the last period is a tie, the same max() either way.
+  EXPECT_EQ(cycles({40}, {30}), 3);
+  EXPECT_EQ(cycles({-40}, {-30}), 3);
+  // The least bound of all; comparisons that do not move never bound it.
+  EXPECT_EQ(cycles({-46, 7, 100, 5}, {-42, 7, 90, 5}), 9);
+  // A comparison that changed side between the two periods, or sits on its edge and moves:
+  // nothing may be skipped.
+  EXPECT_EQ(cycles({5}, {-5}), 0);
+  EXPECT_EQ(cycles({0}, {3}), 0);
+  // A tie that stays one holds.
+  EXPECT_EQ(cycles({0}, {0}), INT64_MAX);
+  // Made in one period and not the other: not the same decisions.
+  EXPECT_EQ(cycles({kNoComparison}, {4}), 0);
+  EXPECT_EQ(cycles({kNoComparison, 4}, {kNoComparison, 2}), 1);
 }
 
 TEST(Drift, OneFOneBWithZeroThreeSkipsWhileAFrontMovesUpTheRanks) {
