@@ -344,8 +344,6 @@ class DedicatedRun : IterationEngine {
   // ZeRO-3: 3 % fewer instructions this way, and 1.98 -> 1.77 ms; time-core-cpu.txt).
   static constexpr std::int64_t kNoMargin = INT64_MAX;
   std::vector<std::int64_t> lean_margin_;
-  // At a cut: the decisions of the ops run since the last are dropped (those of the lean path
-  // were recorded only if record_margins_ was set while they ran).
   // The comparisons of the lean path's ops, recorded per op while record_exact_ (run_lean): what
   // the drift search (skip_region) reads of two periods in a row. An op's slots: its rank's clock
   // less its input's arrival, a pair's first input less its second's, its first collective's
@@ -373,6 +371,8 @@ class DedicatedRun : IterationEngine {
   // comparison_cycles() of the last two periods' records.
   std::int64_t exact_cycles() const { return comparison_cycles(exact_before_.data(), exact_now_.data(), exact_now_.size()); }
 
+  // At a cut: the decisions of the ops run since the last are dropped (those of the lean path
+  // were recorded only if record_margins_ was set while they ran).
   void clear_margins() {
     margins_.clear();
     if (record_margins_) std::fill(lean_margin_.begin(), lean_margin_.end(), kNoMargin);

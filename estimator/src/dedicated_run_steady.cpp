@@ -104,7 +104,8 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
   // there keeps that snapshot, which is compared `cycle` periods later.
   const auto& ops = period->ops;
   std::unordered_map<std::uint64_t, std::int64_t> seen;  // shape -> periods done when seen
-  // The kept ones, then three more (snapshots(): reused from the thread's last run).
+  // The kept ones, then three more, then drift's three (snapshots(): reused from the thread's
+  // last run).
   const std::size_t kept_count = std::min<std::size_t>(2 * p + 8, kSkipMaxCycle) + 1;
   std::vector<SteadySnapshot>& kept = snapshots(kept_count + 6);
   const auto kept_periods = static_cast<std::int64_t>(kept_count);
@@ -227,7 +228,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
       if (skipped.all) break;
       if (skipped.cycles > 0) {
         periods_done += skipped.cycles;
-        own_skipped = skipped.cycles;
+        own_skipped = skipped.cycles;  // as after a skip per rank: no uniform search at this cut
         seen.clear();
         candidate_at = -1;
         last_done = -1;

@@ -141,10 +141,11 @@ class IterationEngine {
   // the run decides its future, taken where every rank r has run its first cut[r] ops: per rank
   // its clock, the start of its last op, where its collectives end, the tail of its
   // communication lane; per global chunk the micro-batches whose arrival times are still to be
-  // read (SteadySnapshot::windows: between what its consumers and its producers have run); and what only adds
-  // up (compute time, gap time and lists). The pending times themselves are not copied: each
-  // (chunk, micro-batch) time is written once, by its producer, so times_ still holds them
-  // when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1 estimate).
+  // read (SteadySnapshot::windows: between what its consumers and its producers have run); and
+  // what only adds up (compute time, gap time and lists). The pending times themselves are not
+  // copied: each (chunk, micro-batch) time is written once, by its producer, so times_ still
+  // holds them when two snapshots are compared (copying them was a quarter of a 64-stage ZB-H1
+  // estimate).
   static constexpr std::size_t kRankFields = 5, kPending = 3;
   struct Window {
     std::int32_t first, count;  // micro-batches first .. first + count - 1
