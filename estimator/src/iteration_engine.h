@@ -246,6 +246,27 @@ class IterationEngine {
   std::int64_t skip_periods(const SteadySnapshot& before, const SteadySnapshot& now, const std::vector<std::size_t>& ops,
                             std::int32_t mb_shift, std::int64_t periods, const std::vector<std::int64_t>& ns);
 
+  // skip_periods()'s and skip_drift()'s common steps. Whether every pending time of `now` lands
+  // on a micro-batch of its pipeline `periods` periods on, and every marks window's writers ran
+  // mb_shift a period with `marks_periods` periods of marks before them (the micro-batches the
+  // skip writes are then set up, ensure_times).
+  bool skip_lands(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift, std::int64_t periods,
+                  std::int32_t marks_periods);
+  // Rank r's gaps and collectives recorded between the snapshots, once more for each of
+  // `periods` periods: shift(list, i, per period, j) is entry i of the last period's, j periods on.
+  template <class Shift>
+  void repeat_lists(const SteadySnapshot& before, const SteadySnapshot& now, std::size_t r, std::int64_t periods,
+                    Shift shift);
+  // The marks of the skipped ops whose readers were not: each a mark `was` of the last period
+  // run, `back` periods on, plus back x shift(spec, row, was).
+  template <class Shift>
+  void write_marks(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift, std::int64_t periods,
+                   Shift shift);
+  // Every pending time of `now` moved shift_mb micro-batches on (from the top: a window may
+  // overlap its destination), plus shift(spec, row, mb).
+  template <class Shift>
+  void move_pending(const SteadySnapshot& now, std::int64_t shift_mb, Shift shift);
+
   // Drift: the state moves on by a shift of its own for every time in it (each clock, lane tail,
   // collective end and pending time), the same in two periods in a row. Under decisions that
   // stay the same, one period maps each time to one time before it plus a constant (a max-plus

@@ -194,13 +194,12 @@ std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before,
   return ns;
 }
 
-std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const SteadySnapshot& now,
-                                           const std::vector<std::size_t>& ops, std::int32_t mb_shift,
-                                           std::int64_t periods, const std::vector<std::int64_t>& ns) {
+bool IterationEngine::skip_lands(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift,
+                                 std::int64_t periods, std::int32_t marks_periods) {
   const std::int64_t shift_mb = periods * mb_shift;
   // Every pending time lands on a micro-batch of its pipeline (the skipped periods exist), and
-  // every chunk whose forwards run in the period ran a period of them before (the marks below).
-  // On the way, the micro-batches written below, set up before (ensure_times): where the windows
+  // every chunk whose forwards run in the period ran `marks_periods` periods of them before (the
+  // marks, write_marks()). On the way, the micro-batches the skip writes: where the windows
   // land, and the marks (a run of a whole table set all of them up at its start).
   const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
   // A marks window [readers run, writers run) moves on by what the skip runs of each.
@@ -210,7 +209,7 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     const Window w = now.windows[spec.k];
     const std::int64_t ran = w.first + w.count;
     const std::int32_t writers = per_period(spec.writers);
-    if (writers != 0 && (writers != mb_shift || ran - mb_shift < spec.first_mb)) return 0;
+    if (writers != 0 && (writers != mb_shift || ran - marks_periods * mb_shift < spec.first_mb)) return false;
     const std::int64_t from = std::max(ran, w.first + periods * per_period(spec.readers)), to = ran + periods * writers;
     if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
   }
@@ -218,9 +217,66 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     const Window w = now.windows[spec.k];
     if (w.count == 0) continue;
     const std::int64_t ran = w.first + w.count;
-    if (ran + shift_mb > spec.first_mb + pipeline_micro_batches) return 0;
+    if (ran + shift_mb > spec.first_mb + pipeline_micro_batches) return false;
     lo = std::min(lo, w.first + shift_mb), hi = std::max(hi, ran + shift_mb);
   }
+  ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
+  return true;
+}
+
+template <class Shift>
+void IterationEngine::repeat_lists(const SteadySnapshot& before, const SteadySnapshot& now, std::size_t r,
+                                   std::int64_t periods, Shift shift) {
+  RankActivity& a = activity_[r];
+  for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
+    const std::size_t from = before.lists[2 * r + static_cast<std::size_t>(k)];
+    const std::size_t to = now.lists[2 * r + static_cast<std::size_t>(k)];
+    if (from == to) continue;
+    list->reserve(list->size() + static_cast<std::size_t>(periods) * (to - from));
+    for (std::int64_t j = 1; j <= periods; ++j) {
+      for (std::size_t i = from; i < to; ++i) list->push_back(shift(*list, i, to - from, j));
+    }
+  }
+}
+
+template <class Shift>
+void IterationEngine::write_marks(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift,
+                                  std::int64_t periods, Shift shift) {
+  const auto per_period = [&](std::uint32_t k) { return now.ran[k] - before.ran[k]; };
+  for (const WindowSpec& spec : marks_windows_) {
+    const Window w = now.windows[spec.k];
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    const std::int64_t writers = periods * per_period(spec.writers);
+    const std::int64_t readers = periods * per_period(spec.readers);
+    const std::int64_t ran = w.first + w.count;  // the chunk's writers that have run
+    const std::int64_t from = std::max(ran, w.first + readers);
+    // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
+    std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
+    for (std::int64_t mb = from; mb < ran + writers; ++mb) {
+      const std::int64_t was = mb - back * mb_shift;  // a mark of the last period run
+      row[mb] = row[was] + back * shift(spec, row, was);
+      if (++in_period == mb_shift) {
+        in_period = 0;
+        ++back;
+      }
+    }
+  }
+}
+
+template <class Shift>
+void IterationEngine::move_pending(const SteadySnapshot& now, std::int64_t shift_mb, Shift shift) {
+  for (const WindowSpec& spec : plain_windows_) {
+    const Window w = now.windows[spec.k];
+    if (w.count == 0) continue;
+    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
+    for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift(spec, row, mb);
+  }
+}
+
+std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const SteadySnapshot& now,
+                                           const std::vector<std::size_t>& ops, std::int32_t mb_shift,
+                                           std::int64_t periods, const std::vector<std::int64_t>& ns) {
+  if (!skip_lands(before, now, mb_shift, periods, 1)) return 0;
   std::int64_t skipped = 0;
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
     const std::int64_t* b = &before.rank[r * kRankFields];
@@ -231,54 +287,23 @@ std::int64_t IterationEngine::skip_periods(const SteadySnapshot& before, const S
     free_[r] += shift_ns;
     prev_start_[r] += shift_ns;
     busy_[r] += periods * (n[2] - b[2]);
-    RankActivity& a = activity_[r];
-    a.clear_gap_ns += periods * (n[3] - b[3]);
+    activity_[r].clear_gap_ns += periods * (n[3] - b[3]);
     if (n[4] > n[0]) collective_end_[r] += shift_ns;
     // The period's gaps and collectives, once more for each skipped period.
-    for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
-      const std::size_t from = before.lists[2 * r + static_cast<std::size_t>(k)];
-      const std::size_t to = now.lists[2 * r + static_cast<std::size_t>(k)];
-      if (from == to) continue;
-      list->reserve(list->size() + static_cast<std::size_t>(periods) * (to - from));
-      for (std::int64_t j = 1; j <= periods; ++j) {
-        for (std::size_t i = from; i < to; ++i) {
-          const Interval x = (*list)[i];
-          list->push_back({x.begin_ns + j * ns[r], x.end_ns + j * ns[r]});
-        }
-      }
-    }
+    repeat_lists(before, now, r, periods, [&](const std::vector<Interval>& list, std::size_t i, std::size_t, std::int64_t j) {
+      return Interval{list[i].begin_ns + j * ns[r], list[i].end_ns + j * ns[r]};
+    });
     lanes_[r].shift_tail(n[1], shift_ns);
   }
-  ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
   // The pending times, moved to the micro-batches they belong to after the skip (from the top:
-  // a window may overlap its own destination). The marks of the ops skipped whose readers were
-  // not (a last chunk's losses, backward ends): each the end of the op it stands for, whole
-  // periods after one of the last period run.
-  for (const WindowSpec& spec : marks_windows_) {
-    const Window w = now.windows[spec.k];
-    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
-    const std::int64_t producer_ns = ns[static_cast<std::size_t>(spec.producer)];
-    const std::int64_t writers = periods * per_period(spec.writers);
-    const std::int64_t readers = periods * per_period(spec.readers);
-    const std::int64_t ran = w.first + w.count;  // the chunk's writers that have run
-    const std::int64_t from = std::max(ran, w.first + readers);
-    // Periods back to one that ran: (mb - ran) / mb_shift + 1, counted up as mb goes.
-    std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
-    for (std::int64_t mb = from; mb < ran + writers; ++mb) {
-      row[mb] = row[mb - back * mb_shift] + back * producer_ns;
-      if (++in_period == mb_shift) {
-        in_period = 0;
-        ++back;
-      }
-    }
-  }
-  for (const WindowSpec& spec : plain_windows_) {
-    const Window w = now.windows[spec.k];
-    if (w.count == 0) continue;
-    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
-    const std::int64_t shift_ns = periods * ns[static_cast<std::size_t>(spec.producer)];
-    for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) row[mb + shift_mb] = row[mb] + shift_ns;
-  }
+  // a window may overlap its own destination), each its producer's periods later. The marks of
+  // the ops skipped whose readers were not (a last chunk's losses, backward ends): each the end
+  // of the op it stands for, whole periods of its producer after one of the last period run.
+  write_marks(before, now, mb_shift, periods,
+              [&](const WindowSpec& spec, const std::int64_t*, std::int64_t) { return ns[static_cast<std::size_t>(spec.producer)]; });
+  move_pending(now, periods * mb_shift, [&](const WindowSpec& spec, const std::int64_t*, std::int64_t) {
+    return periods * ns[static_cast<std::size_t>(spec.producer)];
+  });
   // The ops skipped, counted as run: each period ran those between the two snapshots.
   for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (now.ran[k] - before.ran[k]));
   skipped_ops_ += skipped;
@@ -349,27 +374,9 @@ bool IterationEngine::drift_shifts(SteadySnapshot& s0, SteadySnapshot& s1, Stead
 std::int64_t IterationEngine::skip_drift(const SteadySnapshot& s1, const SteadySnapshot& s2,
                                          const std::vector<std::size_t>& ops, std::int32_t mb_shift, std::int64_t periods,
                                          const Drift& drift) {
-  const std::int64_t shift_mb = periods * mb_shift;
-  const std::int32_t pipeline_micro_batches = second_start_ >= 0 ? m_ / 2 : m_;
-  const auto per_period = [&](std::uint32_t k) { return s2.ran[k] - s1.ran[k]; };
-  // As skip_periods(); a mark is moved on by its own shift, read from the two periods before it,
-  // so both must have run.
-  std::int64_t lo = m_, hi = 0;
-  for (const WindowSpec& spec : marks_windows_) {
-    const Window w = s2.windows[spec.k];
-    const std::int64_t ran = w.first + w.count;
-    const std::int32_t writers = per_period(spec.writers);
-    if (writers != 0 && (writers != mb_shift || ran - 2 * mb_shift < spec.first_mb)) return 0;
-    const std::int64_t from = std::max(ran, w.first + periods * per_period(spec.readers)), to = ran + periods * writers;
-    if (from < to) lo = std::min(lo, from), hi = std::max(hi, to);
-  }
-  for (const WindowSpec& spec : plain_windows_) {
-    const Window w = s2.windows[spec.k];
-    if (w.count == 0) continue;
-    const std::int64_t ran = w.first + w.count;
-    if (ran + shift_mb > spec.first_mb + pipeline_micro_batches) return 0;
-    lo = std::min(lo, w.first + shift_mb), hi = std::max(hi, ran + shift_mb);
-  }
+  // As skip_periods(), every time moved on by its own shift; a mark's and a pending time's read
+  // from the two periods before it, so both must have run.
+  if (!skip_lands(s1, s2, mb_shift, periods, 2)) return 0;
   std::int64_t skipped = 0;
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
     const std::int64_t* c = &s2.rank[r * kRankFields];
@@ -378,53 +385,24 @@ std::int64_t IterationEngine::skip_drift(const SteadySnapshot& s1, const SteadyS
     free_[r] += periods * drift.clock[r];
     prev_start_[r] += periods * drift.last_start[r];
     busy_[r] += periods * drift.busy[r];
-    RankActivity& a = activity_[r];
     // The clear gap time of period j after s2 is the last period's and j changes more.
-    a.clear_gap_ns += periods * drift.clear_gap[r] + drift.clear_gap_change[r] * periods * (periods + 1) / 2;
+    activity_[r].clear_gap_ns += periods * drift.clear_gap[r] + drift.clear_gap_change[r] * periods * (periods + 1) / 2;
     if (c[4] > c[0]) collective_end_[r] += periods * drift.collective[r];
     // The last period's gaps and collectives, once more for each skipped period, each moved on by
     // its shift from the period before.
-    for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
-      const std::size_t from = s1.lists[2 * r + static_cast<std::size_t>(k)];
-      const std::size_t to = s2.lists[2 * r + static_cast<std::size_t>(k)];
-      const std::size_t n = to - from;
-      if (n == 0) continue;
-      list->reserve(list->size() + static_cast<std::size_t>(periods) * n);
-      for (std::int64_t j = 1; j <= periods; ++j) {
-        for (std::size_t i = from; i < to; ++i) {
-          const Interval x = (*list)[i], was = (*list)[i - n];
-          list->push_back({x.begin_ns + j * (x.begin_ns - was.begin_ns), x.end_ns + j * (x.end_ns - was.end_ns)});
-        }
-      }
-    }
+    repeat_lists(s1, s2, r, periods, [](const std::vector<Interval>& list, std::size_t i, std::size_t n, std::int64_t j) {
+      const Interval x = list[i], was = list[i - n];
+      return Interval{x.begin_ns + j * (x.begin_ns - was.begin_ns), x.end_ns + j * (x.end_ns - was.end_ns)};
+    });
     lanes_[r].shift_tail(c[1], periods * drift.lane[r]);
   }
-  ensure_times(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(std::min<std::int64_t>(hi, m_)));
-  for (const WindowSpec& spec : marks_windows_) {
-    const Window w = s2.windows[spec.k];
-    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
-    const std::int64_t writers = periods * per_period(spec.writers);
-    const std::int64_t readers = periods * per_period(spec.readers);
-    const std::int64_t ran = w.first + w.count;
-    const std::int64_t from = std::max(ran, w.first + readers);
-    std::int64_t back = (from - ran) / mb_shift + 1, in_period = (from - ran) % mb_shift;
-    for (std::int64_t mb = from; mb < ran + writers; ++mb) {
-      const std::int64_t was = mb - back * mb_shift;  // a mark of the last period run
-      row[mb] = row[was] + back * (row[was] - row[was - mb_shift]);
-      if (++in_period == mb_shift) {
-        in_period = 0;
-        ++back;
-      }
-    }
-  }
-  for (const WindowSpec& spec : plain_windows_) {
-    const Window w = s2.windows[spec.k];
-    if (w.count == 0) continue;
-    std::int64_t* row = plane(spec.which) + pair(spec.g, 0);
-    for (std::int64_t mb = w.first + w.count - 1; mb >= w.first; --mb) {
-      row[mb + shift_mb] = row[mb] + periods * (row[mb] - row[mb - mb_shift]);
-    }
-  }
+  const auto own_shift = [mb_shift](const WindowSpec&, const std::int64_t* row, std::int64_t mb) {
+    return row[mb] - row[mb - mb_shift];
+  };
+  write_marks(s1, s2, mb_shift, periods, own_shift);
+  move_pending(s2, periods * mb_shift, [&](const WindowSpec& spec, const std::int64_t* row, std::int64_t mb) {
+    return periods * own_shift(spec, row, mb);
+  });
   for (std::size_t k = 0; k < ran_.size(); ++k) ran_[k] += static_cast<std::int32_t>(periods * (s2.ran[k] - s1.ran[k]));
   skipped_ops_ += skipped;
   return skipped;

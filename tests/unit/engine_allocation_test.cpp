@@ -14,6 +14,7 @@
 
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/presets.h"
+#include "trillion_test_plans.h"
 
 namespace {
 
@@ -44,21 +45,7 @@ namespace {
 // The 1 T model on 64 stages x 4 chunks, 1024 micro-batches, ZeRO-3 without prefetch: its
 // steady-state search records the decisions between ranks for two periods (about 33,000 a
 // period), the largest per-run array after the pair times.
-Plan zero3_interleaved() {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.model.layers = 256;
-  plan.cluster.gpus = 3072;
-  plan.layout.pp = 64;
-  plan.layout.tp = 8;
-  plan.layout.vpp = 4;
-  plan.layout.schedule = PipelineSchedule::interleaved;
-  plan.layout.zero_stage = 3;
-  plan.training.zero3_prefetch = false;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = 1024 * 6;
-  return plan;
-}
+Plan zero3_interleaved() { return trillion_64_stages_zero3(PipelineSchedule::interleaved, 4); }
 
 TEST(EngineAllocation, ARepeatedLargeEstimateMakesNoLargeAllocation) {
   const Plan plan = zero3_interleaved();

@@ -21,6 +21,7 @@
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
 #include "steady_state.h"
+#include "trillion_test_plans.h"
 
 namespace plansight::estimator {
 namespace {
@@ -280,18 +281,7 @@ TEST(Drift, OneFOneBWithZeroThreeSkipsWhileAFrontMovesUpTheRanks) {
   // inputs no longer come later than the forwards end, and a front moves up one rank about
   // every dozen periods. No rank keeps one pace and no state repeats per rank: the searches
   // before drift's simulated 115,712 of its 131,072 ops one by one (88 %).
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.model.layers = 256;
-  plan.cluster.gpus = 3072;
-  plan.layout.pp = 64;
-  plan.layout.tp = 8;
-  plan.layout.vpp = 1;
-  plan.layout.schedule = PipelineSchedule::one_f_one_b;
-  plan.layout.zero_stage = 3;
-  plan.training.zero3_prefetch = false;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = 1024 * 6;  // dp 6: 1,024 micro-batches
+  const Plan plan = trillion_64_stages_zero3(PipelineSchedule::one_f_one_b, 1);
   const auto e = estimate(plan);
   ASSERT_TRUE(e.ok()) << e.error_text();
   TimeModelOptions options;

@@ -18,6 +18,7 @@
 #include "plansight/estimator/pipeline_schedule.h"
 #include "plansight/estimator/time_model.h"
 #include "simulation_costs.h"
+#include "trillion_test_plans.h"
 
 namespace plansight::estimator {
 namespace {
@@ -75,17 +76,7 @@ TEST(SideJob, WaitRethrowsWhatTheJobThrew) {
 
 // Narayanan et al.'s 1 T model with 256 layers on 3072 GPUs: TP 8 x PP 64, DP 6.
 Plan pp64_plan(PipelineSchedule schedule, std::int64_t vpp, std::int64_t micro_batches) {
-  Plan plan = default_plan();
-  plan.model = *find_model("narayanan-1008b");
-  plan.model.layers = 256;
-  plan.cluster.gpus = 3072;
-  plan.layout.tp = 8;
-  plan.layout.pp = 64;
-  plan.layout.vpp = vpp;
-  plan.layout.schedule = schedule;
-  plan.training.micro_batch = 1;
-  plan.training.global_batch = micro_batches * 6;
-  return plan;
+  return trillion_64_stages(schedule, vpp, micro_batches);
 }
 
 // How much of a table a run simulates one by one, which decides whether the second simulation
