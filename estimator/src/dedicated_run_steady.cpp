@@ -185,7 +185,10 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     // (its two chunks hold the embedding and the LM head) reaches it, a front moving up the
     // ranks a few micro-batches apart (bench/results/time-core-cpu.txt).
     std::int64_t own_skipped = 0;
-    if (last_done >= 0 && periods_done >= own_retry_at) {
+    // Not while drift's skips go on (drift finds per-rank repetitions too; comparing and copying
+    // the cuts for this search as well cost 1F1B with ZeRO-3 at 64 x 1024 5 %).
+    const bool drifting = drift && drift_skips > 0 && drift_stalls == 0;
+    if (last_done >= 0 && periods_done >= own_retry_at && !drifting) {
       const bool margins = record_margins_;
       const Skipped skipped = skip_from(*period, last, now, periods_done - last_done, !own_periods, margins);
       if (skipped.all) break;
@@ -214,9 +217,11 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
         last = now;
         last_done = periods_done;
       }
-    } else {
+    } else if (!drifting) {
       last = now;
       last_done = periods_done;
+    } else {
+      last_done = -1;
     }
     // Drift: where the state moves on by a shift of its own for every time (a rank waiting for
     // inputs from two sides that come at different paces: 1F1B with ZeRO-3 at 64 x 1024, where
@@ -251,7 +256,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     // repeats per rank does not repeat as a whole; hashing it at every cut cost DualPipeV 5 %).
     // Nor while drift's skips go on (they find a state that repeats as a whole too; hashing at
     // each of their cuts cost 1F1B with ZeRO-3 at 64 x 1024 6 %).
-    if (own_skipped == 0 && (!own_periods || own_stalls > 0) && !(drift && drift_skips > 0 && drift_stalls == 0)) {
+    if (own_skipped == 0 && (!own_periods || own_stalls > 0) && !drifting) {
       auto [it, fresh] = seen.try_emplace(shape_hash(now, ops, period->micro_batches, periods_done), periods_done);
       if (!fresh) {
         const std::int64_t cycle = periods_done - it->second;
