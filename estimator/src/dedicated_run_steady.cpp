@@ -228,7 +228,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
     // the first stage is the slowest, and a front moves up the ranks one every dozen periods as
     // each rank's backlog of backward inputs runs out), skips to the first comparison that may
     // change side, then cuts every period again to the next.
-    if (own_skipped == 0 && drift && drift_at[0] == periods_done - 2) {
+    if (own_skipped == 0 && drift && drift_at[0] >= 0 && drift_at[0] == periods_done - 2) {
       const Skipped skipped = skip_drift_from(*period, *drift_cuts[0], *drift_cuts[1], now, shifts);
       if (skipped.all) break;
       if (skipped.cycles > 0) {
