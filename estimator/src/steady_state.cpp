@@ -221,17 +221,17 @@ std::optional<SteadyPeriod> SteadyPeriods::find(const ScheduleTable& table, cons
 
 std::int64_t comparison_cycles(const std::int64_t* before, const std::int64_t* now, std::size_t n) {
   std::int64_t cycles = INT64_MAX;
-  const auto side = [](std::int64_t x) { return x < 0 ? -1 : x > 0 ? 1 : 0; };
   for (std::size_t k = 0; k < n; ++k) {
     const std::int64_t a = before[k], b = now[k];
-    if (a == kNoComparison || b == kNoComparison) {
-      if (a != b) return 0;
-      continue;
-    }
-    if (side(a) != side(b)) return 0;
+    // Most comparisons are between times that move on alike (or made by neither period): the
+    // same value, the same side for ever.
+    if (a == b) continue;
+    if (a == kNoComparison || b == kNoComparison) return 0;
+    // Another side: signs that differ, or zero on one side only.
+    if ((a < 0) != (b < 0) || a == 0 || b == 0) return 0;
     const std::int64_t slope = b - a;
     // Moving towards the other side: it keeps this one for |b| / |slope| more periods.
-    if ((b > 0 && slope < 0) || (b < 0 && slope > 0)) cycles = std::min(cycles, (b > 0 ? b : -b) / (slope > 0 ? slope : -slope));
+    if ((b > 0) == (slope < 0)) cycles = std::min(cycles, (b > 0 ? b : -b) / (slope > 0 ? slope : -slope));
   }
   return cycles;
 }
