@@ -177,7 +177,7 @@ bool DedicatedRun::skip_region(const std::vector<std::size_t>& first, const std:
       if (skip_from(*period, candidate, now, candidate_cycle, false).cycles > 0) break;
       candidate_at = -1;
     }
-    // Ranks that move on by periods of their own (period_shifts): the state since the last cut
+    // Ranks that move on by periods of their own (rank_shifts): the state since the last cut
     // repeats with a shift per rank while every decision between ranks that move apart keeps
     // its side; the skip goes to the first such decision that may change (margin_cycles), and
     // the run goes on from there, a cut a period, to the next. DualPipeV at 64 x 1024: after the
@@ -348,15 +348,27 @@ DedicatedRun::Skipped DedicatedRun::skip_from(const SteadyPeriod& period, Steady
     cycles = std::min(cycles, static_cast<std::int64_t>((reach - now.cut[r]) / ops[r]));
   }
   const auto shift = static_cast<std::int32_t>(cycle * period.micro_batches);
-  const std::vector<std::int64_t> ns = period_shifts(before, now, shift, own_only);
+  const std::vector<std::int64_t> ns = rank_shifts(before, now, own_only);
   if (ns.empty()) return {};
   Skipped out;
   const std::int64_t to_end = cycles;
   if (std::any_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x != ns[0]; })) {
     out.own_periods = true;
-    if (!margins) return out;
+    if (!margins) {
+      // Found here: the whole state must repeat per rank (the search then cuts every period and
+      // records the decisions; a state whose clocks alone repeat is drift's, skip_region).
+      if (!pending_repeat(before, now, shift, ns)) return {};
+      return out;
+    }
+    // Recording the decisions, the state repeated per rank at the last cut: its pending times
+    // are compared only once the decisions allow a skip. (Compared at each cut, they were a
+    // tenth of ZB-H1's estimate with ZeRO-3 at 64 x 1024, whose state repeated per rank at 7 cuts
+    // for each that skipped, a decision on its edge: bench/results/time-core-cpu.txt.) A cut
+    // whose pending times would not repeat counts as a stall, not as the end of the repetition.
     cycles = std::min(cycles, all_margin_cycles(ns));
+    if (cycles <= 0) return out;
   }
+  if (!pending_repeat(before, now, shift, ns)) return {};
   if (cycles <= 0 || skip_periods(before, now, ops, shift, cycles, ns) == 0) return out;
   out.cycles = cycles;
   out.all = cycles == to_end;

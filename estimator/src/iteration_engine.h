@@ -218,18 +218,21 @@ class IterationEngine {
   // x ops[r] further, micro-batches `periods` x mb_shift further, every time shifted alike)
   // whose states repeat. `periods_done`: the periods run since the first cut, from which the
   // cuts and micro-batches are counted back. The pending times are not hashed (their windows
-  // are): equal shapes are candidates, which period_shifts() compares in full.
+  // are): equal shapes are candidates, which rank_shifts() and pending_repeat() compare in full.
   std::uint64_t shape_hash(const SteadySnapshot& s, const std::vector<std::size_t>& ops, std::int32_t mb_shift,
                            std::int64_t periods_done) const;
-  // Per rank r, T_r > 0 when `now` is `before` moved on by T_r on rank r and `mb_shift`
-  // micro-batches: every clock, lane tail and collective end of rank r T_r later, every pending
-  // time its producer's T later (producer_rank). Empty otherwise. Equal T_r: the run is periodic
-  // from here; unequal: it is while no decision between ranks changes side (margin_cycles). The
-  // cuts are the caller's to check; both snapshots are of this run and no skip lies between them
-  // (their pending times are read from times_).
-  // `own_only`: empty as well when all T_r are equal.
-  std::vector<std::int64_t> period_shifts(SteadySnapshot& before, SteadySnapshot& now, std::int32_t mb_shift,
-                                          bool own_only = false) const;
+  // Whether `now` is `before` moved on by T_r on each rank r and `mb_shift` micro-batches, in two
+  // steps: rank_shifts() gives T_r > 0 when every clock, lane tail and collective end of rank r is
+  // T_r later (empty otherwise; with `own_only`, empty as well when all T_r are equal), and
+  // pending_repeat() then whether every pending time is its producer's T later (producer_rank).
+  // Both: equal T_r, the run is periodic from here; unequal, it is while no decision between
+  // ranks changes side (margin_cycles). The second step compares every pending time (thousands
+  // at 64 stages), so a caller asks it only of a state it would skip from. The cuts are the
+  // caller's to check; both snapshots are of this run and no skip lies between them (their
+  // pending times are read from times_).
+  std::vector<std::int64_t> rank_shifts(const SteadySnapshot& before, const SteadySnapshot& now, bool own_only) const;
+  bool pending_repeat(SteadySnapshot& before, SteadySnapshot& now, std::int32_t mb_shift,
+                      const std::vector<std::int64_t>& ns) const;
   // The rank that writes chunk g's pending time `which` (SteadySnapshot::windows): a first chunk's forward
   // inputs are there at t = 0 (their window is empty), a last chunk's backward input is its own
   // loss.
@@ -293,7 +296,7 @@ class IterationEngine {
   // while record_margins_: an op of rank `a` whose input from rank `b` came `margin` before its
   // rank was free (a negative margin: the input came later, and the op waited for it), or an
   // overlapped pair whose first input (from rank `a`) came `margin` after its second's (from `b`).
-  // When the ranks' clocks move on by different periods (period_shifts), each margin moves by the
+  // When the ranks' clocks move on by different periods (rank_shifts), each margin moves by the
   // difference per period; the decision holds while its margin keeps its sign.
   struct Margin {
     std::int32_t a, b;

@@ -152,8 +152,8 @@ std::uint64_t IterationEngine::shape_hash(const SteadySnapshot& s, const std::ve
   return h.done();
 }
 
-std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before, SteadySnapshot& now,
-                                                        std::int32_t mb_shift, bool own_only) const {
+std::vector<std::int64_t> IterationEngine::rank_shifts(const SteadySnapshot& before, const SteadySnapshot& now,
+                                                      bool own_only) const {
   const auto p = static_cast<std::size_t>(t_.p);
   if (now.lane.size() != before.lane.size()) return {};
   std::vector<std::int64_t> ns(p);
@@ -173,11 +173,16 @@ std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before,
   }
   // Equal clocks are the uniform search's (shape_hash) to find.
   if (own_only && std::all_of(ns.begin(), ns.end(), [&](std::int64_t x) { return x == ns[0]; })) return {};
+  return ns;
+}
+
+bool IterationEngine::pending_repeat(SteadySnapshot& before, SteadySnapshot& now, std::int32_t mb_shift,
+                                     const std::vector<std::int64_t>& ns) const {
   fill_windows(before);
   fill_windows(now);
   for (const WindowSpec& w : plain_windows_) {
     const Window a = before.windows[w.k], b = now.windows[w.k];
-    if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return {};
+    if (a.count != b.count || (b.count > 0 && b.first - a.first != mb_shift)) return false;
   }
   // The pending times, window by window: each is where its producer wrote it, a period of the
   // producer's later.
@@ -188,10 +193,10 @@ std::vector<std::int64_t> IterationEngine::period_shifts(SteadySnapshot& before,
     const std::int64_t* was = plane(w.which) + pair(w.g, a.first);
     const std::int64_t* is = plane(w.which) + pair(w.g, b.first);
     for (std::int32_t i = 0; i < b.count; ++i) {
-      if (is[i] - was[i] != shift) return {};
+      if (is[i] - was[i] != shift) return false;
     }
   }
-  return ns;
+  return true;
 }
 
 bool IterationEngine::skip_lands(const SteadySnapshot& before, const SteadySnapshot& now, std::int32_t mb_shift,
@@ -331,7 +336,7 @@ bool IterationEngine::drift_shifts(SteadySnapshot& s0, SteadySnapshot& s1, Stead
     if (!same(a[2], b[2], c[2], out.busy[r])) return false;
     out.clear_gap[r] = c[3] - b[3];
     out.clear_gap_change[r] = (c[3] - b[3]) - (b[3] - a[3]);
-    // Collectives that end before the clock never matter (period_shifts()).
+    // Collectives that end before the clock never matter (rank_shifts()).
     const bool past = c[4] <= c[0];
     if ((a[4] <= a[0]) != past || (b[4] <= b[0]) != past) return false;
     if (!past && !same(a[4], b[4], c[4], out.collective[r])) return false;
