@@ -48,19 +48,22 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
   // micro-batches in order (find_steady_period), so what ran is 0 .. ran-1.
   s.cut.assign(next_.begin(), next_.end());
   s.ran = ran_;
-  s.rank.clear();
-  s.lists.clear();
+  // Sized once and written in place (a search takes one snapshot a cut: hundreds a run).
+  s.rank.resize(p * kRankFields);
+  s.lists.resize(2 * p);
+  s.lane_at.resize(p + 1);
   s.lane.clear();
-  s.lane_at.clear();
-  for (std::size_t r = 0; r < p; ++r) {
-    s.rank.insert(s.rank.end(), {free_[r], prev_start_[r], busy_[r], activity_[r].clear_gap_ns, collective_end_[r]});
-    s.lists.push_back(activity_[r].gaps.size());
-    s.lists.push_back(activity_[r].collectives.size());
-    s.lane_at.push_back(s.lane.size());
+  std::int64_t* x = s.rank.data();
+  for (std::size_t r = 0; r < p; ++r, x += kRankFields) {
+    const RankActivity& a = activity_[r];
+    x[0] = free_[r], x[1] = prev_start_[r], x[2] = busy_[r], x[3] = a.clear_gap_ns, x[4] = collective_end_[r];
+    s.lists[2 * r] = a.gaps.size();
+    s.lists[2 * r + 1] = a.collectives.size();
+    s.lane_at[r] = s.lane.size();
     // Work issued from here on is issued at or after the start of the rank's last op.
     lanes_[r].tail(prev_start_[r], s.lane);
   }
-  s.lane_at.push_back(s.lane.size());
+  s.lane_at[p] = s.lane.size();
   s.windows_set = false;  // fill_windows(), for the snapshots that are compared
 }
 
