@@ -2,8 +2,9 @@
 // skip_region; iteration_engine.h, rank_shifts, pending_repeat and margin_cycles): a stage that
 // is slower than the rest, as the embedding and the LM head make the first and last chunks,
 // holds back the ranks it feeds only once their backlog from the warm-up is worked off, so for a
-// while each rank keeps its own pace and the state repeats per rank, never as a whole. Such a run skips to the first
-// decision between two ranks that may change side, and every figure stays the op-by-op run's.
+// while each rank keeps its own pace and the state repeats per rank, never as a whole. Such a
+// run skips to the first decision between two ranks that may change side, and every figure stays
+// the op-by-op run's.
 // Where no rank keeps one pace (a rank waiting for inputs from two sides that come at different
 // paces), the drift search (iteration_engine.h, drift_shifts) skips while every time of the state
 // moves on by a shift of its own.
