@@ -275,6 +275,78 @@ std::size_t row_stride(std::size_t n) {
 
 ScheduleRows::Sparse::~Sparse() { give_back_block(std::move(storage.ops), storage.capacity); }
 
+namespace {
+
+// The largest (Max) or the smallest micro-batch of ops [from, to): -1 or INT32_MAX when none.
+// Four ops a step in two 16-byte vectors (GCC's and Clang's vector extension): an op is two 32-bit
+// words, its micro-batch the high one (static_assert above), so each lane keeps the max or min of
+// one word and the micro-batch lanes are read at the end. x86-64's baseline (SSE2) has no 32-bit
+// max or min: each is a compare and a select, 4 instructions for two ops, against a compare and a
+// conditional move an op with a loop-carried chain through it; the vectors took half the time on
+// 830 ops of an interleaved head (a scratch program; cachegrind counts them as more instructions).
+template <bool Max>
+std::int32_t micro_batch_bound(const ScheduleOp* ops, std::size_t from, std::size_t to) {
+  using V4 = std::int32_t __attribute__((vector_size(16)));
+  constexpr std::int32_t kNone = Max ? -1 : INT32_MAX;
+  const auto pick = [](V4 a, V4 b) PLANSIGHT_INLINE_LAMBDA { return Max ? (a > b ? a : b) : (a < b ? a : b); };
+  V4 a = {kNone, kNone, kNone, kNone}, b = a;
+  std::size_t i = from;
+  for (; i + 4 <= to; i += 4) {
+    V4 x, y;
+    std::memcpy(&x, ops + i, sizeof x);
+    std::memcpy(&y, ops + i + 2, sizeof y);
+    a = pick(a, x);
+    b = pick(b, y);
+  }
+  a = pick(a, b);
+  std::int32_t out = Max ? std::max(a[1], a[3]) : std::min(a[1], a[3]);
+  for (; i < to; ++i) out = Max ? std::max(out, ops[i].micro_batch) : std::min(out, ops[i].micro_batch);
+  return out;
+}
+
+// What make_rank reads of a sparse rank's written ops (ArraySink: its head [0, left_begin),
+// holding the base period [base, base + period), and its tail [left_end, n)).
+struct RowScan {
+  // 1 + the largest micro-batch of the head; the largest and the smallest of the base period;
+  // the smallest of the tail (ScheduleRows::LeftOut).
+  std::int32_t head_end = 0, base_max = 0, base_min = INT32_MAX, tail_min = INT32_MAX;
+  // Every chunk's first F and first B lie in the head and its last B or W in the tail, so the
+  // arrays hold find_generated_chunk_ops()'s figures.
+  bool chunk_ops_found = false;
+};
+
+// The micro-batch bounds, and find_generated_chunk_ops()'s walks read straight from the ops
+// written: each chunk's op of micro-batch 0 of each kind in the head (its first F and B in a
+// generated list), and its last B or W in the tail (after every op of the middle, so the rank's
+// last). The arrays hold v entries, -1 on entry.
+RowScan scan_written(const ScheduleOp* ops, const ArraySink& sink, std::size_t n, std::size_t v, std::int64_t* first_f,
+                     std::int64_t* first_b, std::int64_t* last_bwd) {
+  RowScan out;
+  const std::size_t base_end = std::min(sink.base + sink.period, sink.left_begin);
+  out.base_max = std::max(0, micro_batch_bound<true>(ops, sink.base, base_end));
+  out.base_min = micro_batch_bound<false>(ops, sink.base, base_end);
+  out.head_end = std::max({micro_batch_bound<true>(ops, 0, sink.base), out.base_max,
+                           micro_batch_bound<true>(ops, base_end, sink.left_begin)}) + 1;
+  out.tail_min = micro_batch_bound<false>(ops, sink.left_end, n);
+  std::size_t missing = 2 * v;
+  for (std::size_t i = 0; i < sink.left_begin && missing > 0; ++i) {
+    const ScheduleOp o = ops[i];
+    if (o.micro_batch != 0 || o.kind == OpKind::weight_grad) [[likely]] continue;
+    std::int64_t& first = (o.kind == OpKind::forward ? first_f : first_b)[static_cast<std::size_t>(o.chunk)];
+    if (first < 0) first = static_cast<std::int64_t>(i), --missing;
+  }
+  std::size_t missing_last = v;
+  for (std::size_t i = n; i-- > sink.left_end && missing_last > 0;) {
+    const ScheduleOp o = ops[i];
+    std::int64_t& last = last_bwd[static_cast<std::size_t>(o.chunk)];
+    if (o.kind != OpKind::forward && last < 0) last = static_cast<std::int64_t>(i), --missing_last;
+  }
+  out.chunk_ops_found = missing == 0 && missing_last == 0;
+  return out;
+}
+
+}  // namespace
+
 // Builds a sparse table's rows (a friend of ScheduleRows).
 class SparseRowsBuilder {
  public:
@@ -330,35 +402,38 @@ class SparseRowsBuilder {
       row.left_end = sink.left_end;
       out.rows.sparse_->written_to[ri].store(sink.left_begin, std::memory_order_relaxed);
     }
-    // Its chunks' first and last ops: in the ops written (the walks stop in the warm-up and the
-    // drain; at() derives any they reach in the middle).
+    // Its chunks' first and last ops, and the micro-batch bounds of its head, base period and
+    // tail (LeftOut), read straight from the ops written (scan_written). Walked through at()'s
+    // test for the middle, with a scalar loop for each bound, they were 56 % of the instructions
+    // of making a 64 x 4 x 1024 interleaved sparse table, which took 185 us; 145 us this way
+    // (bench/results/time-core-cpu.txt).
     auto& known = out.rows.sparse_->chunk_ops;
-    const std::size_t at = ri * static_cast<std::size_t>(table.v);
-    // (at()'s test with the row's bounds in registers: read through at(), the walks were 40 % of
-    // a 64-stage interleaved table's making.)
+    const std::size_t v = static_cast<std::size_t>(table.v), at = ri * v;
+    std::int64_t* const first_f = &known.first_f[at];
+    std::int64_t* const first_b = &known.first_b[at];
+    std::int64_t* const last_bwd = &known.last_bwd[at];
     const ScheduleOp* const ops = row.ops;
-    const std::size_t left_begin = row.left_begin, left_count = row.left_end - row.left_begin;
-    find_generated_chunk_ops([&, ops, left_begin, left_count](std::size_t i) {
-                               return i - left_begin < left_count ? out.rows.derived(ri, i) : ops[i];
-                             },
-                             row.size, static_cast<std::size_t>(table.v), &known.first_f[at], &known.first_b[at],
-                             &known.last_bwd[at]);
+    const RowScan scan = left_out ? scan_written(ops, sink, row.size, v, first_f, first_b, last_bwd) : RowScan{};
+    if (!scan.chunk_ops_found) {
+      // Nothing left out, or a chunk whose first or last op lies in the middle: the walks, which
+      // stop once every chunk has them (at()'s test with the row's bounds in registers: read
+      // through at(), they were 40 % of the table's making).
+      std::fill(first_f, first_f + v, -1);
+      std::fill(first_b, first_b + v, -1);
+      std::fill(last_bwd, last_bwd + v, -1);
+      const std::size_t left_begin = row.left_begin, left_count = row.left_end - row.left_begin;
+      find_generated_chunk_ops([&, ops, left_begin, left_count](std::size_t i) {
+                                 return i - left_begin < left_count ? out.rows.derived(ri, i) : ops[i];
+                               },
+                               row.size, v, first_f, first_b, last_bwd);
+    }
     const generators::RunPeriod run = generators::run_period(table, row.size, group);
     if (left_out) {
       if (sink.period == run.period && sink.shift == run.shift) {
         table.repeating[ri] = repeating_run_around(row.ops, row.size, run.period, run.shift, sink.base, sink.left_end);
       }
       if (table.repeating[ri].period != 0) {
-        // In locals: l's fields could alias the ops' micro-batches, and were loaded and stored
-        // for every op (30 % of the table's making).
-        std::int32_t head_end = 0, base_max = 0, base_min = INT32_MAX, tail_min = INT32_MAX;
-        for (std::size_t i = 0; i < sink.left_begin; ++i) head_end = std::max(head_end, ops[i].micro_batch + 1);
-        for (std::size_t i = sink.base; i < sink.base + sink.period; ++i) {
-          base_max = std::max(base_max, ops[i].micro_batch);
-          base_min = std::min(base_min, ops[i].micro_batch);
-        }
-        for (std::size_t i = sink.left_end; i < row.size; ++i) tail_min = std::min(tail_min, ops[i].micro_batch);
-        l.head_end = head_end, l.base_max = base_max, l.base_min = base_min, l.tail_min = tail_min;
+        l.head_end = scan.head_end, l.base_max = scan.base_max, l.base_min = scan.base_min, l.tail_min = scan.tail_min;
         return;
       }
       // The run does not hold the middle: the whole list, as make_schedule's.
