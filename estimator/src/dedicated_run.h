@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <optional>
 #include <unordered_map>
@@ -30,7 +31,8 @@ class DedicatedRun : IterationEngine {
       : IterationEngine(t, rows, in, std::move(costs), in.keep_timeline), generated_(generated), periods_(periods) {
     turn_chunk_ = turn_chunk;
     const auto p = static_cast<std::size_t>(t.p);
-    work_.resize(p);  // a ring: each rank is queued at most once
+    work_.resize(std::bit_ceil(p));
+    work_mask_ = work_.size() - 1;
     limit_.resize(p);
     for (std::size_t r = 0; r < p; ++r) limit_[r] = rows_->size(r);
     readable_.assign(rows_->sparse() ? p : 0, {0, 0});
@@ -86,7 +88,7 @@ class DedicatedRun : IterationEngine {
     queued_.assign(p, 1);
     for (std::size_t r = 0; r < p; ++r) work_[r] = static_cast<std::int32_t>(r);
     work_head_ = 0;
-    work_count_ = p;
+    work_tail_ = p;
   }
 
   // Steps queued ranks until none can go on (each up to its limit); false when cancelled.
@@ -105,10 +107,8 @@ class DedicatedRun : IterationEngine {
   // comparison of every op is recorded (record_exact_).
   template <bool Pairs, bool Margins, bool Exact = false>
   bool drain_ops() {
-    while (work_count_ > 0) {
-      const std::int32_t r = work_[work_head_];
-      work_head_ = work_head_ + 1 == work_.size() ? 0 : work_head_ + 1;
-      --work_count_;
+    while (work_head_ != work_tail_) {
+      const std::int32_t r = work_[work_head_++ & work_mask_];
       queued_[static_cast<std::size_t>(r)] = 0;
       if (--poll_calls_ == 0) [[unlikely]] {
         poll_calls_ = kPollCalls;
@@ -461,10 +461,7 @@ class DedicatedRun : IterationEngine {
     auto& q = queued_[static_cast<std::size_t>(r)];
     if (!q) {
       q = 1;
-      std::size_t tail = work_head_ + work_count_;
-      if (tail >= work_.size()) tail -= work_.size();
-      work_[tail] = r;
-      ++work_count_;
+      work_[work_tail_++ & work_mask_] = r;
     }
   }
 
@@ -639,8 +636,10 @@ class DedicatedRun : IterationEngine {
   std::vector<LeanOp> lean_;  // per (rank, local chunk, kind), (r * v + c) * 3 + kind (shape_path_ only)
   std::uint32_t polls_ = 0;
   std::vector<char> queued_;        // rank is in work_
-  std::vector<std::int32_t> work_;  // ranks to step, a ring of capacity p from work_head_
-  std::size_t work_head_ = 0, work_count_ = 0;
+  // The ranks to step, a ring: [work_head_, work_tail_) masked by work_mask_ (a power of two less
+  // one, at least p - 1: each rank is queued at most once).
+  std::vector<std::int32_t> work_;
+  std::size_t work_head_ = 0, work_tail_ = 0, work_mask_ = 0;
 };
 
 }  // namespace plansight::estimator
