@@ -160,9 +160,8 @@ void ScheduleRows::ensure_sparse(std::size_t r, std::size_t from, std::size_t to
   const std::lock_guard lock(sparse_->locks[r]);
   auto& holes = l.holes;
   ScheduleOp* const ops = rows_[r].ops;
-  // The holes are sorted and apart: from the first that ends after `from` (a run that skips
-  // leaves one behind each skip, 65 a rank in a DualPipeV run at 64 x 1024, and walked from the
-  // first they were most of this call's work).
+  // The holes are sorted and apart: from the first that ends after `from`, found by bisection (a
+  // run that skips leaves one behind each skip, up to 65 a rank in a DualPipeV run at 64 x 1024).
   auto first = std::partition_point(holes.begin(), holes.end(), [from](const auto& hole) { return hole.second <= from; });
   for (auto h = static_cast<std::size_t>(first - holes.begin()); h < holes.size() && holes[h].first < to;) {
     const auto [hb, he] = holes[h];
