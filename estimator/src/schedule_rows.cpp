@@ -412,8 +412,8 @@ class SparseRowsBuilder {
     // Its chunks' first and last ops, and the micro-batch bounds of its head, base period and
     // tail (LeftOut), read straight from the ops written (scan_written). Walked through at()'s
     // test for the middle, with a scalar loop for each bound, they were 56 % of the instructions
-    // of making a 64 x 4 x 1024 interleaved sparse table, which took 185 us; 145 us this way
-    // (bench/results/time-core-cpu.txt).
+    // of making a 64 x 4 x 1024 interleaved sparse table, which took 200 us; 152-161 us this way
+    // (BM_MakeSparseTable, bench/results/time-core-cpu.txt).
     auto& known = out.rows.sparse_->chunk_ops;
     const std::size_t v = static_cast<std::size_t>(table.v), at = ri * v;
     std::int64_t* const first_f = &known.first_f[at];
