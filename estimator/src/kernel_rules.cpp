@@ -45,22 +45,56 @@ constexpr std::string_view kDefaultRulesJson = R"json({
   ]
 })json";
 
+// ASCII lower case, whatever the locale (the app's is the user's): kernel names and rules are
+// ASCII, and std::tolower was a call a byte.
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 std::string fold(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = lower(c);
   return out;
 }
 
-std::vector<std::string> fold_all(const std::vector<std::string>& v) {
-  std::vector<std::string> out;
-  out.reserve(v.size());
-  for (const auto& s : v) out.push_back(fold(s));
-  return out;
+using ByteSet = std::array<std::uint64_t, 4>;
+
+ByteSet byte_set(std::string_view s) {
+  ByteSet set{};
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    set[b >> 6] |= std::uint64_t{1} << (b & 63);
+  }
+  return set;
 }
 
-bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+// Whether every byte of `part` is in `whole`.
+bool within(const ByteSet& part, const ByteSet& whole) {
+  return ((part[0] & ~whole[0]) | (part[1] & ~whole[1]) | (part[2] & ~whole[2]) | (part[3] & ~whole[3])) == 0;
+}
 
-bool matches(const KernelRule& rule, std::string_view name) {
+// The name as a rule reads it: its text and the set of its bytes.
+struct Name {
+  std::string_view text;
+  ByteSet bytes;
+};
+
+template <class Pattern>
+bool contains(const Name& name, const Pattern& p) {
+  return within(p.bytes, name.bytes) && name.text.find(p.text) != std::string_view::npos;
+}
+
+template <class Matcher>
+bool matches(const Matcher& rule, const Name& name) {
+  // What the rule needs of the name's bytes at the least (KernelClassifier::Matcher).
+  if (!rule.any_of.empty() && ((rule.any_first[0] & name.bytes[0]) | (rule.any_first[1] & name.bytes[1]) |
+                               (rule.any_first[2] & name.bytes[2]) | (rule.any_first[3] & name.bytes[3])) == 0) {
+    return false;
+  }
+  if (!within(rule.all_bytes, name.bytes)) return false;
+  if (!rule.starts_with.empty()) {
+    if (name.text.empty()) return false;
+    const auto b = static_cast<unsigned char>(name.text[0]);
+    if ((rule.starts_first[b >> 6] >> (b & 63) & 1) == 0) return false;
+  }
   for (const auto& p : rule.all_of) {
     if (!contains(name, p)) return false;
   }
@@ -72,7 +106,7 @@ bool matches(const KernelRule& rule, std::string_view name) {
     return false;
   }
   if (!rule.starts_with.empty() && std::none_of(rule.starts_with.begin(), rule.starts_with.end(),
-                                                [&](const auto& p) { return name.starts_with(p); })) {
+                                                [&](const auto& p) { return name.text.starts_with(p.text); })) {
     return false;
   }
   return true;
@@ -224,28 +258,66 @@ std::string kernel_rules_to_json(const KernelRules& rules) {
 }
 
 KernelClassifier::KernelClassifier(const KernelRules& rules) : rules_(rules) {
-  folded_ = rules.rules;
-  for (auto& r : folded_) {
-    if (r.case_sensitive) continue;
-    r.any_of = fold_all(r.any_of);
-    r.all_of = fold_all(r.all_of);
-    r.starts_with = fold_all(r.starts_with);
-    r.none_of = fold_all(r.none_of);
+  for (const KernelRule& r : rules.rules) {
+    Matcher m;
+    m.kernel_class = r.kernel_class;
+    m.case_sensitive = r.case_sensitive;
+    const auto patterns = [&](const std::vector<std::string>& texts) {
+      std::vector<Pattern> out;
+      for (const std::string& t : texts) {
+        std::string text = r.case_sensitive ? t : fold(t);
+        const ByteSet bytes = byte_set(text);
+        out.push_back(Pattern{std::move(text), bytes});
+      }
+      return out;
+    };
+    m.any_of = patterns(r.any_of);
+    m.all_of = patterns(r.all_of);
+    m.starts_with = patterns(r.starts_with);
+    m.none_of = patterns(r.none_of);
+    const auto add_first = [](ByteSet& set, const Pattern& p) {
+      const auto b = static_cast<unsigned char>(p.text[0]);  // patterns are never empty (parse_rule)
+      set[b >> 6] |= std::uint64_t{1} << (b & 63);
+    };
+    for (const Pattern& p : m.any_of) add_first(m.any_first, p);
+    for (const Pattern& p : m.starts_with) add_first(m.starts_first, p);
+    for (const Pattern& p : m.all_of) {
+      for (std::size_t w = 0; w < 4; ++w) m.all_bytes[w] |= p.bytes[w];
+    }
+    matchers_.push_back(std::move(m));
   }
 }
 
 int KernelClassifier::matching_rule(std::string_view kernel_name) const {
-  const std::string folded = fold(kernel_name);
-  for (std::size_t i = 0; i < folded_.size(); ++i) {
-    const auto& r = folded_[i];
-    if (matches(r, r.case_sensitive ? kernel_name : std::string_view(folded))) return static_cast<int>(i);
+  // Lower-cased on the stack when short (a string a name was an allocation for each of them),
+  // with both byte sets in the same pass.
+  char buffer[256];
+  std::string long_name;
+  char* out = buffer;
+  if (kernel_name.size() > sizeof buffer) {
+    long_name.resize(kernel_name.size());
+    out = long_name.data();
+  }
+  ByteSet lower_bytes{}, bytes{};
+  for (std::size_t i = 0; i < kernel_name.size(); ++i) {
+    const char c = kernel_name[i], l = lower(c);
+    out[i] = l;
+    const auto b = static_cast<unsigned char>(c), lb = static_cast<unsigned char>(l);
+    bytes[b >> 6] |= std::uint64_t{1} << (b & 63);
+    lower_bytes[lb >> 6] |= std::uint64_t{1} << (lb & 63);
+  }
+  const Name lower_name{std::string_view(out, kernel_name.size()), lower_bytes};
+  const Name as_is{kernel_name, bytes};
+  for (std::size_t i = 0; i < matchers_.size(); ++i) {
+    const Matcher& m = matchers_[i];
+    if (matches(m, m.case_sensitive ? as_is : lower_name)) return static_cast<int>(i);
   }
   return -1;
 }
 
 KernelClass KernelClassifier::classify(std::string_view kernel_name) const {
   const int i = matching_rule(kernel_name);
-  return i < 0 ? KernelClass::compute : folded_[static_cast<std::size_t>(i)].kernel_class;
+  return i < 0 ? KernelClass::compute : matchers_[static_cast<std::size_t>(i)].kernel_class;
 }
 
 CollectiveKind collective_kind_from_name(std::string_view name) {

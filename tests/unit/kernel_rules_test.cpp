@@ -1,7 +1,11 @@
 // Kernel classification rules, collective kinds, nccl-tests bus-bandwidth factors and
 // annotation tags.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -65,6 +69,55 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Memcpy HtoD (Pageable -> Device)", KernelClass::memory},
         Case{"Memset (Device)", KernelClass::memory},
         Case{"void at::native::vectorized_elementwise_kernel<4>", KernelClass::compute}));
+
+// The classifier's byte-set tests only pass over patterns that cannot be in a name: every name
+// gets the rule a plain search of every pattern gives (the rule set's documented semantics, with
+// case folded where the rule says so). Names: real kernel names, their pieces recombined, a
+// predicted timeline's op names, mixed case, digits and non-ASCII bytes.
+int plain_matching_rule(const KernelRules& rules, const std::string& name) {
+  const auto fold = [](std::string s) {
+    for (char& c : s) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    return s;
+  };
+  for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+    const KernelRule& r = rules.rules[i];
+    const std::string n = r.case_sensitive ? name : fold(name);
+    const auto pat = [&](const std::string& p) { return r.case_sensitive ? p : fold(p); };
+    const auto has = [&](const std::string& p) { return n.find(pat(p)) != std::string::npos; };
+    bool ok = std::all_of(r.all_of.begin(), r.all_of.end(), has) && std::none_of(r.none_of.begin(), r.none_of.end(), has);
+    if (!r.any_of.empty()) ok = ok && std::any_of(r.any_of.begin(), r.any_of.end(), has);
+    if (!r.starts_with.empty()) {
+      ok = ok && std::any_of(r.starts_with.begin(), r.starts_with.end(),
+                             [&](const std::string& p) { return n.rfind(pat(p), 0) == 0; });
+    }
+    if (ok) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TEST(KernelRules, TheClassifierMatchesAPlainSearchOfEveryPattern) {
+  const KernelRules& rules = default_kernel_rules();
+  const KernelClassifier classifier(rules);
+  std::vector<std::string> pieces = {"ncclDevKernel_", "AllGather", "sm90_xmma_gemm_", "bf16", "nvjet_sss_", "tf32",
+                                     "Memcpy HtoD", "cutlass_80_tensorop_", "s16816gemm", "Cijk_Ailk", "volta_",
+                                     "h884", "simt_sgemm", "F3.17", "send B2.5 \xc2\xb7 pp 8", "TP all-reduce", "_",
+                                     "MEMSET", "Deep_EP", "dispatch", "multimem", "xMMa", "16816", "NCCL", ""};
+  for (const KernelRule& r : rules.rules) {
+    for (const auto* list : {&r.any_of, &r.all_of, &r.starts_with, &r.none_of}) pieces.insert(pieces.end(), list->begin(), list->end());
+  }
+  std::mt19937 rng(7);
+  int matched = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string name;
+    const int parts = 1 + static_cast<int>(rng() % 4);
+    for (int j = 0; j < parts; ++j) name += pieces[rng() % pieces.size()];
+    if (rng() % 3 == 0 && !name.empty()) name[rng() % name.size()] ^= 0x20;  // a case flipped
+    const int expected = plain_matching_rule(rules, name);
+    matched += expected >= 0 ? 1 : 0;
+    ASSERT_EQ(classifier.matching_rule(name), expected) << name;
+  }
+  EXPECT_GT(matched, 5000);  // the names reach most rules, not just the fall-through
+}
 
 TEST(KernelRules, LoadsUserRulesFirstMatchWins) {
   auto rules = parse_kernel_rules(R"({"format": "plansight-kernel-rules", "version": 1, "name": "site", "revision": "r7",

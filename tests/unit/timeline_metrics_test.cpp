@@ -1,6 +1,9 @@
 // Timeline analysis: interval sets, HTA's definitions (hand-computed values), our breakdown and
 // overlap beside HTA's, pipeline bubbles, alignment and diff on small hand-built timelines.
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +70,41 @@ TEST(IntervalSet, MergeJoinsTouchingAndDropsEmpty) {
   EXPECT_EQ(m[1].begin_ns, 10);
   EXPECT_EQ(m[1].end_ns, 25);
   EXPECT_EQ(total_length(m), 23);
+}
+
+// Lists made of runs already in order (a timeline's tracks one after another) are merged run by
+// run, lists of many runs sorted: either way the union a plain sort and join gives.
+TEST(IntervalSet, MergeOfSortedRunsOrOfAnyOrderIsTheUnion) {
+  std::mt19937 rng(11);
+  for (int k = 0; k < 3000; ++k) {
+    const int runs = 1 + static_cast<int>(rng() % 40);
+    std::vector<Interval> list;
+    for (int r = 0; r < runs; ++r) {
+      std::int64_t t = static_cast<std::int64_t>(rng() % 1000);
+      const int n = static_cast<int>(rng() % 12);
+      for (int i = 0; i < n; ++i) {
+        t += static_cast<std::int64_t>(rng() % 50) - (rng() % 7 == 0 ? 60 : 0);  // now and then out of order
+        list.push_back({t, t + static_cast<std::int64_t>(rng() % 40) - 5});
+      }
+    }
+    std::vector<Interval> plain = list;
+    std::erase_if(plain, [](const Interval& i) { return i.end_ns <= i.begin_ns; });
+    std::sort(plain.begin(), plain.end(), [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+    std::vector<Interval> joined;
+    for (const Interval& i : plain) {
+      if (!joined.empty() && i.begin_ns <= joined.back().end_ns) {
+        joined.back().end_ns = std::max(joined.back().end_ns, i.end_ns);
+      } else {
+        joined.push_back(i);
+      }
+    }
+    const std::vector<Interval> merged = merge_intervals(list);
+    ASSERT_EQ(merged.size(), joined.size()) << "case " << k;
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      ASSERT_EQ(merged[i].begin_ns, joined[i].begin_ns) << "case " << k << " interval " << i;
+      ASSERT_EQ(merged[i].end_ns, joined[i].end_ns) << "case " << k << " interval " << i;
+    }
+  }
 }
 
 TEST(IntervalSet, IntersectionSubtractClip) {
