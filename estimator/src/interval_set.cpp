@@ -13,13 +13,17 @@ std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
   // timeline: bench/results/time-core-cpu.txt.)
   const auto by_start = [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; };
   constexpr std::size_t kMergedRuns = 16;
-  std::vector<std::size_t> runs{0};
-  for (std::size_t i = 1; i < intervals.size() && runs.size() <= kMergedRuns; ++i) {
-    if (intervals[i].begin_ns < intervals[i - 1].begin_ns) runs.push_back(i);
+  const auto first_out_of_order = std::is_sorted_until(intervals.begin(), intervals.end(), by_start);
+  std::vector<std::size_t> runs;  // none allocated for a list in order (the simulator's)
+  if (first_out_of_order != intervals.end()) {
+    runs = {0, static_cast<std::size_t>(first_out_of_order - intervals.begin())};
+    for (std::size_t i = runs.back() + 1; i < intervals.size() && runs.size() <= kMergedRuns; ++i) {
+      if (intervals[i].begin_ns < intervals[i - 1].begin_ns) runs.push_back(i);
+    }
   }
   if (runs.size() > kMergedRuns) {
     std::sort(intervals.begin(), intervals.end(), by_start);
-  } else {
+  } else if (!runs.empty()) {
     runs.push_back(intervals.size());  // the runs' bounds: run k is [runs[k], runs[k + 1])
     const auto at = [&](std::size_t k) { return intervals.begin() + static_cast<std::ptrdiff_t>(runs[k]); };
     std::vector<std::size_t> next;

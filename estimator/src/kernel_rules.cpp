@@ -55,20 +55,28 @@ std::string fold(std::string_view s) {
   return out;
 }
 
+// A set of bytes, a bit each.
 using ByteSet = std::array<std::uint64_t, 4>;
 
+void add(ByteSet& set, char c) {
+  const auto b = static_cast<unsigned char>(c);
+  set[b >> 6] |= std::uint64_t{1} << (b & 63);
+}
+bool holds(const ByteSet& set, char c) {
+  const auto b = static_cast<unsigned char>(c);
+  return (set[b >> 6] >> (b & 63) & 1) != 0;
+}
 ByteSet byte_set(std::string_view s) {
   ByteSet set{};
-  for (const char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    set[b >> 6] |= std::uint64_t{1} << (b & 63);
-  }
+  for (const char c : s) add(set, c);
   return set;
 }
-
-// Whether every byte of `part` is in `whole`.
+// Whether every byte of `part` is in `whole`; whether the two share a byte.
 bool within(const ByteSet& part, const ByteSet& whole) {
   return ((part[0] & ~whole[0]) | (part[1] & ~whole[1]) | (part[2] & ~whole[2]) | (part[3] & ~whole[3])) == 0;
+}
+bool meet(const ByteSet& a, const ByteSet& b) {
+  return ((a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3])) != 0;
 }
 
 // The name as a rule reads it: its text and the set of its bytes.
@@ -85,16 +93,9 @@ bool contains(const Name& name, const Pattern& p) {
 template <class Matcher>
 bool matches(const Matcher& rule, const Name& name) {
   // What the rule needs of the name's bytes at the least (KernelClassifier::Matcher).
-  if (!rule.any_of.empty() && ((rule.any_first[0] & name.bytes[0]) | (rule.any_first[1] & name.bytes[1]) |
-                               (rule.any_first[2] & name.bytes[2]) | (rule.any_first[3] & name.bytes[3])) == 0) {
-    return false;
-  }
+  if (!rule.any_of.empty() && !meet(rule.any_first, name.bytes)) return false;
   if (!within(rule.all_bytes, name.bytes)) return false;
-  if (!rule.starts_with.empty()) {
-    if (name.text.empty()) return false;
-    const auto b = static_cast<unsigned char>(name.text[0]);
-    if ((rule.starts_first[b >> 6] >> (b & 63) & 1) == 0) return false;
-  }
+  if (!rule.starts_with.empty() && (name.text.empty() || !holds(rule.starts_first, name.text[0]))) return false;
   for (const auto& p : rule.all_of) {
     if (!contains(name, p)) return false;
   }
@@ -275,12 +276,9 @@ KernelClassifier::KernelClassifier(const KernelRules& rules) : rules_(rules) {
     m.all_of = patterns(r.all_of);
     m.starts_with = patterns(r.starts_with);
     m.none_of = patterns(r.none_of);
-    const auto add_first = [](ByteSet& set, const Pattern& p) {
-      const auto b = static_cast<unsigned char>(p.text[0]);  // patterns are never empty (parse_rule)
-      set[b >> 6] |= std::uint64_t{1} << (b & 63);
-    };
-    for (const Pattern& p : m.any_of) add_first(m.any_first, p);
-    for (const Pattern& p : m.starts_with) add_first(m.starts_first, p);
+    // (Patterns are never empty: parse_rule refuses them.)
+    for (const Pattern& p : m.any_of) add(m.any_first, p.text[0]);
+    for (const Pattern& p : m.starts_with) add(m.starts_first, p.text[0]);
     for (const Pattern& p : m.all_of) {
       for (std::size_t w = 0; w < 4; ++w) m.all_bytes[w] |= p.bytes[w];
     }
@@ -302,9 +300,8 @@ int KernelClassifier::matching_rule(std::string_view kernel_name) const {
   for (std::size_t i = 0; i < kernel_name.size(); ++i) {
     const char c = kernel_name[i], l = lower(c);
     out[i] = l;
-    const auto b = static_cast<unsigned char>(c), lb = static_cast<unsigned char>(l);
-    bytes[b >> 6] |= std::uint64_t{1} << (b & 63);
-    lower_bytes[lb >> 6] |= std::uint64_t{1} << (lb & 63);
+    add(bytes, c);
+    add(lower_bytes, l);
   }
   const Name lower_name{std::string_view(out, kernel_name.size()), lower_bytes};
   const Name as_is{kernel_name, bytes};

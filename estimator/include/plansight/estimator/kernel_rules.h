@@ -80,7 +80,8 @@ class KernelClassifier {
     std::vector<Pattern> any_of, all_of, starts_with, none_of;
     // What a name must hold for the rule to match at all: a byte of `any_first` (the any_of
     // patterns' first bytes), every byte of `all_bytes` (the all_of patterns'), and a first byte
-    // in `starts_first`; tested before any pattern (17 rules, most with several patterns).
+    // in `starts_first`; tested before any pattern (the built-in set has 17 rules, most with
+    // several patterns).
     std::array<std::uint64_t, 4> any_first{}, all_bytes{}, starts_first{};
   };
   KernelRules rules_;
