@@ -5,6 +5,7 @@ the CLI's output. Standard library only (the GPU machines' images have python3).
   gpu_check_report.py describe RUN.jsonl           step time, tokens/s, loss, tensor cores, memory, timeline
   gpu_check_report.py losses CPU.jsonl GPU.jsonl TOL  "equal ..." when every step's loss agrees within TOL (relative)
   gpu_check_report.py cli COMMAND CLI.txt            the line of a CLI command's output worth a summary row
+  gpu_check_report.py overhead TRACED.jsonl PLAIN.jsonl  step time with the CUPTI tracer against without it
 """
 import json
 import math
@@ -94,6 +95,16 @@ def compare_losses(cpu_path, gpu_path, tolerance):
     return f"{verdict}: {len(a)} steps, largest relative loss difference {worst:.1e} (tolerance {tolerance:g})"
 
 
+def tracing_overhead(traced_path, plain_path):
+    traced, _ = result_of(traced_path)
+    plain, _ = result_of(plain_path)
+    a, b = traced.get("step_time_s") or 0.0, plain.get("step_time_s") or 0.0
+    if a <= 0 or b <= 0:
+        return f"no step time: traced {a}, untraced {b}"
+    steps = len(plain.get("steps", []))
+    return f"step {a * 1e3:.2f} ms traced vs {b * 1e3:.2f} ms untraced: {(a / b - 1) * 100:+.1f}% ({steps} steps each)"
+
+
 def cli_line(command, path):
     text = open(path, encoding="utf-8", errors="replace").read()
     section = text[text.rfind("$ plansight " + command):]
@@ -118,6 +129,8 @@ def run(argv):
         print(describe(argv[2]))
     elif len(argv) >= 5 and argv[1] == "losses":
         print(compare_losses(argv[2], argv[3], float(argv[4])))
+    elif len(argv) >= 4 and argv[1] == "overhead":
+        print(tracing_overhead(argv[2], argv[3]))
     elif len(argv) >= 4 and argv[1] == "cli":
         print(cli_line(argv[2], argv[3]))
     else:
