@@ -7,12 +7,22 @@
 # Environment: ACCURACY_DB (scratch database; default a temporary file), ACCURACY_LAYOUTS (a
 # file of layout flag lines replacing the built-in list), ACCURACY_MPI=1 (MPI mode: each rank is
 # a process under `mpirun -np TPxPPxDP`, oversubscribed, instead of a thread; the calibration then
-# measures the collectives between those processes).
+# measures the collectives between those processes), ACCURACY_CLI (the plansight program, for a
+# bundle without a build tree), ACCURACY_PROBE_ARGS (the flags every run shares; default
+# "--model small"; on a GPU e.g. "--device cuda --model gpt2-124m --precision bf16 ..."),
+# ACCURACY_CALIBRATION (full, the default: `--calibrate`; quick: the probe's quick sweep).
 set -euo pipefail
 build="${1:-build/release}"
 steps="${2:-20}"
-cli="$build/app/cli/plansight"
+cli="${ACCURACY_CLI:-$build/app/cli/plansight}"
 [ -x "$cli" ] || { echo "no $cli: build the release preset first" >&2; exit 2; }
+read -r -a probe_args <<<"${ACCURACY_PROBE_ARGS:---model small}"
+calibrate=(--calibrate)
+case "${ACCURACY_CALIBRATION:-full}" in
+  full) ;;
+  quick) calibrate=() ;;
+  *) echo "ACCURACY_CALIBRATION=${ACCURACY_CALIBRATION}: valid: full, quick" >&2; exit 2 ;;
+esac
 db="${ACCURACY_DB:-$(mktemp -d)/accuracy.db}"
 
 default_layouts() {
@@ -61,7 +71,7 @@ if [ "${ACCURACY_MPI:-0}" = 1 ]; then
   echo "# MPI mode: $(mpirun --version | head -n 1), one process per rank"
 fi
 
-echo "# $cli probe --model small --steps $steps --calibrate LAYOUT${ACCURACY_MPI:+ [--launcher \"mpirun -np N\"]}; $cli compare ID --json"
+echo "# $cli probe ${probe_args[*]} --steps $steps ${calibrate[*]} LAYOUT${ACCURACY_MPI:+ [--launcher \"mpirun -np N\"]}; $cli compare ID --json"
 printf '%-58s %12s %12s %8s %9s %9s %9s\n' "layout" "predicted_ms" "measured_ms" "error" "act_err" "buf_err" "mem_err"
 errors=()
 while IFS= read -r layout; do
@@ -69,9 +79,9 @@ while IFS= read -r layout; do
   launch=()
   [ "${ACCURACY_MPI:-0}" = 1 ] && launch=(--launcher "$(launcher_for "$layout")")
   # shellcheck disable=SC2086
-  if ! id=$("$cli" probe --model small --steps "$steps" --calibrate --db "$db" --json "${launch[@]}" $layout 2>/dev/null |
+  if ! id=$("$cli" probe "${probe_args[@]}" --steps "$steps" "${calibrate[@]}" --db "$db" --json "${launch[@]}" $layout 2>/dev/null |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])' 2>/dev/null); then
-    printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe --model small --steps 1 "${launch[@]}" $layout --db "$db" 2>&1 | tail -n 1)"
+    printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe "${probe_args[@]}" --steps 1 "${launch[@]}" $layout --db "$db" 2>&1 | tail -n 1)"
     continue
   fi
   row=$("$cli" compare "$id" --db "$db" --json | python3 -c '
@@ -93,4 +103,5 @@ printf '%s\n' "${errors[@]}" | python3 -c '
 import sys
 e = [float(x) for x in sys.stdin if x.strip()]
 inside = sum(1 for x in e if abs(x) <= 25)
-print("# %d layouts: error from %+.1f%% to %+.1f%%, mean |error| %.1f%%, %d within +-25%%" % (len(e), min(e), max(e), sum(abs(x) for x in e) / len(e), inside))'
+within10 = sum(1 for x in e if abs(x) <= 10)
+print("# %d layouts: error from %+.1f%% to %+.1f%%, mean |error| %.1f%%, %d within +-25%%, %d within +-10%%" % (len(e), min(e), max(e), sum(abs(x) for x in e) / len(e), inside, within10))'

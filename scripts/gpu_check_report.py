@@ -6,6 +6,7 @@ the CLI's output. Standard library only (the GPU machines' images have python3).
   gpu_check_report.py losses CPU.jsonl GPU.jsonl TOL  "equal ..." when every step's loss agrees within TOL (relative)
   gpu_check_report.py cli COMMAND CLI.txt            the line of a CLI command's output worth a summary row
   gpu_check_report.py overhead TRACED.jsonl PLAIN.jsonl  step time with the CUPTI tracer against without it
+  gpu_check_report.py throughput COMPARE.json       step, tokens/s and MFU from `plansight compare --json`
 """
 import json
 import math
@@ -105,6 +106,24 @@ def tracing_overhead(traced_path, plain_path):
     return f"step {a * 1e3:.2f} ms traced vs {b * 1e3:.2f} ms untraced: {(a / b - 1) * 100:+.1f}% ({steps} steps each)"
 
 
+def throughput(compare_path):
+    try:
+        c = json.load(open(compare_path, encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        return f"no compare output: {e}"
+    t = c.get("throughput") or {}
+    step = c.get("step") or {}
+    if not t or not step.get("measured_s"):
+        return "no throughput in the compare output"
+    parts = [f"step {step['measured_s'] * 1e3:.1f} ms (predicted {step['predicted_s'] * 1e3:.1f})",
+             f"{t['measured_tokens_per_s']:,.0f} tok/s"]
+    if t.get("measured_mfu") is not None:
+        parts.append(f"MFU {t['measured_mfu'] * 100:.1f}% (predicted {t['predicted_mfu'] * 100:.1f}%; {t['peak_source']})")
+    else:
+        parts.append(t.get("mfu_note", "no MFU"))
+    return ", ".join(parts)
+
+
 def cli_line(command, path):
     text = open(path, encoding="utf-8", errors="replace").read()
     section = text[text.rfind("$ plansight " + command):]
@@ -131,6 +150,8 @@ def run(argv):
         print(compare_losses(argv[2], argv[3], float(argv[4])))
     elif len(argv) >= 4 and argv[1] == "overhead":
         print(tracing_overhead(argv[2], argv[3]))
+    elif len(argv) >= 3 and argv[1] == "throughput":
+        print(throughput(argv[2]))
     elif len(argv) >= 4 and argv[1] == "cli":
         print(cli_line(argv[2], argv[3]))
     else:

@@ -16,6 +16,7 @@
 #include "plansight/core/plan_run_comparison.h"
 #include "plansight/core/probe_events.h"
 #include "plansight/core/probe_plan.h"
+#include "plansight/core/run_throughput.h"
 #include "plansight/cli/run_args.h"
 #include "plansight/core/step_phases.h"
 #include "plansight/estimator/estimator.h"
@@ -74,6 +75,10 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   phases.pop_back();
   // Memory: per category the largest over pipeline stages (predicted) and over ranks (measured).
   const std::vector<core::ComparedValue> memory = core::memory_rows(estimate->memory, run->summary->memory_bytes);
+  // Throughput: tokens/s, and MFU against the GPU's datasheet peak (none on a CPU).
+  const core::RunThroughput throughput =
+      core::run_throughput(*plan, *estimate, step.predicted, step.measured, plan->cluster.gpu.name);
+  const auto optional_json = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
 
   if (json) {
     nlohmann::json j;
@@ -94,6 +99,14 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
       j["memory"].push_back({{"category", r.name}, {"predicted_bytes", r.predicted}, {"measured_bytes", r.measured},
                              {"error", fraction_json(r.error())}});
     }
+    j["throughput"] = {{"predicted_tokens_per_s", throughput.predicted_tokens_per_s},
+                       {"measured_tokens_per_s", throughput.measured_tokens_per_s},
+                       {"predicted_mfu", optional_json(throughput.predicted_mfu)},
+                       {"measured_mfu", optional_json(throughput.measured_mfu)},
+                       {"peak_flops_per_gpu", throughput.peak_flops_per_gpu},
+                       {"gpus", throughput.gpus},
+                       {"peak_source", throughput.peak_source},
+                       {"mfu_note", throughput.mfu_note}};
     j["plan"] = est::to_json(*plan);
     out << json_text(j) << "\n";
     return Status::ok;
@@ -106,6 +119,16 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   out << core::comparison_legend() << "\n";
   print_memory_table(out, memory);
+  out << "\nthroughput         predicted    measured\n";
+  out << "tokens/s     " << pad_left(format_fixed(throughput.predicted_tokens_per_s, 0), 15)
+      << pad_left(format_fixed(throughput.measured_tokens_per_s, 0), 12) << "\n";
+  if (throughput.measured_mfu && throughput.predicted_mfu) {
+    out << "MFU          " << pad_left(format_fixed(*throughput.predicted_mfu * 100, 1) + "%", 15)
+        << pad_left(format_fixed(*throughput.measured_mfu * 100, 1) + "%", 12) << "   (model FLOPs over the "
+        << throughput.peak_source << ")\n";
+  } else {
+    out << "(" << throughput.mfu_note << ")\n";
+  }
   return Status::ok;
 }
 
