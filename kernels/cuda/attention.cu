@@ -3,7 +3,10 @@
 // its output goes to columns h*hs.. of out (leading dimension C), so the GEMMs read and write the
 // packed layouts directly, as the CPU twin's per-head cblas_sgemm calls do. Scores are scaled by
 // 1/sqrt(hs) in the GEMM's alpha (Vaswani et al. 2017, eq. 1). The causal softmax and its
-// backward (Jacobian diag(p) - p p^T: dscore = p (datt - <p, datt>)) run one warp per row in fp32.
+// backward (Jacobian diag(p) - p p^T: dscore = p (datt - <p, datt>)) run one warp per row in fp32;
+// when T is a multiple of 16 bytes and a row fits in registers (vec.cuh), the backward reads the
+// row's causal part once with 16-byte loads and keeps it in registers (llm.c vectorises its
+// softmax_autoregressive_backward_kernel, dev/cuda/attention_backward.cu, the same way).
 #include "plansight/kernels/cuda/attention.h"
 
 #include <cmath>
@@ -13,6 +16,7 @@
 #include "dtype.cuh"
 #include "gemm.h"
 #include "library_status.h"
+#include "vec.cuh"
 
 namespace plansight::kernels::cuda {
 namespace {
@@ -40,7 +44,7 @@ __global__ void causal_softmax_kernel(E* att, int rows, int T) {
 
 // In place: g (the gradient of att on entry) becomes the gradient of the scores.
 template <class E>
-__global__ void causal_softmax_backward_kernel(E* g, const E* att, int rows, int T) {
+__global__ void causal_softmax_backward_scalar_kernel(E* g, const E* att, int rows, int T) {
   const int lane = threadIdx.x % 32;
   const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   if (row >= rows) return;
@@ -56,6 +60,49 @@ __global__ void causal_softmax_backward_kernel(E* g, const E* att, int rows, int
   }
 }
 
+// In place, as causal_softmax_backward_scalar_kernel, one warp per row, lane l holding packs l,
+// l + 32, ... of the row's columns 0..t of att and g (packs wholly past t are neither read nor
+// kept; they are written as zeros). The loads are predicated, so all are in flight at once.
+// T % kVecWidth == 0, g and att 16-byte aligned, T <= 32 kVecWidth kChunks.
+template <class E, int kChunks>
+__global__ void causal_softmax_backward_kernel(E* g, const E* att, int rows, int T) {
+  constexpr int W = detail::kVecWidth<E>;
+  using detail::to_float;
+  const int lane = threadIdx.x % 32;
+  const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int t = row % T;
+  const std::size_t offset = static_cast<std::size_t>(row) * T;
+  detail::Pack<E, W> p[kChunks] = {};
+  detail::Pack<E, W> d[kChunks] = {};
+  float dot = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    const int s0 = (k * 32 + lane) * W;
+    if (s0 <= t) {
+      p[k] = detail::read_pack<W>(att + offset + s0);
+      d[k] = detail::read_pack<W>(g + offset + s0);
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        if (s0 + i <= t) dot += to_float(p[k].v[i]) * to_float(d[k].v[i]);
+      }
+    }
+  }
+  dot = detail::warp_sum(dot);
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    const int s0 = (k * 32 + lane) * W;
+    if (s0 < T) {
+      float out[W];
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        out[i] = s0 + i <= t ? to_float(p[k].v[i]) * (to_float(d[k].v[i]) - dot) : 0.0f;
+      }
+      detail::store_pack(g + offset + s0, out);
+    }
+  }
+}
+
 Status check_heads(int C, int NH) {
   if (NH > 0 && C % NH == 0) return {};
   return detail::invalid_argument("attention: NH = " + std::to_string(NH) + " must be positive and divide C = " +
@@ -63,6 +110,28 @@ Status check_heads(int C, int NH) {
 }
 
 unsigned int row_blocks(int rows) { return static_cast<unsigned int>((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
+
+template <class E>
+Status causal_softmax(E* att, int rows, int T, cudaStream_t stream) {
+  // Scalar on purpose: on an H200 (bf16, 98,304 rows of T = 1,024) a 16-byte, row-in-registers
+  // form ran 131-144 us against this kernel's 129 us, so only the backward is vectorised.
+  causal_softmax_kernel<E><<<row_blocks(rows), detail::kBlockSize, 0, stream>>>(att, rows, T);
+  return detail::launch_status("causal_softmax_kernel");
+}
+
+template <class E>
+Status causal_softmax_backward(E* g, const E* att, int rows, int T, cudaStream_t stream) {
+  const int chunks = detail::chunks_for<E>(T);
+  if (chunks <= detail::kMaxChunks && detail::rows_vectorisable<E>(T, g, att)) {
+    return detail::with_chunks(chunks, [&](auto k) {
+      causal_softmax_backward_kernel<E, decltype(k)::value><<<row_blocks(rows), detail::kBlockSize, 0, stream>>>(
+          g, att, rows, T);
+      return detail::launch_status("causal_softmax_backward_kernel");
+    });
+  }
+  causal_softmax_backward_scalar_kernel<E><<<row_blocks(rows), detail::kBlockSize, 0, stream>>>(g, att, rows, T);
+  return detail::launch_status("causal_softmax_backward_scalar_kernel");
+}
 
 // A GEMM over the NH heads of one sequence; strides in elements.
 template <class E>
@@ -94,8 +163,7 @@ Status forward(E* out, E* att, const E* qkv, int B, int T, int C, int NH, Blas& 
     if (Status s = detail::gemm(blas, scores, stream); !s) return s;
   }
   const int rows = B * NH * T;
-  causal_softmax_kernel<E><<<row_blocks(rows), detail::kBlockSize, 0, stream>>>(att, rows, T);
-  if (Status s = detail::launch_status("causal_softmax_kernel"); !s) return s;
+  if (Status s = causal_softmax(att, rows, T, stream); !s) return s;
   for (int b = 0; b < B; ++b) {
     const E* v = qkv + static_cast<std::size_t>(b) * T * ld_qkv + 2 * C;
     // out_h[T,hs] = att[T,T] · v[T,hs], into columns h*hs.. of out [T,C]
@@ -136,8 +204,7 @@ Status backward(E* dqkv, E* scratch, const E* dout, const E* qkv, const E* att, 
     if (Status s = detail::gemm(blas, dv, stream); !s) return s;
   }
   const int rows = B * NH * T;
-  causal_softmax_backward_kernel<E><<<row_blocks(rows), detail::kBlockSize, 0, stream>>>(scratch, att, rows, T);
-  if (Status s = detail::launch_status("causal_softmax_backward_kernel"); !s) return s;
+  if (Status s = causal_softmax_backward(scratch, att, rows, T, stream); !s) return s;
   for (int b = 0; b < B; ++b) {
     const std::size_t qkv_offset = static_cast<std::size_t>(b) * T * ld_qkv;
     const E* da_b = scratch + static_cast<std::size_t>(b) * NH * block;

@@ -1,12 +1,14 @@
 // Fully connected layer, CUDA: three cuBLASLt GEMMs (gemm.h) as in the CPU twin's three
 // cblas_sgemm calls, the forward bias (and optionally GeLU) in the GEMM's epilogue, and the bias
-// gradient as a column reduction over dout (32 columns x 8 row slices per block, fixed order:
-// deterministic, unlike atomics).
+// gradient as a column reduction over dout in a fixed order (deterministic, unlike atomics): by
+// column strips with 16-byte loads (vec.cuh) when OC and dout allow, else 32 columns x 32 row
+// slices per block.
 #include "plansight/kernels/cuda/matmul.h"
 
 #include "common.cuh"
 #include "dtype.cuh"
 #include "gemm.h"
+#include "vec.cuh"
 #include "library_status.h"
 #include "plansight/kernels/cuda/gelu.h"
 
@@ -21,7 +23,7 @@ namespace {
 constexpr int kColumnSlices = 32;
 
 template <class E>
-__global__ void __launch_bounds__(32 * kColumnSlices) bias_grad_kernel(float* dbias, const E* dout, int N, int OC) {
+__global__ void __launch_bounds__(32 * kColumnSlices) bias_grad_scalar_kernel(float* dbias, const E* dout, int N, int OC) {
   __shared__ float part[kColumnSlices][32];
   const int o = blockIdx.x * 32 + threadIdx.x;
   float sum = 0.0f;
@@ -34,6 +36,55 @@ __global__ void __launch_bounds__(32 * kColumnSlices) bias_grad_kernel(float* db
     for (int k = 1; k < kColumnSlices; ++k) sum += part[k][threadIdx.x];
     dbias[o] += sum;
   }
+}
+
+// dbias by column strips (vec.cuh): thread t reads pack t % kPacks of the block's strip in rows
+// t / kPacks, + kSlices, ... with 16-byte loads. OC % kVecWidth == 0, dout 16-byte aligned.
+template <class E, int kPacks>
+__global__ void __launch_bounds__(detail::kStripThreads) bias_grad_kernel(float* dbias, const E* dout, int N, int OC) {
+  constexpr int W = detail::kVecWidth<E>;
+  constexpr int kSlices = detail::kStripThreads / kPacks;
+  __shared__ float scratch[detail::kStripThreads / 32][kPacks][W];
+  const int o = (blockIdx.x * kPacks + threadIdx.x % kPacks) * W;
+  float sum[W] = {};
+  if (o < OC) {
+    // kStripBatch rows' loads are issued before any is summed: more bytes in flight per thread.
+    for (int n0 = threadIdx.x / kPacks; n0 < N; n0 += detail::kStripBatch * kSlices) {
+      float d[detail::kStripBatch][W];
+#pragma unroll
+      for (int b = 0; b < detail::kStripBatch; ++b) {
+        const int n = n0 + b * kSlices;
+        if (n < N) detail::load_pack(d[b], dout + static_cast<std::size_t>(n) * OC + o);
+      }
+#pragma unroll
+      for (int b = 0; b < detail::kStripBatch; ++b) {
+        if (n0 + b * kSlices < N) {
+#pragma unroll
+          for (int j = 0; j < W; ++j) sum[j] += d[b][j];
+        }
+      }
+    }
+  }
+  detail::strip_sum(sum, scratch);
+  // Threads 0..kPacks-1 hold the totals of their own packs (t % kPacks == t).
+  if (threadIdx.x < kPacks && o < OC) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) dbias[o + j] += sum[j];
+  }
+}
+
+// dbias[o] += Σ_n dout[n, o]; N, OC >= 1.
+template <class E>
+Status launch_bias_grad(float* dbias, const E* dout, int N, int OC, cudaStream_t stream) {
+  if (detail::rows_vectorisable<E>(OC, dout)) {
+    constexpr int kStripColumns = detail::kStripPacks * detail::kVecWidth<E>;
+    const auto blocks = static_cast<unsigned int>((OC + kStripColumns - 1) / kStripColumns);
+    bias_grad_kernel<E, detail::kStripPacks><<<blocks, detail::kStripThreads, 0, stream>>>(dbias, dout, N, OC);
+    return detail::launch_status("bias_grad_kernel");
+  }
+  const dim3 block(32, kColumnSlices);
+  bias_grad_scalar_kernel<E><<<static_cast<unsigned int>((OC + 31) / 32), block, 0, stream>>>(dbias, dout, N, OC);
+  return detail::launch_status("bias_grad_scalar_kernel");
 }
 
 template <class E>
@@ -107,9 +158,7 @@ Status backward(E* dinp, float* dweight, float* dbias, const E* dout, const E* i
     if (Status s = detail::gemm(blas, g, stream); !s) return s;
   }
   if (dbias == nullptr || OC <= 0 || N <= 0) return {};  // a grid of 0 blocks is a launch error
-  const dim3 block(32, kColumnSlices);
-  bias_grad_kernel<E><<<static_cast<unsigned int>((OC + 31) / 32), block, 0, stream>>>(dbias, dout, N, OC);
-  return detail::launch_status("bias_grad_kernel");
+  return launch_bias_grad(dbias, dout, N, OC, stream);
 }
 
 }  // namespace
@@ -155,14 +204,12 @@ Status matmul_backward(float16* dinp, float* dw, float* db, const float16* dout,
 
 Status bias_backward(float* dbias, const void* dout, int N, int OC, DType type, cudaStream_t stream) {
   if (OC <= 0 || N <= 0) return {};  // nothing to add; a grid of 0 blocks is a launch error
-  const dim3 block(32, kColumnSlices);
-  const auto grid = static_cast<unsigned int>((OC + 31) / 32);
   switch (type) {
-    case DType::fp32: bias_grad_kernel<float><<<grid, block, 0, stream>>>(dbias, static_cast<const float*>(dout), N, OC); break;
-    case DType::bf16: bias_grad_kernel<bfloat16><<<grid, block, 0, stream>>>(dbias, static_cast<const bfloat16*>(dout), N, OC); break;
-    case DType::fp16: bias_grad_kernel<float16><<<grid, block, 0, stream>>>(dbias, static_cast<const float16*>(dout), N, OC); break;
+    case DType::fp32: return launch_bias_grad(dbias, static_cast<const float*>(dout), N, OC, stream);
+    case DType::bf16: return launch_bias_grad(dbias, static_cast<const bfloat16*>(dout), N, OC, stream);
+    case DType::fp16: return launch_bias_grad(dbias, static_cast<const float16*>(dout), N, OC, stream);
   }
-  return detail::launch_status("bias_grad_kernel");
+  return detail::invalid_argument("bias_backward: unknown element type");
 }
 
 }  // namespace plansight::kernels::cuda

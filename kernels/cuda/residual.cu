@@ -1,26 +1,53 @@
-// Residual connection (He et al. 2016), CUDA; element-wise, grid-stride. The backward adds dout
+// Residual connection (He et al. 2016), CUDA; element-wise, grid-stride over 16-byte packs
+// (vec.cuh) when every pointer is 16-byte aligned, the last n % width elements one per thread.
+// The backward adds dout
 // to both inputs' gradients (accumulating, like every backward here). One template over the
 // element type; sums are formed in fp32 and rounded once.
 #include "plansight/kernels/cuda/residual.h"
 
 #include "common.cuh"
 #include "dtype.cuh"
+#include "vec.cuh"
 
 namespace plansight::kernels::cuda {
 namespace {
 
-template <class T>
+// Packs 0..n / kWidth - 1 grid-stride, then the tail n - n % kWidth.. by the first threads.
+template <class T, int kWidth>
 __global__ void residual_forward_kernel(T* out, const T* inp1, const T* inp2, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    out[i] = detail::from_float<T>(detail::to_float(inp1[i]) + detail::to_float(inp2[i]));
+  const std::size_t packs = n / kWidth;
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  for (std::size_t j = first; j < packs; j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    float a[kWidth], b[kWidth];
+    detail::load_pack(a, inp1 + j * kWidth);
+    detail::load_pack(b, inp2 + j * kWidth);
+#pragma unroll
+    for (int i = 0; i < kWidth; ++i) a[i] += b[i];
+    detail::store_pack(out + j * kWidth, a);
   }
+  const std::size_t i = packs * kWidth + first;
+  if (i < n) out[i] = detail::from_float<T>(detail::to_float(inp1[i]) + detail::to_float(inp2[i]));
 }
 
-template <class T>
+template <class T, int kWidth>
 __global__ void residual_backward_kernel(T* dinp1, T* dinp2, const T* dout, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+  const std::size_t packs = n / kWidth;
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  for (std::size_t j = first; j < packs; j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    float d[kWidth], a[kWidth], b[kWidth];
+    detail::load_pack(d, dout + j * kWidth);
+    detail::load_pack(a, dinp1 + j * kWidth);
+    detail::load_pack(b, dinp2 + j * kWidth);
+#pragma unroll
+    for (int i = 0; i < kWidth; ++i) {
+      a[i] += d[i];
+      b[i] += d[i];
+    }
+    detail::store_pack(dinp1 + j * kWidth, a);
+    detail::store_pack(dinp2 + j * kWidth, b);
+  }
+  const std::size_t i = packs * kWidth + first;
+  if (i < n) {
     const float d = detail::to_float(dout[i]);
     dinp1[i] = detail::from_float<T>(detail::to_float(dinp1[i]) + d);
     dinp2[i] = detail::from_float<T>(detail::to_float(dinp2[i]) + d);
@@ -29,13 +56,23 @@ __global__ void residual_backward_kernel(T* dinp1, T* dinp2, const T* dout, std:
 
 template <class T>
 Status forward(T* out, const T* inp1, const T* inp2, std::size_t n, cudaStream_t stream) {
-  residual_forward_kernel<T><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(out, inp1, inp2, n);
+  if (detail::all_aligned16(out, inp1, inp2)) {
+    constexpr int W = detail::kVecWidth<T>;
+    residual_forward_kernel<T, W><<<detail::grid_for(n / W), detail::kBlockSize, 0, stream>>>(out, inp1, inp2, n);
+  } else {
+    residual_forward_kernel<T, 1><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(out, inp1, inp2, n);
+  }
   return detail::launch_status("residual_forward_kernel");
 }
 
 template <class T>
 Status backward(T* dinp1, T* dinp2, const T* dout, std::size_t n, cudaStream_t stream) {
-  residual_backward_kernel<T><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(dinp1, dinp2, dout, n);
+  if (detail::all_aligned16(dinp1, dinp2, dout)) {
+    constexpr int W = detail::kVecWidth<T>;
+    residual_backward_kernel<T, W><<<detail::grid_for(n / W), detail::kBlockSize, 0, stream>>>(dinp1, dinp2, dout, n);
+  } else {
+    residual_backward_kernel<T, 1><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(dinp1, dinp2, dout, n);
+  }
   return detail::launch_status("residual_backward_kernel");
 }
 

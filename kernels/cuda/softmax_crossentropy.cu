@@ -1,12 +1,15 @@
 // Softmax + cross-entropy, CUDA. Forward: one block per row; the row maximum is subtracted before
 // exp (exact, and no overflow), the normaliser is a block sum, and the loss is
 // log Σ exp(z - max) - (z_y - max), finite even when p_y underflows (as the CPU twin).
-// Backward: element-wise over [N,V], d(-log softmax_y)/dz_j = p_j - [j == y], scaled by dlosses.
+// Backward: element-wise over [N,V], d(-log softmax_y)/dz_j = p_j - [j == y], scaled by dlosses;
+// rows across blockIdx.y and 16-byte packs of a row across blockIdx.x (vec.cuh), so no element
+// needs an index division.
 // 16-bit logits are widened to fp32; the loss comes from the fp32 logits, not from rounded probs.
 #include "plansight/kernels/cuda/softmax_crossentropy.h"
 
 #include "common.cuh"
 #include "dtype.cuh"
+#include "vec.cuh"
 
 namespace plansight::kernels::cuda {
 namespace {
@@ -37,19 +40,30 @@ __global__ void softmax_crossentropy_forward_kernel(float* losses, T* probs, con
   if (threadIdx.x == 0) losses[row] = (y == ignore_index) ? 0.0f : logf(sum) - (z_y - z_max);
 }
 
-template <class T>
+// Rows n = blockIdx.y, + gridDim.y, ...; packs of kWidth columns (V % kWidth == 0, rows
+// kWidth-aligned) across blockIdx.x. Rows with the ignored target are left as they are.
+template <class T, int kWidth>
 __global__ void softmax_crossentropy_backward_kernel(T* dlogits, const float* dlosses, const T* probs,
-                                                     const std::int32_t* targets, int V, std::int32_t ignore_index,
-                                                     std::size_t total) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t row = i / V;
-    const std::int32_t y = targets[row];
+                                                     const std::int32_t* targets, int N, int V,
+                                                     std::int32_t ignore_index) {
+  const int packs = V / kWidth;
+  for (int n = blockIdx.y; n < N; n += gridDim.y) {
+    const std::int32_t y = targets[n];
     if (y == ignore_index) continue;
-    const float dl = dlosses[row];
-    float d = detail::to_float(dlogits[i]) + detail::to_float(probs[i]) * dl;
-    if (static_cast<std::int32_t>(i % V) == y) d -= dl;
-    dlogits[i] = detail::from_float<T>(d);
+    const float dl = dlosses[n];
+    const std::size_t offset = static_cast<std::size_t>(n) * V;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < packs; j += gridDim.x * blockDim.x) {
+      const std::size_t i = offset + static_cast<std::size_t>(j) * kWidth;
+      float d[kWidth], p[kWidth];
+      detail::load_pack(d, dlogits + i);
+      detail::load_pack(p, probs + i);
+#pragma unroll
+      for (int k = 0; k < kWidth; ++k) {
+        d[k] += p[k] * dl;
+        if (j * kWidth + k == y) d[k] -= dl;
+      }
+      detail::store_pack(dlogits + i, d);
+    }
   }
 }
 
@@ -65,10 +79,20 @@ Status forward(float* losses, T* probs, const T* logits, const std::int32_t* tar
 template <class T>
 Status backward(T* dlogits, const float* dlosses, const T* probs, const std::int32_t* targets, int N, int V,
                 std::int32_t ignore_index, cudaStream_t stream) {
-  const std::size_t total = static_cast<std::size_t>(N) * V;
-  softmax_crossentropy_backward_kernel<T><<<detail::grid_for(total), detail::kBlockSize, 0, stream>>>(
-      dlogits, dlosses, probs, targets, V, ignore_index, total);
-  return detail::launch_status("softmax_crossentropy_backward_kernel");
+  if (N <= 0 || V <= 0) return {};  // nothing to do; a grid of 0 blocks is a launch error
+  auto launch = [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    const int packs = V / W;
+    // A row's packs across x, rows across y (at most 65,535, the grid's y limit; the kernel
+    // strides over the rest).
+    const dim3 grid(static_cast<unsigned int>((packs + detail::kBlockSize - 1) / detail::kBlockSize),
+                    static_cast<unsigned int>(N < 65535 ? N : 65535));
+    softmax_crossentropy_backward_kernel<T, W><<<grid, detail::kBlockSize, 0, stream>>>(dlogits, dlosses, probs,
+                                                                                        targets, N, V, ignore_index);
+    return detail::launch_status("softmax_crossentropy_backward_kernel");
+  };
+  if (detail::rows_vectorisable<T>(V, dlogits, probs)) return launch(std::integral_constant<int, detail::kVecWidth<T>>());
+  return launch(std::integral_constant<int, 1>());
 }
 
 }  // namespace

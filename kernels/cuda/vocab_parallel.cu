@@ -1,13 +1,15 @@
 // Vocabulary-parallel embedding and cross-entropy, and the fused residual + bias, CUDA. Element-
 // wise kernels are grid-stride loops; the cross-entropy's row kernels use one block per token row
 // (max and sum as block reductions, as softmax_crossentropy.cu). The loss is summed over rows by
-// one block in fp64 so it is the same from run to run.
+// one block in fp64 so it is the same from run to run. The cross-entropy backward runs over rows
+// (blockIdx.y) and 16-byte packs within a row (blockIdx.x), so no element needs an index division.
 #include "plansight/kernels/cuda/vocab_parallel.h"
 
 #include <type_traits>
 
 #include "common.cuh"
 #include "dtype.cuh"
+#include "vec.cuh"
 
 namespace plansight::kernels::cuda {
 namespace {
@@ -110,14 +112,24 @@ __global__ void ce_loss_kernel(double* loss, const float* sums, int N) {
   if (threadIdx.x == 0) *loss += part[0] / N;
 }
 
-template <class T>
-__global__ void ce_backward_kernel(T* probs, const std::int32_t* targets, int begin, int Vl, float scale,
-                                   std::size_t total) {
-  PLANSIGHT_GRID_STRIDE(i, total) {
-    const std::size_t n = i / Vl;
-    float d = to_float(probs[i]);
-    if (static_cast<std::int64_t>(i % Vl) == static_cast<std::int64_t>(targets[n]) - begin) d -= 1.0f;
-    probs[i] = from_float<T>(d * scale);
+// probs[n, v] = (probs[n, v] - [v == targets[n] - begin]) * scale, rows n = blockIdx.y, + gridDim.y,
+// ...; packs of kWidth columns (Vl % kWidth == 0, rows kWidth-aligned) across blockIdx.x.
+template <class T, int kWidth>
+__global__ void ce_backward_kernel(T* probs, const std::int32_t* targets, int begin, int N, int Vl, float scale) {
+  const int packs = Vl / kWidth;
+  for (int n = blockIdx.y; n < N; n += gridDim.y) {
+    T* p = probs + static_cast<std::size_t>(n) * Vl;
+    const std::int64_t target = static_cast<std::int64_t>(targets[n]) - begin;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < packs; j += gridDim.x * blockDim.x) {
+      float d[kWidth];
+      detail::load_pack(d, p + static_cast<std::size_t>(j) * kWidth);
+#pragma unroll
+      for (int i = 0; i < kWidth; ++i) {
+        if (static_cast<std::int64_t>(j) * kWidth + i == target) d[i] -= 1.0f;
+        d[i] *= scale;
+      }
+      detail::store_pack(p + static_cast<std::size_t>(j) * kWidth, d);
+    }
   }
 }
 
@@ -219,13 +231,24 @@ Status ce_normalize(void* logits, const float* sums, const float* maxima, int tp
 
 Status ce_backward(void* probs, const std::int32_t* targets, int begin, int N, int Vl, float scale, DType type,
                    cudaStream_t stream) {
-  if (N <= 0) return Status();  // no rows: nothing to write (a block would write row 0)
+  if (N <= 0 || Vl <= 0) return Status();  // nothing to write; a grid of 0 blocks is a launch error
   return with_type(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    const std::size_t total = elements(N, Vl);
-    ce_backward_kernel<T><<<detail::grid_for(total), detail::kBlockSize, 0, stream>>>(static_cast<T*>(probs), targets,
-                                                                                       begin, Vl, scale, total);
-    return detail::launch_status("ce_backward_kernel");
+    auto launch = [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      const int packs = Vl / W;
+      // A row's packs across x (50,304 bf16 logits: 25 blocks of 256), rows across y (at most
+      // 65,535, the grid's y limit; the kernel strides over the rest).
+      const dim3 grid(static_cast<unsigned int>((packs + detail::kBlockSize - 1) / detail::kBlockSize),
+                      static_cast<unsigned int>(N < 65535 ? N : 65535));
+      ce_backward_kernel<T, W><<<grid, detail::kBlockSize, 0, stream>>>(static_cast<T*>(probs), targets, begin, N, Vl,
+                                                                        scale);
+      return detail::launch_status("ce_backward_kernel");
+    };
+    if (detail::rows_vectorisable<T>(Vl, static_cast<T*>(probs))) {
+      return launch(std::integral_constant<int, detail::kVecWidth<T>>());
+    }
+    return launch(std::integral_constant<int, 1>());
   });
 }
 

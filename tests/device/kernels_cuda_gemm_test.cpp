@@ -173,13 +173,16 @@ TEST_F(GemmTest, MatmulGeluMatchesMatmulThenGelu) {
   }
 }
 
-// Two shapes: hs = 12, heads at unaligned offsets; and the GPT-2 head size hs = 64 with T = 70,
-// where cuBLASLt picks its tensor-core kernels and each causal-softmax row takes three warp steps.
+// Shapes: hs = 12, heads at unaligned offsets; the GPT-2 head size hs = 64 with T = 70, where
+// cuBLASLt picks its tensor-core kernels and each causal-softmax row takes three warp steps (T not
+// a multiple of 8: the scalar softmax backward); and T = 64 and 264, multiples of 8, where the
+// softmax backward keeps a row in registers as 16-byte packs (kernels/cuda/vec.cuh): one pack
+// chunk per lane for T = 64, two (bf16/fp16) or three (fp32) for T = 264, the last partial.
 TYPED_TEST(TypedGemmTest, AttentionForwardAndBackwardMatchCpu) {
   struct Shape {
     int B, T, C, NH;
   };
-  for (const Shape shape : {Shape{2, 19, 48, 4}, Shape{1, 70, 128, 2}}) {
+  for (const Shape shape : {Shape{2, 19, 48, 4}, Shape{1, 70, 128, 2}, Shape{2, 64, 48, 4}, Shape{1, 264, 128, 2}}) {
     SCOPED_TRACE("T = " + std::to_string(shape.T) + ", hs = " + std::to_string(shape.C / shape.NH));
     this->attention_matches_cpu(shape.B, shape.T, shape.C, shape.NH);
   }
