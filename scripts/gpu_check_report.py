@@ -7,6 +7,8 @@ the CLI's output. Standard library only (the GPU machines' images have python3).
   gpu_check_report.py cli COMMAND CLI.txt            the line of a CLI command's output worth a summary row
   gpu_check_report.py overhead TRACED.jsonl PLAIN.jsonl  step time with the CUPTI tracer against without it
   gpu_check_report.py throughput COMPARE.json       step, tokens/s and MFU from `plansight compare --json`
+  gpu_check_report.py accuracy TABLE.txt            the spread of bench/probe_accuracy.sh's rows (those printed
+                                                    so far, when it was stopped)
 """
 import json
 import math
@@ -124,6 +126,36 @@ def throughput(compare_path):
     return ", ".join(parts)
 
 
+def accuracy(table_path):
+    steps, memory, failed = [], [], 0
+    for line in open(table_path, encoding="utf-8", errors="replace"):
+        if line.startswith("#") or line.startswith("layout"):
+            continue
+        if "probe failed" in line:
+            failed += 1
+            continue
+        cols = line.split()
+        # --flags... predicted_ms measured_ms error act_err buf_err mem_err
+        if len(cols) < 7 or not cols[-4].endswith("%"):
+            continue
+        try:
+            steps.append(float(cols[-4].rstrip("%")))
+            if cols[-1].endswith("%"):
+                memory.append(float(cols[-1].rstrip("%")))
+        except ValueError:
+            continue
+    if not steps:
+        return f"no layout compared ({failed} failed)"
+    within = sum(1 for e in steps if abs(e) <= 10)
+    text = (f"{len(steps)} layouts: step error {min(steps):+.1f}% to {max(steps):+.1f}%, "
+            f"mean |error| {sum(abs(e) for e in steps) / len(steps):.1f}%, {within} within +-10%")
+    if memory:
+        text += f"; memory total {min(memory):+.1f}% to {max(memory):+.1f}%"
+    if failed:
+        text += f"; {failed} failed"
+    return text
+
+
 def cli_line(command, path):
     text = open(path, encoding="utf-8", errors="replace").read()
     section = text[text.rfind("$ plansight " + command):]
@@ -150,6 +182,8 @@ def run(argv):
         print(compare_losses(argv[2], argv[3], float(argv[4])))
     elif len(argv) >= 4 and argv[1] == "overhead":
         print(tracing_overhead(argv[2], argv[3]))
+    elif len(argv) >= 3 and argv[1] == "accuracy":
+        print(accuracy(argv[2]))
     elif len(argv) >= 3 and argv[1] == "throughput":
         print(throughput(argv[2]))
     elif len(argv) >= 4 and argv[1] == "cli":
