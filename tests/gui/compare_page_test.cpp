@@ -3,7 +3,10 @@
 // 1.25): the phase table shows forward … step with errors, memory per category, both timelines
 // on one axis that zooms together; an empty store shows how to make a probe run. An imported
 // Kineto fixture beside the current plan's prediction gives the numbers of `plansight compare
-// RUN --plan FILE --json` and follows the plan's edits. The models under QAbstractItemModelTester.
+// RUN --plan FILE --json` and follows the plan's edits. A GPU probe run (bf16 on an H200, its
+// measured kernels 70% tensor-core GEMMs) shows its device, tokens/s and MFU as `plansight
+// compare RUN --json` gives them and the tensor-core share predicted vs measured; a CPU run shows
+// neither tensor-core rows nor an MFU. The models under QAbstractItemModelTester.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
@@ -14,6 +17,7 @@
 
 #include "../support/cli_run.h"
 #include "gui_test_support.h"
+#include "plansight/core/predicted_gemm_share.h"
 #include "plansight/core/probe_plan.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/hardware_profile.h"
@@ -22,6 +26,7 @@
 #include "plansight/estimator/time_model.h"
 #include "plansight/gui/compare_page.h"
 #include "plansight/gui/comparison_model.h"
+#include "plansight/gui/figure_model.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
@@ -38,8 +43,13 @@ struct ProbeStore {
   QString path = dir.filePath(QStringLiteral("runs.sqlite"));
   std::int64_t run_id = 0;
   double measured_step_s = 0;
+  double measured_tensor_core_share = 0;  // GPU: of the measured kernel and collective time
+  nlohmann::json request;
+  est::HardwareProfile profile;
 
-  explicit ProbeStore(bool with_probe_run) {
+  // `on_gpu`: a bf16 run on an H200 whose measured compute kernels are each split 70:30 into a
+  // cuBLAS tensor-core GEMM and a layernorm, with the device report the CUDA probe writes.
+  explicit ProbeStore(bool with_probe_run, bool on_gpu = false) {
     auto db = store::Store::open(path.toStdString());
     EXPECT_TRUE(db.ok()) << db.error_text();
     if (!with_probe_run) {
@@ -47,19 +57,23 @@ struct ProbeStore {
       EXPECT_TRUE(db->create_run(plan_run).ok());
       return;
     }
-    const nlohmann::json request = {
+    request = {
         {"model", {{"name", "small"}, {"layers", 4}, {"hidden", 128}, {"heads", 4}, {"kv_heads", 4},
                    {"ffn_hidden", 512}, {"vocab", 256}, {"max_seq_len", 128}, {"dropout", false}}},
         {"layout", {{"tp", 2}, {"pp", 2}, {"dp", 1}, {"schedule", "1f1b"}}},
         {"micro_batch", 1}, {"global_batch", 4}, {"seq_len", 128}, {"steps", 10}};
-    est::HardwareProfile profile;
-    profile.device = "cpu: test";
+    if (on_gpu) {
+      request["device"] = "cuda";
+      request["precision"] = "bf16";
+    }
+    profile.device = on_gpu ? "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" : "cpu: test";
     profile.peak_flops = 5e10;
     profile.memory_bandwidth_bytes_per_s = 1e10;
     profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 1e-3, false});
     auto profile_id = db->save_hardware_profile(profile.device, est::to_json(profile));
     EXPECT_TRUE(profile_id.ok()) << profile_id.error_text();
-    store::NewRun run{store::RunKind::probe, "probe small", "cpu: test", store::RunStatus::complete, request, ""};
+    store::NewRun run{store::RunKind::probe, "probe small", on_gpu ? "cuda: " + profile.device : "cpu: test",
+                      store::RunStatus::complete, request, ""};
     auto id = db->create_run(run);
     EXPECT_TRUE(id.ok()) << id.error_text();
     run_id = *id;
@@ -80,13 +94,50 @@ struct ProbeStore {
         s.duration_ns = s.duration_ns * 5 / 4;
       }
     }
+    if (on_gpu) split_kernels(measured);
     EXPECT_TRUE(db->append_timeline(run_id, measured).ok());
     measured_step_s = predicted->iteration_s * 1.25;
     store::RunSummary summary;
     summary.step_time_s = measured_step_s;
     summary.memory_bytes = {{"weights", 1 << 20}, {"activations", 4 << 20}, {"total", 8 << 20}};
     summary.metrics["hardware_profile_id"] = static_cast<double>(*profile_id);
+    if (on_gpu) {
+      // The probe's own figure, deliberately not the timeline's, to see which the page shows.
+      summary.device = {{"gpu", "NVIDIA H200"}, {"compute_capability", "9.0"}, {"precision", "bf16"},
+                        {"tensor_cores", {{"source", "kernel-name rules"},
+                                          {"step", {{"seconds", 1.0}, {"tensor_core_seconds", 0.65}, {"share", 0.65}}}}}};
+    }
     EXPECT_TRUE(db->update_summary(run_id, summary).ok());
+  }
+
+  // Each forward and backward kernel: 70% a flagged cuBLAS GEMM, then 30% a layernorm.
+  void split_kernels(est::Timeline& t) {
+    const std::int32_t gemm = t.intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas");
+    const std::int32_t other = t.intern("layernorm_forward_kernel");
+    double kernel_ns = 0, tensor_core_ns = 0;
+    for (auto& track : t.tracks) {
+      std::vector<est::Span> spans;
+      for (const est::Span& s : track.spans) {
+        const bool compute = s.kind == est::SpanKind::kernel && (s.phase == est::Phase::forward || s.phase == est::Phase::backward);
+        if (s.kind == est::SpanKind::kernel || s.kind == est::SpanKind::collective) kernel_ns += static_cast<double>(s.duration_ns);
+        if (!compute) {
+          spans.push_back(s);
+          continue;
+        }
+        est::Span a = s, b = s;
+        a.duration_ns = s.duration_ns * 7 / 10;
+        a.name_id = gemm;
+        a.tensor_core = true;
+        b.start_ns = a.end_ns();
+        b.duration_ns = s.duration_ns - a.duration_ns;
+        b.name_id = other;
+        tensor_core_ns += static_cast<double>(a.duration_ns);
+        spans.push_back(a);
+        spans.push_back(b);
+      }
+      track.spans = std::move(spans);
+    }
+    measured_tensor_core_share = tensor_core_ns / kernel_ns;
   }
 };
 
@@ -179,6 +230,132 @@ TEST(ComparePage, WithoutAProbeRunSaysHowToMakeOne) {
   auto* hint = page.findChild<QLabel*>(QStringLiteral("noProbeRuns"));
   ASSERT_TRUE(hint);
   EXPECT_TRUE(hint->text().contains(QStringLiteral("plansight probe --model small --steps 10")));
+}
+
+// The row of `model` named `name`, -1 when none is.
+int row_named(const FigureModel& model, const QString& name) {
+  for (int r = 0; r < model.rowCount(); ++r) {
+    if (model.index(r, FigureModel::kName).data().toString() == name) return r;
+  }
+  return -1;
+}
+
+double raw(const FigureModel& model, int row, int column) { return model.index(row, column).data(Qt::UserRole).toDouble(); }
+
+// The page's figures as text, and a screenshot, where PLANSIGHT_GUI_SHOTS names a folder: to
+// look at, not to check.
+void save_figures(ComparePage& page, const QString& name) {
+  const QString dir = qEnvironmentVariable("PLANSIGHT_GUI_SHOTS");
+  if (dir.isEmpty()) return;
+  page.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+  std::ofstream out((dir + QLatin1Char('/') + name + QStringLiteral(".txt")).toStdString());
+  out << page.titleText().toStdString() << "\n" << page.findChild<QLabel*>(QStringLiteral("compareDevice"))->text().toStdString() << "\n";
+  for (const FigureModel* m : {page.throughputModel(), page.tensorCoreModel()}) {
+    out << "\n";
+    for (int c = 0; c < FigureModel::kColumnCount; ++c) out << m->headerData(c, Qt::Horizontal).toString().toStdString() << " | ";
+    out << "\n";
+    for (int r = 0; r < m->rowCount(); ++r) {
+      for (int c = 0; c < FigureModel::kColumnCount; ++c) out << m->index(r, c).data().toString().toStdString() << " | ";
+      out << "\n";
+    }
+  }
+  const auto* note = page.findChild<QLabel*>(QStringLiteral("tensorCoreNote"));
+  out << "\n" << page.findChild<QLabel*>(QStringLiteral("throughputNote"))->text().toStdString() << "\n"
+      << note->text().toStdString() << "\ntooltip: " << note->toolTip().toStdString() << "\n";
+}
+
+TEST(ComparePage, AGpuRunShowsItsDeviceThroughputAndTensorCores) {
+  ProbeStore fixture(true, true);
+  auto cli = testing::run_cli({"compare", std::to_string(fixture.run_id), "--json", "--db", fixture.path.toStdString()});
+  ASSERT_EQ(cli.status, cli::Status::ok) << cli.err;
+  const auto j = nlohmann::json::parse(cli.out)["throughput"];
+  ASSERT_FALSE(j["measured_mfu"].is_null()) << "an H200 has a datasheet peak";
+
+  RunRepository runs(fixture.path);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
+  page.resize(1400, 1000);
+  ModelTesterWarnings warnings;
+  QAbstractItemModelTester throughput_tester(page.throughputModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  QAbstractItemModelTester tensor_core_tester(page.tensorCoreModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
+
+  const QString device = page.findChild<QLabel*>(QStringLiteral("compareDevice"))->text();
+  EXPECT_TRUE(device.contains(QStringLiteral("NVIDIA H200")) && device.contains(QStringLiteral("bf16"))) << device.toStdString();
+
+  // Tokens/s and MFU: the CLI's numbers.
+  const FigureModel& t = *page.throughputModel();
+  ASSERT_EQ(t.rowCount(), 2);
+  const int tokens = row_named(t, QStringLiteral("tokens/s")), mfu = row_named(t, QStringLiteral("MFU"));
+  ASSERT_GE(tokens, 0);
+  ASSERT_GE(mfu, 0);
+  EXPECT_DOUBLE_EQ(raw(t, tokens, FigureModel::kPredicted), j["predicted_tokens_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(raw(t, tokens, FigureModel::kMeasured), j["measured_tokens_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(raw(t, mfu, FigureModel::kPredicted), j["predicted_mfu"].get<double>());
+  EXPECT_DOUBLE_EQ(raw(t, mfu, FigureModel::kMeasured), j["measured_mfu"].get<double>());
+  EXPECT_TRUE(t.index(mfu, FigureModel::kMeasured).data().toString().endsWith(QLatin1Char('%')));
+  EXPECT_NEAR(raw(t, tokens, FigureModel::kDifference), 0.25, 1e-9) << "the measured step is 1.25 x the predicted";
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("throughputNote"))->text().contains(QStringLiteral("h200 datasheet, bf16")));
+
+  // Tensor cores: measured as the timeline's kernels say (70% of forward and backward), predicted
+  // as the operator model's GEMM share of each phase.
+  const FigureModel& tc = *page.tensorCoreModel();
+  EXPECT_TRUE(page.findChild<QWidget*>(QStringLiteral("tensorCoreTable"))->isVisibleTo(&page));
+  const int step = row_named(tc, QStringLiteral("step")), forward = row_named(tc, QStringLiteral("forward")),
+            gemms = row_named(tc, QStringLiteral("in tensor-core GEMMs"));
+  ASSERT_EQ(step, 0);
+  ASSERT_GE(forward, 0);
+  ASSERT_GE(gemms, 0);
+  EXPECT_GE(row_named(tc, QStringLiteral("backward")), 0);
+  EXPECT_NEAR(raw(tc, step, FigureModel::kMeasured), fixture.measured_tensor_core_share, 1e-9)
+      << "the stored timeline's figure, not the probe's 65%";
+  EXPECT_NEAR(raw(tc, forward, FigureModel::kMeasured), 0.7, 1e-3);
+  EXPECT_NEAR(raw(tc, gemms, FigureModel::kMeasured), fixture.measured_tensor_core_share, 1e-9)
+      << "the GEMMs' part of the kernel time is the step's tensor-core share";
+  auto plan = core::plan_of_probe_run(fixture.request, fixture.profile);
+  ASSERT_TRUE(plan.ok()) << plan.error_text();
+  auto gemm = core::predicted_gemm_shares(*plan, &fixture.profile);
+  ASSERT_TRUE(gemm.ok()) << gemm.error_text();
+  EXPECT_NEAR(raw(tc, forward, FigureModel::kPredicted), gemm->forward, 1e-12);
+  EXPECT_GT(raw(tc, step, FigureModel::kPredicted), 0.1);
+  EXPECT_LT(raw(tc, step, FigureModel::kPredicted), 1);
+  EXPECT_NEAR(raw(tc, forward, FigureModel::kDifference), gemm->forward - raw(tc, forward, FigureModel::kMeasured), 1e-12);
+  EXPECT_TRUE(tc.index(forward, FigureModel::kDifference).data().toString().endsWith(QStringLiteral(" pt")));
+  const auto* note = page.findChild<QLabel*>(QStringLiteral("tensorCoreNote"));
+  EXPECT_TRUE(note->text().contains(QStringLiteral("65.0% (kernel-name rules)")) && note->text().contains(QStringLiteral("stored timeline")))
+      << note->text().toStdString();
+  EXPECT_TRUE(note->toolTip().contains(QStringLiteral("device report"))) << "where the probe's own figure came from";
+  EXPECT_TRUE(tc.index(step, FigureModel::kName).data(Qt::ToolTipRole).toString().contains(QStringLiteral("the probe's own figure")));
+  save_figures(page, QStringLiteral("compare_gpu"));
+  EXPECT_EQ(warnings.count(), 0);
+}
+
+TEST(ComparePage, ACpuRunHasNoTensorCoreRowsAndNoMfu) {
+  ProbeStore fixture(true);
+  RunRepository runs(fixture.path);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
+  page.resize(1400, 1000);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareDevice"))->text().contains(QStringLiteral("cpu: test · fp32")));
+  EXPECT_EQ(page.tensorCoreModel()->rowCount(), 0);
+  EXPECT_FALSE(page.findChild<QWidget*>(QStringLiteral("tensorCoreTable"))->isVisibleTo(&page));
+  ASSERT_EQ(page.throughputModel()->rowCount(), 1) << "tokens/s only: no MFU row with a made-up peak";
+  EXPECT_EQ(page.throughputModel()->index(0, FigureModel::kName).data().toString(), QStringLiteral("tokens/s"));
+  EXPECT_GT(raw(*page.throughputModel(), 0, FigureModel::kMeasured), 0);
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("throughputNote"))->text().startsWith(QStringLiteral("no MFU")));
+  save_figures(page, QStringLiteral("compare_cpu"));
+
+  // Against a plan the CLI prints no throughput either: the boxes go.
+  QSignalSpy ready(&page, &ComparePage::comparisonReady);
+  page.setAgainst(ComparePage::Against::current_plan);
+  ASSERT_TRUE(ready.wait(30000));
+  EXPECT_EQ(page.throughputModel()->rowCount(), 0);
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareDevice"))->isHidden());
 }
 
 est::Plan two_gpu_plan() {

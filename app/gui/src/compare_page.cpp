@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "plansight/gui/comparison_model.h"
+#include "plansight/gui/figure_model.h"
 #include "plansight/gui/plan_document.h"
 #include "plansight/gui/run_repository.h"
 #include "plansight/gui/shared_time_axis.h"
@@ -30,6 +31,22 @@ namespace {
 
 constexpr int kProbeRunRole = Qt::UserRole + 1;  // the picker's runs: comparable with their own configuration
 
+// A table no higher than its rows, so that a short one leaves the height to the others.
+void fit_rows(QTableView* table) {
+  int height = table->horizontalHeader()->height() + 2 * table->frameWidth();
+  for (int r = 0; r < table->model()->rowCount(); ++r) height += table->rowHeight(r);
+  table->setMaximumHeight(height);
+}
+
+// `table` with `note` under it (what its numbers are measured against).
+QWidget* with_note(QWidget* table, QLabel* note, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(table, 1);
+  layout->addWidget(note);
+  return box;
+}
 
 }  // namespace
 
@@ -44,7 +61,11 @@ QString per_layer_tip() {
 ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* parent)
     : QWidget(parent), runs_(runs), document_(document), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
       phases_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
-      memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)), jobs_(this) {
+      memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)),
+      throughput_(new FigureModel(tr("Throughput"), tr("tokens/s: predicted / measured - 1; MFU: predicted - measured, "
+                                                       "in percentage points"), this)),
+      tensor_cores_(new FigureModel(tr("Tensor cores"), tr("predicted share - measured share, in percentage points"), this)),
+      jobs_(this) {
   empty_ = new QLabel(this);
   empty_->setObjectName(QStringLiteral("noProbeRuns"));
   empty_->setAlignment(Qt::AlignCenter);
@@ -77,6 +98,15 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   note_ = new QLabel(this);
   note_->setObjectName(QStringLiteral("compareNote"));
   note_->setWordWrap(true);
+  device_ = new QLabel(this);
+  device_->setObjectName(QStringLiteral("compareDevice"));
+  device_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  throughput_note_ = new QLabel(this);
+  throughput_note_->setObjectName(QStringLiteral("throughputNote"));
+  throughput_note_->setWordWrap(true);
+  tensor_core_note_ = new QLabel(this);
+  tensor_core_note_->setObjectName(QStringLiteral("tensorCoreNote"));
+  tensor_core_note_->setWordWrap(true);
   warning_ = new QLabel(this);
   warning_->setObjectName(QStringLiteral("compareWarning"));
   warning_->setWordWrap(true);
@@ -107,6 +137,14 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   memory_table->setColumnHidden(ComparisonModel::kOfStep, true);  // memory has no step to be a share of
   memory_box_ = titled_widget(tr("Memory per category"), memory_table, tables);
   tl->addWidget(memory_box_, 2);
+  throughput_table_ = make_result_table(throughput_, QStringLiteral("throughputTable"), tables);
+  throughput_box_ = titled_widget(tr("Throughput"), with_note(throughput_table_, throughput_note_, tables), tables);
+  tl->addWidget(throughput_box_);  // two rows: as high as they are, the spare height to the others
+  tensor_core_box_ = titled_widget(tr("Tensor-core share of kernel time"),
+                                   with_note(make_result_table(tensor_cores_, QStringLiteral("tensorCoreTable"), tables),
+                                             tensor_core_note_, tables),
+                                   tables);
+  tl->addWidget(tensor_core_box_, 3);
   tl->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, content);
   split->addWidget(timelines);
@@ -117,6 +155,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   auto* cl = new QVBoxLayout(content);
   cl->setContentsMargins(0, 0, 0, 0);
   cl->addWidget(title_);
+  cl->addWidget(device_);
   cl->addWidget(warning_);
   cl->addWidget(split, 1);
 
@@ -264,6 +303,7 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     title_->setText(tr("Run %1 cannot be compared: %2").arg(c.run_id).arg(c.error));
     phases_->setRows({});
     memory_->setRows({});
+    showFigures(c);
     predicted_view_->setTimeline(nullptr, {});
     measured_view_->setTimeline(nullptr, {});
     note_->clear();
@@ -273,6 +313,7 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     phases_->setRows(c.phases);
     memory_->setRows(c.memory);
     memory_box_->setVisible(!c.memory.empty());
+    showFigures(c);
     note_->setText(c.note);
     QStringList lines;
     for (const QString& w : c.warnings) lines << w.toHtmlEscaped();
@@ -283,6 +324,19 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     showPredicted();
   }
   emit comparisonReady();
+}
+
+void ComparePage::showFigures(const RunComparison& c) {
+  device_->setText(c.device.isEmpty() ? QString() : tr("Device: %1 · %2").arg(c.device, c.precision));
+  device_->setVisible(!c.device.isEmpty());
+  throughput_->setRows(c.throughput);
+  throughput_note_->setText(c.throughput_note);
+  throughput_box_->setVisible(!c.throughput.empty());
+  tensor_cores_->setRows(c.tensor_cores);
+  tensor_core_note_->setText(c.tensor_core_note);
+  tensor_core_note_->setToolTip(c.tensor_core_tip);
+  fit_rows(throughput_table_);
+  tensor_core_box_->setVisible(!c.tensor_cores.empty());
 }
 
 void ComparePage::showPredicted() {

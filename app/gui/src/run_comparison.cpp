@@ -1,7 +1,8 @@
 // compare_probe_run() and compare_run_with_plan(): the computations of `plansight compare RUN`
 // and `plansight compare RUN --plan FILE`, called through the CLI's public headers
-// (probe_plan.h, plan_run_comparison.h, step_phases.h, run_lookup.h), so that the page and the
-// CLI print the same numbers; this file only turns them into rows and indexed timelines.
+// (probe_plan.h, plan_run_comparison.h, step_phases.h, run_lookup.h; run_throughput.h through
+// run_figures.cpp), so that the page and the CLI print the same numbers; this file only turns
+// them into rows and indexed timelines.
 #include "plansight/gui/run_comparison.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "plansight/estimator/time_model.h"
 #include "plansight/estimator/timeline_layers.h"
 #include "plansight/gui/format.h"
+#include "run_figures.h"
 
 namespace plansight::gui {
 
@@ -131,6 +133,8 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
                        QLatin1Char('\n') + q(core::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
+  add_run_figures(out, *run, *plan, *estimate, *profile, predicted->timeline, has ? &*measured : nullptr,
+                  out.phases.back().predicted, out.phases.back().measured);
   index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt,
              *plan, estimate->padded_vocab, &*profile);
   return out;

@@ -1,7 +1,9 @@
 // The Compare page: a run from the store (through the Runs page's RunRepository) beside a
 // prediction, the predicted and measured timelines one above the other on one time axis (two
 // TimelineWidgets on a SharedTimeAxis), time per phase and memory per category predicted vs
-// measured with the error. Two predictions to set a run against:
+// measured with the error; for a probe run against its own configuration also the device and
+// precision it ran in, tokens/s and MFU, and on a GPU the tensor-core share of kernel time per
+// step, phase and kernel class. Two predictions to set a run against:
 // - a probe run's own configuration, predicted with the run's hardware profile (`plansight
 //   compare RUN`);
 // - the plan being edited, for any measured or imported run (`plansight compare RUN --plan`);
@@ -26,6 +28,7 @@ class QTableView;
 namespace plansight::gui {
 
 class ComparisonModel;
+class FigureModel;
 class PlanDocument;
 class RunRepository;
 class SharedTimeAxis;
@@ -50,6 +53,8 @@ class ComparePage : public QWidget {
   QComboBox* againstPicker() const { return against_; }
   ComparisonModel* phaseModel() const { return phases_; }
   ComparisonModel* memoryModel() const { return memory_; }
+  FigureModel* throughputModel() const { return throughput_; }
+  FigureModel* tensorCoreModel() const { return tensor_cores_; }
   TimelineWidget* predictedView() const { return predicted_view_; }
   TimelineWidget* measuredView() const { return measured_view_; }
   SharedTimeAxis* sharedAxis() const { return axis_; }
@@ -72,6 +77,7 @@ class ComparePage : public QWidget {
   void updateAgainstChoices();
   void deliver(std::shared_ptr<const RunComparison> comparison);
   void showPredicted();  // the comparison's predicted timeline, per layer or not
+  void showFigures(const RunComparison& c);  // device, throughput and tensor cores; empty ones hidden
 
   RunRepository* runs_;
   PlanDocument* document_;
@@ -89,6 +95,14 @@ class ComparePage : public QWidget {
   ComparisonModel* phases_;
   ComparisonModel* memory_;
   QWidget* memory_box_;
+  FigureModel* throughput_;
+  FigureModel* tensor_cores_;
+  QLabel* device_;             // "NVIDIA H200 · bf16"
+  QLabel* throughput_note_;    // the MFU's peak, or why there is no MFU
+  QLabel* tensor_core_note_;
+  QTableView* throughput_table_;
+  QWidget* throughput_box_;
+  QWidget* tensor_core_box_;   // hidden on a CPU run and against a plan
   std::shared_ptr<const RunComparison> comparison_;
   bool refreshed_ = false;
   bool stale_ = false;  // the plan changed while the page was hidden

@@ -34,6 +34,17 @@ struct ComparisonRow {
   std::optional<double> of_step() const;
 };
 
+// A figure predicted beside measured, already formatted: tokens/s, MFU, a tensor-core share.
+struct FigureRow {
+  QString name;
+  std::optional<double> predicted, measured;  // raw: tokens/s, or fractions (MFU, shares)
+  QString predicted_text, measured_text;      // "-" where a side has none
+  QString difference_text;                    // tokens/s: predicted / measured - 1; fractions: points
+  std::optional<double> difference;           // raw, as the text says it
+  QString tool_tip;
+  bool bold = false;                          // the step, or a group's first row
+};
+
 struct RunComparison {
   std::int64_t run_id = 0;
   bool against_plan = false;         // false: the probe run's own configuration
@@ -45,6 +56,17 @@ struct RunComparison {
   // axis; null when it could not be made (layers_message says why).
   std::shared_ptr<const TimelineIndex> predicted_layers;
   QString layers_message;
+  // A probe run against its own configuration (empty against a plan, which the CLI gives no
+  // throughput either): what ran it, tokens/s and MFU (core::run_throughput, as `plansight
+  // compare RUN` prints them), and on a GPU the tensor-core share of kernel time per step, phase
+  // and kernel class (core::tensor_core_shares on both timelines).
+  QString device;                       // the GPU as CUDA names it, or the run's device ("cpu: ...")
+  QString precision;                    // "bf16"
+  std::vector<FigureRow> throughput;    // tokens/s, then MFU when there is one
+  QString throughput_note;              // the peak MFU is taken against, or why there is no MFU
+  std::vector<FigureRow> tensor_cores;  // empty on a CPU run
+  QString tensor_core_note;             // short, under the table: the probe's own figure beside the rows'
+  QString tensor_core_tip;              // how both sides count, and where the probe's figure came from
   QString note;   // how to read the phases (waiting is bubble; what "step" is; the legend)
   QStringList warnings;  // the run and the plan describe different jobs (compare_run_with_plan)
   QString error;  // non-empty: nothing else is set
