@@ -149,24 +149,28 @@ nlohmann::json to_json(const ProbeRequest& r) {
   nlohmann::json layout = est::to_json(r.layout);
   layout.erase("stage_layers");  // empty by default; kept only when given
   if (!r.layout.stage_layers.empty()) layout["stage_layers"] = r.layout.stage_layers;
-  return {{"model", est::to_json(r.model)},
-          {"layout", std::move(layout)},
-          {"micro_batch", r.micro_batch},
-          {"global_batch", r.global_batch},
-          {"seq_len", r.seq_len},
-          {"steps", r.steps},
-          {"warmup_steps", r.warmup_steps},
-          {"learning_rate", r.learning_rate},
-          {"lr_warmup_steps", r.lr_warmup_steps},
-          {"weight_decay", r.weight_decay},
-          {"seed", r.seed},
-          {"data", data_name(r.data)},
-          {"device", device_name(r.device)},
-          {"precision", to_string(r.precision)},
-          {"threads_per_rank", r.threads_per_rank},
-          {"cores", r.cores},
-          {"trace", r.trace},
-          {"calibrate", r.calibrate}};
+  nlohmann::json out = {{"model", est::to_json(r.model)},
+                        {"layout", std::move(layout)},
+                        {"micro_batch", r.micro_batch},
+                        {"global_batch", r.global_batch},
+                        {"seq_len", r.seq_len},
+                        {"steps", r.steps},
+                        {"warmup_steps", r.warmup_steps},
+                        {"learning_rate", r.learning_rate},
+                        {"lr_warmup_steps", r.lr_warmup_steps},
+                        {"weight_decay", r.weight_decay},
+                        {"seed", r.seed},
+                        {"data", data_name(r.data)},
+                        {"device", device_name(r.device)},
+                        {"precision", to_string(r.precision)},
+                        {"threads_per_rank", r.threads_per_rank},
+                        {"cores", r.cores},
+                        {"trace", r.trace},
+                        {"calibrate", r.calibrate}};
+  // Written only when asked for, so that readers built before the field (which refuse unknown
+  // keys) still read every other request, and stored requests stay as they were.
+  if (r.tensor_core_counters) out["tensor_core_counters"] = true;
+  return out;
 }
 
 Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
@@ -175,7 +179,7 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   est::JsonReader in(json, "", errors);
   in.reject_unknown({"model", "layout", "micro_batch", "global_batch", "seq_len", "steps", "warmup_steps",
                      "learning_rate", "lr_warmup_steps", "weight_decay", "seed", "data", "device", "precision", "threads_per_rank",
-                     "cores", "trace", "calibrate"});
+                     "cores", "trace", "calibrate", "tensor_core_counters"});
   ProbeRequest r;
   r.model = *probe_model("tiny");
   read_model_field(in, r.model);
@@ -231,6 +235,16 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
   in.read("cores", r.cores, 0, 4096);
   in.read("trace", r.trace);
   in.read("calibrate", r.calibrate);
+  in.read("tensor_core_counters", r.tensor_core_counters);
+  // Machine-free checks; whether the GPU permits counters is only known when it runs.
+  if (r.tensor_core_counters && r.device == Device::cpu) {
+    in.error("tensor_core_counters", "value true: tensor-core counters are read from an NVIDIA GPU; valid with device cpu: false "
+                                     "(use device cuda or auto)");
+  }
+  if (r.tensor_core_counters && !r.trace) {
+    in.error("tensor_core_counters", "value true needs trace true: the counters are weighed with the traced step's "
+                                     "kernel times; valid with trace false: false");
+  }
 
   if (!seq_given) r.seq_len = std::min(r.model.max_seq_len, kDefaultSeqLenCap);
   if (!global_given) {

@@ -4,6 +4,10 @@
 // with tracing, the CUPTI activity tracer starts before the first NVTX range, every rank's
 // streams and thread are named to it, and the last step's records become the measured timeline
 // (clock-aligned to the host's steady clock, kept from the earliest start of the last step).
+// With tensor_core_counters, the last warm-up step of a single-rank run is profiled per kernel
+// with CUPTI's kernel replay (runtime/cuda/tensor_core_counters.h): a warm-up step is not timed,
+// so its 10-100x slowdown touches neither the step time nor the traced last step, and its kernels
+// are the traced step's; their counters are then set beside the kernel-name rules.
 #include "plansight/probe/cuda/cuda_device.h"
 
 #include <cuda_runtime.h>
@@ -29,6 +33,7 @@
 #include "tensor_core_share.h"
 #if PLANSIGHT_HAVE_CUPTI
 #include "plansight/runtime/cuda/activity_tracer.h"
+#include "plansight/runtime/cuda/tensor_core_counters.h"
 #endif
 
 namespace plansight::probe::cuda {
@@ -43,6 +48,11 @@ std::int64_t steady_ns() {
 
 std::string cuda_error_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
 
+// Counter data for this many kernel launches of the profiled step (a GPT-2 124M step launches
+// on the order of a thousand); launches beyond it are reported as dropped, never read as zeros.
+constexpr std::size_t kMaxProfiledKernels = 8192;
+constexpr const char* kNamesDecide = "; kernels are classified by their names";
+
 class CudaDevice final : public RunDevice {
  public:
   // `nccl` null: every rank of the world is a virtual rank of this GPU (the device communicator);
@@ -54,6 +64,7 @@ class CudaDevice final : public RunDevice {
         last_step_begin_ns_(world_size, std::numeric_limits<std::int64_t>::max()),
         last_step_end_ns_(world_size, std::numeric_limits<std::int64_t>::min()) {
     if (!nccl_) world_.emplace(world_size, device);
+    plan_counters();
   }
 
   ~CudaDevice() override {
@@ -138,11 +149,13 @@ class CudaDevice final : public RunDevice {
   // Every step, not only the planned last one: a run stopped early (SIGINT/SIGTERM, Cancel)
   // keeps the last step it ran. Every rank leaves each step through the world's all-reduce, so
   // the ranks' latest marks are of the same step.
-  void step_begins(int rank, std::int64_t, bool) override {
+  void step_begins(int rank, std::int64_t step, bool) override {
+    if (rank == 0 && step == counters_step_) start_counters();  // on the rank's (the only) thread
     std::lock_guard lock(mutex_);
     last_step_begin_ns_[static_cast<std::size_t>(rank)] = steady_ns();
   }
-  void step_ends(int rank, std::int64_t) override {
+  void step_ends(int rank, std::int64_t step) override {
+    if (rank == 0 && step == counters_step_) finish_counters();
     std::lock_guard lock(mutex_);
     last_step_end_ns_[static_cast<std::size_t>(rank)] = steady_ns();
   }
@@ -169,11 +182,7 @@ class CudaDevice final : public RunDevice {
     est::Timeline timeline = timeline_.build(records, "probe " + request_.model.name + ", last step (CUPTI)",
                                              est::KernelClassifier());
     tensor_cores_ = tensor_core_share(timeline);
-    // Counters (runtime/cuda/tensor_core_counters.h) replay their workload once per pass; a
-    // training step changes the weights it reads, so it is not replayed, and the names decide.
-    tensor_cores_->counters_note =
-        "hardware counters not read: the CUPTI range profiler replays its workload, and a training step cannot be "
-        "replayed unchanged; kernels are classified by their names";
+    add_counters(timeline, *tensor_cores_);
     return Result<est::Timeline>(std::move(timeline));
 #else
     return std::nullopt;
@@ -216,6 +225,96 @@ class CudaDevice final : public RunDevice {
   }
 
  private:
+  // Which step the counters profile (0-based; -1: none) or, in counters_note_, why none.
+  void plan_counters() {
+    if (!request_.tensor_core_counters) {
+      counters_note_ = "hardware counters not read: not asked for (request field tensor_core_counters)";
+      return;
+    }
+#if PLANSIGHT_HAVE_CUPTI
+    // Kernel replay profiles the kernels of one context as one thread launches them (launch order
+    // names the ranges), so virtual ranks sharing the GPU, or NCCL ranks, are left out.
+    if (world_size_ != 1 || nccl_) {
+      counters_note_ = "hardware counters not read: tensor_core_counters profiles a single-rank run on one GPU; this "
+                       "run has " + std::to_string(world_size_) + " ranks (tp*pp*dp must be 1)";
+      return;
+    }
+    if (request_.warmup_steps < 1 || request_.steps <= request_.warmup_steps) {
+      counters_note_ = "hardware counters not read: the profiled step is the last warm-up step, and this run has " +
+                       std::to_string(request_.warmup_steps) + " warm-up step(s) of " + std::to_string(request_.steps) +
+                       " (needs warmup_steps >= 1 and steps > warmup_steps)";
+      return;
+    }
+    counters_step_ = request_.warmup_steps - 1;
+    counters_note_ = "hardware counters not read: the profiled step " + std::to_string(counters_step_ + 1) + " did not run";
+#else
+    counters_note_ = "hardware counters not read: this build has no CUPTI (PLANSIGHT_ENABLE_CUPTI=OFF)";
+#endif
+  }
+
+#if PLANSIGHT_HAVE_CUPTI
+  // Failures become the note, never the run's error: the counters are an extra view of a step.
+  void start_counters() {
+    auto session = rc::KernelCounterSession::start(device_, kMaxProfiledKernels);
+    if (!session) {
+      counters_note_ = "hardware counters not read: " + session.error_text();
+      return;
+    }
+    counter_session_ = std::move(*session);
+  }
+  void finish_counters() {
+    if (!counter_session_) return;
+    auto measured = counter_session_->finish();
+    counter_session_.reset();
+    if (!measured) counters_note_ = "hardware counters not read: " + measured.error_text();
+    else if (!measured->from_counters) counters_note_ = "hardware counters not read: " + measured->fallback_reason;
+    else counters_ = std::move(*measured);
+  }
+#else
+  void start_counters() {}
+  void finish_counters() {}
+#endif
+
+  void add_counters(const est::Timeline& timeline, TensorCoreShare& share) const {
+#if PLANSIGHT_HAVE_CUPTI
+    if (counters_) {
+      std::vector<CounterReading> readings;
+      std::size_t named = 0, with_instructions = 0;
+      for (const rc::KernelTensorCores& k : counters_->kernels) {
+        readings.push_back({k.kernel, k.tensor_instructions(), k.tensor_active_pct()});
+        if (!k.kernel.empty()) ++named;
+        if (k.tensor_instructions() > 0) ++with_instructions;
+      }
+      const std::string step = std::to_string(counters_step_ + 1);
+      if (named == 0) {
+        share.counters_note = "hardware counters read for step " + step + " (" + std::to_string(counters_->ranges) +
+                              " kernels, " + std::to_string(with_instructions) + " with tensor-core instructions) but " +
+                              "not compared: " + (counters_->names_note.empty() ? "no kernel names" : counters_->names_note) +
+                              kNamesDecide;
+        return;
+      }
+      CounterComparison c = compare_with_counters(timeline, readings);
+      c.chip = counters_->chip;
+      c.profiled_step = counters_step_ + 1;
+      c.ranges = counters_->ranges;
+      c.dropped_ranges = counters_->dropped_ranges;
+      c.passes = counters_->passes;
+      c.note = counters_->names_note;
+      if (c.dropped_ranges > 0) {
+        if (!c.note.empty()) c.note += "; ";
+        c.note += std::to_string(c.dropped_ranges) + " kernel launches of step " + step + " beyond the counter data's " +
+                  std::to_string(kMaxProfiledKernels) + " ranges have no counters";
+      }
+      share.counters = std::move(c);
+      share.source = "kernel-name rules (traced step) and hardware counters (CUPTI range profiler, kernel replay of step " +
+                     step + ")";
+      return;
+    }
+#endif
+    (void)timeline;
+    share.counters_note = counters_note_ + kNamesDecide;
+  }
+
   ProbeRequest request_;
   int world_size_;
   int device_;
@@ -230,9 +329,14 @@ class CudaDevice final : public RunDevice {
   std::string tracing_note_;
   std::uint64_t dropped_records_ = 0;
   std::optional<TensorCoreShare> tensor_cores_;
+  std::int64_t counters_step_ = -1;  // 0-based step profiled with counters; -1: none
+  std::string counters_note_;        // why counters were not read (until they are)
 #if PLANSIGHT_HAVE_CUPTI
   std::unique_ptr<rc::ActivityTracer> tracer_;
   rc::ActivityTimeline timeline_;
+  // Declared after the tracer: destroyed before it (a run that failed inside the profiled step).
+  std::unique_ptr<rc::KernelCounterSession> counter_session_;
+  std::optional<rc::PerKernelTensorCores> counters_;
 #endif
 };
 

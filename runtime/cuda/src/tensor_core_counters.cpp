@@ -1,216 +1,207 @@
-// measure_tensor_cores (tensor_core_counters.h) on CUPTI's range profiler (cupti_range_profiler.h,
-// CUDA 12.6+): profiler initialise, chip name, enable on the current context, counter-data image
-// for one range, user range + user replay until every pass is submitted, decode, evaluate with the
-// profiler host API. The context comes from the driver through cudaGetDriverEntryPointByVersion, so
-// this library never links libcuda directly and loads on machines without a driver.
+// The two tensor-core measurements of tensor_core_counters.h on one RangeProfilerSession
+// (range_profiler_session.h): measure_tensor_cores with a user range and user replay (the
+// workload once per pass until CUPTI says every pass was submitted), and the per-kernel session
+// with auto ranges and kernel replay (CUPTI Range Profiling API: "Ranges are auto defined around
+// each kernel in a profiling session" and kernel replay "is done around kernel implicitly by
+// CUPTI", cupti_profiler_target.h), whose ranges get their kernels' names from the launch
+// sequence (kernel_launch_names.h). The context comes from the driver through
+// cudaGetDriverEntryPointByVersion, so this library never links libcuda directly.
 #include "plansight/runtime/cuda/tensor_core_counters.h"
 
-#include <cuda.h>
 #include <cuda_runtime.h>
-#include <cupti_profiler_host.h>
-#include <cupti_profiler_target.h>
-#include <cupti_range_profiler.h>
-#include <cupti_target.h>
 
+#include <charconv>
 #include <optional>
 #include <string>
 
 #include "cuda_status.h"
-#include "driver_context.h"
-#include "cupti_status.h"
-#include "plansight/runtime/cuda/metric_config.h"
-#include "plansight/runtime/cuda/tensor_metrics.h"
+#include "kernel_launch_names.h"
+#include "range_profiler_session.h"
 
 namespace plansight::runtime::cuda {
 namespace {
 
-template <class P>
-P cupti_params(std::size_t struct_size) {
-  P p{};
-  p.structSize = struct_size;
-  return p;
+constexpr const char* kFallbackTail = "; tensor-core use comes from kernel names";
+
+// nullopt: the step succeeded, go on; else what the measurement returns now: the step's error,
+// or the session's refusal as a fallback measurement.
+template <class M>
+std::optional<Result<M>> halt(const Result<bool>& step, const RangeProfilerSession& session, M& m) {
+  if (!step) return Result<M>(step.errors());
+  if (*step) return std::nullopt;
+  m.chip = session.chip();
+  m.metrics = session.metrics();
+  m.fallback_reason = session.refusal() + kFallbackTail;
+  return Result<M>(std::move(m));
 }
 
-// Permission or support problems become a fallback, everything else an error.
-bool is_fallback(CUptiResult r) {
-  return r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_NOT_SUPPORTED ||
-         r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
-         r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED ||
-         r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES ||  // a vGPU without profiling rights
-         r == CUPTI_ERROR_HARDWARE_BUSY ||  // another client (DCGM's profiling, a profiler) holds the counters
-         r == CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED;
+// The number an auto range's name holds ("0", "1", ...), or nullopt for any other name.
+std::optional<std::size_t> range_number(const std::string& name) {
+  std::size_t n = 0;
+  const char* end = name.data() + name.size();
+  auto [ptr, ec] = std::from_chars(name.data(), end, n);
+  if (name.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return n;
 }
-
-// The profiler's state of one measurement; disables and deinitialises on scope exit.
-struct Session {
-  CUpti_RangeProfiler_Object* object = nullptr;
-  bool initialized = false;
-  ~Session() {
-    if (object != nullptr) {
-      auto p = cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
-      p.pRangeProfilerObject = object;
-      cuptiRangeProfilerDisable(&p);
-    }
-    if (initialized) {
-      auto p = cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
-      cuptiProfilerDeInitialize(&p);
-    }
-  }
-};
 
 }  // namespace
 
+double KernelTensorCores::tensor_instructions() const {
+  double sum = 0;
+  for (std::size_t i = 1; i < values.size(); ++i) sum += values[i];
+  return sum;
+}
+
 Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::function<Result<bool>()>& workload) {
   TensorCoreMeasurement m;
-  auto fallback = [&](CUptiResult r, const std::string& call) -> Result<TensorCoreMeasurement> {
-    m.fallback_reason = cupti_failure(r, call).message + "; tensor-core use comes from kernel names";
-    return m;
-  };
-  if (auto s = cuda_check(cudaSetDevice(device), "cudaSetDevice"); !s) return s.errors();
-  if (auto s = cuda_check(cudaFree(nullptr), "cudaFree(nullptr) (context creation)"); !s) return s.errors();
-  auto ctx = current_context();
-  if (!ctx) return ctx.errors();
-
-  Session session;
-  auto init = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  if (CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
-    if (is_fallback(r)) return fallback(r, "cuptiProfilerInitialize");
-    return cupti_failure(r, "cuptiProfilerInitialize");
-  }
-  session.initialized = true;
-  auto chip = cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
-  chip.deviceIndex = static_cast<std::size_t>(device);
-  if (auto s = cupti_check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !s) return s.errors();
-  m.chip = chip.pChipName;
-  const TensorCoreMetrics known = tensor_core_metrics(m.chip);
-  m.metrics = known.all();
-  if (m.metrics.empty()) {
-    m.fallback_reason = "no tensor-core metric is known for chip " + m.chip + "; tensor-core use comes from kernel names";
-    return m;
-  }
-  auto config = build_metric_config(m.chip, m.metrics);
-  if (!config) return config.errors();
-
-  auto enable = cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-  enable.ctx = *ctx;
-  if (CUptiResult r = cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) {
-    if (is_fallback(r)) return fallback(r, "cuptiRangeProfilerEnable");
-    return cupti_failure(r, "cuptiRangeProfilerEnable");
-  }
-  session.object = enable.pRangeProfilerObject;
-  // Every range-profiler call from here on: a container or driver that refuses profiling may
-  // say so at any of them, not only at Initialize, Enable or Start, and that is the kernel-name
-  // fallback, as there, not an error.
-  const auto failed = [&](CUptiResult r, const char* call) -> std::optional<Result<TensorCoreMeasurement>> {
-    if (r == CUPTI_SUCCESS) return std::nullopt;
-    if (is_fallback(r)) return fallback(r, call);
-    return Result<TensorCoreMeasurement>(cupti_failure(r, call));
-  };
-
-  std::vector<const char*> names;
-  for (const auto& name : m.metrics) names.push_back(name.c_str());
-  auto size = cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
-  size.pRangeProfilerObject = session.object;
-  size.pMetricNames = names.data();
-  size.numMetrics = names.size();
-  size.maxNumOfRanges = 1;
-  size.maxNumRangeTreeNodes = 1;
-  if (auto out = failed(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize")) {
-    return std::move(*out);
-  }
-  std::vector<std::uint8_t> counter_data(size.counterDataSize);
-  auto image = cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
-      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
-  image.pRangeProfilerObject = session.object;
-  image.counterDataSize = counter_data.size();
-  image.pCounterData = counter_data.data();
-  if (auto out =
-          failed(cuptiRangeProfilerCounterDataImageInitialize(&image), "cuptiRangeProfilerCounterDataImageInitialize")) {
-    return std::move(*out);
-  }
-
-  auto set = cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
-  set.pRangeProfilerObject = session.object;
-  set.configSize = config->config_image.size();
-  set.pConfig = config->config_image.data();
-  set.counterDataImageSize = counter_data.size();
-  set.pCounterDataImage = counter_data.data();
-  set.range = CUPTI_UserRange;
-  set.replayMode = CUPTI_UserReplay;
-  set.maxRangesPerPass = 1;
-  set.numNestingLevels = 1;
-  set.minNestingLevel = 1;
-  set.passIndex = 0;
-  set.targetNestingLevel = 1;
-  if (auto out = failed(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig")) {
-    return std::move(*out);
-  }
+  RangeProfilerSession session;
+  if (auto out = halt(session.open(device, 1), session, m)) return std::move(*out);
+  m.chip = session.chip();
+  m.metrics = session.metrics();
+  if (auto out = halt(session.configure(CUPTI_UserRange, CUPTI_UserReplay, 1), session, m)) return std::move(*out);
   // One replay pass per iteration, until Stop reports every pass submitted (CUPTI keeps the pass
   // state between Start and Stop); bounded by the host configuration's pass count in case it never does.
-  const std::size_t max_passes = config->passes + 2;
+  const std::size_t max_passes = session.config_passes() + 2;
   for (bool done = false; !done;) {
     if (m.passes >= max_passes) {
       return make_error("cupti", "the range profiler wanted more than " + std::to_string(max_passes) + " passes");
     }
-    auto start = cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
-    start.pRangeProfilerObject = session.object;
-    if (CUptiResult r = cuptiRangeProfilerStart(&start); r != CUPTI_SUCCESS) {
-      if (is_fallback(r)) return fallback(r, "cuptiRangeProfilerStart");
-      return cupti_failure(r, "cuptiRangeProfilerStart");
-    }
-    auto push = cupti_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
-    push.pRangeProfilerObject = session.object;
-    push.pRangeName = "workload";
-    if (auto out = failed(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange")) {
-      return std::move(*out);
-    }
+    if (auto out = halt(session.start(), session, m)) return std::move(*out);
+    if (auto out = halt(session.push_range("workload"), session, m)) return std::move(*out);
     if (auto w = workload(); !w) return w.errors();
-    auto pop = cupti_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
-    pop.pRangeProfilerObject = session.object;
-    if (auto out = failed(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange")) {
-      return std::move(*out);
-    }
-    auto stop = cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-    stop.pRangeProfilerObject = session.object;
-    if (auto out = failed(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop")) {
-      return std::move(*out);
-    }
+    if (auto out = halt(session.pop_range(), session, m)) return std::move(*out);
+    if (auto out = halt(session.stop(done), session, m)) return std::move(*out);
     ++m.passes;
-    done = stop.isAllPassSubmitted != 0;
   }
-  auto decode = cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
-  decode.pRangeProfilerObject = session.object;
-  if (auto out = failed(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData")) {
-    return std::move(*out);
-  }
+  std::size_t dropped = 0;
+  if (auto out = halt(session.decode(dropped), session, m)) return std::move(*out);
   // A dropped range reads as zeros: an error, not a measurement of no tensor-core use.
-  if (decode.numOfRangeDropped != 0) {
-    return make_error("cupti", "cuptiRangeProfilerDecodeData dropped " + std::to_string(decode.numOfRangeDropped) +
+  if (dropped != 0) {
+    return make_error("cupti", "cuptiRangeProfilerDecodeData dropped " + std::to_string(dropped) +
                                    " range(s) of the workload; no counter values to read");
   }
-
-  auto host_init = cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-  host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  host_init.pChipName = m.chip.c_str();
-  if (auto s = cupti_check(cuptiProfilerHostInitialize(&host_init), "cuptiProfilerHostInitialize"); !s) return s.errors();
-  m.values.assign(names.size(), 0.0);
-  auto evaluate = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
-      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-  evaluate.pHostObject = host_init.pHostObject;
-  evaluate.pCounterDataImage = counter_data.data();
-  evaluate.counterDataImageSize = counter_data.size();
-  evaluate.rangeIndex = 0;
-  evaluate.ppMetricNames = names.data();
-  evaluate.numMetrics = names.size();
-  evaluate.pMetricValues = m.values.data();
-  const auto evaluated = cupti_check(cuptiProfilerHostEvaluateToGpuValues(&evaluate), "cuptiProfilerHostEvaluateToGpuValues");
-  auto host_done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-  host_done.pHostObject = host_init.pHostObject;
-  cuptiProfilerHostDeinitialize(&host_done);
-  if (!evaluated) return evaluated.errors();
+  auto values = session.evaluate(0);
+  if (!values) return values.errors();
+  m.values = std::move(*values);
   m.from_counters = true;
   return m;
+}
+
+struct KernelCounterSession::State {
+  RangeProfilerSession session;
+  std::unique_ptr<KernelLaunchNames> names;
+  PerKernelTensorCores result;
+  std::size_t max_kernels = 0;
+  bool refused = false;   // counters refused at start: finish() returns the fallback
+  bool finished = false;
+};
+
+KernelCounterSession::~KernelCounterSession() = default;  // the session's destructor stops and disables
+
+Result<std::unique_ptr<KernelCounterSession>> KernelCounterSession::start(int device, std::size_t max_kernels) {
+  if (max_kernels == 0) return make_error("max_kernels", "value 0: at least one kernel must fit in the counter data");
+  std::unique_ptr<KernelCounterSession> out(new KernelCounterSession());
+  out->state_ = std::make_unique<State>();
+  State& s = *out->state_;
+  s.max_kernels = max_kernels;
+  PerKernelTensorCores& m = s.result;
+  const auto step = [&](const Result<bool>& r) -> std::optional<Result<std::unique_ptr<KernelCounterSession>>> {
+    if (auto stop = halt(r, s.session, m)) {
+      if (!*stop) return Result<std::unique_ptr<KernelCounterSession>>(stop->errors());
+      m = std::move(**stop);
+      s.refused = true;
+      return Result<std::unique_ptr<KernelCounterSession>>(std::move(out));
+    }
+    return std::nullopt;
+  };
+  if (auto r = step(s.session.open(device, max_kernels))) return std::move(*r);
+  m.chip = s.session.chip();
+  m.metrics = s.session.metrics();
+  m.passes = s.session.config_passes();
+  // maxRangesPerPass = max_kernels: with kernel replay every kernel is a range of the same
+  // pass set, and the image was sized for as many (GetCounterDataSize's maxNumOfRanges).
+  if (auto r = step(s.session.configure(CUPTI_AutoRange, CUPTI_KernelReplay, max_kernels))) return std::move(*r);
+  // The names come first: a launch between Start and the subscription would shift every name.
+  if (auto names = KernelLaunchNames::start(s.session.context())) {
+    s.names = std::move(*names);
+  } else {
+    m.names_note = "kernel names unknown: " + names.error_text();
+  }
+  if (auto r = step(s.session.start())) return std::move(*r);
+  return out;
+}
+
+Result<PerKernelTensorCores> KernelCounterSession::finish() {
+  State& s = *state_;
+  if (s.finished) return make_error("counters", "KernelCounterSession::finish called twice");
+  s.finished = true;
+  PerKernelTensorCores& m = s.result;
+  if (s.refused) return std::move(m);
+  // Every kernel of the workload ran before Stop (kernel replay runs them at launch, but a
+  // workload may not have synchronised all its streams).
+  if (auto sync = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before counters stop)"); !sync) {
+    return sync.errors();
+  }
+  if (s.names) {
+    m.launches = s.names->launches();
+    const auto names = s.names->names();
+    s.names.reset();  // unsubscribe before the host API's work
+    m.kernels.reserve(names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) m.kernels.push_back({i, names[i], {}});
+  }
+  bool all_passes = false;
+  if (auto out = halt(s.session.stop(all_passes), s.session, m)) return std::move(*out);
+  if (!all_passes) {
+    return make_error("cupti", "cuptiRangeProfilerStop: kernel replay left passes unsubmitted (isAllPassSubmitted 0)");
+  }
+  std::size_t dropped = 0;
+  if (auto out = halt(s.session.decode(dropped), s.session, m)) return std::move(*out);
+  auto ranges = s.session.range_count();
+  if (!ranges) return ranges.errors();
+  m.ranges = *ranges;
+  m.dropped_ranges = dropped;
+  if (m.launches > m.ranges + dropped) m.dropped_ranges = m.launches - m.ranges;  // launches past the image
+
+  // Kernel names by launch order: range i is launch i when CUPTI numbers the range i (its auto
+  // range name), provided the launches and the ranges agree in number (or the ranges stopped at
+  // the image's capacity); otherwise no range gets a name, rather than a wrong one.
+  std::vector<KernelTensorCores> launched = std::move(m.kernels);
+  m.kernels.clear();
+  const bool names_usable = !launched.empty() && (launched.size() == m.ranges ||
+                                                  (launched.size() > m.ranges && m.ranges == s.max_kernels));
+  for (std::size_t i = 0; i < m.ranges; ++i) {
+    KernelTensorCores k;
+    k.range = i;
+    auto name = s.session.range_name(i);
+    if (!name) return name.errors();
+    const auto number = range_number(*name);
+    if (number && *number < launched.size() && names_usable) {
+      k.kernel = launched[*number].kernel;
+    } else if (!number && !name->empty()) {
+      k.kernel = *name;  // a CUPTI that names auto ranges after their kernels
+    }
+    if (number && *number != i && m.names_note.empty()) {
+      m.names_note = "CUPTI numbered range " + std::to_string(i) + " as " + *name + "; names follow its numbers";
+    }
+    auto values = s.session.evaluate(i);
+    if (!values) return values.errors();
+    k.values = std::move(*values);
+    m.kernels.push_back(std::move(k));
+  }
+  if (m.names_note.empty() && !names_usable && m.ranges > 0) {
+    m.names_note = "kernel names unknown: " + std::to_string(launched.size()) + " kernel launches seen for " +
+                   std::to_string(m.ranges) + " ranges";
+  }
+  m.from_counters = true;
+  return std::move(m);
+}
+
+Result<PerKernelTensorCores> measure_tensor_cores_per_kernel(int device, const std::function<Result<bool>()>& workload,
+                                                            std::size_t max_kernels) {
+  auto session = KernelCounterSession::start(device, max_kernels);
+  if (!session) return session.errors();
+  if (auto w = workload(); !w) return w.errors();  // the session's destructor stops the profiler
+  return (*session)->finish();
 }
 
 }  // namespace plansight::runtime::cuda

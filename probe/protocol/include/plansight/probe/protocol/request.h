@@ -48,6 +48,10 @@ struct ProbeRequest {
   std::int64_t cores = 0;
   bool trace = true;               // record a measured Timeline of the last step
   bool calibrate = false;          // also run the GEMM and collective sweeps -> HardwareProfile
+  // Also read tensor-core use from hardware counters, per kernel, on the last warm-up step
+  // (CUPTI range profiler, kernel replay), beside the kernel-name rules of the traced step. Needs
+  // device cuda (or auto) and trace; a GPU run says in its report why counters were not read.
+  bool tensor_core_counters = false;
 };
 
 // Named sizes: "tiny" (2 layers, 64 wide), "small" (4 layers, 128 wide), "gpt2-124m".
