@@ -7,6 +7,7 @@ the CLI's output. Standard library only (the GPU machines' images have python3).
   gpu_check_report.py cli COMMAND CLI.txt            the line of a CLI command's output worth a summary row
   gpu_check_report.py overhead TRACED.jsonl PLAIN.jsonl  step time with the CUPTI tracer against without it
   gpu_check_report.py throughput COMPARE.json       step, tokens/s and MFU from `plansight compare --json`
+  gpu_check_report.py counters RUN.jsonl             tensor-core share by hardware counters against the name rules
   gpu_check_report.py accuracy TABLE.txt            the spread of bench/probe_accuracy.sh's rows (those printed
                                                     so far, when it was stopped)
 """
@@ -126,6 +127,30 @@ def throughput(compare_path):
     return ", ".join(parts)
 
 
+def counters(path):
+    result, _ = result_of(path)
+    tc = (result.get("device_report") or {}).get("tensor_cores") or {}
+    c = tc.get("counters")
+    names = (tc.get("step") or {}).get("share")
+    if not isinstance(c, dict):
+        return f"no counters block: {c!r}"[:200]
+    if not c.get("used"):
+        return "counters not used: " + str(c.get("note", "?"))[:160]
+    parts = [f"counters {c.get('share', 0) * 100:.1f}% vs names {names * 100 if names is not None else float('nan'):.1f}% of kernel time",
+             f"{c.get('ranges')} kernels profiled ({c.get('dropped_ranges')} dropped, {c.get('passes')} passes, chip {c.get('chip')})",
+             f"tensor pipe {c.get('tensor_active_pct', 0):.0f}% active in tensor-core kernels"]
+    dis = c.get("disagreements") or []
+    if dis:
+        parts.append(f"{len(dis)} disagree, e.g. " + "; ".join(
+            f"{d.get('name', '?')[:40]} (names {'TC' if d.get('rules_tensor_core') else 'no'}, counters {'TC' if d.get('counters_tensor_core') else 'no'})"
+            for d in dis[:2]))
+    else:
+        parts.append("names and counters agree on every kernel")
+    if c.get("names_note"):
+        parts.append("names: " + str(c["names_note"])[:80])
+    return ", ".join(parts)
+
+
 def accuracy(table_path):
     steps, memory, failed = [], [], 0
     for line in open(table_path, encoding="utf-8", errors="replace"):
@@ -182,6 +207,8 @@ def run(argv):
         print(compare_losses(argv[2], argv[3], float(argv[4])))
     elif len(argv) >= 4 and argv[1] == "overhead":
         print(tracing_overhead(argv[2], argv[3]))
+    elif len(argv) >= 3 and argv[1] == "counters":
+        print(counters(argv[2]))
     elif len(argv) >= 3 and argv[1] == "accuracy":
         print(accuracy(argv[2]))
     elif len(argv) >= 3 and argv[1] == "throughput":
