@@ -15,9 +15,9 @@ const char* to_string(Elem e) {
   return "?";
 }
 
-Buf::Buf(Backend& backend, runtime::MemoryCategory category, std::size_t count, Elem elem)
+Buf::Buf(Backend& backend, runtime::MemoryCategory category, std::size_t count, Elem elem, Fill fill)
     : backend_(&backend), category_(category), count_(count), elem_(elem) {
-  if (count_ > 0) ptr_ = backend.allocate(category_, bytes());
+  if (count_ > 0) ptr_ = backend.allocate(category_, bytes(), fill);
 }
 
 Buf::Buf(Buf&& other) noexcept

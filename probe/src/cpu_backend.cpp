@@ -1,7 +1,8 @@
 // The CPU backend: host memory through the rank's MemoryTracker (which keeps released arrays
 // for reuse, memory_tracker.h), the CPU kernels, and the loops of the vocabulary-parallel
 // embedding and cross-entropy that have no kernel of their own. Both queues are the calling
-// thread, so fences and synchronisation are no-ops. fp32 only.
+// thread, so fences and synchronisation are no-ops. fp32 only. Fill::none allocations are
+// poisoned (kUnsetPoisonByte), so a read before the first write shows as NaN in every CPU test.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,9 +26,10 @@ class CpuBackend final : public Backend {
   const char* kind() const override { return "cpu"; }
   Elem act() const override { return Elem::f32; }
 
-  void* allocate(runtime::MemoryCategory category, std::size_t bytes) override {
+  void* allocate(runtime::MemoryCategory category, std::size_t bytes, Fill fill) override {
     const std::size_t count = (bytes + sizeof(float) - 1) / sizeof(float);
-    float* block = memory_.take_block(count).release();
+    float* block = memory_.take_block(count).release();  // zeroed, new or reused
+    if (fill == Fill::none) std::memset(block, kUnsetPoisonByte, bytes);
     memory_.allocate(category, static_cast<std::int64_t>(bytes));
     return block;
   }

@@ -69,10 +69,11 @@ void head_forward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const vo
   const int valid = std::clamp(d.V - begin, 0, Vl);  // columns past the real vocabulary are padding
   Backend& be = ctx.be;
   const auto n = static_cast<std::size_t>(N);
-  a.lnf = Buf(be, MemoryCategory::activations, n * C, be.act());
-  a.mean = Buf(be, MemoryCategory::activations, n);
-  a.rstd = Buf(be, MemoryCategory::activations, n);
-  a.probs = Buf(be, MemoryCategory::activations, n * Vl, be.act());
+  // Unfilled: LayerNorm writes lnf, mean and rstd whole, the head's beta-0 GEMM every logit.
+  a.lnf = Buf(be, MemoryCategory::activations, n * C, be.act(), Fill::none);
+  a.mean = Buf(be, MemoryCategory::activations, n, Elem::f32, Fill::none);
+  a.rstd = Buf(be, MemoryCategory::activations, n, Elem::f32, Fill::none);
+  a.probs = Buf(be, MemoryCategory::activations, n * Vl, be.act(), Fill::none);
   {
     auto s = ctx.compute("lnf", est::Phase::forward, stage, mb);
     be.layernorm_forward(a.lnf.data(), a.mean.f32(), a.rstd.f32(), x, norm.param(0), norm.param(1), N, C);
@@ -83,9 +84,11 @@ void head_forward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const vo
   }
   // Row maxima of this rank's columns, gathered from all TP ranks (the all-reduce-max of
   // Megatron), then [sum exp | target logit - max] all-reduced. Per-token statistics of the
-  // head's forward, counted with its activations as the LayerNorm's mean and rstd are.
-  Buf local_max(be, MemoryCategory::activations, n), maxima(be, MemoryCategory::activations, n * ctx.cfg.tp);
-  Buf sums(be, MemoryCategory::activations, 2 * n);
+  // head's forward, counted with its activations as the LayerNorm's mean and rstd are. Unfilled:
+  // ce_row_max writes every row's maximum, the all-gather all tp blocks, ce_exp both halves of sums.
+  Buf local_max(be, MemoryCategory::activations, n, Elem::f32, Fill::none);
+  Buf maxima(be, MemoryCategory::activations, n * ctx.cfg.tp, Elem::f32, Fill::none);
+  Buf sums(be, MemoryCategory::activations, 2 * n, Elem::f32, Fill::none);
   be.ce_row_max(local_max.f32(), a.probs.data(), N, Vl, valid);
   ctx.all_gather(*ctx.tp, local_max.data(), maxima.data(), n, Elem::f32, "tp.all_gather", est::Phase::forward, stage, mb);
   {
@@ -103,7 +106,7 @@ void head_backward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const v
   const int N = d.N(), C = d.C, Vl = d.Vl(), begin = ctx.at.tp * Vl;
   const est::Phase ph = est::Phase::backward;
   Backend& be = ctx.be;
-  Buf dlnf(be, MemoryCategory::activations, static_cast<std::size_t>(N) * C, be.act());
+  Buf dlnf(be, MemoryCategory::activations, static_cast<std::size_t>(N) * C, be.act());  // zeroed: matmul_backward adds into it
   {
     // d loss / d logits = (softmax - onehot(target)) per token, in place over the probabilities.
     auto s = ctx.compute("cross_entropy", ph, stage, mb);

@@ -52,7 +52,8 @@ void ModelChunk::forward(ChunkActs& a, int mb) {
   const Dims& d = ctx_.cfg.dims;
   const auto n = static_cast<std::size_t>(d.N()) * d.C;
   if (first()) {
-    a.input = Buf(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
+    // Unfilled: the lookup writes every row (zeros for tokens outside this rank's vocabulary).
+    a.input = Buf(ctx_.be, MemoryCategory::activations, n, ctx_.be.act(), Fill::none);
     wte_->acquire(est::Phase::forward, mb);
     wpe_->acquire(est::Phase::forward, mb);
     embedding_forward(ctx_, *wte_, *wpe_, a.tokens.i32(), a.input.data(), global_, mb);
@@ -81,7 +82,9 @@ void ModelChunk::forward(ChunkActs& a, int mb) {
 Buf ModelChunk::backward(ChunkActs& a, const void* dout, int mb, bool last_micro_batch) {
   const Dims& d = ctx_.cfg.dims;
   const auto n = static_cast<std::size_t>(d.N()) * d.C;
-  Buf grad(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
+  // Unfilled: head_backward zeroes it before LayerNorm's backward adds into it; a chunk before
+  // the last copies the received gradient over it whole.
+  Buf grad(ctx_.be, MemoryCategory::activations, n, ctx_.be.act(), Fill::none);
   if (last()) {
     // Mean over every token of the step: N per micro-batch, m micro-batches, dp replicas.
     // fp16 multiplies it by the loss scale (ctx_.loss_scale), which AdamW divides out again.
@@ -104,7 +107,7 @@ Buf ModelChunk::backward(ChunkActs& a, const void* dout, int mb, bool last_micro
   for (std::size_t l = blocks_.size(); l-- > 0;) {
     TransformerBlock& b = *blocks_[l];
     const void* x = l == 0 ? a.input.data() : a.layers[l - 1].out.data();
-    Buf dx(ctx_.be, MemoryCategory::activations, n, ctx_.be.act());
+    Buf dx(ctx_.be, MemoryCategory::activations, n, ctx_.be.act(), Fill::none);  // backward() overwrites dx
     b.unit().acquire(est::Phase::backward, mb);
     b.restore(x, a.layers[l], mb);
     b.unit().begin_backward();

@@ -33,6 +33,8 @@ ParamUnit::ParamUnit(RankContext& ctx, std::string name, std::vector<TensorDesc>
     const std::size_t n = d.local_count(tp);
     for (std::size_t i = 0; i < n; ++i) init[d.offset + i] = init_value(ctx.cfg.request.seed, d, d.global_index(i, tp, t));
   }
+  // The weights' arrays are unfilled (Fill::none): each is uploaded or converted whole from
+  // `init` (padding included) before anything reads it. Gradients and moments start at zero.
   Backend& be = ctx.be;
   const Elem e = be.act();
   mixed_ = e != Elem::f32;
@@ -40,17 +42,17 @@ ParamUnit::ParamUnit(RankContext& ctx, std::string name, std::vector<TensorDesc>
   if (mixed_) {
     // The fp32 master of the rank's part, then the compute copy rounded from it.
     const std::size_t n = sharded ? shard_size() : padded_;
-    master_ = Buf(be, MemoryCategory::optimizer, n);
+    master_ = Buf(be, MemoryCategory::optimizer, n, Elem::f32, Fill::none);
     be.upload(master_.data(), init.data() + (sharded ? shard_begin() : 0), n * sizeof(float));
   }
   if (zero_ >= 3) {
-    shard_params_ = Buf(be, MemoryCategory::weights, shard_size(), e);
+    shard_params_ = Buf(be, MemoryCategory::weights, shard_size(), e, Fill::none);
     if (mixed_) be.to_act(shard_params_.data(), master_.f32(), shard_size(), Queue::compute);
     else be.upload(shard_params_.data(), init.data() + shard_begin(), shard_size() * sizeof(float));
   } else {
-    full_params_ = Buf(be, MemoryCategory::weights, padded_, e);
+    full_params_ = Buf(be, MemoryCategory::weights, padded_, e, Fill::none);
     if (mixed_) {
-      Buf staging(be, MemoryCategory::buffers, padded_);
+      Buf staging(be, MemoryCategory::buffers, padded_, Elem::f32, Fill::none);
       be.upload(staging.data(), init.data(), padded_ * sizeof(float));
       be.to_act(full_params_.data(), staging.f32(), padded_, Queue::compute);
     } else {
@@ -76,7 +78,8 @@ float* ParamUnit::master_part() {
 void ParamUnit::acquire(est::Phase phase, int micro_batch) {
   if (zero_ < 3 || acquired_++ > 0) return;
   const Elem e = ctx_.be.act();
-  full_params_ = Buf(ctx_.be, MemoryCategory::buffers, padded_, e);
+  // Unfilled: the all-gather writes all dp shards, padded_ elements.
+  full_params_ = Buf(ctx_.be, MemoryCategory::buffers, padded_, e, Fill::none);
   ctx_.all_gather(*ctx_.dp, shard_params_.data(), full_params_.data(), shard_size(), e, "zero3.all_gather", phase, stage_, micro_batch);
 }
 
@@ -185,7 +188,7 @@ void ParamUnit::export_to(std::map<std::string, std::vector<float>>& out) {
   // The weights as the kernels read them, in fp32 on the host.
   std::vector<float> host(padded_);
   {
-    Buf f32(ctx_.be, MemoryCategory::buffers, padded_);
+    Buf f32(ctx_.be, MemoryCategory::buffers, padded_, Elem::f32, Fill::none);  // converted into whole
     ctx_.be.to_f32(f32.f32(), full_params_.data(), padded_, Queue::compute);
     ctx_.be.download(host.data(), f32.data(), padded_ * sizeof(float));
   }

@@ -50,9 +50,9 @@ class Transfers {
       void* data = own_data;
       if (!own || !(r == *own)) {
         // Kept in the memory category of what it becomes: an F's input activation, or the
-        // pipeline's gradient buffer of a B.
+        // pipeline's gradient buffer of a B. Unfilled: the receive writes all count_ elements.
         Buf early(ctx_.be, r.backward ? runtime::MemoryCategory::buffers : runtime::MemoryCategory::activations, count_,
-                  elem_);
+                  elem_, Fill::none);
         data = early.data();
         early_.emplace(key(r), std::move(early));
       }
@@ -118,7 +118,7 @@ void run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& ch
   std::vector<std::int32_t> inputs, targets;
   // A micro-batch's int32 tokens in the backend's memory (the host data loader's output).
   auto tokens = [&](const std::vector<std::int32_t>& host) {
-    Buf b(ctx.be, runtime::MemoryCategory::activations, host.size(), Elem::i32);
+    Buf b(ctx.be, runtime::MemoryCategory::activations, host.size(), Elem::i32, Fill::none);  // uploaded whole
     ctx.be.upload(b.data(), host.data(), host.size() * sizeof(std::int32_t));
     return b;
   };
@@ -133,7 +133,9 @@ void run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& ch
     if (op.kind == est::OpKind::forward) {
       ChunkActs a;
       if (io.recv) {
-        a.input = received_now ? Buf(ctx.be, runtime::MemoryCategory::activations, n, e) : transfers.take_early(*io.recv);
+        // Unfilled here and below: the group's receive writes all n elements before the op reads them.
+        a.input = received_now ? Buf(ctx.be, runtime::MemoryCategory::activations, n, e, Fill::none)
+                               : transfers.take_early(*io.recv);
       }
       transfers.issue(group, io.recv, a.input.data());
       if (chunk.first() || chunk.last()) {
@@ -152,7 +154,9 @@ void run_schedule(RankContext& ctx, std::vector<std::unique_ptr<ModelChunk>>& ch
       in_flight.erase(it);
       // The pipeline's receive buffer (the estimator's p2p buffer), not a stored activation.
       Buf dout;
-      if (io.recv) dout = received_now ? Buf(ctx.be, runtime::MemoryCategory::buffers, n, e) : transfers.take_early(*io.recv);
+      if (io.recv) {
+        dout = received_now ? Buf(ctx.be, runtime::MemoryCategory::buffers, n, e, Fill::none) : transfers.take_early(*io.recv);
+      }
       transfers.issue(group, io.recv, dout.data());
       const bool last_micro_batch = ++backwards_done[static_cast<std::size_t>(op.chunk)] == table.m;
       Buf dx = chunk.backward(a, dout.data(), mb, last_micro_batch);

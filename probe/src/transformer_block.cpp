@@ -51,7 +51,10 @@ std::vector<TensorDesc> layer_tensors(const Dims& d, int layer, int layers, Laye
 void LayerActs::allocate_internals(Backend& be, const Dims& d) {
   const auto N = static_cast<std::size_t>(d.N());
   const Elem e = be.act();
-  auto acts = [&](std::size_t n, Elem elem) { return Buf(be, MemoryCategory::activations, n, elem); };
+  // Unfilled: forward() writes each whole before reading it (LayerNorm's out, mean and rstd; the
+  // GEMMs' outputs with beta 0; attention's out and its T x T probabilities, zeros above the
+  // diagonal included; GeLU's out), and a recomputation writes them again the same way.
+  auto acts = [&](std::size_t n, Elem elem) { return Buf(be, MemoryCategory::activations, n, elem, Fill::none); };
   if (ln1.empty()) {
     ln1 = acts(N * d.C, e);
     mean1 = acts(N, Elem::f32);
@@ -153,8 +156,11 @@ void TransformerBlock::backward(const void* x, const void* dout, void* dx, Layer
   ParamUnit& u = unit_;
   Backend& be = ctx_.be;
   const Elem e = be.act();
-  auto acts = [&](std::size_t count) { return Buf(be, MemoryCategory::activations, count, e); };
-  Buf dx2 = acts(n * C), dfchg = acts(n * Fl), dfch = acts(n * Fl), dln = acts(n * C);
+  // Zeroed: the input gradients the kernels accumulate into (matmul_backward's dinp, GeLU's
+  // dinp, attention's dqkv). Unfilled: what a copy or a forward-style write fills whole first.
+  auto zeroed = [&](std::size_t count) { return Buf(be, MemoryCategory::activations, count, e); };
+  auto overwritten = [&](std::size_t count) { return Buf(be, MemoryCategory::activations, count, e, Fill::none); };
+  Buf dx2 = overwritten(n * C), dfchg = zeroed(n * Fl), dfch = zeroed(n * Fl), dln = zeroed(n * C);
   be.copy(dx2.data(), dout, dx2.bytes(), Queue::compute);  // the residual passes dout through
   {
     auto s = ctx_.compute("fc2", ph, stage_, mb, 2 * gemm_flops(N, Fl, C));
@@ -177,14 +183,14 @@ void TransformerBlock::backward(const void* x, const void* dout, void* dx, Layer
     be.layernorm_backward(dx2.data(), u.grad(ix_.ln2_w), u.grad(ix_.ln2_b), dln.data(), a.x2.data(), u.param(ix_.ln2_w),
                           a.mean2.f32(), a.rstd2.f32(), N, C);
   }
-  Buf datty = acts(n * Cl), dqkv = acts(n * 3 * Cl);
+  Buf datty = zeroed(n * Cl), dqkv = zeroed(n * 3 * Cl);
   {
     auto s = ctx_.compute("proj", ph, stage_, mb, 2 * gemm_flops(N, Cl, C));
     be.bias_backward(u.grad(ix_.proj_b), dx2.data(), N, C);
     be.matmul_backward(datty.data(), u.grad(ix_.proj_w), nullptr, dx2.data(), a.atty.data(), u.param(ix_.proj_w), N, Cl, C);
   }
   {
-    Buf scratch = acts(a.att.size());
+    Buf scratch = overwritten(a.att.size());  // the gradient of att: a beta-0 GEMM's output, then rewritten whole
     auto s = ctx_.compute("attention", ph, stage_, mb, 8.0 * d.B * d.T * d.T * Cl);
     be.attention_backward(dqkv.data(), scratch.data(), datty.data(), a.qkv.data(), a.att.data(), d.B, d.T, Cl, d.NHl());
   }

@@ -186,6 +186,28 @@ TEST_P(ProbeBackend, AllocationsAreZeroedAndCounted) {
   EXPECT_EQ(be.memory().current().total(), before.total());
 }
 
+// Fill::none skips the memset launch (backend.h) but not the accounting; a zeroed allocation
+// that the stream-ordered pool serves from a block an unfilled one left holding ones still
+// reads zero (the memset runs for every Fill::zeros allocation, reused block or not).
+TEST_P(ProbeBackend, AnUnfilledAllocationIsCountedAndLeavesLaterZeroedOnesZero) {
+  Backend& be = *gpu_;
+  const auto before = be.memory().current();
+  const std::vector<float> ones(1000, 1.0f);
+  {
+    Buf none(be, MemoryCategory::activations, ones.size(), Elem::f32, Fill::none);
+    EXPECT_EQ(be.memory().current()[MemoryCategory::activations] - before[MemoryCategory::activations], 4000);
+    be.upload(none.data(), ones.data(), none.bytes());
+    std::vector<float> back(ones.size(), 0.0f);
+    be.download(back.data(), none.data(), none.bytes());
+    EXPECT_EQ(back, ones);
+  }
+  EXPECT_EQ(be.memory().current().total(), before.total());
+  Buf zeros(be, MemoryCategory::activations, ones.size(), Elem::f32);
+  std::vector<float> host(ones.size(), 1.0f);
+  be.download(host.data(), zeros.data(), zeros.bytes());
+  for (float x : host) ASSERT_EQ(x, 0.0f);
+}
+
 TEST_P(ProbeBackend, AnAllocationTheGpuCannotHoldSaysDoesNotFit) {
   std::size_t free_bytes = 0, total_bytes = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);

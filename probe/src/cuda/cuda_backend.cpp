@@ -85,7 +85,7 @@ class CudaBackend final : public Backend {
   const char* kind() const override { return "cuda"; }
   Elem act() const override { return precision_.act; }
 
-  void* allocate(runtime::MemoryCategory category, std::size_t bytes) override {
+  void* allocate(runtime::MemoryCategory category, std::size_t bytes, Fill fill) override {
     void* p = nullptr;
     const cudaError_t e = cudaMallocAsync(&p, bytes, compute());
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -101,7 +101,8 @@ class CudaBackend final : public Backend {
                             .to_string());
     }
     ok(e, "cudaMallocAsync");
-    ok(cudaMemsetAsync(p, 0, bytes, compute()), "cudaMemsetAsync");
+    // Fill::none: the caller's first operation writes every byte (backend.h), so no memset launch.
+    if (fill == Fill::zeros) ok(cudaMemsetAsync(p, 0, bytes, compute()), "cudaMemsetAsync");
     memory_.allocate(category, static_cast<std::int64_t>(bytes));
     return p;
   }
