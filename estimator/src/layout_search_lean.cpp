@@ -164,9 +164,10 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
     if (tr.precision == Precision::fp8 && c.zero_stage < 3) mem.weights_bytes += 2.0 * static_cast<double>(stage_layers) * key.layer_params;
     const InFlight flight = in_flight(c, m, r);
     mem.activations_bytes = key.layer_activation_bytes * (flight.rank_forwards * static_cast<double>(chunk_layers));
-    if (c.recompute == Recompute::full && stage_layers > 0) mem.activations_bytes += key.full_layer_activation_bytes;
     if (r == 0 && model.dropout) mem.activations_bytes += tokens * h / (sp ? t : 1.0) * flight.chunk0_rank0;
-    double working = stage_layers > 0 ? key.backward_working_bytes : 0.0;
+    // As estimate_memory(): the recomputed layer is part of the layers' backward working set.
+    const double recomputed = c.recompute == Recompute::full ? key.full_layer_activation_bytes : 0.0;
+    double working = stage_layers > 0 ? key.backward_working_bytes + recomputed : 0.0;
     if (r == c.pp - 1) {  // as estimate_memory(): the head's stored logits and its working set
       const double waiting = c.schedule == PipelineSchedule::gpipe ? static_cast<double>(m) : 1.0;
       const HeadActivationBytes head =

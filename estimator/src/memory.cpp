@@ -353,14 +353,21 @@ MemoryEstimate estimate_memory(const Plan& plan, std::int64_t vocab_padded) {
       stage.host_bytes += offloaded;
       mem.activations_bytes -= offloaded;
     }
-    if (l.recompute == Recompute::full && stage.layers > 0) mem.activations_bytes += full_layer_activation;
     if (holds_embedding(r) && model.dropout) {
       // Embedding dropout mask, one byte per element, for each stored micro-batch of the chunk
       // that starts a pipeline here.
       const std::int64_t first_chunk = r == 0 ? 0 : 1;
       mem.activations_bytes += tokens * h / (sp ? t : 1.0) * in_flight_of_chunk(plan, r, first_chunk);
     }
-    double working = stage.layers > 0 ? backward_working : 0.0;
+    // A layer's backward works on its own gradients and, under full recomputation, on its
+    // recomputed activations: both come after the head of that micro-batch is freed (the loss's
+    // backward runs first, then the layers', in Megatron and in the probe), so on the head's
+    // stage they share the head's bytes rather than adding to them. Measured by the probe: GPT-2
+    // 124M, micro-batch 2 x 1,024, full recomputation, peak activations 489 MiB on a CPU (fp32)
+    // and 245 MiB on an H200 (bf16), both the stored inputs plus the head, where recomputed
+    // layer + head predicted 681 and 341 (bench/results/gpu-check-h200-2026-11-28-b).
+    const double recomputed = l.recompute == Recompute::full ? full_layer_activation : 0.0;
+    double working = stage.layers > 0 ? backward_working + recomputed : 0.0;
     if (holds_head(r)) {
       // The head's inputs, logits and softmax for each micro-batch awaiting its backward
       // (head_memory.h).

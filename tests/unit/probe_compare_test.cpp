@@ -10,6 +10,7 @@
 #include "plansight/core/probe_plan.h"
 #include "plansight/core/step_phases.h"
 #include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/estimator.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
 
@@ -240,4 +241,33 @@ TEST(ProbePlan, VirtualRanksOnOneGpuShareIt) {
   EXPECT_EQ(plan_of_probe_run(four, profile, 2)->cluster.shared_processors, 2) << "4 ranks on 2 GPUs";
 }
 
+}  // namespace plansight::core
+
+namespace plansight::core {
+namespace {
+
+// Full recomputation on the stage that holds the head: the last layer is recomputed after the
+// head's backward has freed the logits, so the peak is the stored layer inputs plus the head, not
+// plus a recomputed layer as well. Measured by the probe (GPT-2 124M, micro-batch 2 x 1,024,
+// fp32 on a CPU): 489.03 MiB of activations at the peak (bench/results/gpu-check-h200-2026-11-28-b,
+// README); the estimate said 681.00 MiB before the recomputed layer was counted in the
+// backward's working set.
+TEST(ProbePlan, FullRecomputationPeaksAtTheHeadNotAtHeadPlusALayer) {
+  auto request = probe::probe_request_from_json({{"model", "gpt2-124m"}, {"micro_batch", 2}, {"global_batch", 2},
+                                                 {"seq_len", 1024}, {"layout", {{"recompute", "full"}}}});
+  ASSERT_TRUE(request.ok()) << request.error_text();
+  est::HardwareProfile profile;
+  profile.device = "cpu: test";
+  profile.peak_flops = 5e10;
+  profile.memory_bandwidth_bytes_per_s = 1e10;
+  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 1e-3, false});
+  auto plan = plan_of_probe_run(probe::to_json(*request), profile);
+  ASSERT_TRUE(plan.ok()) << plan.error_text();
+  auto estimate = est::estimate(*plan);
+  ASSERT_TRUE(estimate.ok()) << estimate.error_text();
+  const double activations_mib = estimate->memory.peak.activations_bytes / (1 << 20);
+  EXPECT_NEAR(activations_mib, 489.03, 489.03 * 0.01);
+}
+
+}  // namespace
 }  // namespace plansight::core
