@@ -128,17 +128,22 @@ def throughput(compare_path):
 
 
 def counters(path):
+    # An untraced run (tensor_core_counters needs trace false): kernel time is the counters' own
+    # per-kernel durations; c["share"] weighs them by the tensor pipe's activity, tc["step"] (and
+    # c["names_share"]) by the kernel-name rules, on the same launches.
     result, _ = result_of(path)
     tc = (result.get("device_report") or {}).get("tensor_cores") or {}
     c = tc.get("counters")
     names = (tc.get("step") or {}).get("share")
+    if names is None and isinstance(c, dict):
+        names = c.get("names_share")
     if not isinstance(c, dict):
         return f"no counters block: {c!r}"[:200]
     if not c.get("used"):
         return "counters not used: " + str(c.get("note", "?"))[:160]
-    parts = [f"counters {c.get('share', 0) * 100:.1f}% vs names {names * 100 if names is not None else float('nan'):.1f}% of kernel time",
+    parts = [f"counters {c.get('share', 0) * 100:.1f}% vs names {names * 100 if names is not None else float('nan'):.1f}% of kernel time (counters' durations)",
              f"{c.get('ranges')} kernels profiled ({c.get('dropped_ranges')} dropped, {c.get('passes')} passes, chip {c.get('chip')})",
-             f"tensor pipe {c.get('tensor_active_pct', 0):.0f}% active in tensor-core kernels"]
+             f"tensor pipe {c.get('tensor_core_active_pct', c.get('tensor_active_pct', 0)):.0f}% active in tensor-core kernels"]
     dis = c.get("disagreements") or []
     if dis:
         parts.append(f"{len(dis)} disagree, e.g. " + "; ".join(

@@ -1,17 +1,21 @@
 // tensor_core_share(): sums of kernel durations by flag, phase and kernel class (the classifier's
 // class of each kernel name), and the ten kernels with the most total time. compare_with_counters():
-// the counters' verdict per kernel name, weighed with the traced step's kernel times.
+// the counters' verdict per launch and the name rules' per name, weighed with the same durations
+// (the counters'), and tensor_core_share_from_counters() the step's share from them.
 #include "tensor_core_share.h"
 
 #include <algorithm>
-#include <set>
 
 #include "plansight/estimator/kernel_rules.h"
+#include "plansight/runtime/cuda/tensor_metrics.h"
 
 namespace plansight::probe {
 namespace {
 
 namespace est = plansight::estimator;
+
+static_assert(kCountersTensorActivePctThreshold == runtime::cuda::kTensorActivePctThreshold,
+              "the probe's verdict on readings is the runtime's (tensor_metrics.h)");
 
 void add(ShareOf& s, double seconds, bool tensor_core) {
   s.seconds += seconds;
@@ -51,50 +55,40 @@ TensorCoreShare tensor_core_share(const est::Timeline& timeline) {
   return out;
 }
 
-CounterComparison compare_with_counters(const est::Timeline& timeline, const std::vector<CounterReading>& readings) {
+CounterComparison compare_with_counters(const std::vector<CounterReading>& readings) {
   CounterComparison c;
-  std::map<std::string, CounterKernel> kernels;
-  std::set<std::string> traced;
-  for (const est::Track& track : timeline.tracks) {
-    for (const est::Span& span : track.spans) {
-      if (span.kind != est::SpanKind::kernel && span.kind != est::SpanKind::collective) continue;
-      const std::string& name = timeline.name_of(span);
-      CounterKernel& k = kernels[name];
-      k.name = name;
-      k.seconds += static_cast<double>(span.duration_ns) * 1e-9;
-      k.rules_tensor_core = k.rules_tensor_core || span.tensor_core;
-      traced.insert(name);
-    }
-  }
   const est::KernelClassifier classifier;
+  std::map<std::string, CounterKernel> kernels;
   std::map<std::string, double> active_sum;
+  double weighted_active = 0, tensor_core_weighted_active = 0;
   for (const CounterReading& r : readings) {
-    if (r.name.empty()) continue;
     CounterKernel& k = kernels[r.name];
-    if (k.name.empty()) {  // not in the traced step: the rules' verdict from its name
+    if (k.profiled_launches == 0) {
       k.name = r.name;
-      k.rules_tensor_core = classifier.classify(r.name) == est::KernelClass::tensor_core_gemm;
+      k.rules_tensor_core = !r.name.empty() && classifier.classify(r.name) == est::KernelClass::tensor_core_gemm;
     }
+    const bool tensor_core = counters_tensor_core(r);
     ++k.profiled_launches;
-    if (r.tensor_instructions > 0) ++k.tensor_core_launches;
+    k.seconds += r.seconds;
     k.tensor_instructions += r.tensor_instructions;
     active_sum[r.name] += r.tensor_active_pct;
+    if (tensor_core) ++k.tensor_core_launches;
+    // The same duration under both classifiers: the counters judge each launch, the rules its name.
+    add(c.by_counters, r.seconds, tensor_core);
+    add(c.by_names, r.seconds, k.rules_tensor_core);
+    if (r.name.empty()) c.unnamed_seconds += r.seconds;
+    weighted_active += r.seconds * r.tensor_active_pct;
+    if (tensor_core) tensor_core_weighted_active += r.seconds * r.tensor_active_pct;
   }
-  double profiled_seconds = 0, weighted_active = 0;
+  if (c.by_counters.seconds > 0) c.tensor_active_pct = weighted_active / c.by_counters.seconds;
+  if (c.by_counters.tensor_core_seconds > 0) {
+    c.tensor_core_active_pct = tensor_core_weighted_active / c.by_counters.tensor_core_seconds;
+  }
   for (auto& [name, k] : kernels) {
-    c.step.seconds += k.seconds;
-    if (k.profiled_launches == 0) {
-      c.unprofiled_seconds += k.seconds;
-      continue;
-    }
     k.mean_tensor_active_pct = active_sum[name] / static_cast<double>(k.profiled_launches);
     k.counters_tensor_core = k.tensor_core_launches > 0;
-    if (k.counters_tensor_core) c.step.tensor_core_seconds += k.seconds;
-    profiled_seconds += k.seconds;
-    weighted_active += k.seconds * k.mean_tensor_active_pct;
+    c.kernels.push_back(std::move(k));
   }
-  if (profiled_seconds > 0) c.tensor_active_pct = weighted_active / profiled_seconds;
-  for (auto& [name, k] : kernels) c.kernels.push_back(std::move(k));
   std::sort(c.kernels.begin(), c.kernels.end(), [](const CounterKernel& a, const CounterKernel& b) {
     return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
   });
@@ -104,10 +98,27 @@ CounterComparison compare_with_counters(const est::Timeline& timeline, const std
   return c;
 }
 
+TensorCoreShare tensor_core_share_from_counters(CounterComparison c) {
+  TensorCoreShare out;
+  const est::KernelClassifier classifier;
+  out.step = c.by_names;
+  for (const CounterKernel& k : c.kernels) {
+    if (k.name.empty()) continue;  // no name, no class
+    add(out.by_kernel_class[std::string(est::to_string(classifier.classify(k.name)))], k.seconds, k.rules_tensor_core);
+    out.top_kernels.push_back({k.name, k.seconds, k.profiled_launches, k.rules_tensor_core});
+  }
+  if (out.top_kernels.size() > 10) out.top_kernels.resize(10);  // c.kernels is sorted by duration
+  out.source = "kernel-name rules and hardware counters on the same kernels: CUPTI range profiler, kernel replay of step " +
+               std::to_string(c.profiled_step) + ", kernel durations from the counters (gpu__time_duration.sum); no "
+               "traced timeline";
+  out.counters = std::move(c);
+  return out;
+}
+
 namespace {
 
 nlohmann::json to_json(const CounterKernel& k) {
-  return {{"name", k.name},
+  return {{"name", k.name.empty() ? std::string("(no name)") : k.name},
           {"seconds", k.seconds},
           {"rules_tensor_core", k.rules_tensor_core},
           {"counters_tensor_core", k.counters_tensor_core},
@@ -129,13 +140,20 @@ nlohmann::json to_json(const CounterComparison& c) {
                         {"ranges", c.ranges},
                         {"dropped_ranges", c.dropped_ranges},
                         {"passes", c.passes},
-                        {"share", c.step.share()},
-                        {"seconds", c.step.seconds},
-                        {"tensor_core_seconds", c.step.tensor_core_seconds},
-                        {"unprofiled_seconds", c.unprofiled_seconds},
+                        {"verdict", "a launch is on tensor cores by counters when its tensor pipe was active (> 0 % of "
+                                    "peak); MMA instruction counts are information only"},
+                        {"durations", "gpu__time_duration.sum of each launch under kernel replay"},
+                        {"share", c.by_counters.share()},
+                        {"seconds", c.by_counters.seconds},
+                        {"tensor_core_seconds", c.by_counters.tensor_core_seconds},
+                        {"names_share", c.by_names.share()},
+                        {"names_tensor_core_seconds", c.by_names.tensor_core_seconds},
+                        {"unnamed_seconds", c.unnamed_seconds},
                         {"tensor_active_pct", c.tensor_active_pct},
+                        {"tensor_core_active_pct", c.tensor_core_active_pct},
                         {"kernels", std::move(kernels)},
                         {"disagreements", std::move(disagreements)}};
+  if (!c.names_note.empty()) out["names_note"] = c.names_note;
   if (!c.note.empty()) out["note"] = c.note;
   return out;
 }
@@ -156,7 +174,7 @@ nlohmann::json to_json(const TensorCoreShare& s) {
                         {"top_kernels", std::move(top)}};
   if (s.counters) {
     out["counters"] = to_json(*s.counters);
-    out["counter_share"] = s.counters->step.share();  // beside step.share, for readers of both figures
+    out["counter_share"] = s.counters->by_counters.share();  // beside step.share, for readers of both figures
   } else if (!s.counters_note.empty()) {
     out["counters"] = {{"used", false}, {"note", s.counters_note}};
   }

@@ -1,11 +1,13 @@
 // Tensor-core use of a measured GPU step: the share of kernel time spent in kernels that run on
 // tensor cores, for the step, per phase and per kernel class, and the most expensive kernels.
 // Which kernels run on tensor cores is read from the spans' tensor-core flag, set by the kernel-
-// name rules (estimator/kernel_rules.h: cuBLASLt's sm80/sm90 HMMA/GMMA kernel names). When a
-// step was also profiled per kernel with hardware counters (runtime/cuda/tensor_core_counters.h),
-// compare_with_counters() puts the counters' verdict beside the rules': per kernel name, the
-// step's share by counters (the traced step's kernel times, matched by name), and the kernels
-// where the two disagree. Plain C++: tested on hand-made timelines and readings without a GPU.
+// name rules (estimator/kernel_rules.h: cuBLASLt's sm80/sm90 HMMA/GMMA kernel names). A run that
+// profiles a step per kernel with hardware counters (runtime/cuda/tensor_core_counters.h) is not
+// traced (the probe never runs the range profiler and the activity tracer in one process), so
+// compare_with_counters() weighs the launches by the durations read with their counters and puts
+// the counters' verdict (tensor pipe active) beside the rules' on the same launches: per kernel
+// name, the share by counters and by names, and the kernels where the two disagree. Plain C++:
+// tested on hand-made timelines and readings without a GPU.
 #pragma once
 
 #include <map>
@@ -34,36 +36,49 @@ struct ShareOf {
 
 // One profiled kernel launch: its display name (as the timeline names kernels) and its counters.
 struct CounterReading {
-  std::string name;
-  double tensor_instructions = 0;  // warp-level MMA instructions (HMMA, and GMMA on Hopper)
-  double tensor_active_pct = 0;    // tensor pipe active, % of peak sustained
+  std::string name;                // empty when the launch's name is unknown
+  double tensor_instructions = 0;  // warp-level MMA instructions (HMMA, and GMMA on Hopper): information only
+  double tensor_active_pct = 0;    // tensor pipe active, % of peak sustained: the verdict (> 0)
+  double seconds = 0;              // the launch's GPU time, read with its counters (gpu__time_duration.sum)
 };
+
+// The counters' verdict on one launch: its tensor pipe was active for any cycle. Not "MMA
+// instructions > 0": on an H200 (GH100) a GeLU without MMA work read 2048 tensor instructions and
+// 0.000 % active (runtime/cuda/tensor_metrics.h, kTensorActivePctThreshold, says why 0).
+inline constexpr double kCountersTensorActivePctThreshold = 0.0;
+inline bool counters_tensor_core(const CounterReading& r) { return r.tensor_active_pct > kCountersTensorActivePctThreshold; }
 
 // One kernel name, by counters and by name rules.
 struct CounterKernel {
-  std::string name;
-  std::int64_t profiled_launches = 0;     // launches with counters (0: only in the traced step)
-  std::int64_t tensor_core_launches = 0;  // of which counters saw tensor-core instructions
-  double tensor_instructions = 0;         // summed over its profiled launches
-  double mean_tensor_active_pct = 0;      // over its profiled launches
-  bool counters_tensor_core = false;      // any profiled launch executed tensor-core instructions
-  bool rules_tensor_core = false;         // the kernel-name rules' verdict
-  double seconds = 0;                     // its kernel time in the traced step (0: not in it)
-  bool disagrees() const { return profiled_launches > 0 && counters_tensor_core != rules_tensor_core; }
+  std::string name;                       // empty: the launches without a name, together
+  std::int64_t profiled_launches = 0;     // launches with counters
+  std::int64_t tensor_core_launches = 0;  // of which the tensor pipe was active
+  double seconds = 0;                     // its launches' summed duration (counters)
+  double tensor_instructions = 0;         // summed over its launches (information only)
+  double mean_tensor_active_pct = 0;      // over its launches
+  bool counters_tensor_core = false;      // any launch had its tensor pipe active
+  bool rules_tensor_core = false;         // the kernel-name rules' verdict (false without a name)
+  bool disagrees() const { return !name.empty() && counters_tensor_core != rules_tensor_core; }
 };
 
+// One step profiled per kernel with counters and not traced: every launch's duration comes from
+// its counters, and two classifiers weigh the same durations: the counters (a launch whose tensor
+// pipe was active) and the kernel-name rules (estimator/kernel_rules.h: classify(name) ==
+// tensor_core_gemm). Durations are measured under kernel replay, one kernel at a time: they weigh
+// kernels against each other, but their sum is not the step's time.
 struct CounterComparison {
   std::string chip;
   std::int64_t profiled_step = 0;  // 1-based number of the step the counters profiled
   std::size_t ranges = 0, dropped_ranges = 0, passes = 0;
-  // The traced step's kernel time; tensor_core_seconds: of kernels whose counters saw
-  // tensor-core instructions. Kernels the profiled step did not run count as not on tensor cores.
-  ShareOf step;
-  double unprofiled_seconds = 0;       // traced kernel time of names without counters
-  double tensor_active_pct = 0;        // kernels' mean tensor-pipe activity, weighted by traced time
-  std::vector<CounterKernel> kernels;  // by traced time, then name
+  ShareOf by_counters;               // duration of launches whose tensor pipe was active
+  ShareOf by_names;                  // duration of launches whose name the rules call a tensor-core GEMM
+  double unnamed_seconds = 0;        // duration of launches without a name (not tensor cores by the rules)
+  double tensor_active_pct = 0;      // tensor-pipe activity over every launch, weighted by duration
+  double tensor_core_active_pct = 0; // the same over the launches whose tensor pipe was active
+  std::vector<CounterKernel> kernels;      // by duration, then name
   std::vector<std::string> disagreements;  // names where counters and rules differ, as in `kernels`
-  std::string note;                    // e.g. why some kernels have no name
+  std::string names_note;                  // why some launches have no name
+  std::string note;                        // e.g. launches without counters (dropped)
 };
 
 struct TensorCoreShare {
@@ -78,11 +93,14 @@ struct TensorCoreShare {
 
 // Over the kernel spans (kind kernel or collective) of every track of `timeline`.
 TensorCoreShare tensor_core_share(const estimator::Timeline& timeline);
-// The counters' view of the kernels of `timeline` (the traced step) from `readings` (a profiled
-// step's launches; readings without a name are left out). Name-rule verdicts come from the
-// timeline's spans, or, for kernels it lacks, from the default kernel rules. The caller fills in
-// chip, profiled_step, ranges, dropped_ranges, passes and note.
-CounterComparison compare_with_counters(const estimator::Timeline& timeline, const std::vector<CounterReading>& readings);
+// The counters' and the name rules' view of a profiled step's launches, weighed by the launches'
+// own durations (default kernel rules). The caller fills in chip, profiled_step, ranges,
+// dropped_ranges, passes, names_note and note.
+CounterComparison compare_with_counters(const std::vector<CounterReading>& readings);
+// The step's share for a run without a traced timeline: `step` and `by_kernel_class` by the name
+// rules over the counters' durations (named launches by class), `top_kernels` by duration,
+// `by_phase` empty (phases come from the tracer's NVTX ranges), and `counters` set to `c`.
+TensorCoreShare tensor_core_share_from_counters(CounterComparison c);
 nlohmann::json to_json(const TensorCoreShare& share);
 
 }  // namespace plansight::probe

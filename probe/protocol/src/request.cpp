@@ -241,9 +241,13 @@ Result<ProbeRequest> probe_request_from_json(const nlohmann::json& json) {
     in.error("tensor_core_counters", "value true: tensor-core counters are read from an NVIDIA GPU; valid with device cpu: false "
                                      "(use device cuda or auto)");
   }
-  if (r.tensor_core_counters && !r.trace) {
-    in.error("tensor_core_counters", "value true needs trace true: the counters are weighed with the traced step's "
-                                     "kernel times; valid with trace false: false");
+  // The counters' kernel replay (CUPTI range profiler, with a launch-callback subscriber) and the
+  // CUPTI activity tracer are never used in one process: a GPT-2 run with both died (SIGSEGV)
+  // after its last step on an H200, while the counters alone ran. The counters carry each
+  // kernel's duration, so they need no traced timeline.
+  if (r.tensor_core_counters && r.trace) {
+    in.error("tensor_core_counters", "runs with trace false: the counters' kernel replay and the CUPTI activity tracer "
+                                     "are not used in one process; run the traced step and the counters as two runs");
   }
 
   if (!seq_given) r.seq_len = std::min(r.model.max_seq_len, kDefaultSeqLenCap);

@@ -4,10 +4,12 @@
 // with tracing, the CUPTI activity tracer starts before the first NVTX range, every rank's
 // streams and thread are named to it, and the last step's records become the measured timeline
 // (clock-aligned to the host's steady clock, kept from the earliest start of the last step).
-// With tensor_core_counters, the last warm-up step of a single-rank run is profiled per kernel
-// with CUPTI's kernel replay (runtime/cuda/tensor_core_counters.h): a warm-up step is not timed,
-// so its 10-100x slowdown touches neither the step time nor the traced last step, and its kernels
-// are the traced step's; their counters are then set beside the kernel-name rules.
+// With tensor_core_counters (an untraced run: the request refuses trace true with it, and the
+// range profiler and the activity tracer are never used in one process), the last warm-up step of
+// a single-rank run is profiled per kernel with CUPTI's kernel replay (runtime/cuda/
+// tensor_core_counters.h): a warm-up step is not timed, so its 10-100x slowdown does not touch
+// the step time. Each kernel's duration is read with its counters, and the report's tensor-core
+// share weighs the same launches by counters (tensor pipe active) and by the kernel-name rules.
 #include "plansight/probe/cuda/cuda_device.h"
 
 #include <cuda_runtime.h>
@@ -182,7 +184,7 @@ class CudaDevice final : public RunDevice {
     est::Timeline timeline = timeline_.build(records, "probe " + request_.model.name + ", last step (CUPTI)",
                                              est::KernelClassifier());
     tensor_cores_ = tensor_core_share(timeline);
-    add_counters(timeline, *tensor_cores_);
+    tensor_cores_->counters_note = counters_note_ + kNamesDecide;  // a traced run reads no counters
     return Result<est::Timeline>(std::move(timeline));
 #else
     return std::nullopt;
@@ -220,7 +222,16 @@ class CudaDevice final : public RunDevice {
                             {"note", "pool peaks: every rank's tensors on this GPU, send staging and what the pool kept; "
                                      "the cuBLASLt workspaces (one per rank) and the CUDA context come on top"}};
     }
-    if (tensor_cores_) r["tensor_cores"] = to_json(*tensor_cores_);
+    if (tensor_cores_) {
+      r["tensor_cores"] = to_json(*tensor_cores_);
+    } else if (auto share = counters_share()) {
+      r["tensor_cores"] = to_json(*share);  // an untraced run whose step was profiled with counters
+    } else if (request_.tensor_core_counters) {
+      // Asked for, not read, and no traced timeline to classify by names: say why, in the place
+      // a reader looks for the counters.
+      r["tensor_cores"] = {{"source", "none: no traced timeline, and hardware counters not read"},
+                           {"counters", {{"used", false}, {"note", counters_note_}}}};
+    }
     return r;
   }
 
@@ -232,6 +243,13 @@ class CudaDevice final : public RunDevice {
       return;
     }
 #if PLANSIGHT_HAVE_CUPTI
+    // The request refuses this (probe/protocol request.cpp); kept for a request made in code: the
+    // counters' kernel replay and launch callbacks are never used beside the activity tracer.
+    if (request_.trace) {
+      counters_note_ = "hardware counters not read: tensor_core_counters runs with trace false (the counters' kernel "
+                       "replay and the CUPTI activity tracer are not used in one process)";
+      return;
+    }
     // Kernel replay profiles the kernels of one context as one thread launches them (launch order
     // names the ranges), so virtual ranks sharing the GPU, or NCCL ranks, are left out.
     if (world_size_ != 1 || nccl_) {
@@ -275,44 +293,33 @@ class CudaDevice final : public RunDevice {
   void finish_counters() {}
 #endif
 
-  void add_counters(const est::Timeline& timeline, TensorCoreShare& share) const {
+  // The step's tensor-core share from the counters alone (an untraced run): each launch's
+  // duration, counters' verdict and name, two classifiers on the same durations; nullopt when no
+  // counters were read.
+  std::optional<TensorCoreShare> counters_share() const {
 #if PLANSIGHT_HAVE_CUPTI
-    if (counters_) {
-      std::vector<CounterReading> readings;
-      std::size_t named = 0, with_instructions = 0;
-      for (const rc::KernelTensorCores& k : counters_->kernels) {
-        readings.push_back({k.kernel, k.tensor_instructions(), k.tensor_active_pct()});
-        if (!k.kernel.empty()) ++named;
-        if (k.tensor_instructions() > 0) ++with_instructions;
-      }
-      const std::string step = std::to_string(counters_step_ + 1);
-      if (named == 0) {
-        share.counters_note = "hardware counters read for step " + step + " (" + std::to_string(counters_->ranges) +
-                              " kernels, " + std::to_string(with_instructions) + " with tensor-core instructions) but " +
-                              "not compared: " + (counters_->names_note.empty() ? "no kernel names" : counters_->names_note) +
-                              kNamesDecide;
-        return;
-      }
-      CounterComparison c = compare_with_counters(timeline, readings);
-      c.chip = counters_->chip;
-      c.profiled_step = counters_step_ + 1;
-      c.ranges = counters_->ranges;
-      c.dropped_ranges = counters_->dropped_ranges;
-      c.passes = counters_->passes;
-      c.note = counters_->names_note;
-      if (c.dropped_ranges > 0) {
-        if (!c.note.empty()) c.note += "; ";
-        c.note += std::to_string(c.dropped_ranges) + " kernel launches of step " + step + " beyond the counter data's " +
-                  std::to_string(kMaxProfiledKernels) + " ranges have no counters";
-      }
-      share.counters = std::move(c);
-      share.source = "kernel-name rules (traced step) and hardware counters (CUPTI range profiler, kernel replay of step " +
-                     step + ")";
-      return;
+    if (!counters_) return std::nullopt;
+    std::vector<CounterReading> readings;
+    readings.reserve(counters_->kernels.size());
+    for (const rc::KernelTensorCores& k : counters_->kernels) {
+      readings.push_back({k.kernel, k.tensor_instructions(), k.tensor_active_pct(), k.duration_s()});
     }
+    const std::string step = std::to_string(counters_step_ + 1);
+    CounterComparison c = compare_with_counters(readings);
+    c.chip = counters_->chip;
+    c.profiled_step = counters_step_ + 1;
+    c.ranges = counters_->ranges;
+    c.dropped_ranges = counters_->dropped_ranges;
+    c.passes = counters_->passes;
+    c.names_note = counters_->names_note;
+    if (c.dropped_ranges > 0) {
+      c.note = std::to_string(c.dropped_ranges) + " kernel launches of step " + step + " beyond the counter data's " +
+               std::to_string(kMaxProfiledKernels) + " ranges have no counters and no duration; both shares leave them out";
+    }
+    return tensor_core_share_from_counters(std::move(c));
+#else
+    return std::nullopt;
 #endif
-    (void)timeline;
-    share.counters_note = counters_note_ + kNamesDecide;
   }
 
   ProbeRequest request_;

@@ -36,7 +36,7 @@ class KernelLaunchNames {
   // Launches that succeeded so far, including any beyond what names() may hold.
   std::size_t launches() const;
 
-  struct Shared;  // what the callback reaches
+  struct Shared;  // the names; the callback reaches them through a process-lifetime gate (.cpp)
 
  private:
   KernelLaunchNames() = default;

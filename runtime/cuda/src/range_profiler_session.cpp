@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <cupti_target.h>
 
+#include <mutex>
+
 #include "cuda_status.h"
 #include "cupti_status.h"
 #include "driver_context.h"
@@ -20,6 +22,32 @@ P cupti_params(std::size_t struct_size) {
   P p{};
   p.structSize = struct_size;
   return p;
+}
+
+// cuptiProfilerInitialize/DeInitialize set up and tear down the profiler interface of the whole
+// process, not of one session. Without a count, a session destroyed while another one is open
+// (measure_tensor_cores on one thread, a KernelCounterSession on another, or a test that nests
+// them) would DeInitialize the profiler under the other session's Enable/Start/Stop, and its later
+// calls would run on a torn-down profiler. The count makes the first Initialize and the last
+// DeInitialize the only ones that reach CUPTI.
+std::mutex g_profiler_mutex;
+int g_profiler_users = 0;
+
+CUptiResult initialize_profiler() {
+  std::lock_guard lock(g_profiler_mutex);
+  if (g_profiler_users == 0) {
+    auto p = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    if (CUptiResult r = cuptiProfilerInitialize(&p); r != CUPTI_SUCCESS) return r;
+  }
+  ++g_profiler_users;
+  return CUPTI_SUCCESS;
+}
+
+void deinitialize_profiler() {
+  std::lock_guard lock(g_profiler_mutex);
+  if (g_profiler_users == 0 || --g_profiler_users > 0) return;
+  auto p = cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+  cuptiProfilerDeInitialize(&p);
 }
 
 }  // namespace
@@ -51,10 +79,8 @@ RangeProfilerSession::~RangeProfilerSession() {
     p.pRangeProfilerObject = object_;
     cuptiRangeProfilerDisable(&p);
   }
-  if (initialized_) {
-    auto p = cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
-    cuptiProfilerDeInitialize(&p);
-  }
+  // Last: the host object, the profiler object and the counter data are done with by now.
+  if (initialized_) deinitialize_profiler();
 }
 
 // Every range-profiler call: a container or driver that refuses profiling may say so at any of
@@ -68,15 +94,14 @@ Result<bool> RangeProfilerSession::call(CUptiResult r, const char* what) {
   return cupti_failure(r, what);
 }
 
-Result<bool> RangeProfilerSession::open(int device, std::size_t max_ranges) {
+Result<bool> RangeProfilerSession::open(int device, std::size_t max_ranges, const std::vector<std::string>& extra_metrics) {
   if (auto s = cuda_check(cudaSetDevice(device), "cudaSetDevice"); !s) return s.errors();
   if (auto s = cuda_check(cudaFree(nullptr), "cudaFree(nullptr) (context creation)"); !s) return s.errors();
   auto ctx = current_context();
   if (!ctx) return ctx.errors();
   context_ = *ctx;
 
-  auto init = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  if (auto r = call(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize"); !r || !*r) return r;
+  if (auto r = call(initialize_profiler(), "cuptiProfilerInitialize"); !r || !*r) return r;
   initialized_ = true;
   auto chip = cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = static_cast<std::size_t>(device);
@@ -87,8 +112,11 @@ Result<bool> RangeProfilerSession::open(int device, std::size_t max_ranges) {
     refusal_ = "no tensor-core metric is known for chip " + chip_;
     return false;
   }
-  for (const auto& name : metrics_) metric_names_.push_back(name.c_str());
-  auto config = build_metric_config(chip_, metrics_);
+  all_metrics_ = metrics_;
+  all_metrics_.insert(all_metrics_.end(), extra_metrics.begin(), extra_metrics.end());
+  // After all_metrics_ is complete: the pointers stay valid while it is not changed.
+  for (const auto& name : all_metrics_) metric_names_.push_back(name.c_str());
+  auto config = build_metric_config(chip_, all_metrics_);
   if (!config) return config.errors();
   config_image_ = std::move(config->config_image);
   config_passes_ = config->passes;

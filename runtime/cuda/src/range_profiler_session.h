@@ -35,10 +35,12 @@ class RangeProfilerSession {
   RangeProfilerSession(const RangeProfilerSession&) = delete;
   RangeProfilerSession& operator=(const RangeProfilerSession&) = delete;
 
-  // Makes `device` current, initialises the profiler, reads the chip, builds the config image,
-  // enables the range profiler on the context and sizes the counter-data image for `max_ranges`.
-  // false: refused, or no tensor-core metric is known for the chip (refusal() says which).
-  Result<bool> open(int device, std::size_t max_ranges);
+  // Makes `device` current, initialises the profiler, reads the chip, builds the config image for
+  // the chip's tensor-core metrics followed by `extra_metrics` (kKernelDurationMetric for the
+  // per-kernel measurement), enables the range profiler on the context and sizes the counter-data
+  // image for `max_ranges`. false: refused, or no tensor-core metric is known for the chip
+  // (refusal() says which).
+  Result<bool> open(int device, std::size_t max_ranges, const std::vector<std::string>& extra_metrics = {});
   // cuptiRangeProfilerSetConfig with one nesting level (auto ranges allow no other).
   Result<bool> configure(CUpti_ProfilerRange range, CUpti_ProfilerReplayMode replay, std::size_t max_ranges_per_pass);
   Result<bool> start();
@@ -52,11 +54,12 @@ class RangeProfilerSession {
   // A range's name (cuptiProfilerHostGetRangeName, nested names joined by "/"): the pushed name
   // for user ranges; for auto ranges, the header says, the kernel's number in execution order.
   Result<std::string> range_name(std::size_t index);
-  // The metrics' values for range `index`, in metrics() order.
+  // The values of every metric for range `index`: metrics() then the extra metrics, in order.
   Result<std::vector<double>> evaluate(std::size_t index);
 
   const std::string& refusal() const { return refusal_; }
   const std::string& chip() const { return chip_; }
+  // The tensor-core metrics (tensor_core_metrics(chip).all()), without the extra metrics.
   const std::vector<std::string>& metrics() const { return metrics_; }
   std::size_t config_passes() const { return config_passes_; }
   CUcontext context() const { return context_; }
@@ -74,7 +77,8 @@ class RangeProfilerSession {
   std::string refusal_;
   std::string chip_;
   std::vector<std::string> metrics_;
-  std::vector<const char*> metric_names_;  // into metrics_, for the CUPTI calls
+  std::vector<std::string> all_metrics_;   // metrics_ then the extra metrics
+  std::vector<const char*> metric_names_;  // into all_metrics_, for the CUPTI calls
   std::vector<std::uint8_t> config_image_;
   std::size_t config_passes_ = 0;
   std::vector<std::uint8_t> counter_data_;

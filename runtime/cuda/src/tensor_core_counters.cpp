@@ -17,6 +17,7 @@
 #include "cuda_status.h"
 #include "kernel_launch_names.h"
 #include "range_profiler_session.h"
+#include "plansight/runtime/cuda/tensor_metrics.h"
 
 namespace plansight::runtime::cuda {
 namespace {
@@ -51,6 +52,8 @@ double KernelTensorCores::tensor_instructions() const {
   for (std::size_t i = 1; i < values.size(); ++i) sum += values[i];
   return sum;
 }
+
+bool KernelTensorCores::uses_tensor_cores() const { return tensor_pipe_active(tensor_active_pct()); }
 
 Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::function<Result<bool>()>& workload) {
   TensorCoreMeasurement m;
@@ -87,6 +90,9 @@ Result<TensorCoreMeasurement> measure_tensor_cores(int device, const std::functi
   return m;
 }
 
+// Members are destroyed in reverse order: the launch names (unsubscribed) before the profiler
+// session (stopped, disabled, deinitialised), so no launch callback is counted for a profiler
+// that is being torn down.
 struct KernelCounterSession::State {
   RangeProfilerSession session;
   std::unique_ptr<KernelLaunchNames> names;
@@ -96,7 +102,13 @@ struct KernelCounterSession::State {
   bool finished = false;
 };
 
-KernelCounterSession::~KernelCounterSession() = default;  // the session's destructor stops and disables
+KernelCounterSession::~KernelCounterSession() {
+  // A session abandoned between start() and finish() (the workload failed): the workload's kernels
+  // may still be queued or under replay, and cuptiRangeProfilerStop/Disable (the session's
+  // destructor) with kernel replay in progress would tear the profiler down under CUPTI's own
+  // save/restore of their memory. Wait for them first; the result cannot be acted on here.
+  if (state_ && !state_->finished && !state_->refused) cudaDeviceSynchronize();
+}
 
 Result<std::unique_ptr<KernelCounterSession>> KernelCounterSession::start(int device, std::size_t max_kernels) {
   if (max_kernels == 0) return make_error("max_kernels", "value 0: at least one kernel must fit in the counter data");
@@ -114,9 +126,12 @@ Result<std::unique_ptr<KernelCounterSession>> KernelCounterSession::start(int de
     }
     return std::nullopt;
   };
-  if (auto r = step(s.session.open(device, max_kernels))) return std::move(*r);
+  // Each kernel's duration comes with its counters, so that a run without the activity tracer
+  // (the probe never runs both, probe/README.md) can weigh kernels by time.
+  if (auto r = step(s.session.open(device, max_kernels, {kKernelDurationMetric}))) return std::move(*r);
   m.chip = s.session.chip();
   m.metrics = s.session.metrics();
+  m.duration_metric = kKernelDurationMetric;
   m.passes = s.session.config_passes();
   // maxRangesPerPass = max_kernels: with kernel replay every kernel is a range of the same
   // pass set, and the image was sized for as many (GetCounterDataSize's maxNumOfRanges).
@@ -185,6 +200,13 @@ Result<PerKernelTensorCores> KernelCounterSession::finish() {
     }
     auto values = s.session.evaluate(i);
     if (!values) return values.errors();
+    // The tensor metrics, then the duration (the session's extra metric, last).
+    if (values->size() != m.metrics.size() + 1) {
+      return make_error("cupti", "range " + std::to_string(i) + ": " + std::to_string(values->size()) +
+                                     " metric values for " + std::to_string(m.metrics.size() + 1) + " metrics");
+    }
+    k.duration_ns = values->back();
+    values->pop_back();
     k.values = std::move(*values);
     m.kernels.push_back(std::move(k));
   }

@@ -49,8 +49,10 @@ struct ProbeRequest {
   bool trace = true;               // record a measured Timeline of the last step
   bool calibrate = false;          // also run the GEMM and collective sweeps -> HardwareProfile
   // Also read tensor-core use from hardware counters, per kernel, on the last warm-up step
-  // (CUPTI range profiler, kernel replay), beside the kernel-name rules of the traced step. Needs
-  // device cuda (or auto) and trace; a GPU run says in its report why counters were not read.
+  // (CUPTI range profiler, kernel replay), each kernel's duration with them, beside the
+  // kernel-name rules on the same kernels. Needs device cuda (or auto) and trace false (the
+  // counters and the activity tracer are not used in one process); a GPU run says in its report
+  // why counters were not read.
   bool tensor_core_counters = false;
 };
 

@@ -39,9 +39,16 @@ struct KernelTensorCores {
   std::size_t range = 0;       // CUPTI's range index: the kernel's place in execution order
   std::string kernel;          // display name (kernel_names.h); empty when names are unknown
   std::vector<double> values;  // one per metric of PerKernelTensorCores::metrics
+  double duration_ns = 0;      // PerKernelTensorCores::duration_metric: the kernel's GPU time
   // metrics[0] is the tensor pipe's active cycles, % of peak; the others count MMA instructions.
   double tensor_active_pct() const { return values.empty() ? 0.0 : values[0]; }
+  // Information only: on GH100 a kernel without MMA work reads non-zero counts (tensor_metrics.h).
   double tensor_instructions() const;
+  // The counters' verdict: the tensor pipe was active (tensor_pipe_active, tensor_metrics.h).
+  bool uses_tensor_cores() const;
+  // Measured under kernel replay, one kernel at a time: it weighs kernels against each other,
+  // but kernels that overlap in a normal run do not here, so the sum is not a step time.
+  double duration_s() const { return duration_ns * 1e-9; }
 };
 
 struct PerKernelTensorCores {
@@ -49,6 +56,7 @@ struct PerKernelTensorCores {
   std::string fallback_reason;       // why counters were not used (empty when they were)
   std::string chip;
   std::vector<std::string> metrics;  // tensor_core_metrics(chip).all()
+  std::string duration_metric;       // kKernelDurationMetric (tensor_metrics.h), read beside them
   std::vector<KernelTensorCores> kernels;  // every range recorded, in execution order
   std::size_t ranges = 0;            // ranges in the counter data (cuptiRangeProfilerGetCounterDataInfo)
   std::size_t dropped_ranges = 0;    // kernels that ran without counters: beyond max_kernels, or
@@ -68,7 +76,9 @@ class KernelCounterSession {
   // Errors: a CUDA or CUPTI call that fails for another reason than missing permission or
   // support (named). A refusal is not an error: finish() then returns from_counters false.
   static Result<std::unique_ptr<KernelCounterSession>> start(int device, std::size_t max_kernels);
-  ~KernelCounterSession();  // stops and disables the profiler when finish() did not
+  // When finish() was not called: synchronises the device, unsubscribes the launch names, then
+  // stops and disables the profiler.
+  ~KernelCounterSession();
   KernelCounterSession(const KernelCounterSession&) = delete;
   KernelCounterSession& operator=(const KernelCounterSession&) = delete;
   // Synchronises the device, stops, decodes and evaluates every range. Call once.
