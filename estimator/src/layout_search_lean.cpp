@@ -179,7 +179,12 @@ LeanMemory lean_memory(const SearchContext& ctx, const KeyCosts& key, const Cand
     if (shards > 1 && c.zero_stage == 2) mem.buffers_bytes += 2 * tr.dp_bucket_bytes;  // as estimate_memory()
     if (c.zero_stage >= 3 && shards > 1) {
       const double layers_held = tr.zero3_prefetch ? 2.0 : 1.0;
-      mem.buffers_bytes += key.layer_params * (layers_held * ctx.per_param.weights + 2 * ctx.per_param.gradients);
+      // As estimate_memory(): the largest unit gathered, a layer or the word embedding / LM head.
+      double unit_params = key.layer_params;
+      if (r == 0) unit_params = std::max(unit_params, counts.word_embedding / t);
+      if (r == c.pp - 1) unit_params = std::max(unit_params, (model.tied_embeddings ? counts.word_embedding : counts.lm_head) / t);
+      const double gathered = unit_params + (layers_held - 1.0) * key.layer_params;
+      mem.buffers_bytes += gathered * ctx.per_param.weights + 2 * unit_params * ctx.per_param.gradients;
     }
     if (sp) mem.buffers_bytes += e * tokens * h;
     if (c.pp > 1 && (r < c.pp - 1 || c.vpp > 1)) mem.buffers_bytes += e * tokens * h / (sp ? t : 1.0);  // as estimate_memory()

@@ -269,5 +269,27 @@ TEST(ProbePlan, FullRecomputationPeaksAtTheHeadNotAtHeadPlusALayer) {
   EXPECT_NEAR(activations_mib, 489.03, 489.03 * 0.01);
 }
 
+// ZeRO-3's buffers on the stage with the embedding: the unit gathered and reduce-scattered there
+// is the word embedding, 5.5 layers of GPT-2 124M, not a layer. Measured by the probe on an H200
+// (GPT-2 124M, bf16, DP 2 with ZeRO-3, micro-batch 2 x 1,024): 368.45 MiB of buffers at the peak,
+// the embedding's gathered bf16 copy and two fp32 gradient buckets
+// (bench/results/gpu-check-h200-2026-11-28-b); a layer's would be 67.6 MiB.
+TEST(ProbePlan, ZeroThreeBuffersHoldTheLargestUnitTheWordEmbedding) {
+  auto request = probe::probe_request_from_json({{"model", "gpt2-124m"}, {"micro_batch", 2}, {"global_batch", 16},
+                                                 {"seq_len", 1024}, {"device", "cuda"}, {"precision", "bf16"},
+                                                 {"layout", {{"dp", 2}, {"zero_stage", 3}}}});
+  ASSERT_TRUE(request.ok()) << request.error_text();
+  est::HardwareProfile profile;
+  profile.device = "cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)";
+  profile.peak_flops = 6e14;
+  profile.memory_bandwidth_bytes_per_s = 4e12;
+  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 2e-5, false});
+  auto plan = plan_of_probe_run(probe::to_json(*request), profile);
+  ASSERT_TRUE(plan.ok()) << plan.error_text();
+  auto estimate = est::estimate(*plan);
+  ASSERT_TRUE(estimate.ok()) << estimate.error_text();
+  EXPECT_NEAR(estimate->memory.peak.buffers_bytes / (1 << 20), 368.45, 368.45 * 0.01);
+}
+
 }  // namespace
 }  // namespace plansight::core
