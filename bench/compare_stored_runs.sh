@@ -16,16 +16,7 @@ import json, sys
 for r in sorted(json.load(sys.stdin)["runs"], key=lambda r: r["id"]):
     if r.get("kind") == "probe" and r.get("status") == "complete":
         print(r["id"], r["name"])' | while read -r id name; do
-  "$cli" compare "$id" --db "$db" --json | python3 -c '
-import json, sys
-c = json.load(sys.stdin)
-s = c["step"]
-mem = {m["category"]: m for m in c["memory"]}
-def err(k):
-    m = mem.get(k)
-    if not m or not m["measured_bytes"]:
-        return "-" if not m or not m["predicted_bytes"] else "inf"
-    return "%+.1f%%" % ((m["predicted_bytes"] / m["measured_bytes"] - 1) * 100)
-print("%-5s %-52s %12.2f %12.2f %+7.1f%% %9s %9s %9s" % (sys.argv[1], sys.argv[2][:52], s["predicted_s"]*1e3, s["measured_s"]*1e3,
-      s["error"]*100, err("activations"), err("buffers"), err("total")))' "$id" "$name"
+  row=$("$cli" compare "$id" --db "$db" --json | python3 "$(dirname "$0")/compare_row.py")
+  read -r pred meas err act buf tot <<<"$row"
+  printf '%-5s %-52s %12s %12s %8s %9s %9s %9s\n' "$id" "${name:0:52}" "$pred" "$meas" "$err" "$act" "$buf" "$tot"
 done

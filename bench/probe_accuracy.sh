@@ -84,17 +84,7 @@ while IFS= read -r layout; do
     printf '%-58s %s\n' "$layout" "probe failed: $("$cli" probe "${probe_args[@]}" --steps 1 "${launch[@]}" $layout --db "$db" 2>&1 | tail -n 1)"
     continue
   fi
-  row=$("$cli" compare "$id" --db "$db" --json | python3 -c '
-import json, sys
-c = json.load(sys.stdin)
-s = c["step"]
-mem = {m["category"]: m for m in c["memory"]}
-def err(k):
-    m = mem.get(k)
-    if not m or not m["measured_bytes"]:
-        return "-" if not m or not m["predicted_bytes"] else "inf"
-    return "%+.1f%%" % ((m["predicted_bytes"] / m["measured_bytes"] - 1) * 100)
-print("%.2f %.2f %+.1f%% %s %s %s" % (s["predicted_s"]*1e3, s["measured_s"]*1e3, s["error"]*100, err("activations"), err("buffers"), err("total")))')
+  row=$("$cli" compare "$id" --db "$db" --json | python3 "$(dirname "$0")/compare_row.py")
   read -r pred meas err act buf tot <<<"$row"
   printf '%-58s %12s %12s %8s %9s %9s %9s\n' "$layout" "$pred" "$meas" "$err" "$act" "$buf" "$tot"
   errors+=("${err%\%}")

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "plansight/estimator/comm_model.h"
+#include "plansight/estimator/enums.h"
 #include "plansight/probe/cuda/gpu_calibration.h"
 
 namespace {
@@ -33,17 +34,6 @@ std::string_view op_name(est::Collective op) {
     case est::Collective::reduce_scatter: return "reduce_scatter";
     case est::Collective::broadcast: return "broadcast";
     case est::Collective::send_recv: return "send_recv";
-  }
-  return "?";
-}
-
-std::string_view precision_name(est::Precision p) {
-  switch (p) {
-    case est::Precision::fp32: return "fp32";
-    case est::Precision::tf32: return "tf32";
-    case est::Precision::fp16: return "fp16";
-    case est::Precision::bf16: return "bf16";
-    case est::Precision::fp8: return "fp8";
   }
   return "?";
 }
@@ -111,7 +101,7 @@ int main(int argc, char** argv) {
   std::printf("%-8s %8s %8s %8s %12s %10s\n", "gemm", "m", "n", "k", "precision", "TFLOP/s");
   for (const auto& g : p.gemms) {
     std::printf("%-8s %8lld %8lld %8lld %12s %10.2f\n", "", static_cast<long long>(g.m), static_cast<long long>(g.n),
-                static_cast<long long>(g.k), std::string(precision_name(g.precision)).c_str(),
+                static_cast<long long>(g.k), std::string(est::to_string(g.precision)).c_str(),
                 g.seconds > 0 ? g.flops() / g.seconds / 1e12 : 0.0);
   }
   const auto& c = calibration->copies;

@@ -13,6 +13,7 @@
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/time_model.h"
+#include "probe_plan_fixture.h"
 
 namespace plansight::core {
 namespace {
@@ -253,20 +254,9 @@ namespace {
 // README); the estimate said 681.00 MiB before the recomputed layer was counted in the
 // backward's working set.
 TEST(ProbePlan, FullRecomputationPeaksAtTheHeadNotAtHeadPlusALayer) {
-  auto request = probe::probe_request_from_json({{"model", "gpt2-124m"}, {"micro_batch", 2}, {"global_batch", 2},
-                                                 {"seq_len", 1024}, {"layout", {{"recompute", "full"}}}});
-  ASSERT_TRUE(request.ok()) << request.error_text();
-  est::HardwareProfile profile;
-  profile.device = "cpu: test";
-  profile.peak_flops = 5e10;
-  profile.memory_bandwidth_bytes_per_s = 1e10;
-  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 1e-3, false});
-  auto plan = plan_of_probe_run(probe::to_json(*request), profile);
-  ASSERT_TRUE(plan.ok()) << plan.error_text();
-  auto estimate = est::estimate(*plan);
-  ASSERT_TRUE(estimate.ok()) << estimate.error_text();
-  const double activations_mib = estimate->memory.peak.activations_bytes / (1 << 20);
-  EXPECT_NEAR(activations_mib, 489.03, 489.03 * 0.01);
+  const auto run = testing::gpt2_run(
+      {{"micro_batch", 2}, {"global_batch", 2}, {"seq_len", 1024}, {"layout", {{"recompute", "full"}}}}, "cpu: test");
+  EXPECT_NEAR(run.estimate.memory.peak.activations_bytes / (1 << 20), 489.03, 489.03 * 0.01);
 }
 
 // ZeRO-3's buffers on the stage with the embedding: the unit gathered and reduce-scattered there
@@ -275,20 +265,10 @@ TEST(ProbePlan, FullRecomputationPeaksAtTheHeadNotAtHeadPlusALayer) {
 // the embedding's gathered bf16 copy and two fp32 gradient buckets
 // (bench/results/gpu-check-h200-2026-11-28-b); a layer's would be 67.6 MiB.
 TEST(ProbePlan, ZeroThreeBuffersHoldTheLargestUnitTheWordEmbedding) {
-  auto request = probe::probe_request_from_json({{"model", "gpt2-124m"}, {"micro_batch", 2}, {"global_batch", 16},
-                                                 {"seq_len", 1024}, {"device", "cuda"}, {"precision", "bf16"},
-                                                 {"layout", {{"dp", 2}, {"zero_stage", 3}}}});
-  ASSERT_TRUE(request.ok()) << request.error_text();
-  est::HardwareProfile profile;
-  profile.device = "cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)";
-  profile.peak_flops = 6e14;
-  profile.memory_bandwidth_bytes_per_s = 4e12;
-  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 2e-5, false});
-  auto plan = plan_of_probe_run(probe::to_json(*request), profile);
-  ASSERT_TRUE(plan.ok()) << plan.error_text();
-  auto estimate = est::estimate(*plan);
-  ASSERT_TRUE(estimate.ok()) << estimate.error_text();
-  EXPECT_NEAR(estimate->memory.peak.buffers_bytes / (1 << 20), 368.45, 368.45 * 0.01);
+  const auto run = testing::gpt2_run({{"micro_batch", 2}, {"global_batch", 16}, {"seq_len", 1024}, {"device", "cuda"},
+                                      {"precision", "bf16"}, {"layout", {{"dp", 2}, {"zero_stage", 3}}}},
+                                     testing::kH200);
+  EXPECT_NEAR(run.estimate.memory.peak.buffers_bytes / (1 << 20), 368.45, 368.45 * 0.01);
 }
 
 }  // namespace

@@ -3,10 +3,8 @@
 // peak, and virtual ranks sharing one GPU count as one GPU.
 #include <gtest/gtest.h>
 
-#include "plansight/core/probe_plan.h"
 #include "plansight/core/run_throughput.h"
-#include "plansight/estimator/estimator.h"
-#include "plansight/probe/protocol/request.h"
+#include "probe_plan_fixture.h"
 
 namespace plansight::core {
 namespace {
@@ -43,30 +41,16 @@ TEST(DatasheetGpu, CudaDeviceNamesMapToTheirPresets) {
   EXPECT_EQ(preset_of(""), "none");
 }
 
-struct GptRun {
-  est::Plan plan;
-  est::Estimate estimate;
-};
+using testing::gpt2_run;
+using testing::kH200;
 
-GptRun gpt2_run(const nlohmann::json& layout, std::int64_t micro_batch, std::int64_t global_batch) {
-  auto request = probe::probe_request_from_json({{"model", "gpt2-124m"}, {"micro_batch", micro_batch},
-                                                 {"global_batch", global_batch}, {"seq_len", 1024},
-                                                 {"layout", layout}, {"device", "cuda"}, {"precision", "bf16"}});
-  EXPECT_TRUE(request.ok()) << request.error_text();
-  est::HardwareProfile profile;
-  profile.device = "cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)";
-  profile.peak_flops = 6e14;
-  profile.memory_bandwidth_bytes_per_s = 4e12;
-  profile.collectives.push_back({est::Collective::all_reduce, 2, 1 << 20, 2e-5, false});
-  auto plan = plan_of_probe_run(probe::to_json(*request), profile);
-  EXPECT_TRUE(plan.ok()) << plan.error_text();
-  auto estimate = est::estimate(*plan);
-  EXPECT_TRUE(estimate.ok()) << estimate.error_text();
-  return {*plan, *estimate};
+nlohmann::json gpt2_request(const nlohmann::json& layout, std::int64_t micro_batch, std::int64_t global_batch) {
+  return {{"micro_batch", micro_batch}, {"global_batch", global_batch}, {"seq_len", 1024},
+          {"layout", layout},           {"device", "cuda"},             {"precision", "bf16"}};
 }
 
 TEST(RunThroughput, MfuIsModelFlopsOverStepTimesTheDatasheetPeak) {
-  const GptRun run = gpt2_run(nlohmann::json::object(), 8, 8);
+  const testing::Gpt2Run run = gpt2_run(gpt2_request(nlohmann::json::object(), 8, 8), kH200);
   // GPT-2 124M's model FLOPs per token, 6N + 12 L s h (Chowdhery et al. 2022, PaLM, App. B), with
   // N = 124,475,904 (vocabulary padded to 50,304, tied head), L = 12, s = 1,024, h = 768:
   // 746,855,424 + 113,246,208 = 860,101,632. The estimator may count the position table and the
@@ -86,7 +70,7 @@ TEST(RunThroughput, MfuIsModelFlopsOverStepTimesTheDatasheetPeak) {
 }
 
 TEST(RunThroughput, VirtualRanksSharingOneGpuCountOnce) {
-  const GptRun run = gpt2_run({{"tp", 2}, {"pp", 2}, {"dp", 2}, {"schedule", "1f1b"}}, 2, 16);
+  const testing::Gpt2Run run = gpt2_run(gpt2_request({{"tp", 2}, {"pp", 2}, {"dp", 2}, {"schedule", "1f1b"}}, 2, 16), kH200);
   ASSERT_EQ(run.plan.cluster.gpus, 8);
   const RunThroughput t = run_throughput(run.plan, run.estimate, 0.05, 0.0647, run.plan.cluster.gpu.name);
   EXPECT_EQ(t.gpus, 1) << "eight virtual ranks on one GPU: the GPU's peak once, not eight times";
@@ -95,7 +79,7 @@ TEST(RunThroughput, VirtualRanksSharingOneGpuCountOnce) {
 }
 
 TEST(RunThroughput, NoDatasheetMeansNoMfuAndSaysWhy) {
-  const GptRun run = gpt2_run(nlohmann::json::object(), 8, 8);
+  const testing::Gpt2Run run = gpt2_run(gpt2_request(nlohmann::json::object(), 8, 8), kH200);
   const RunThroughput t = run_throughput(run.plan, run.estimate, 0.030, 0.041, "cpu: AMD EPYC, 2 cores");
   EXPECT_FALSE(t.measured_mfu);
   EXPECT_FALSE(t.predicted_mfu);

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "plansight/estimator/enums.h"
 #include "plansight/estimator/presets.h"
 
 namespace plansight::core {
@@ -56,17 +57,6 @@ std::optional<std::string> preset_name(const std::string& name) {
   return std::nullopt;
 }
 
-const char* precision_name(est::Precision p) {
-  switch (p) {
-    case est::Precision::fp32: return "fp32";
-    case est::Precision::tf32: return "tf32";
-    case est::Precision::fp16: return "fp16";
-    case est::Precision::bf16: return "bf16";
-    case est::Precision::fp8: return "fp8";
-  }
-  return "?";
-}
-
 }  // namespace
 
 std::optional<est::GpuSpec> datasheet_gpu(std::string_view device) {
@@ -95,12 +85,12 @@ RunThroughput run_throughput(const est::Plan& plan, const est::Estimate& estimat
   }
   t.peak_flops_per_gpu = gpu->peak_flops(plan.training.precision);
   if (t.peak_flops_per_gpu <= 0 || t.gpus <= 0) {
-    t.mfu_note = "no MFU: the " + gpu->name + " preset has no " + precision_name(plan.training.precision) + " peak";
+    t.mfu_note = "no MFU: the " + gpu->name + " preset has no " + std::string(est::to_string(plan.training.precision)) + " peak";
     return t;
   }
   char peak[160];
   std::snprintf(peak, sizeof peak, "%s datasheet, %s dense %.1f TFLOP/s x %lld GPU%s", gpu->name.c_str(),
-                precision_name(plan.training.precision), t.peak_flops_per_gpu / 1e12, static_cast<long long>(t.gpus),
+                std::string(est::to_string(plan.training.precision)).c_str(), t.peak_flops_per_gpu / 1e12, static_cast<long long>(t.gpus),
                 t.gpus == 1 ? "" : "s");
   t.peak_source = peak;
   const double denominator = t.peak_flops_per_gpu * static_cast<double>(t.gpus);

@@ -3,6 +3,7 @@
 
 #include <cupti.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,14 @@ inline Diagnostic cupti_failure(CUptiResult result, std::string_view call) {
 inline Result<bool> cupti_check(CUptiResult result, std::string_view call) {
   if (result == CUPTI_SUCCESS) return true;
   return cupti_failure(result, call);
+}
+
+// A CUPTI parameter struct, zeroed, with its structSize (the API's versioning rule).
+template <class P>
+P cupti_params(std::size_t struct_size) {
+  P p{};
+  p.structSize = struct_size;
+  return p;
 }
 
 }  // namespace plansight::runtime::cuda

@@ -14,14 +14,6 @@
 namespace plansight::runtime::cuda {
 namespace {
 
-// A CUPTI parameter struct, zeroed, with its structSize (the API's versioning rule).
-template <class P>
-P cupti_params(std::size_t struct_size) {
-  P p{};
-  p.structSize = struct_size;
-  return p;
-}
-
 // The host object of one chip; deinitialised on scope exit.
 class HostObject {
  public:

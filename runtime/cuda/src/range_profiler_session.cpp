@@ -17,13 +17,6 @@
 namespace plansight::runtime::cuda {
 namespace {
 
-template <class P>
-P cupti_params(std::size_t struct_size) {
-  P p{};
-  p.structSize = struct_size;
-  return p;
-}
-
 // cuptiProfilerInitialize/DeInitialize set up and tear down the profiler interface of the whole
 // process, not of one session. Without a count, a session destroyed while another one is open
 // (measure_tensor_cores on one thread, a KernelCounterSession on another, or a test that nests
