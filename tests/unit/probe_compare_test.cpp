@@ -70,6 +70,41 @@ TEST(StepPhases, SplitsEachRankAndAverages) {
   EXPECT_DOUBLE_EQ(p.forward_s + p.backward_s + p.communication_s + p.optimizer_s + p.idle_s + p.other_s, p.step_s);
 }
 
+// Two ranks sharing one processor, the same 20 ns of forward work three ways: a GPU runs one
+// rank's kernel after the other's (measured), the time model shares the processor and draws one
+// track for both ranks (predicted, stretched), a CPU time-slices the two threads. Counted as
+// processor time, all three read 20 ns of forward and no idle; averaged per rank they would read
+// 10 ns of forward and 10 of idle, 20 of forward, and 20 of forward.
+TEST(StepPhases, SharedProcessorsCountProcessorTimeAlikeForEveryWayOfSharing) {
+  est::Timeline gpu;
+  gpu.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 10, est::Phase::forward)}});
+  gpu.tracks.push_back({1, est::Lane::compute, -1, "r1", {span(10, 10, est::Phase::forward)}});
+  est::Timeline model;
+  model.tracks.push_back({0, est::Lane::compute, -1, "stage 0 (2 ranks)", {span(0, 20, est::Phase::forward)}});
+  est::Timeline cpu;
+  cpu.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 20, est::Phase::forward)}});
+  cpu.tracks.push_back({1, est::Lane::compute, -1, "r1", {span(0, 20, est::Phase::forward)}});
+  for (const auto& [name, phases] : {std::pair{"gpu", step_phases(gpu, 1)}, std::pair{"model", step_phases(model, 1, 2)},
+                                     std::pair{"cpu", step_phases(cpu, 1)}}) {
+    EXPECT_DOUBLE_EQ(phases.forward_s, 20e-9) << name;
+    EXPECT_DOUBLE_EQ(phases.idle_s, 0) << name;
+    EXPECT_DOUBLE_EQ(phases.step_s, 20e-9) << name;
+  }
+  // Per rank, without the processors: the GPU's wait reads as idle.
+  EXPECT_DOUBLE_EQ(step_phases(gpu).forward_s, 10e-9);
+  EXPECT_DOUBLE_EQ(step_phases(gpu).idle_s, 10e-9);
+  // As many processors as ranks: nothing is shared, per-rank averages as before.
+  EXPECT_DOUBLE_EQ(step_phases(gpu, 2).forward_s, 10e-9);
+  // Two processors for 2 x 2 ranks drawn as two tracks of two: one stage busy uses both.
+  est::Timeline two_stages;
+  two_stages.tracks.push_back({0, est::Lane::compute, -1, "stage 0", {span(0, 10, est::Phase::forward)}});
+  two_stages.tracks.push_back({1, est::Lane::compute, -1, "stage 1", {span(10, 10, est::Phase::backward)}});
+  const auto shared = step_phases(two_stages, 2, 2);
+  EXPECT_DOUBLE_EQ(shared.forward_s, 10e-9);
+  EXPECT_DOUBLE_EQ(shared.backward_s, 10e-9);
+  EXPECT_DOUBLE_EQ(shared.idle_s, 0);
+}
+
 TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {
   est::Timeline t;
   const std::int32_t name = t.intern("tp.all_reduce");

@@ -67,8 +67,9 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   auto measured_timeline = db->load_timeline(*id, est::TimelineSource::measured);
 
   // Time: the step from the run's median, the phases from its traced step.
-  const core::StepPhases p = core::step_phases(predicted->timeline);
-  const core::StepPhases m = measured_timeline ? core::step_phases(*measured_timeline) : core::StepPhases{};
+  const std::int64_t shared = core::shared_processors_of(*plan);
+  const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
+  const core::StepPhases m = measured_timeline ? core::step_phases(*measured_timeline, shared) : core::StepPhases{};
   const bool has_phases = measured_timeline.ok();
   std::vector<core::ComparedValue> phases = core::phase_rows(p, m, has_phases, predicted->iteration_s, *run->summary->step_time_s);
   const core::ComparedValue step = phases.back();
@@ -93,6 +94,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
                              {"small", r.small()}});
     }
     j["traced_step_s"] = has_phases ? nlohmann::json(m.step_s) : nlohmann::json();
+    j["phases_shared_processors"] = shared;  // > 0: phases are processor time (step_phases.h)
     j["measured_waiting_s"] = has_phases ? nlohmann::json(m.waiting_s) : nlohmann::json();  // part of the idle time
     j["memory"] = nlohmann::json::array();
     for (const auto& r : memory) {
@@ -113,7 +115,10 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";
   print_phase_table(out, phases, step);
-  if (has_phases) {
+  if (has_phases && shared > 0) {
+    out << "(phases: the traced step, " << format_seconds(m.step_s) << ". " << core::shared_phases_note(shared)
+        << " Step: the run's median.)\n";
+  } else if (has_phases) {
     out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its idle time includes "
         << format_seconds(m.waiting_s) << " waiting inside communication calls for a peer; step: the run's median)\n";
   }

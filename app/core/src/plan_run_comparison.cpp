@@ -46,6 +46,22 @@ std::string comparison_legend() {
          "between traced operations); optimizer: gradient clipping and the AdamW update.";
 }
 
+std::int64_t shared_processors_of(const est::Plan& plan) {
+  const std::int64_t shared = plan.cluster.shared_processors;
+  return shared > 0 && shared < plan.cluster.gpus ? shared : 0;
+}
+
+std::int64_t ranks_per_stage(const est::Plan& plan) {
+  return std::max<std::int64_t>(plan.cluster.gpus / std::max<std::int64_t>(plan.layout.pp, 1), 1);
+}
+
+std::string shared_phases_note(std::int64_t shared) {
+  return "The " + std::string(shared == 1 ? "ranks share one processor" : "ranks share " + std::to_string(shared) + " processors") +
+         " (virtual ranks on one GPU, or rank threads on fewer cores): each phase is the processor time it took over "
+         "all ranks, so the phases add up to the step on both sides; a rank waiting while another rank's work runs "
+         "is not counted twice (a GPU runs one rank's kernel after another, the prediction shares the processor).";
+}
+
 std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, bool has_measured,
                                       double predicted_step_s, double measured_step_s) {
   std::vector<ComparedValue> rows = {{"forward", p.forward_s, m.forward_s, has_measured},
@@ -117,8 +133,8 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   out.plan = plan;
   out.estimate = std::move(*estimate);
   out.predicted = std::move(predicted.timeline);
-  out.predicted_phases = step_phases(out.predicted);
-  out.measured_phases = step_phases(out.measured);
+  out.predicted_phases = step_phases(out.predicted, shared_processors_of(plan), ranks_per_stage(plan));
+  out.measured_phases = step_phases(out.measured, shared_processors_of(plan));
   out.predicted_step_s = predicted.iteration_s;
   // A probe run's summary holds the median over its timed steps; its timeline is the last step
   // only. An import has no step time: its traced window stands for one.

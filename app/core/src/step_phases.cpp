@@ -83,10 +83,16 @@ void mark_ready(std::vector<CommSpan>& comm) {
 
 }  // namespace
 
-StepPhases step_phases(const est::Timeline& timeline) {
-  StepPhases out;
-  const std::int64_t begin = timeline.begin_ns(), end = timeline.end_ns();
-  if (end <= begin) return out;
+namespace {
+
+// Each rank's time per category: disjoint interval lists, earlier categories winning where one
+// rank's spans overlap (they should not, but an annotation around kernels of another phase must
+// not count twice).
+struct RankCategories {
+  std::vector<est::Interval> forward, backward, optimizer, other, transfer, waiting, covered;
+};
+
+std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& timeline) {
   std::map<std::int32_t, RankIntervals> ranks;
   std::vector<CommSpan> comm;
   for (const auto& track : timeline.tracks) {
@@ -114,33 +120,116 @@ StepPhases step_phases(const est::Timeline& timeline) {
     ranks[c.rank].waiting.push_back({c.span->start_ns, ready});
     ranks[c.rank].transfer.push_back({ready, c.span->end_ns()});
   }
+  std::map<std::int32_t, RankCategories> out;
+  for (auto& [rank, r] : ranks) {
+    RankCategories& c = out[rank];
+    auto take = [&](std::vector<est::Interval>& list, std::vector<est::Interval>& mine) {
+      mine = est::subtract(est::merge_intervals(std::move(list)), c.covered);
+      std::vector<est::Interval> both = c.covered;
+      both.insert(both.end(), mine.begin(), mine.end());
+      c.covered = est::merge_intervals(std::move(both));
+    };
+    take(r.forward, c.forward);
+    take(r.backward, c.backward);
+    take(r.optimizer, c.optimizer);
+    take(r.other, c.other);
+    take(r.transfer, c.transfer);
+    take(r.waiting, c.waiting);  // inside a communication call, part of the idle time
+  }
+  return out;
+}
+
+double seconds(const std::vector<est::Interval>& list) { return static_cast<double>(est::total_length(list)) * 1e-9; }
+
+// How many ranks do device work (waiting aside) from each boundary on: piecewise constant.
+struct Concurrency {
+  std::vector<std::int64_t> at;  // segment starts, ascending
+  std::vector<int> ranks;        // ranks busy in [at[i], at[i + 1])
+};
+
+Concurrency concurrency(const std::map<std::int32_t, RankCategories>& ranks, int ranks_per_track) {
+  std::vector<std::pair<std::int64_t, int>> events;
+  for (const auto& [rank, c] : ranks) {
+    const auto busy = est::subtract(c.covered, est::merge_intervals(std::vector<est::Interval>(c.waiting)));
+    for (const auto& iv : busy) {
+      events.push_back({iv.begin_ns, +ranks_per_track});
+      events.push_back({iv.end_ns, -ranks_per_track});
+    }
+  }
+  std::sort(events.begin(), events.end());
+  Concurrency k;
+  int now = 0;
+  for (std::size_t i = 0; i < events.size();) {
+    const std::int64_t t = events[i].first;
+    for (; i < events.size() && events[i].first == t; ++i) now += events[i].second;
+    k.at.push_back(t);
+    k.ranks.push_back(now);
+  }
+  return k;
+}
+
+// Processor seconds of one rank's disjoint, sorted intervals: each instant at min(1, P / k).
+double processor_seconds(const std::vector<est::Interval>& list, const Concurrency& k, double processors) {
+  double ns = 0;
+  std::size_t seg = 0;
+  for (const auto& iv : list) {
+    while (seg + 1 < k.at.size() && k.at[seg + 1] <= iv.begin_ns) ++seg;
+    for (std::size_t j = seg; j < k.at.size() && k.at[j] < iv.end_ns; ++j) {
+      const std::int64_t from = std::max(iv.begin_ns, k.at[j]);
+      const std::int64_t to = j + 1 < k.at.size() ? std::min(iv.end_ns, k.at[j + 1]) : iv.end_ns;
+      if (to <= from) continue;
+      const int busy = std::max(k.ranks[j], 1);
+      ns += static_cast<double>(to - from) * std::min(1.0, processors / busy);
+    }
+  }
+  return ns * 1e-9;
+}
+
+}  // namespace
+
+StepPhases step_phases(const est::Timeline& timeline) { return step_phases(timeline, 0); }
+
+StepPhases step_phases(const est::Timeline& timeline, std::int64_t processors, std::int64_t ranks_per_track) {
+  StepPhases out;
+  const std::int64_t begin = timeline.begin_ns(), end = timeline.end_ns();
+  if (end <= begin) return out;
+  const auto ranks = rank_categories(timeline);
   if (ranks.empty()) return out;
   const double window = static_cast<double>(end - begin) * 1e-9;
-  for (auto& [rank, r] : ranks) {
-    // Earlier categories win where spans of one rank overlap (they should not, but an
-    // annotation around kernels of another phase must not count twice).
-    std::vector<est::Interval> covered;
-    auto take = [&](std::vector<est::Interval>& list) {
-      auto mine = est::subtract(est::merge_intervals(std::move(list)), covered);
-      const double s = static_cast<double>(est::total_length(mine)) * 1e-9;
-      std::vector<est::Interval> both = covered;
-      both.insert(both.end(), mine.begin(), mine.end());
-      covered = est::merge_intervals(std::move(both));
-      return s;
-    };
-    out.forward_s += take(r.forward);
-    out.backward_s += take(r.backward);
-    out.optimizer_s += take(r.optimizer);
-    out.other_s += take(r.other);
-    out.communication_s += take(r.transfer);
-    out.waiting_s += take(r.waiting);  // inside a communication call, part of the idle time
-    out.idle_s += window - static_cast<double>(est::total_length(covered)) * 1e-9;
-  }
   const double n = static_cast<double>(ranks.size());
-  out.forward_s /= n, out.backward_s /= n, out.optimizer_s /= n, out.other_s /= n;
-  out.communication_s /= n, out.waiting_s /= n;
-  out.idle_s = out.idle_s / n + out.waiting_s;
+  for (const auto& [rank, c] : ranks) out.waiting_s += seconds(c.waiting);
+  out.waiting_s /= n;
   out.step_s = window;
+  const double m = static_cast<double>(std::max<std::int64_t>(ranks_per_track, 1));
+  if (processors > 0 && static_cast<double>(processors) < n * m) {
+    const Concurrency k = concurrency(ranks, static_cast<int>(m));
+    const double p = static_cast<double>(processors);
+    for (const auto& [rank, c] : ranks) {
+      out.forward_s += processor_seconds(c.forward, k, p);
+      out.backward_s += processor_seconds(c.backward, k, p);
+      out.optimizer_s += processor_seconds(c.optimizer, k, p);
+      out.other_s += processor_seconds(c.other, k, p);
+      out.communication_s += processor_seconds(c.transfer, k, p);
+    }
+    // Each track's processor time counts for the ranks it stands for.
+    const double scale = m / p;
+    out.forward_s *= scale, out.backward_s *= scale, out.optimizer_s *= scale, out.other_s *= scale;
+    out.communication_s *= scale;
+    const double used = out.forward_s + out.backward_s + out.optimizer_s + out.other_s + out.communication_s;
+    out.idle_s = std::max(0.0, window - used);
+    return out;
+  }
+  for (const auto& [rank, c] : ranks) {
+    out.forward_s += seconds(c.forward);
+    out.backward_s += seconds(c.backward);
+    out.optimizer_s += seconds(c.optimizer);
+    out.other_s += seconds(c.other);
+    out.communication_s += seconds(c.transfer);
+    out.idle_s += window - seconds(c.covered);
+  }
+  out.forward_s /= n, out.backward_s /= n, out.optimizer_s /= n, out.other_s /= n;
+  out.communication_s /= n;
+  out.idle_s = out.idle_s / n + out.waiting_s;
   return out;
 }
 

@@ -123,15 +123,19 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.title = QStringLiteral("run %1: %2 on %3, against the estimator's prediction of its own configuration")
                   .arg(run_id)
                   .arg(q(run->name), q(run->device));
-  const core::StepPhases p = core::step_phases(predicted->timeline);
-  const core::StepPhases m = measured ? core::step_phases(*measured) : core::StepPhases{};
+  const std::int64_t shared = core::shared_processors_of(*plan);
+  const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
+  const core::StepPhases m = measured ? core::step_phases(*measured, shared) : core::StepPhases{};
   const bool has = measured.ok();
   out.phases = rows_of(core::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
-  out.note = has ? QStringLiteral("Phases: the traced step (%1), averaged over ranks; its idle time includes %2 waiting "
+  const QString phases_note =
+      shared > 0 ? QStringLiteral("Phases: the traced step (%1). %2 Step: the run's median.")
+                       .arg(format_seconds(m.step_s), q(core::shared_phases_note(shared)))
+                 : QStringLiteral("Phases: the traced step (%1), averaged over ranks; its idle time includes %2 waiting "
                                   "inside communication calls for a peer. Step: the run's median.")
-                       .arg(format_seconds(m.step_s), format_seconds(m.waiting_s)) +
-                       QLatin1Char('\n') + q(core::comparison_legend())
+                       .arg(format_seconds(m.step_s), format_seconds(m.waiting_s));
+  out.note = has ? phases_note + QLatin1Char('\n') + q(core::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
   add_run_figures(out, *run, *plan, *estimate, *profile, predicted->timeline, has ? &*measured : nullptr,
                   out.phases.back().predicted, out.phases.back().measured);

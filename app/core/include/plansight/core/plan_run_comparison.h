@@ -48,6 +48,17 @@ std::string percent_text(std::optional<double> fraction);
 // what "of step" is, and what each phase measures.
 std::string comparison_legend();
 
+// The processors a plan's ranks share when they outnumber them (cluster.shared_processors:
+// virtual ranks on one GPU, rank threads on fewer cores), else 0: what step_phases() takes to
+// count each phase as processor time on both sides.
+std::int64_t shared_processors_of(const estimator::Plan& plan);
+
+// The ranks each rank of the plan's predicted timeline stands for (one per pipeline stage drawn).
+std::int64_t ranks_per_stage(const estimator::Plan& plan);
+
+// The sentence under a comparison's phases when they are processor time (shared > 0).
+std::string shared_phases_note(std::int64_t shared);
+
 // forward, backward, communication, idle, optimizer ("other" when either side has some),
 // then "step" = (predicted_step_s, measured_step_s). Phases are shares of measured.step_s.
 std::vector<ComparedValue> phase_rows(const StepPhases& predicted, const StepPhases& measured, bool has_measured,

@@ -25,4 +25,18 @@ struct StepPhases {
 
 StepPhases step_phases(const estimator::Timeline& timeline);
 
+// The same when the ranks share `processors` processors (cluster.shared_processors: virtual ranks
+// on one GPU, rank threads on fewer cores) and outnumber them: each phase is the processor time
+// it took, summed over ranks and divided by `processors`, so the phases add up to the step on one
+// scale for every way of sharing. A rank's time counts at rate min(1, processors / k) while k
+// ranks do device work at once: the predicted time model shares a processor among its k ranks
+// (each span stretched k-fold) and a CPU's scheduler time-slices them alike, while a GPU runs
+// one rank's kernel after another (spans at full speed, the others waiting): per-rank phases
+// would read as +140% (predicted, stretched) against -100% idle (measured, waiting) for the same
+// work, where processor time reads alike. Idle is the processors' idle time. `ranks_per_track`:
+// how many ranks each rank of the timeline stands for (a predicted timeline draws one rank per
+// pipeline stage for its TP x CP x DP identical ranks; a measured one draws every rank: 1). With
+// processors <= 0 or at least as many as the ranks: step_phases(timeline).
+StepPhases step_phases(const estimator::Timeline& timeline, std::int64_t processors, std::int64_t ranks_per_track = 1);
+
 }  // namespace plansight::core
