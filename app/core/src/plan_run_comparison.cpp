@@ -47,6 +47,11 @@ std::string comparison_legend() {
 }
 
 std::int64_t shared_processors_of(const est::Plan& plan) {
+  // GPU runs only: a CPU's scheduler time-slices rank threads, stretching each measured span as
+  // the model stretches its own, so per-rank averages compare there; and a thread blocked in a
+  // collective holds no core, which processor time would count as sharing one (a probe plan
+  // names a CPU "cpu", probe_plan.cpp).
+  if (plan.cluster.gpu.name == "cpu") return 0;
   const std::int64_t shared = plan.cluster.shared_processors;
   return shared > 0 && shared < plan.cluster.gpus ? shared : 0;
 }
@@ -56,10 +61,10 @@ std::int64_t ranks_per_stage(const est::Plan& plan) {
 }
 
 std::string shared_phases_note(std::int64_t shared) {
-  return "The " + std::string(shared == 1 ? "ranks share one processor" : "ranks share " + std::to_string(shared) + " processors") +
-         " (virtual ranks on one GPU, or rank threads on fewer cores): each phase is the processor time it took over "
-         "all ranks, so the phases add up to the step on both sides; a rank waiting while another rank's work runs "
-         "is not counted twice (a GPU runs one rank's kernel after another, the prediction shares the processor).";
+  return "The " + std::string(shared == 1 ? "ranks share one GPU" : "ranks share " + std::to_string(shared) + " GPUs") +
+         " (virtual ranks): each phase is the GPU time it took over all ranks, so the phases add up to the step on "
+         "both sides; a rank waiting while another rank's kernels run is not counted twice (the GPU runs one rank's "
+         "kernel after another, the prediction shares it).";
 }
 
 std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, bool has_measured,

@@ -48,9 +48,9 @@ std::string percent_text(std::optional<double> fraction);
 // what "of step" is, and what each phase measures.
 std::string comparison_legend();
 
-// The processors a plan's ranks share when they outnumber them (cluster.shared_processors:
-// virtual ranks on one GPU, rank threads on fewer cores), else 0: what step_phases() takes to
-// count each phase as processor time on both sides.
+// The GPUs a plan's virtual ranks share when they outnumber them (cluster.shared_processors of a
+// GPU run), else 0 (CPU runs too: their time-sliced threads compare per rank): what
+// step_phases() takes to count each phase as processor time on both sides.
 std::int64_t shared_processors_of(const estimator::Plan& plan);
 
 // The ranks each rank of the plan's predicted timeline stands for (one per pipeline stage drawn).
