@@ -72,7 +72,10 @@ if [ "${ACCURACY_MPI:-0}" = 1 ]; then
 fi
 
 echo "# $cli probe ${probe_args[*]} --steps $steps ${calibrate[*]} LAYOUT${ACCURACY_MPI:+ [--launcher \"mpirun -np N\"]}; $cli compare ID --json"
-printf '%-58s %12s %12s %8s %9s %9s %9s\n' "layout" "predicted_ms" "measured_ms" "error" "act_err" "buf_err" "mem_err"
+# Phases (the traced step): fwd_err, bwd_err the forward's and backward's errors; comm_of, idle_of
+# their part in the step error; phases: proc (processor time: the ranks share processors) or rank.
+printf '%-58s %12s %12s %8s %9s %9s %9s %8s %8s %8s %8s %6s\n' "layout" "predicted_ms" "measured_ms" "error" "act_err" "buf_err" \
+  "mem_err" "fwd_err" "bwd_err" "comm_of" "idle_of" "phases"
 errors=()
 while IFS= read -r layout; do
   [ -z "$layout" ] && continue
@@ -85,8 +88,9 @@ while IFS= read -r layout; do
     continue
   fi
   row=$("$cli" compare "$id" --db "$db" --json | python3 "$(dirname "$0")/compare_row.py")
-  read -r pred meas err act buf tot <<<"$row"
-  printf '%-58s %12s %12s %8s %9s %9s %9s\n' "$layout" "$pred" "$meas" "$err" "$act" "$buf" "$tot"
+  read -r pred meas err act buf tot fwd bwd comm idle phases <<<"$row"
+  printf '%-58s %12s %12s %8s %9s %9s %9s %8s %8s %8s %8s %6s\n' "$layout" "$pred" "$meas" "$err" "$act" "$buf" "$tot" \
+    "$fwd" "$bwd" "$comm" "$idle" "$phases"
   errors+=("${err%\%}")
 done < <(if [ -n "${ACCURACY_LAYOUTS:-}" ]; then cat "$ACCURACY_LAYOUTS"; else default_layouts; fi)
 printf '%s\n' "${errors[@]}" | python3 -c '

@@ -165,7 +165,10 @@ def accuracy(table_path):
             failed += 1
             continue
         cols = line.split()
-        # --flags... predicted_ms measured_ms error act_err buf_err mem_err
+        # --flags... predicted_ms measured_ms error act_err buf_err mem_err, then (since the
+        # phases were added) fwd_err bwd_err comm_of idle_of phases, "proc" or "rank" last.
+        if cols and cols[-1] in ("proc", "rank"):
+            cols = cols[:-5]
         if len(cols) < 7 or not cols[-4].endswith("%"):
             continue
         try:

@@ -38,8 +38,10 @@ nlohmann::json to_json(const Timeline& t) {
   for (const auto& track : t.tracks) {
     nlohmann::json spans = nlohmann::json::array();
     for (const auto& s : track.spans) {
-      spans.push_back({s.start_ns, s.duration_ns, s.name_id, to_string(s.kind), to_string(s.phase), s.stage,
-                       s.micro_batch, s.flops, s.bytes, s.tensor_core});
+      nlohmann::json a = {s.start_ns, s.duration_ns, s.name_id, to_string(s.kind), to_string(s.phase), s.stage,
+                          s.micro_batch, s.flops, s.bytes, s.tensor_core};
+      if (s.cpu_ns >= 0) a.push_back(s.cpu_ns);  // measured only: predicted and imported spans keep 10
+      spans.push_back(std::move(a));
     }
     tracks.push_back({{"rank", track.rank},
                       {"lane", to_string(track.lane)},
@@ -121,7 +123,9 @@ void write_json(std::ostream& out, const Timeline& t, const nlohmann::json& extr
       o.raw(i > 0 ? ",[" : "[").integer(s.start_ns).raw(",").integer(s.duration_ns).raw(",").integer(s.name_id);
       o.raw(",\"").raw(to_string(s.kind)).raw("\",\"").raw(to_string(s.phase)).raw("\",");
       o.integer(s.stage).raw(",").integer(s.micro_batch).raw(",").number(s.flops).raw(",").number(s.bytes);
-      o.raw(s.tensor_core ? ",true]" : ",false]");
+      o.raw(s.tensor_core ? ",true" : ",false");
+      if (s.cpu_ns >= 0) o.raw(",").integer(s.cpu_ns);
+      o.raw("]");
       o.maybe_flush();
     }
     o.raw("]}");
@@ -177,12 +181,15 @@ Result<Timeline> timeline_from_json(const nlohmann::json& json) {
     for (std::size_t j = 0; spans && spans->is_array() && j < spans->size(); ++j) {
       const auto& a = (*spans)[j];
       Span s;
-      const bool shape = a.is_array() && a.size() == 10 && a[0].is_number_integer() && a[1].is_number_integer() &&
-                         a[2].is_number_integer() && a[3].is_string() && a[4].is_string() && a[5].is_number_integer() &&
-                         a[6].is_number_integer() && a[7].is_number() && a[8].is_number() && a[9].is_boolean();
+      // An 11th element, the span's thread CPU time, where it was measured.
+      const bool shape = a.is_array() && (a.size() == 10 || a.size() == 11) && a[0].is_number_integer() &&
+                         a[1].is_number_integer() && a[2].is_number_integer() && a[3].is_string() && a[4].is_string() &&
+                         a[5].is_number_integer() && a[6].is_number_integer() && a[7].is_number() && a[8].is_number() &&
+                         a[9].is_boolean() && (a.size() == 10 || (a[10].is_number_integer() && a[10].get<std::int64_t>() >= 0));
       if (!shape || !parse_name(a[3].get<std::string>(), kKinds, s.kind) || !parse_name(a[4].get<std::string>(), kPhases, s.phase)) {
         errors.push_back(make_error(path + ".spans[" + std::to_string(j) + "]",
-                                    "expected [start_ns, duration_ns, name, kind, phase, stage, micro_batch, flops, bytes, tensor_core]"));
+                                    "expected [start_ns, duration_ns, name, kind, phase, stage, micro_batch, flops, bytes, tensor_core] "
+                                    "and optionally cpu_ns (>= 0)"));
         break;
       }
       s.start_ns = a[0].get<std::int64_t>();
@@ -198,6 +205,7 @@ Result<Timeline> timeline_from_json(const nlohmann::json& json) {
       s.flops = a[7].get<double>();
       s.bytes = a[8].get<double>();
       s.tensor_core = a[9].get<bool>();
+      if (a.size() == 11) s.cpu_ns = a[10].get<std::int64_t>();
       track.spans.push_back(s);
     }
     t.tracks.push_back(std::move(track));

@@ -65,7 +65,7 @@ std::string encode_process_part(const RunState& state, const std::vector<int>& r
         rank["spans"].push_back(json::array({s.name, static_cast<int>(s.info.lane), static_cast<int>(s.info.kind),
                                              static_cast<int>(s.info.phase), s.info.stage, s.info.micro_batch,
                                              s.info.flops, s.info.bytes, s.info.stream, origin + s.start_ns,
-                                             origin + s.end_ns}));
+                                             origin + s.end_ns, s.cpu_ns}));
       }
     }
     part["ranks"].push_back(std::move(rank));
@@ -117,7 +117,9 @@ Result<bool> merge_process_part(RunState& state, const std::string& bytes, std::
         info.stream = s.at(8).get<std::int32_t>();
         const std::int64_t start = s.at(9).get<std::int64_t>() - clock_offset_ns - origin;
         const std::int64_t end = s.at(10).get<std::int64_t>() - clock_offset_ns - origin;
-        state.tracer->record(r, s.at(0).get<std::string>(), info, start, end);
+        // Element 11, the thread's processor time (-1: not measured), from a program that has it.
+        const std::int64_t cpu_ns = s.size() > 11 ? s.at(11).get<std::int64_t>() : -1;
+        state.tracer->record(r, s.at(0).get<std::string>(), info, start, end, cpu_ns);
       }
     }
   } catch (const std::exception& e) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include <time.h>
+
 namespace plansight::runtime {
 namespace {
 
@@ -43,12 +45,51 @@ std::vector<Tracer::RecordedSpan> Tracer::spans(int rank) const {
   return log.entries;
 }
 
-void Tracer::record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns) {
+void Tracer::record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns,
+                    std::int64_t cpu_ns) {
   if (!enabled_ || rank < 0 || rank >= static_cast<int>(ranks_.size())) return;
   RankLog& log = ranks_[static_cast<std::size_t>(rank)];
   std::lock_guard lock(log.mutex);
-  log.entries.push_back({std::move(name), info, start_ns, end_ns});
+  log.entries.push_back({std::move(name), info, start_ns, end_ns, cpu_ns});
 }
+
+void Tracer::set_thread_cpu_time(int rank, bool on) {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return;
+  ranks_[static_cast<std::size_t>(rank)].thread_cpu_time.store(on, std::memory_order_relaxed);
+}
+
+bool Tracer::thread_cpu_time(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return false;
+  return ranks_[static_cast<std::size_t>(rank)].thread_cpu_time.load(std::memory_order_relaxed);
+}
+
+std::int64_t thread_cpu_now_ns() {
+#ifdef CLOCK_THREAD_CPUTIME_ID
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+#endif
+  return -1;
+}
+
+namespace {
+
+// What one read of the thread's CPU clock adds to the interval between two reads: the least
+// difference of back-to-back reads (a system call: 0.1 us on bare metal, 1.3 us measured on a
+// 2-core VM, so 240 spans a step would add 0.3 ms of a rank's time to its phases).
+std::int64_t thread_cpu_read_ns() {
+  static const std::int64_t cost = [] {
+    std::int64_t least = -1;
+    for (int i = 0; i < 32; ++i) {
+      const std::int64_t a = thread_cpu_now_ns(), b = thread_cpu_now_ns();
+      if (a < 0 || b < a) return std::int64_t{0};
+      if (least < 0 || b - a < least) least = b - a;
+    }
+    return least < 0 ? std::int64_t{0} : least;
+  }();
+  return cost;
+}
+
+}  // namespace
 
 void Tracer::clear() {
   for (auto& log : ranks_) {
@@ -103,6 +144,7 @@ estimator::Timeline Tracer::timeline(const std::string& title) const {
       s.micro_batch = e.info.micro_batch;
       s.kind = e.info.kind;
       s.phase = e.info.phase;
+      s.cpu_ns = e.cpu_ns;
       out.tracks[track_of[{e.info.lane, e.info.stream}]].spans.push_back(s);
     }
   }
@@ -122,11 +164,28 @@ ScopedSpan::ScopedSpan(Tracer* tracer, int rank, const char* name, const SpanInf
   } else {
     range_push(name_);
   }
-  if (tracer_) start_ns_ = tracer_->now_ns();
+  if (tracer_) {
+    // The CPU clock is read inside the wall-clock interval on both sides, so that the span's
+    // processor time never exceeds its duration by the reads' own cost.
+    start_ns_ = tracer_->now_ns();
+    if (tracer_->thread_cpu_time(rank_)) {
+      thread_cpu_read_ns();  // its first call measures, outside the span
+      cpu_start_ns_ = thread_cpu_now_ns();
+    }
+  }
 }
 
 ScopedSpan::~ScopedSpan() {
-  if (tracer_) tracer_->record(rank_, name_, info_, start_ns_, tracer_->now_ns());
+  if (tracer_) {
+    std::int64_t cpu_ns = -1;
+    if (cpu_start_ns_ >= 0) {
+      // Between the two reads' samples lies one read's own cost, which is not the span's.
+      const std::int64_t cpu_end = thread_cpu_now_ns();
+      if (cpu_end >= cpu_start_ns_) cpu_ns = std::max<std::int64_t>(cpu_end - cpu_start_ns_ - thread_cpu_read_ns(), 0);
+    }
+    const std::int64_t end_ns = tracer_->now_ns();
+    tracer_->record(rank_, name_, info_, start_ns_, end_ns, cpu_ns < 0 ? -1 : std::min(cpu_ns, end_ns - start_ns_));
+  }
   range_pop();
 }
 

@@ -249,6 +249,9 @@ TEST(ProbeTimeline, LanesPhasesAndGemmFlops) {
         EXPECT_EQ(t.name_of(s), "dp.all_reduce");
         dp_reduced_bytes += s.bytes;
       }
+      // The kept step read each span's thread CPU clock (rank_worker.cpp): at most the span.
+      EXPECT_GE(s.cpu_ns, 0) << t.name_of(s);
+      EXPECT_LE(s.cpu_ns, s.duration_ns) << t.name_of(s);
     }
   }
   // One step's forward GEMMs over all ranks: m * dp micro-batches of L (24 N C^2 + 4 B T^2 C)

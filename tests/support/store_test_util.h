@@ -107,6 +107,27 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
   return t;
 }
 
+// `t` with thread CPU times (Span::cpu_ns) on its first track and about half of the others, as a CPU probe's measured
+// step has them: mostly near the span's duration (computing) or near 0 (waiting), sometimes
+// missing (-1) or extreme.
+inline estimator::Timeline with_cpu_times(estimator::Timeline t, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::uint64_t n) { return rng() % n; };
+  for (auto& track : t.tracks) {
+    if (pick(2) == 0 && &track != &t.tracks.front()) continue;
+    for (auto& s : track.spans) {
+      const std::int64_t d = s.duration_ns > 0 ? s.duration_ns : 0;
+      switch (pick(6)) {
+        case 0: s.cpu_ns = -1; break;
+        case 1: s.cpu_ns = static_cast<std::int64_t>(pick(2000)); break;
+        case 2: s.cpu_ns = std::numeric_limits<std::int64_t>::max(); break;
+        default: s.cpu_ns = d - std::min<std::int64_t>(d, static_cast<std::int64_t>(pick(5000))); break;
+      }
+    }
+  }
+  return t;
+}
+
 // Like a measured trace: per rank a compute lane of back-to-back kernels (a few hundred distinct
 // names, repeated layer after layer; whole-number FLOPs) and a communication lane of collectives.
 inline estimator::Timeline trace_like_timeline(std::uint64_t seed, std::int32_t ranks,
@@ -176,7 +197,7 @@ inline ::testing::AssertionResult same_timeline(const estimator::Timeline& a, co
       if (p.start_ns != q.start_ns || p.duration_ns != q.duration_ns || !same_bits(p.flops, q.flops) ||
           !same_bits(p.bytes, q.bytes) || p.name_id != q.name_id || p.stage != q.stage ||
           p.micro_batch != q.micro_batch || p.kind != q.kind || p.phase != q.phase ||
-          p.tensor_core != q.tensor_core) {
+          p.tensor_core != q.tensor_core || p.cpu_ns != q.cpu_ns) {
         return ::testing::AssertionFailure() << "track " << t << " span " << i << " differs (start "
                                              << p.start_ns << " vs " << q.start_ns << ")";
       }

@@ -132,6 +132,7 @@ TEST(TimelineJson, StreamedTextIsTheDocument) {
     s.flops = d;
     s.bytes = -d;
     s.tensor_core = at % 2 == 0;
+    s.cpu_ns = at % 3 == 0 ? -1 : (at < 0 ? 0 : at);  // measured on some spans only
     track.spans.push_back(s);
     at += 1'000'000'007;
   }
@@ -158,6 +159,7 @@ TEST(TimelineJson, StreamedTextIsTheDocument) {
         EXPECT_EQ(a.duration_ns, b.duration_ns);
         EXPECT_EQ(std::memcmp(&a.flops, &b.flops, sizeof(double)), 0) << a.flops << " read back as " << b.flops;
         EXPECT_EQ(std::memcmp(&a.bytes, &b.bytes, sizeof(double)), 0) << a.bytes << " read back as " << b.bytes;
+        EXPECT_EQ(a.cpu_ns, b.cpu_ns);
       }
     }
   }
@@ -178,6 +180,19 @@ TEST(TimelineJson, MalformedFilesAreErrors) {
   EXPECT_NE(r.errors()[0].field.find("spans[0]"), std::string::npos);
   j["tracks"][0]["spans"][0][2] = 0;
   EXPECT_TRUE(timeline_from_json(j).ok());
+  // An 11th element is the span's thread CPU time: a count of nanoseconds, never negative.
+  j["tracks"][0]["spans"][0].push_back(7);
+  auto clocked = timeline_from_json(j);
+  ASSERT_TRUE(clocked.ok()) << clocked.error_text();
+  EXPECT_EQ(clocked->tracks[0].spans[0].cpu_ns, 7);
+  EXPECT_EQ(to_json(*clocked)["tracks"][0]["spans"][0].size(), 11U);
+  j["tracks"][0]["spans"][0][10] = -3;
+  EXPECT_FALSE(timeline_from_json(j).ok());
+  j["tracks"][0]["spans"][0][10] = "7";
+  EXPECT_FALSE(timeline_from_json(j).ok());
+  j["tracks"][0]["spans"][0].erase(10);
+  ASSERT_TRUE(timeline_from_json(j).ok());
+  EXPECT_EQ(timeline_from_json(j)->tracks[0].spans[0].cpu_ns, -1) << "not measured";
   j["tracks"][0]["lane"] = "sideways";
   EXPECT_FALSE(timeline_from_json(j).ok());
 }

@@ -66,6 +66,7 @@ Timeline measured() {
   for (auto& tr : t.tracks) {
     for (auto& s : tr.spans) s.start_ns += 1'700'000'000'000'000'000 + 77;
   }
+  t.tracks[3].spans[0].cpu_ns = 750;  // the CPU probe's thread clock: 0.75 of a 1 us span
   return t;
 }
 
@@ -138,6 +139,8 @@ TEST(PerfettoExport, WellFormedWithSeparateTracksAndFlows) {
   EXPECT_DOUBLE_EQ(partial_ts, 0.9);  // 900 ns, per-timeline origin: both start at 0
   EXPECT_NE(text.find("\\\"quotes\\\", \\\\ and \\u0001 and bad utf8 \xEF\xBF\xBD"), std::string::npos);
   EXPECT_NE(text.find("\"tensor_core\":true"), std::string::npos);
+  EXPECT_NE(text.find("\"cpu_us\":0.75"), std::string::npos) << "a measured span's thread CPU time, in us";
+  EXPECT_EQ(text.find("\"cpu_us\":0.75", text.find("\"cpu_us\":0.75") + 1), std::string::npos) << "the predicted twin has none";
 }
 
 TEST(PerfettoExport, TimestampsAreExactDecimalMicroseconds) {

@@ -6,12 +6,14 @@
 
 #include <cmath>
 
+#include "plansight/core/plan_run_comparison.h"
 #include "plansight/core/probe_events.h"
 #include "plansight/core/probe_plan.h"
 #include "plansight/core/step_phases.h"
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/estimator.h"
 #include "plansight/estimator/parameters.h"
+#include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
 #include "probe_plan_fixture.h"
 
@@ -103,6 +105,65 @@ TEST(StepPhases, SharedProcessorsCountProcessorTimeAlikeForEveryWayOfSharing) {
   EXPECT_DOUBLE_EQ(shared.forward_s, 10e-9);
   EXPECT_DOUBLE_EQ(shared.backward_s, 10e-9);
   EXPECT_DOUBLE_EQ(shared.idle_s, 0);
+}
+
+// Two CPU rank threads on one core, as the CPU probe measures them: each span also has the CPU
+// time its thread ran in it (Span::cpu_ns). Rank 0 computes 0-20 but ran for 12 ns of it (the
+// core went to rank 1 for the rest), then blocks in a collective 20-40 that ran 1 ns; rank 1
+// computes 0-30, running 16 ns, then its collective 30-40 ran 2 ns. Processor time reads the
+// clocks as they are: 28 ns of forward and 3 of communication over the one core, the rest of the
+// 40 ns idle; by wall time rank 0's blocked 20 ns would have read as communication.
+TEST(StepPhases, ThreadCpuTimesAreTheProcessorTimeOfTheirSpans) {
+  est::Timeline cpu;
+  auto timed = [](est::Span s, std::int64_t cpu_ns) {
+    s.cpu_ns = cpu_ns;
+    return s;
+  };
+  cpu.tracks.push_back({0, est::Lane::compute, -1, "r0", {timed(span(0, 20, est::Phase::forward), 12)}});
+  cpu.tracks.push_back({0, est::Lane::communication, -1, "r0c",
+                        {timed(span(20, 20, est::Phase::forward, est::SpanKind::collective), 1)}});
+  cpu.tracks.push_back({1, est::Lane::compute, -1, "r1", {timed(span(0, 30, est::Phase::forward), 16)}});
+  cpu.tracks.push_back({1, est::Lane::communication, -1, "r1c",
+                        {timed(span(30, 10, est::Phase::forward, est::SpanKind::collective), 2)}});
+  const auto p = step_phases(cpu, 1);
+  EXPECT_DOUBLE_EQ(p.step_s, 40e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s, 28e-9);
+  EXPECT_DOUBLE_EQ(p.communication_s, 3e-9);
+  EXPECT_DOUBLE_EQ(p.idle_s, 9e-9);
+  EXPECT_DOUBLE_EQ(p.forward_s + p.backward_s + p.communication_s + p.optimizer_s + p.idle_s + p.other_s, p.step_s);
+  // Per rank (no shared processors), the clocks are not read: wall time, as for any timeline.
+  const auto per_rank = step_phases(cpu);
+  EXPECT_DOUBLE_EQ(per_rank.forward_s, 25e-9);
+  // A span without a CPU time beside them is inferred as before: alone on the core, at full rate.
+  auto mixed = cpu;
+  mixed.tracks.push_back({2, est::Lane::compute, -1, "r2", {span(40, 10, est::Phase::backward)}});
+  EXPECT_DOUBLE_EQ(step_phases(mixed, 1).backward_s, 10e-9);
+}
+
+// A CPU run's phases are processor time only when its timeline has the threads' CPU clocks;
+// a GPU run's whenever its virtual ranks outnumber the GPUs.
+TEST(StepPhases, CpuRunsCountProcessorTimeOnlyWithTheirThreadsClocks) {
+  est::Plan plan = est::default_plan();
+  plan.cluster.gpu.name = "cpu";
+  plan.cluster.gpus = 4;
+  plan.cluster.shared_processors = 2;
+  est::Timeline wall;
+  wall.tracks.push_back({0, est::Lane::compute, -1, "r0", {span(0, 10, est::Phase::forward)}});
+  EXPECT_EQ(shared_processors_of(plan, &wall), 0) << "wall time alone: per rank";
+  EXPECT_EQ(shared_processors_of(plan, nullptr), 0);
+  est::Timeline clocked = wall;
+  clocked.tracks[0].spans[0].cpu_ns = 7;
+  EXPECT_TRUE(has_cpu_times(clocked));
+  EXPECT_FALSE(has_cpu_times(wall));
+  EXPECT_EQ(shared_processors_of(plan, &clocked), 2);
+  EXPECT_NE(shared_phases_note(2, plan).find("2 cores"), std::string::npos) << shared_phases_note(2, plan);
+  plan.cluster.shared_processors = 4;
+  EXPECT_EQ(shared_processors_of(plan, &clocked), 0) << "a core per rank: nothing is shared";
+  est::Plan gpu = plan;
+  gpu.cluster.gpu.name = "NVIDIA H200";
+  gpu.cluster.shared_processors = 1;
+  EXPECT_EQ(shared_processors_of(gpu, &wall), 1);
+  EXPECT_NE(shared_phases_note(1, gpu).find("one GPU"), std::string::npos) << shared_phases_note(1, gpu);
 }
 
 TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "plansight/runtime/memory_tracker.h"
@@ -101,6 +102,53 @@ TEST(Tracer, SpansBecomeTracksPerRankAndLane) {
   EXPECT_EQ(tracer.span_count(), 3u);
   tracer.clear();
   EXPECT_EQ(tracer.span_count(), 0u);
+}
+
+// Where asked, a span records its thread's CPU time: a span that sleeps ran almost none of its
+// duration, one that computes ran most of it (at least the CPU time it spun for), and neither
+// more than its duration. Off by default, and per rank.
+TEST(Tracer, SpansRecordTheirThreadsCpuTimeWhereAsked) {
+  Tracer tracer(2);
+  EXPECT_FALSE(tracer.thread_cpu_time(0));
+  { ScopedSpan s(&tracer, 0, "unclocked", {}); }
+  tracer.set_thread_cpu_time(0, true);
+  EXPECT_TRUE(tracer.thread_cpu_time(0));
+  EXPECT_FALSE(tracer.thread_cpu_time(1)) << "per rank";
+  { ScopedSpan s(&tracer, 1, "other rank", {}); }
+  {
+    ScopedSpan s(&tracer, 0, "sleeps", {est::Lane::communication, est::SpanKind::collective});
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  const std::int64_t spin_ns = 5'000'000;
+  {
+    ScopedSpan s(&tracer, 0, "computes", {});
+    const std::int64_t from = thread_cpu_now_ns();
+    ASSERT_GE(from, 0) << "Linux has a per-thread CPU clock";
+    volatile double x = 0;
+    while (thread_cpu_now_ns() - from < spin_ns) x = x + 1.0;
+  }
+  const auto zero = tracer.spans(0), one = tracer.spans(1);
+  ASSERT_EQ(zero.size(), 3u);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(zero[0].cpu_ns, -1) << "not asked";
+  EXPECT_EQ(one[0].cpu_ns, -1) << "rank 1 was not asked";
+  const auto& sleeps = zero[1];
+  EXPECT_GE(sleeps.cpu_ns, 0);
+  EXPECT_LT(sleeps.cpu_ns, 10'000'000) << "a sleeping thread holds no core for most of 30 ms";
+  EXPECT_GE(sleeps.end_ns - sleeps.start_ns, 30'000'000);
+  const auto& computes = zero[2];
+  EXPECT_GE(computes.cpu_ns, spin_ns - 50'000) << "what it spun, less at most a few clock reads";
+  EXPECT_LE(computes.cpu_ns, computes.end_ns - computes.start_ns);
+  // The timeline carries them.
+  const est::Timeline t = tracer.timeline("probe");
+  std::int64_t clocked = 0;
+  for (const auto& track : t.tracks) {
+    for (const auto& span : track.spans) clocked += span.cpu_ns >= 0 ? 1 : 0;
+  }
+  EXPECT_EQ(clocked, 2);
+  // A span recorded by hand keeps what it was given (a process's part, probe/src/process_parts.cpp).
+  tracer.record(1, "merged", {}, 0, 100, 40);
+  EXPECT_EQ(tracer.spans(1).back().cpu_ns, 40);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 using plansight::testing::random_timeline;
 using plansight::testing::same_timeline;
 using plansight::testing::trace_like_timeline;
+using plansight::testing::with_cpu_times;
 
 std::vector<std::uint8_t> encode_ok(const estimator::Timeline& t) {
   auto bytes = encode_timeline(t);
@@ -50,6 +51,50 @@ TEST(TimelineCodec, RandomTimelinesOf100kSpansRoundTripFieldForField) {
   }
 }
 
+TEST(TimelineCodec, ThreadCpuTimesRoundTripAsVersion2) {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto original = with_cpu_times(random_timeline(seed, 20'000), seed + 100);
+    const auto bytes = encode_ok(original);
+    ASSERT_GT(bytes.size(), 4U);
+    EXPECT_EQ(bytes[4], timeline_format_version) << "seed " << seed;
+    auto decoded = decode_timeline(bytes);
+    ASSERT_TRUE(decoded.ok()) << "seed " << seed << ": " << decoded.error_text();
+    EXPECT_TRUE(same_timeline(original, *decoded)) << "seed " << seed;
+  }
+}
+
+// A timeline without CPU times is written as before, so that a program that reads version 1
+// only still reads every predicted and imported timeline.
+TEST(TimelineCodec, WithoutCpuTimesTheVersion1BytesAreWritten) {
+  const auto plain = random_timeline(21, 2'000);
+  const auto bytes = encode_ok(plain);
+  ASSERT_GT(bytes.size(), 4U);
+  EXPECT_EQ(bytes[4], timeline_format_version_without_cpu_time);
+  EXPECT_EQ(timeline_format_version_of(plain), timeline_format_version_without_cpu_time);
+  // One CPU time makes it version 2, and only its track pays for the field.
+  auto one = plain;
+  ASSERT_FALSE(one.tracks.empty());
+  auto& track = one.tracks.front();
+  ASSERT_FALSE(track.spans.empty());
+  track.spans.front().cpu_ns = 5;
+  const auto with_one = encode_ok(one);
+  EXPECT_EQ(with_one[4], timeline_format_version);
+  EXPECT_LE(with_one.size(), bytes.size() + one.tracks.size() + 10 * track.spans.size());
+  auto decoded = decode_timeline(with_one);
+  ASSERT_TRUE(decoded.ok()) << decoded.error_text();
+  EXPECT_TRUE(same_timeline(one, *decoded));
+}
+
+TEST(TimelineCodec, NegativeCpuTimeIsRefusedByName) {
+  auto t = random_timeline(22, 50);
+  t.tracks.front().spans.push_back(estimator::Span{});
+  t.tracks.front().spans.back().cpu_ns = -2;
+  auto bytes = encode_timeline(t);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_NE(bytes.error_text().find("cpu_ns"), std::string::npos) << bytes.error_text();
+  EXPECT_NE(bytes.error_text().find("-2"), std::string::npos) << bytes.error_text();
+}
+
 TEST(TimelineCodec, TraceLikeTimelineIsCompact) {
   const auto original = trace_like_timeline(7, 8, 12'500);
   std::size_t spans = 0;
@@ -67,6 +112,15 @@ TEST(TimelineCodec, TraceLikeTimelineIsCompact) {
 
 TEST(TimelineCodec, EveryTruncationIsAnError) {
   const auto bytes = encode_ok(random_timeline(11, 300));
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    auto decoded = decode_timeline(std::span(bytes).first(n));
+    ASSERT_FALSE(decoded.ok()) << "prefix of " << n << " bytes decoded";
+  }
+}
+
+TEST(TimelineCodec, EveryTruncationOfVersion2IsAnError) {
+  const auto bytes = encode_ok(with_cpu_times(random_timeline(11, 300), 3));
+  ASSERT_EQ(bytes[4], timeline_format_version);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     auto decoded = decode_timeline(std::span(bytes).first(n));
     ASSERT_FALSE(decoded.ok()) << "prefix of " << n << " bytes decoded";
@@ -111,7 +165,7 @@ TEST(TimelineCodec, ForgedChecksumsNeverCrash) {
 TEST(TimelineCodec, HugeCountsAreRefusedBeforeAllocating) {
   // magic, version, source, empty title, 0 names, 1 track, rank 0, lane 0, stream 0, empty label,
   // then a span count of 2^62 in a varint, and a CRC.
-  std::vector<std::uint8_t> bytes = {'P', 'S', 'T', 'L', timeline_format_version, 0, 0, 0, 1, 0, 0, 0, 0};
+  std::vector<std::uint8_t> bytes = {'P', 'S', 'T', 'L', timeline_format_version_without_cpu_time, 0, 0, 0, 1, 0, 0, 0, 0};
   for (int i = 0; i < 8; ++i) bytes.push_back(0x80);
   bytes.push_back(0x40);
   bytes.insert(bytes.end(), 4, 0);
@@ -127,7 +181,8 @@ TEST(TimelineCodec, NewerFormatVersionIsNamed) {
   reseal(bytes);
   auto decoded = decode_timeline(bytes);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error_text().find("format version 2"), std::string::npos) << decoded.error_text();
+  EXPECT_NE(decoded.error_text().find("format version " + std::to_string(timeline_format_version + 1)), std::string::npos)
+      << decoded.error_text();
 }
 
 TEST(TimelineCodec, NotATimelineIsNamed) {

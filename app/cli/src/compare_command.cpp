@@ -67,7 +67,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   auto measured_timeline = db->load_timeline(*id, est::TimelineSource::measured);
 
   // Time: the step from the run's median, the phases from its traced step.
-  const std::int64_t shared = core::shared_processors_of(*plan);
+  const std::int64_t shared = core::shared_processors_of(*plan, measured_timeline ? &*measured_timeline : nullptr);
   const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
   const core::StepPhases m = measured_timeline ? core::step_phases(*measured_timeline, shared) : core::StepPhases{};
   const bool has_phases = measured_timeline.ok();
@@ -116,7 +116,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   out << "run " << *id << ": " << run->name << " on " << run->device << "\n\n";
   print_phase_table(out, phases, step);
   if (has_phases && shared > 0) {
-    out << "(phases: the traced step, " << format_seconds(m.step_s) << ". " << core::shared_phases_note(shared)
+    out << "(phases: the traced step, " << format_seconds(m.step_s) << ". " << core::shared_phases_note(shared, *plan)
         << " Step: the run's median.)\n";
   } else if (has_phases) {
     out << "(phases: the traced step, " << format_seconds(m.step_s) << ", averaged over ranks; its idle time includes "

@@ -46,12 +46,20 @@ std::string comparison_legend() {
          "between traced operations); optimizer: gradient clipping and the AdamW update.";
 }
 
-std::int64_t shared_processors_of(const est::Plan& plan) {
-  // GPU runs only: a CPU's scheduler time-slices rank threads, stretching each measured span as
-  // the model stretches its own, so per-rank averages compare there; and a thread blocked in a
-  // collective holds no core, which processor time would count as sharing one (a probe plan
-  // names a CPU "cpu", probe_plan.cpp).
-  if (plan.cluster.gpu.name == "cpu") return 0;
+bool has_cpu_times(const est::Timeline& timeline) {
+  for (const auto& track : timeline.tracks) {
+    for (const auto& span : track.spans) {
+      if (span.cpu_ns >= 0) return true;
+    }
+  }
+  return false;
+}
+
+std::int64_t shared_processors_of(const est::Plan& plan, const est::Timeline* measured) {
+  // A CPU's rank threads (a probe plan names a CPU "cpu", probe_plan.cpp) only with their CPU
+  // clocks: inferred from wall time, a thread blocked in a collective would count as sharing a
+  // core, and one preempted inside a span as computing.
+  if (plan.cluster.gpu.name == "cpu" && (measured == nullptr || !has_cpu_times(*measured))) return 0;
   const std::int64_t shared = plan.cluster.shared_processors;
   return shared > 0 && shared < plan.cluster.gpus ? shared : 0;
 }
@@ -60,7 +68,13 @@ std::int64_t ranks_per_stage(const est::Plan& plan) {
   return std::max<std::int64_t>(plan.cluster.gpus / std::max<std::int64_t>(plan.layout.pp, 1), 1);
 }
 
-std::string shared_phases_note(std::int64_t shared) {
+std::string shared_phases_note(std::int64_t shared, const est::Plan& plan) {
+  if (plan.cluster.gpu.name == "cpu") {
+    return "The rank threads share " + std::string(shared == 1 ? "one core" : std::to_string(shared) + " cores") +
+           ": each phase is the processor time it took over all ranks (measured: each thread's CPU clock in its "
+           "spans; predicted: the model's even sharing of the cores), so the phases add up to the step on both "
+           "sides; a thread blocked in a collective or waiting for a core counts as idle, not as its phase.";
+  }
   return "The " + std::string(shared == 1 ? "ranks share one GPU" : "ranks share " + std::to_string(shared) + " GPUs") +
          " (virtual ranks): each phase is the GPU time it took over all ranks, so the phases add up to the step on "
          "both sides; a rank waiting while another rank's kernels run is not counted twice (the GPU runs one rank's "
@@ -138,8 +152,9 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   out.plan = plan;
   out.estimate = std::move(*estimate);
   out.predicted = std::move(predicted.timeline);
-  out.predicted_phases = step_phases(out.predicted, shared_processors_of(plan), ranks_per_stage(plan));
-  out.measured_phases = step_phases(out.measured, shared_processors_of(plan));
+  const std::int64_t shared = shared_processors_of(plan, &out.measured);
+  out.predicted_phases = step_phases(out.predicted, shared, ranks_per_stage(plan));
+  out.measured_phases = step_phases(out.measured, shared);
   out.predicted_step_s = predicted.iteration_s;
   // A probe run's summary holds the median over its timed steps; its timeline is the last step
   // only. An import has no step time: its traced window stands for one.

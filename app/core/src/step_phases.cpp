@@ -18,6 +18,13 @@ struct RankIntervals {
   std::vector<est::Interval> forward, backward, optimizer, other, transfer, waiting;
 };
 
+// Where a phase's processor time comes from spans that measured it (Span::cpu_ns): the sum of
+// their threads' CPU time, per category, over every rank.
+struct MeasuredCpu {
+  double forward_ns = 0, backward_ns = 0, optimizer_ns = 0, other_ns = 0, communication_ns = 0;
+  bool any = false;
+};
+
 bool is_communication(const est::Track& track, const est::Span& span) {
   return track.lane == est::Lane::communication || span.kind == est::SpanKind::collective ||
          span.kind == est::SpanKind::send || span.kind == est::SpanKind::recv || span.phase == est::Phase::communication;
@@ -92,13 +99,31 @@ struct RankCategories {
   std::vector<est::Interval> forward, backward, optimizer, other, transfer, waiting, covered;
 };
 
-std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& timeline) {
+// `cpu`: where given, spans with a CPU time add it to their category there instead of entering
+// the interval lists (processor time needs no inference where the thread's clock was read).
+std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& timeline, MeasuredCpu* cpu = nullptr) {
   std::map<std::int32_t, RankIntervals> ranks;
   std::vector<CommSpan> comm;
   for (const auto& track : timeline.tracks) {
     auto& r = ranks[track.rank];
     for (const auto& s : track.spans) {
       if (!is_device_work(track, s) || s.duration_ns <= 0) continue;
+      if (cpu && s.cpu_ns >= 0) {
+        const auto ns = static_cast<double>(s.cpu_ns);
+        cpu->any = true;
+        if (is_communication(track, s)) {
+          cpu->communication_ns += ns;
+        } else if (s.phase == est::Phase::forward) {
+          cpu->forward_ns += ns;
+        } else if (s.phase == est::Phase::backward || s.phase == est::Phase::weight_grad || s.phase == est::Phase::recompute) {
+          cpu->backward_ns += ns;
+        } else if (s.phase == est::Phase::optimizer) {
+          cpu->optimizer_ns += ns;
+        } else {
+          cpu->other_ns += ns;
+        }
+        continue;
+      }
       const est::Interval iv{s.start_ns, s.end_ns()};
       if (is_communication(track, s)) {
         comm.push_back({track.rank, &s, s.start_ns});
@@ -193,15 +218,24 @@ StepPhases step_phases(const est::Timeline& timeline, std::int64_t processors, s
   StepPhases out;
   const std::int64_t begin = timeline.begin_ns(), end = timeline.end_ns();
   if (end <= begin) return out;
-  const auto ranks = rank_categories(timeline);
-  if (ranks.empty()) return out;
   const double window = static_cast<double>(end - begin) * 1e-9;
+  const double m = static_cast<double>(std::max<std::int64_t>(ranks_per_track, 1));
+  std::int64_t rank_count = 0;
+  {
+    std::vector<std::int32_t> seen;
+    for (const auto& track : timeline.tracks) seen.push_back(track.rank);
+    std::sort(seen.begin(), seen.end());
+    rank_count = std::unique(seen.begin(), seen.end()) - seen.begin();
+  }
+  const bool processor_time = processors > 0 && static_cast<double>(processors) < static_cast<double>(rank_count) * m;
+  MeasuredCpu cpu;
+  const auto ranks = rank_categories(timeline, processor_time ? &cpu : nullptr);
+  if (ranks.empty()) return out;
   const double n = static_cast<double>(ranks.size());
   for (const auto& [rank, c] : ranks) out.waiting_s += seconds(c.waiting);
   out.waiting_s /= n;
   out.step_s = window;
-  const double m = static_cast<double>(std::max<std::int64_t>(ranks_per_track, 1));
-  if (processors > 0 && static_cast<double>(processors) < n * m) {
+  if (processor_time) {
     const Concurrency k = concurrency(ranks, static_cast<int>(m));
     const double p = static_cast<double>(processors);
     for (const auto& [rank, c] : ranks) {
@@ -211,6 +245,11 @@ StepPhases step_phases(const est::Timeline& timeline, std::int64_t processors, s
       out.other_s += processor_seconds(c.other, k, p);
       out.communication_s += processor_seconds(c.transfer, k, p);
     }
+    // Spans that read their thread's CPU clock (the CPU probe's) give their processor time as it
+    // was: no inference from how many ranks were busy at once.
+    out.forward_s += cpu.forward_ns * 1e-9, out.backward_s += cpu.backward_ns * 1e-9;
+    out.optimizer_s += cpu.optimizer_ns * 1e-9, out.other_s += cpu.other_ns * 1e-9;
+    out.communication_s += cpu.communication_ns * 1e-9;
     // Each track's processor time counts for the ranks it stands for.
     const double scale = m / p;
     out.forward_s *= scale, out.backward_s *= scale, out.optimizer_s *= scale, out.other_s *= scale;

@@ -123,7 +123,7 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.title = QStringLiteral("run %1: %2 on %3, against the estimator's prediction of its own configuration")
                   .arg(run_id)
                   .arg(q(run->name), q(run->device));
-  const std::int64_t shared = core::shared_processors_of(*plan);
+  const std::int64_t shared = core::shared_processors_of(*plan, measured ? &*measured : nullptr);
   const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
   const core::StepPhases m = measured ? core::step_phases(*measured, shared) : core::StepPhases{};
   const bool has = measured.ok();
@@ -131,7 +131,7 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
   const QString phases_note =
       shared > 0 ? QStringLiteral("Phases: the traced step (%1). %2 Step: the run's median.")
-                       .arg(format_seconds(m.step_s), q(core::shared_phases_note(shared)))
+                       .arg(format_seconds(m.step_s), q(core::shared_phases_note(shared, *plan)))
                  : QStringLiteral("Phases: the traced step (%1), averaged over ranks; its idle time includes %2 waiting "
                                   "inside communication calls for a peer. Step: the run's median.")
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s));

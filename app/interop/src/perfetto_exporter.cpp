@@ -203,6 +203,9 @@ void write_chrome_trace(std::ostream& os, const std::vector<const Timeline*>& ti
         if (s.bytes > 0) arg("bytes"), append_int(out, static_cast<std::int64_t>(s.bytes));
         if (s.flops > 0) arg("flops"), out += std::to_string(s.flops);
         if (s.tensor_core) arg("tensor_core"), out += "true";
+        // The thread's processor time in the span, where the CPU probe measured it: Perfetto
+        // shows args beside the slice, so a span that waited reads as such.
+        if (s.cpu_ns >= 0) arg("cpu_us"), out += std::to_string(static_cast<double>(s.cpu_ns) * 1e-3);
         out += "}}";
         flush(false);
       }

@@ -22,7 +22,7 @@ TimelineInfo describe(std::int64_t run_id, const estimator::Timeline& t, std::si
   info.title = t.title;
   info.track_count = static_cast<std::int64_t>(t.tracks.size());
   info.encoded_bytes = static_cast<std::int64_t>(encoded_bytes);
-  info.format_version = timeline_format_version;
+  info.format_version = timeline_format_version_of(t);
   std::set<std::int32_t> ranks;
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();

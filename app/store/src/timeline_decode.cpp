@@ -96,7 +96,7 @@ double get_double(ByteReader& r, unsigned mode, const double* reference, const c
   }
 }
 
-Span get_span(ByteReader& r, Previous& prev, CostMemory& costs) {
+Span get_span(ByteReader& r, Previous& prev, CostMemory& costs, bool cpu_times) {
   Span s;
   const std::uint8_t flags = r.u8("span flags");
   const std::uint8_t traits = (flags & kTraitsChanged) ? r.u8("span kind") : prev.traits;
@@ -121,6 +121,10 @@ Span get_span(ByteReader& r, Previous& prev, CostMemory& costs) {
   s.duration_ns = wrap_add(ref ? ref->duration_ns : 0, r.svarint("span duration"));
   s.flops = get_double(r, (flags >> kFlopsShift) & 0x3U, ref ? &ref->flops : nullptr, "span flops");
   s.bytes = get_double(r, (flags >> kBytesShift) & 0x3U, ref ? &ref->bytes : nullptr, "span bytes");
+  if (cpu_times) {
+    s.cpu_ns = wrap_sub(s.duration_ns, r.svarint("span CPU time"));
+    if (s.cpu_ns < -1) r.fail("span CPU time " + std::to_string(s.cpu_ns) + " out of range (-1: none, else >= 0)");
+  }
 
   prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
   costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
@@ -132,9 +136,10 @@ estimator::Timeline parse(ByteReader& r) {
     if (r.u8("magic") != b) r.fail("not an encoded timeline (magic 'PSTL' missing)");
   }
   const std::uint8_t version = r.u8("format version");
-  if (version != timeline_format_version) {
+  if (version != timeline_format_version && version != timeline_format_version_without_cpu_time) {
     r.fail("timeline format version " + std::to_string(version) + " is not supported (this program reads " +
-           std::to_string(timeline_format_version) + "); a newer Plansight wrote it");
+           std::to_string(timeline_format_version_without_cpu_time) + " to " + std::to_string(timeline_format_version) +
+           "); a newer Plansight wrote it");
   }
   estimator::Timeline t;
   const std::uint8_t source = r.u8("source");
@@ -152,9 +157,15 @@ estimator::Timeline parse(ByteReader& r) {
     track.lane = static_cast<estimator::Lane>(lane);
     track.stream = r.int32("track stream");
     track.label = r.string("track label");
+    bool cpu_times = false;
+    if (version >= 2) {
+      const std::uint8_t flag = r.u8("track CPU-time flag");
+      if (flag > 1) r.fail("track CPU-time flag " + std::to_string(flag) + " is neither 0 nor 1");
+      cpu_times = flag == 1;
+    }
     track.spans.resize(r.count("span count", kMinSpanBytes));
     Previous prev;
-    for (auto& span : track.spans) span = get_span(r, prev, costs);
+    for (auto& span : track.spans) span = get_span(r, prev, costs, cpu_times);
   }
   if (r.left() != 0) r.fail(std::to_string(r.left()) + " unexpected bytes after the last track");
   return t;
@@ -173,11 +184,12 @@ Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes)
   for (int i = 0; i < 4; ++i) stored |= static_cast<std::uint32_t>(bytes[body.size() + i]) << (8 * i);
   // The version is checked before the checksum, so a newer format is reported as such.
   if (bytes[kTimelineMagic.size()] != timeline_format_version &&
+      bytes[kTimelineMagic.size()] != timeline_format_version_without_cpu_time &&
       std::equal(kTimelineMagic.begin(), kTimelineMagic.end(), bytes.begin())) {
     return make_error("timeline", "timeline format version " + std::to_string(bytes[kTimelineMagic.size()]) +
                                       " is not supported (this program reads " +
-                                      std::to_string(timeline_format_version) +
-                                      "); a newer Plansight wrote it");
+                                      std::to_string(timeline_format_version_without_cpu_time) + " to " +
+                                      std::to_string(timeline_format_version) + "); a newer Plansight wrote it");
   }
   if (crc32(body) != stored) {
     return make_error("timeline", "encoded timeline is corrupt: CRC-32 mismatch over " +

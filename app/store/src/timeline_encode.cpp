@@ -2,6 +2,8 @@
 // one-byte gap, its duration's difference from the last kernel of its name, and a byte for each
 // of name, stage and micro-batch that changed; FLOPs and bytes usually repeat and cost nothing.
 
+#include <algorithm>
+
 #include "crc32.h"
 #include "plansight/store/timeline_codec.h"
 #include "timeline_format.h"
@@ -29,7 +31,11 @@ void put_double(ByteWriter& w, DoubleMode mode, double v) {
     w.f64(v);
 }
 
-void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs) {
+bool has_cpu_times(const estimator::Track& track) {
+  return std::any_of(track.spans.begin(), track.spans.end(), [](const Span& s) { return s.cpu_ns >= 0; });
+}
+
+void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs, bool cpu_times) {
   const std::uint8_t traits =
       pack_traits(static_cast<unsigned>(s.kind), static_cast<unsigned>(s.phase), s.tensor_core);
   const CostMemory::Cost* ref = costs.reference(s.name_id, traits);
@@ -52,12 +58,20 @@ void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs) {
   w.svarint(wrap_sub(s.duration_ns, ref ? ref->duration_ns : 0));
   put_double(w, flops_mode, s.flops);
   put_double(w, bytes_mode, s.bytes);
+  // A thread's CPU time is at most its span's duration and usually close to it (computing) or
+  // to 0 (waiting): their difference is the short number in both cases.
+  if (cpu_times) w.svarint(wrap_sub(s.duration_ns, s.cpu_ns));
 
   prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
   costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
 }
 
 }  // namespace
+
+std::uint8_t timeline_format_version_of(const estimator::Timeline& timeline) {
+  const bool any = std::any_of(timeline.tracks.begin(), timeline.tracks.end(), has_cpu_times);
+  return any ? timeline_format_version : timeline_format_version_without_cpu_time;
+}
 
 Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& timeline) {
   if (static_cast<unsigned>(timeline.source) > kMaxSource) {
@@ -80,6 +94,10 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
                               std::to_string(static_cast<unsigned>(s.phase)) +
                               " outside SpanKind (0-8) / Phase (0-6)");
       }
+      if (s.cpu_ns < -1) {
+        return make_error(field + ".spans[" + std::to_string(i) + "].cpu_ns",
+                          "value " + std::to_string(s.cpu_ns) + "; valid: -1 (not measured) or >= 0");
+      }
     }
     span_count += track.spans.size();
   }
@@ -88,7 +106,8 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
   out.reserve(64 + span_count * 8);
   ByteWriter w(out);
   for (auto b : kTimelineMagic) w.u8(b);
-  w.u8(timeline_format_version);
+  const std::uint8_t version = timeline_format_version_of(timeline);
+  w.u8(version);
   w.u8(static_cast<std::uint8_t>(timeline.source));
   w.string(timeline.title);
   w.varint(timeline.names.size());
@@ -100,9 +119,11 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
     w.u8(static_cast<std::uint8_t>(track.lane));
     w.svarint(track.stream);
     w.string(track.label);
+    const bool cpu_times = version >= 2 && has_cpu_times(track);
+    if (version >= 2) w.u8(cpu_times ? 1 : 0);
     w.varint(track.spans.size());
     Previous prev;
-    for (const auto& s : track.spans) put_span(w, s, prev, costs);
+    for (const auto& s : track.spans) put_span(w, s, prev, costs, cpu_times);
   }
   w.u32(crc32(out));
   return out;

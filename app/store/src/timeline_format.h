@@ -1,9 +1,10 @@
 // Layout of an encoded timeline, shared by the encoder and the decoder (all integers LEB128
 // varints, signed ones zigzag; doubles 8 bytes little-endian):
 //   "PSTL" | version u8 | source u8 | title | name count, names | track count, tracks | CRC-32 LE
-//   track: rank | lane u8 | stream | label | span count | spans
+//   track: rank | lane u8 | stream | label | [has CPU times u8: version 2] | span count | spans
 //   span:  flags u8 | [traits u8] | [name Δ] [stage Δ] [micro Δ] | gap to previous end
-//          | duration − reference duration | [flops] | [bytes]
+//          | duration − reference duration | [flops] | [bytes] | [duration − CPU time: a track
+//          with CPU times; a span without one (-1) stores duration + 1]
 // "previous" restarts per track at {end 0, name -1, stage -1, micro -1, traits 0}. The reference
 // (CostMemory) is an earlier span of the same name or kind: its duration and costs usually repeat.
 #pragma once

@@ -162,6 +162,7 @@ class CudaDevice final : public RunDevice {
     last_step_end_ns_[static_cast<std::size_t>(rank)] = steady_ns();
   }
 
+  bool host_spans_are_timeline() const override { return false; }  // CUPTI's records are (device_timeline)
   std::optional<Result<est::Timeline>> device_timeline(const runtime::Tracer&) override {
 #if PLANSIGHT_HAVE_CUPTI
     if (!tracer_) return std::nullopt;

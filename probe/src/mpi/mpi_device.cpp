@@ -66,6 +66,7 @@ class MpiDevice final : public RunDevice {
     if (threads_) threads_->abort(reason);
     else world_.abort(reason);
   }
+  bool host_spans_are_timeline() const override { return !gpu_; }
   void step_begins(int rank, std::int64_t step, bool last) override {
     if (gpu_) gpu_->step_begins(rank, step, last);
   }

@@ -25,6 +25,11 @@ struct Span {
   SpanKind kind = SpanKind::kernel;
   Phase phase = Phase::none;
   bool tensor_core = false;
+  // Processor time the span's thread ran in it (its thread CPU clock), where the source measured
+  // it: the CPU probe does on the step it keeps. Below its duration when the thread waited (for a
+  // peer, or for a core it shares with other threads). -1: not measured (predicted timelines, GPU
+  // kernels, imports).
+  std::int64_t cpu_ns = -1;
 
   std::int64_t end_ns() const { return start_ns + duration_ns; }
 };

@@ -67,6 +67,10 @@ class RunDevice {
   // when it starts: a GPU makes the rank's device current on it (a new thread's is device 0)
   // and its timeline gives that thread's ranges to the rank. An error: the thread cannot work.
   virtual Result<bool> thread_started(int /*rank*/) { return true; }
+  // Whether the host tracer's spans are the run's measured timeline (the CPU), so that the step
+  // the run keeps also records each span's thread CPU time (runtime::Tracer::set_thread_cpu_time).
+  // A GPU measures its own timeline (device_timeline): false.
+  virtual bool host_spans_are_timeline() const { return true; }
   // Each rank at the start of each step (on its thread), before any of its work is enqueued.
   virtual void step_begins(int /*rank*/, std::int64_t /*step*/, bool /*last*/) {}
   // Each rank at the end of each step (on its thread), after its last host synchronisation (the

@@ -1,10 +1,14 @@
 // CPU tracer: each rank records spans (steady_clock nanoseconds since one origin shared by all
 // ranks) on its compute and communication lanes, and timeline() turns them into a measured
-// estimator::Timeline (tracks rank x lane). Span names also go to optional NVTX-style push/pop
+// estimator::Timeline (tracks rank x lane). Where asked (set_thread_cpu_time), a span also
+// records the processor time its thread ran in it, from the thread's CPU clock: when rank threads
+// outnumber the cores, a span's wall time alone does not say whether its thread computed, waited
+// for a core or waited for a peer. Span names also go to optional NVTX-style push/pop
 // hooks, so a GPU build can emit NVTX ranges from the same call sites; without hooks they cost
 // one relaxed load.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -49,8 +53,14 @@ class Tracer {
   bool enabled() const { return enabled_; }
   void set_enabled(bool enabled) { enabled_ = enabled; }  // set between steps, not during one
 
-  // Thread-safe per rank (its compute and communication threads may both record).
-  void record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns);
+  // Thread-safe per rank (its compute and communication threads may both record). `cpu_ns`: the
+  // recording thread's processor time in the span (-1: not measured).
+  void record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns,
+              std::int64_t cpu_ns = -1);
+  // Whether rank `rank`'s ScopedSpans read their thread's CPU clock at start and end (off by
+  // default: a read is a system call, 0.1-1.5 us, so a run measures the one step it keeps).
+  void set_thread_cpu_time(int rank, bool on);
+  bool thread_cpu_time(int rank) const;
   void clear();          // drops every recorded span
   void clear(int rank);  // drops one rank's spans (each rank, before the step that is kept)
   std::size_t span_count() const;
@@ -60,6 +70,7 @@ class Tracer {
     SpanInfo info;
     std::int64_t start_ns;  // since the origin
     std::int64_t end_ns;
+    std::int64_t cpu_ns = -1;  // the thread's processor time in the span; -1: not measured
   };
   std::vector<RecordedSpan> spans(int rank) const;  // one rank's, as recorded
 
@@ -70,11 +81,16 @@ class Tracer {
   struct RankLog {
     mutable std::mutex mutex;
     std::vector<RecordedSpan> entries;
+    std::atomic<bool> thread_cpu_time{false};
   };
   std::chrono::steady_clock::time_point origin_;
   std::vector<RankLog> ranks_;
   bool enabled_ = true;
 };
+
+// The calling thread's processor time in nanoseconds (its CPU clock: user and system time it
+// ran), or -1 where the platform has no per-thread CPU clock.
+std::int64_t thread_cpu_now_ns();
 
 // Records one span from construction to destruction (and pushes/pops an NVTX-style range).
 // A null tracer, or a disabled one, records nothing.
@@ -91,6 +107,7 @@ class ScopedSpan {
   const char* name_;
   SpanInfo info_;
   std::int64_t start_ns_ = 0;
+  std::int64_t cpu_start_ns_ = -1;  // the thread's CPU clock at the start; -1: not read
 };
 
 }  // namespace plansight::runtime

@@ -48,16 +48,23 @@ std::string percent_text(std::optional<double> fraction);
 // what "of step" is, and what each phase measures.
 std::string comparison_legend();
 
-// The GPUs a plan's virtual ranks share when they outnumber them (cluster.shared_processors of a
-// GPU run), else 0 (CPU runs too: their time-sliced threads compare per rank): what
-// step_phases() takes to count each phase as processor time on both sides.
-std::int64_t shared_processors_of(const estimator::Plan& plan);
+// The processors a plan's ranks share when they outnumber them (cluster.shared_processors: a
+// GPU's virtual ranks, a CPU's rank threads), else 0: what step_phases() takes to count each phase
+// as processor time on both sides. A CPU run counts so only when its measured timeline has its
+// threads' CPU times (Span::cpu_ns), which processor time then reads; without them (runs stored
+// before they were measured) its phases compare per rank, since wall time alone cannot tell a
+// thread that computed from one that waited for a core or blocked in a collective.
+std::int64_t shared_processors_of(const estimator::Plan& plan, const estimator::Timeline* measured);
+
+// Whether any span of `timeline` has its thread's CPU time (Span::cpu_ns >= 0).
+bool has_cpu_times(const estimator::Timeline& timeline);
 
 // The ranks each rank of the plan's predicted timeline stands for (one per pipeline stage drawn).
 std::int64_t ranks_per_stage(const estimator::Plan& plan);
 
-// The sentence under a comparison's phases when they are processor time (shared > 0).
-std::string shared_phases_note(std::int64_t shared);
+// The sentence under a comparison's phases when they are processor time (shared > 0), for the
+// plan's GPUs or CPU cores.
+std::string shared_phases_note(std::int64_t shared, const estimator::Plan& plan);
 
 // forward, backward, communication, idle, optimizer ("other" when either side has some),
 // then "step" = (predicted_step_s, measured_step_s). Phases are shares of measured.step_s.

@@ -33,7 +33,10 @@ StepPhases step_phases(const estimator::Timeline& timeline);
 // (each span stretched k-fold) and a CPU's scheduler time-slices them alike, while a GPU runs
 // one rank's kernel after another (spans at full speed, the others waiting): per-rank phases
 // would read as +140% (predicted, stretched) against -100% idle (measured, waiting) for the same
-// work, where processor time reads alike. Idle is the processors' idle time. `ranks_per_track`:
+// work, where processor time reads alike. A span that measured its thread's CPU time
+// (Span::cpu_ns: the CPU probe's) counts that instead, with no inference: a CPU thread blocked
+// in a collective, or runnable but waiting for a core, holds none. Idle is the processors' idle
+// time (waiting for peers and cores included). `ranks_per_track`:
 // how many ranks each rank of the timeline stands for (a predicted timeline draws one rank per
 // pipeline stage for its TP x CP x DP identical ranks; a measured one draws every rank: 1). With
 // processors <= 0 or at least as many as the ranks: step_phases(timeline).
