@@ -74,8 +74,8 @@ std::int64_t thread_cpu_now_ns() {
 namespace {
 
 // What one read of the thread's CPU clock adds to the interval between two reads: the least
-// difference of back-to-back reads (a system call: 0.1 us on bare metal, 1.3 us measured on a
-// 2-core VM, so 240 spans a step would add 0.3 ms of a rank's time to its phases).
+// difference of back-to-back reads (a system call: 1.3 us each, measured on the 2-core VM the
+// CPU benchmarks run on, where the 240 spans of a rank's step would add 0.3 ms to its phases).
 std::int64_t thread_cpu_read_ns() {
   static const std::int64_t cost = [] {
     std::int64_t least = -1;

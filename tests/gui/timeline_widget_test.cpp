@@ -149,5 +149,18 @@ TEST(TimelineWidget, HitTestingFindsTheSpanUnderThePointer) {
   EXPECT_TRUE(hovered.last().at(0).toString().contains(QStringLiteral("forward")));
 }
 
+// A CPU probe span says how much of it its thread ran on a core; a span without the clock says
+// nothing of it.
+TEST(TimelineWidget, SpanDetailsGiveTheThreadsCpuTimeWhereMeasured) {
+  est::Timeline t;
+  auto waited = span(0, 100, est::Phase::forward, 0);
+  waited.cpu_ns = 25'000;
+  t.tracks.push_back({0, est::Lane::compute, -1, "", {waited, span(100, 50, est::Phase::backward, 0)}});
+  const TimelineIndex index(std::move(t));
+  const QString clocked = span_details(index, 0, 0);
+  EXPECT_TRUE(clocked.contains(QStringLiteral("on a core (25%)"))) << clocked.toStdString();
+  EXPECT_FALSE(span_details(index, 0, 1).contains(QStringLiteral("on a core")));
+}
+
 }  // namespace
 }  // namespace plansight::gui

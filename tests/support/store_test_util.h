@@ -107,9 +107,9 @@ inline estimator::Timeline random_timeline(std::uint64_t seed, std::size_t spans
   return t;
 }
 
-// `t` with thread CPU times (Span::cpu_ns) on its first track and about half of the others, as a CPU probe's measured
-// step has them: mostly near the span's duration (computing) or near 0 (waiting), sometimes
-// missing (-1) or extreme.
+// `t` with thread CPU times (Span::cpu_ns) on its first track and about half of the others, as a
+// CPU probe's measured step has them: mostly near the span's duration (computing) or near 0
+// (waiting), sometimes missing (-1) or extreme.
 inline estimator::Timeline with_cpu_times(estimator::Timeline t, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto pick = [&](std::uint64_t n) { return rng() % n; };

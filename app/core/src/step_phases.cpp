@@ -22,7 +22,6 @@ struct RankIntervals {
 // their threads' CPU time, per category, over every rank.
 struct MeasuredCpu {
   double forward_ns = 0, backward_ns = 0, optimizer_ns = 0, other_ns = 0, communication_ns = 0;
-  bool any = false;
 };
 
 bool is_communication(const est::Track& track, const est::Span& span) {
@@ -110,7 +109,6 @@ std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& time
       if (!is_device_work(track, s) || s.duration_ns <= 0) continue;
       if (cpu && s.cpu_ns >= 0) {
         const auto ns = static_cast<double>(s.cpu_ns);
-        cpu->any = true;
         if (is_communication(track, s)) {
           cpu->communication_ns += ns;
         } else if (s.phase == est::Phase::forward) {

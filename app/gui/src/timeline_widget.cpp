@@ -41,6 +41,13 @@ QString span_details(const TimelineIndex& index, std::size_t track, std::size_t 
     if (s.duration_ns > 0)
       text += QStringLiteral(", %1 GB/s").arg(format_fixed(s.bytes / static_cast<double>(s.duration_ns), 1));
   }
+  // A CPU probe span's thread clock: how much of the span its thread ran, the rest waiting for
+  // a peer or for a core it shares.
+  if (s.cpu_ns >= 0 && s.duration_ns > 0) {
+    text += QStringLiteral("<br>ran %1 of it on a core (%2%)")
+                .arg(format_duration_ns(s.cpu_ns),
+                     format_fixed(100.0 * static_cast<double>(s.cpu_ns) / static_cast<double>(s.duration_ns), 0));
+  }
   return text;
 }
 
