@@ -79,6 +79,19 @@ def describe(path):
             parts.append(f"GEMM time with a phase {placed / gemm * 100:.0f}%")
         comm = sum(1 for s in kernels if s[3] in ("collective", "send", "recv"))
         parts.append(f"{comm} communication spans")
+        # How long the GPU was busy in the traced step (the union of its device spans) against
+        # the step's window: well under it, the step waited on the host threads, not the GPU.
+        device = sorted((s[0], s[0] + s[1]) for s in kernels if s[3] not in ("annotation", "host", "idle") and s[1] > 0)
+        if device:
+            busy, start, end = 0, device[0][0], device[0][1]
+            first, last = device[0][0], max(e for _, e in device)
+            for a, b in device[1:]:
+                if a > end:
+                    busy, start, end = busy + end - start, a, b
+                else:
+                    end = max(end, b)
+            busy += end - start
+            parts.append(f"GPU busy {busy / 1e6:.1f} of {(last - first) / 1e6:.1f} ms")
     elif request.get("trace", True):
         parts.append("NO TIMELINE: " + str(report.get("timeline", "?")))
     return ", ".join(parts)
