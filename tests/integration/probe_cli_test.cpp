@@ -324,6 +324,27 @@ TEST_F(ProbeCli, ProbeStoreListCompareDelete) {
       EXPECT_TRUE(std::isfinite(m["error"].get<double>()));
     }
   }
+  EXPECT_FALSE(c.contains("operators")) << "per operator only when asked";
+
+  // Per operator: every operator of the layer forward and backward was traced on this CPU run,
+  // each with the processor time its threads' clocks read.
+  auto by_operator = cli({"compare", id, "--operators", "--json"});
+  ASSERT_EQ(by_operator.exit_code, 0) << by_operator.stderr_text;
+  const auto o = nlohmann::json::parse(by_operator.stdout_text);
+  ASSERT_TRUE(o.contains("operators"));
+  EXPECT_TRUE(o["operators_measured_cpu_time"].get<bool>());
+  int traced = 0;
+  for (const auto& r : o["operators"]) {
+    EXPECT_GT(r["predicted_s"].get<double>(), 0) << r.dump();
+    if (r["measured_calls"].get<int>() > 0) {
+      ++traced;
+      EXPECT_GT(r["measured_s"].get<double>(), 0) << r.dump();
+    }
+  }
+  EXPECT_GE(traced, 16) << o["operators"].dump();
+  auto table = cli({"compare", id, "--operators"});
+  ASSERT_EQ(table.exit_code, 0) << table.stderr_text;
+  EXPECT_NE(table.stdout_text.find("activation (GeLU)"), std::string::npos) << table.stdout_text;
 
   EXPECT_EQ(cli({"runs", "delete", id}).exit_code, 0);
   EXPECT_EQ(cli({"runs", "show", id}).exit_code, 2) << "a deleted run is gone";

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "plansight/core/operator_comparison.h"
 #include "plansight/core/plan_run_comparison.h"
 #include "plansight/core/probe_events.h"
 #include "plansight/core/probe_plan.h"
@@ -365,6 +366,91 @@ TEST(ProbePlan, ZeroThreeBuffersHoldTheLargestUnitTheWordEmbedding) {
                                       {"precision", "bf16"}, {"layout", {{"dp", 2}, {"zero_stage", 3}}}},
                                      testing::kH200);
   EXPECT_NEAR(run.estimate.memory.peak.buffers_bytes / (1 << 20), 368.45, 368.45 * 0.01);
+}
+
+}  // namespace
+}  // namespace plansight::core
+
+namespace plansight::core {
+namespace {
+
+// The per-operator rows add up to the compute the time model predicts for the step: the
+// operator model is what the phases are made of, multiplied out to every rank and micro-batch
+// (GPT-2 124M on a CPU, serial and with TP 2 x DP 2; recomputation adds its rows).
+TEST(OperatorComparison, PredictedRowsAddUpToThePredictedCompute) {
+  for (const nlohmann::json& request :
+       {nlohmann::json{{"micro_batch", 2}, {"global_batch", 4}, {"seq_len", 256}},
+        nlohmann::json{{"micro_batch", 1}, {"global_batch", 4}, {"seq_len", 256}, {"layout", {{"tp", 2}, {"dp", 2}}}},
+        nlohmann::json{{"micro_batch", 1}, {"global_batch", 2}, {"seq_len", 256}, {"layout", {{"recompute", "full"}}}}}) {
+    const auto run = testing::gpt2_run(request, "cpu: a test machine");
+    auto predicted = est::predict_time(run.plan, run.estimate.padded_vocab);
+    ASSERT_TRUE(predicted.ok()) << predicted.error_text();
+    const StepPhases phases = step_phases(predicted->timeline);
+    // One track per pipeline stage, standing for its TP x DP ranks: per-rank compute x ranks.
+    const double ranks = static_cast<double>(run.plan.layout.tp * run.plan.layout.dp);
+    const auto ops = compare_operators(run.plan, nullptr, run.estimate.padded_vocab, est::Timeline{});
+    double sum = 0;
+    for (const auto& r : ops.rows) {
+      EXPECT_GT(r.predicted_s, 0) << r.probe_name;
+      EXPECT_EQ(r.measured_calls, 0);
+      sum += r.predicted_s;
+    }
+    EXPECT_NEAR(sum, (phases.forward_s + phases.backward_s) * ranks, 0.01 * sum) << request.dump();
+    const bool recompute = request.contains("layout") && request["layout"].contains("recompute");
+    const bool has_recompute_row = std::any_of(ops.rows.begin(), ops.rows.end(), [](const auto& r) { return r.phase == est::Phase::recompute; });
+    EXPECT_EQ(has_recompute_row, recompute) << request.dump();
+  }
+}
+
+// The measured side: each span of the probe's operators in its row by name and phase (weight
+// gradients with the backward), its thread CPU clock where it has one, the rest counted apart;
+// communication spans are in no row.
+TEST(OperatorComparison, MeasuredSpansFallIntoTheirOperatorsRows) {
+  const auto run = testing::gpt2_run({{"micro_batch", 1}, {"global_batch", 1}, {"seq_len", 128}}, "cpu: a test machine");
+  est::Timeline t;
+  auto named = [&](const char* name, std::int64_t start, std::int64_t duration, est::Phase phase, std::int64_t cpu_ns) {
+    est::Span s = span(start, duration, phase);
+    s.name_id = t.intern(name);
+    s.cpu_ns = cpu_ns;
+    return s;
+  };
+  t.tracks.push_back({0, est::Lane::compute, -1, "r0",
+                      {named("qkv", 0, 500, est::Phase::forward, 300), named("qkv", 500, 200, est::Phase::forward, -1),
+                       named("fc2", 700, 400, est::Phase::weight_grad, 350), named("embedding", 1100, 100, est::Phase::forward, 20),
+                       named("gelu", 1200, 100, est::Phase::backward, 90)}});
+  t.tracks.push_back({0, est::Lane::communication, -1, "r0c", {named("qkv", 0, 1000, est::Phase::forward, 5)}});
+  const auto ops = compare_operators(run.plan, nullptr, run.estimate.padded_vocab, t);
+  auto row = [&](const std::string& name, est::Phase phase) -> const OperatorComparison* {
+    for (const auto& r : ops.rows) {
+      if (r.probe_name == name && r.phase == phase) return &r;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(row("qkv", est::Phase::forward), nullptr);
+  EXPECT_DOUBLE_EQ(row("qkv", est::Phase::forward)->measured_s, 500e-9) << "300 ns by its clock + 200 ns without one";
+  EXPECT_EQ(row("qkv", est::Phase::forward)->measured_calls, 2);
+  EXPECT_EQ(row("qkv", est::Phase::forward)->operators, "QKV");
+  ASSERT_NE(row("fc2", est::Phase::backward), nullptr);
+  EXPECT_DOUBLE_EQ(row("fc2", est::Phase::backward)->measured_s, 350e-9);
+  EXPECT_DOUBLE_EQ(row("gelu", est::Phase::backward)->measured_s, 90e-9);
+  EXPECT_EQ(row("attention", est::Phase::forward)->measured_calls, 0);
+  EXPECT_DOUBLE_EQ(ops.unmatched_measured_s, 20e-9);
+  EXPECT_EQ(ops.unmatched_spans, 1);
+  EXPECT_TRUE(ops.measured_cpu_time);
+  // Rows in the order a step runs them: the layer forward, its backward last operator first, then the head.
+  ASSERT_GE(ops.rows.size(), 3U);
+  EXPECT_EQ(ops.rows.front().probe_name, "ln1");
+  EXPECT_EQ(ops.rows.back().phase, est::Phase::backward);
+  EXPECT_EQ(ops.rows.back().probe_name, "lnf");
+  // A GPU run names CUDA kernels: every span is left out of the rows.
+  est::Timeline gpu;
+  est::Span kernel = span(0, 100, est::Phase::forward);
+  kernel.name_id = gpu.intern("sm90_xmma_gemm_bf16bf16_bf16f32");
+  gpu.tracks.push_back({0, est::Lane::compute, -1, "r0", {kernel}});
+  const auto none = compare_operators(run.plan, nullptr, run.estimate.padded_vocab, gpu);
+  EXPECT_TRUE(std::all_of(none.rows.begin(), none.rows.end(), [](const auto& r) { return r.measured_calls == 0; }));
+  EXPECT_EQ(none.unmatched_spans, 1);
+  EXPECT_FALSE(none.measured_cpu_time);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
 // On the CPU, time a rank spends inside a communication call before its last peer arrived is
 // idle (waiting), not communication; see step_phases.h.
+#include <algorithm>
 #include <cmath>
 
 #include "command_util.h"
@@ -13,6 +14,7 @@
 #include "compare_plan_command.h"
 #include "plansight/cli/format.h"
 #include "plansight/cli/plan_args.h"
+#include "plansight/core/operator_comparison.h"
 #include "plansight/core/plan_run_comparison.h"
 #include "plansight/core/probe_events.h"
 #include "plansight/core/probe_plan.h"
@@ -34,7 +36,7 @@ nlohmann::json fraction_json(std::optional<double> f) { return f ? nlohmann::jso
 Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   bool json = false;
   for (const auto& a : argv) json = json || a == "--json";
-  auto args = Args::parse(argv, plan_command_flags({{"--db", true, "PATH"}}));
+  auto args = Args::parse(argv, plan_command_flags({{"--db", true, "PATH"}, {"--operators", false, ""}}));
   if (!args) return report_command_errors(args.errors(), json, out, err);
   if (args->positionals().size() != 1) {
     return report_command_errors({make_error("run id", "give exactly one run id (see plansight runs)")}, json, out, err);
@@ -77,6 +79,10 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   // Memory: per category the largest over pipeline stages (predicted) and over ranks (measured).
   const std::vector<core::ComparedValue> memory = core::memory_rows(estimate->memory, run->summary->memory_bytes);
   // Throughput: tokens/s, and MFU against the GPU's datasheet peak (none on a CPU).
+  // Per operator (--operators): the operator model's costs beside the probe's spans of each.
+  const bool by_operator = args->has("--operators") && has_phases;
+  const core::OperatorComparisons operators =
+      by_operator ? core::compare_operators(*plan, &*profile, estimate->padded_vocab, *measured_timeline) : core::OperatorComparisons{};
   const core::RunThroughput throughput =
       core::run_throughput(*plan, *estimate, step.predicted, step.measured, plan->cluster.gpu.name);
   const auto optional_json = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
@@ -96,6 +102,16 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
     j["traced_step_s"] = has_phases ? nlohmann::json(m.step_s) : nlohmann::json();
     j["phases_shared_processors"] = shared;  // > 0: phases are processor time (step_phases.h)
     j["measured_waiting_s"] = has_phases ? nlohmann::json(m.waiting_s) : nlohmann::json();  // part of the idle time
+    if (by_operator) {
+      j["operators"] = nlohmann::json::array();
+      for (const auto& r : operators.rows) {
+        j["operators"].push_back({{"operator", r.probe_name}, {"model_operators", r.operators},
+                                  {"phase", std::string(est::to_string(r.phase))}, {"predicted_s", r.predicted_s},
+                                  {"measured_s", r.measured_s}, {"measured_calls", r.measured_calls}});
+      }
+      j["operators_unmatched_measured_s"] = operators.unmatched_measured_s;
+      j["operators_measured_cpu_time"] = operators.measured_cpu_time;
+    }
     j["memory"] = nlohmann::json::array();
     for (const auto& r : memory) {
       j["memory"].push_back({{"category", r.name}, {"predicted_bytes", r.predicted}, {"measured_bytes", r.measured},
@@ -123,6 +139,13 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
         << format_seconds(m.waiting_s) << " waiting inside communication calls for a peer; step: the run's median)\n";
   }
   out << core::comparison_legend() << "\n";
+  if (by_operator) {
+    if (operators.rows.empty() || std::all_of(operators.rows.begin(), operators.rows.end(), [](const auto& r) { return r.measured_calls == 0; })) {
+      out << "\n(no per-operator comparison: this run's spans are not named after the probe's operators; a GPU run's name its CUDA kernels)\n";
+    } else {
+      print_operator_table(out, operators);
+    }
+  }
   print_memory_table(out, memory);
   out << "\nthroughput         predicted    measured\n";
   out << "tokens/s     " << pad_left(format_fixed(throughput.predicted_tokens_per_s, 0), 15)
