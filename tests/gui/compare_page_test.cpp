@@ -49,7 +49,10 @@ struct ProbeStore {
 
   // `on_gpu`: a bf16 run on an H200 whose measured compute kernels are each split 70:30 into a
   // cuBLAS tensor-core GEMM and a layernorm, with the device report the CUDA probe writes.
-  explicit ProbeStore(bool with_probe_run, bool on_gpu = false) {
+  // `probe_names`: the CPU run's forward compute spans named "qkv" and its backward ones "gelu", as
+  // the CPU probe names its spans after its operators, each with a thread CPU time of half its
+  // duration (waiting for a core the rest).
+  explicit ProbeStore(bool with_probe_run, bool on_gpu = false, bool probe_names = false) {
     auto db = store::Store::open(path.toStdString());
     EXPECT_TRUE(db.ok()) << db.error_text();
     if (!with_probe_run) {
@@ -95,6 +98,7 @@ struct ProbeStore {
       }
     }
     if (on_gpu) split_kernels(measured);
+    if (probe_names) name_as_probe(measured);
     EXPECT_TRUE(db->append_timeline(run_id, measured).ok());
     measured_step_s = predicted->iteration_s * 1.25;
     store::RunSummary summary;
@@ -108,6 +112,18 @@ struct ProbeStore {
                                           {"step", {{"seconds", 1.0}, {"tensor_core_seconds", 0.65}, {"share", 0.65}}}}}};
     }
     EXPECT_TRUE(db->update_summary(run_id, summary).ok());
+  }
+
+  void name_as_probe(est::Timeline& t) {
+    const std::int32_t qkv = t.intern("qkv"), gelu = t.intern("gelu");
+    for (auto& track : t.tracks) {
+      for (auto& s : track.spans) {
+        if (track.lane != est::Lane::compute || s.kind != est::SpanKind::kernel) continue;
+        if (s.phase == est::Phase::forward) s.name_id = qkv;
+        if (s.phase == est::Phase::backward) s.name_id = gelu;
+        s.cpu_ns = s.duration_ns / 2;
+      }
+    }
   }
 
   // Each forward and backward kernel: 70% a flagged cuBLAS GEMM, then 30% a layernorm.
@@ -356,6 +372,58 @@ TEST(ComparePage, ACpuRunHasNoTensorCoreRowsAndNoMfu) {
   ASSERT_TRUE(ready.wait(30000));
   EXPECT_EQ(page.throughputModel()->rowCount(), 0);
   EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareDevice"))->isHidden());
+}
+
+// A CPU run whose spans are the probe's operators shows them per operator, as `plansight
+// compare RUN --operators` does: the measured side sums the spans' thread CPU clocks (half of
+// each span here); operators the run did not trace show no measurement. Runs whose spans are not
+// the probe's (the fixture's own, a GPU's kernels) show no operator table.
+TEST(ComparePage, ACpuRunShowsItsOperatorsAsProcessorTime) {
+  ProbeStore fixture(true, false, true);
+  RunRepository runs(fixture.path);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
+  page.resize(1400, 1000);
+  ModelTesterWarnings warnings;
+  QAbstractItemModelTester tester(page.operatorModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
+  const ComparisonModel& ops = *page.operatorModel();
+  ASSERT_GT(ops.rowCount(), 10);
+  EXPECT_EQ(ops.headerData(ComparisonModel::kName, Qt::Horizontal).toString(), QStringLiteral("Operator"));
+  double forward_measured = 0;
+  int measured_rows = 0;
+  for (int r = 0; r < ops.rowCount(); ++r) {
+    const QString name = ops.index(r, ComparisonModel::kName).data().toString();
+    EXPECT_GT(ops.index(r, ComparisonModel::kPredicted).data(Qt::UserRole).toDouble(), 0) << name.toStdString();
+    const bool measured = ops.rows()[static_cast<std::size_t>(r)].has_measured;
+    measured_rows += measured ? 1 : 0;
+    if (name == QStringLiteral("qkv forward")) forward_measured = ops.rows()[static_cast<std::size_t>(r)].measured;
+  }
+  EXPECT_EQ(measured_rows, 2) << "qkv forward and gelu backward";
+  // Half of every forward compute span of the measured timeline.
+  double half = 0;
+  for (const auto& track : page.comparison()->measured->timeline().tracks) {
+    for (const auto& s : track.spans) {
+      if (track.lane == est::Lane::compute && s.kind == est::SpanKind::kernel && s.phase == est::Phase::forward) {
+        half += static_cast<double>(s.duration_ns / 2) * 1e-9;
+      }
+    }
+  }
+  EXPECT_NEAR(forward_measured, half, 1e-12);
+  EXPECT_TRUE(page.findChild<QWidget*>(QStringLiteral("operatorTable"))->isVisibleTo(&page));
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("operatorNote"))->text().contains(QStringLiteral("thread CPU clock")));
+  EXPECT_EQ(warnings.count(), 0);
+  save_figures(page, QStringLiteral("compare_cpu_operators"));
+
+  ProbeStore plain(true);
+  RunRepository plain_runs(plain.path);
+  ComparePage plain_page(&plain_runs, &document);
+  plain_runs.refresh();
+  ASSERT_TRUE(wait_comparison(plain_page));
+  EXPECT_EQ(plain_page.operatorModel()->rowCount(), 0);
+  EXPECT_FALSE(plain_page.findChild<QWidget*>(QStringLiteral("operatorTable"))->isVisibleTo(&plain_page));
 }
 
 est::Plan two_gpu_plan() {

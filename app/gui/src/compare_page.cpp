@@ -62,6 +62,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
     : QWidget(parent), runs_(runs), document_(document), stack_(new QStackedWidget(this)), axis_(new SharedTimeAxis(this)),
       phases_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
       memory_(new ComparisonModel(ComparisonModel::Unit::bytes, this)),
+      operators_(new ComparisonModel(ComparisonModel::Unit::seconds, this)),
       throughput_(new FigureModel(tr("Throughput"), tr("tokens/s: predicted / measured - 1; MFU: predicted - measured, "
                                                        "in percentage points"), this)),
       tensor_cores_(new FigureModel(tr("Tensor cores"), tr("predicted share - measured share, in percentage points"), this)),
@@ -137,6 +138,14 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   memory_table->setColumnHidden(ComparisonModel::kOfStep, true);  // memory has no step to be a share of
   memory_box_ = titled_widget(tr("Memory per category"), memory_table, tables);
   tl->addWidget(memory_box_, 2);
+  operators_->setNameHeader(tr("Operator"));
+  operators_note_ = new QLabel(this);
+  operators_note_->setObjectName(QStringLiteral("operatorNote"));
+  operators_note_->setWordWrap(true);
+  auto* operator_table = make_result_table(operators_, QStringLiteral("operatorTable"), tables);
+  operator_table->setColumnHidden(ComparisonModel::kOfStep, true);  // processor time over ranks: no step share
+  operators_box_ = titled_widget(tr("Time per operator"), with_note(operator_table, operators_note_, tables), tables);
+  tl->addWidget(operators_box_, 3);
   throughput_table_ = make_result_table(throughput_, QStringLiteral("throughputTable"), tables);
   throughput_box_ = titled_widget(tr("Throughput"), with_note(throughput_table_, throughput_note_, tables), tables);
   tl->addWidget(throughput_box_);  // two rows: as high as they are, the spare height to the others
@@ -303,6 +312,8 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     title_->setText(tr("Run %1 cannot be compared: %2").arg(c.run_id).arg(c.error));
     phases_->setRows({});
     memory_->setRows({});
+    operators_->setRows({});
+    operators_box_->setVisible(false);
     showFigures(c);
     predicted_view_->setTimeline(nullptr, {});
     measured_view_->setTimeline(nullptr, {});
@@ -313,6 +324,9 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     phases_->setRows(c.phases);
     memory_->setRows(c.memory);
     memory_box_->setVisible(!c.memory.empty());
+    operators_->setRows(c.operators);
+    operators_note_->setText(c.operators_note);
+    operators_box_->setVisible(!c.operators.empty());
     showFigures(c);
     note_->setText(c.note);
     QStringList lines;

@@ -10,6 +10,11 @@ namespace plansight::gui {
 
 ComparisonModel::ComparisonModel(Unit unit, QObject* parent) : QAbstractTableModel(parent), unit_(unit) {}
 
+void ComparisonModel::setNameHeader(QString header) {
+  name_header_ = std::move(header);
+  emit headerDataChanged(Qt::Horizontal, kName, kName);
+}
+
 void ComparisonModel::setRows(std::vector<ComparisonRow> rows) {
   beginResetModel();
   rows_ = std::move(rows);
@@ -68,7 +73,7 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
   }
   if (role != Qt::DisplayRole) return {};
   switch (section) {
-    case kName: return unit_ == Unit::seconds ? tr("Phase") : tr("Memory");
+    case kName: return !name_header_.isEmpty() ? name_header_ : unit_ == Unit::seconds ? tr("Phase") : tr("Memory");
     case kPredicted: return tr("Predicted");
     case kMeasured: return tr("Measured");
     case kError: return tr("Error");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plansight/core/operator_comparison.h"
 #include "plansight/core/plan_run_comparison.h"
 #include "plansight/core/probe_plan.h"
 #include "plansight/core/run_lookup.h"
@@ -129,6 +130,25 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   const bool has = measured.ok();
   out.phases = rows_of(core::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
+  if (has) {
+    const core::OperatorComparisons ops = core::compare_operators(*plan, &*profile, estimate->padded_vocab, *measured);
+    if (std::any_of(ops.rows.begin(), ops.rows.end(), [](const auto& r) { return r.measured_calls > 0; })) {
+      for (const auto& r : ops.rows) {
+        ComparisonRow row;
+        row.name = QStringLiteral("%1 %2").arg(q(r.probe_name), q(std::string(est::to_string(r.phase))));
+        row.predicted = r.predicted_s;
+        row.measured = r.measured_s;
+        row.has_measured = r.measured_calls > 0;
+        out.operators.push_back(row);
+      }
+      out.operators_note = QStringLiteral("Every rank and micro-batch of the step, as processor time (%1); the operator "
+                                          "model's costs against the probe's spans of each operator. Not in the rows: "
+                                          "%2 of other compute (embedding, optimizer).")
+                               .arg(ops.measured_cpu_time ? QStringLiteral("each span's thread CPU clock")
+                                                          : QStringLiteral("each span's duration"),
+                                    format_seconds(ops.unmatched_measured_s));
+    }
+  }
   const QString phases_note =
       shared > 0 ? QStringLiteral("Phases: the traced step (%1). %2 Step: the run's median.")
                        .arg(format_seconds(m.step_s), q(core::shared_phases_note(shared, *plan)))

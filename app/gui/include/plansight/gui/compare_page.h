@@ -53,6 +53,7 @@ class ComparePage : public QWidget {
   QComboBox* againstPicker() const { return against_; }
   ComparisonModel* phaseModel() const { return phases_; }
   ComparisonModel* memoryModel() const { return memory_; }
+  ComparisonModel* operatorModel() const { return operators_; }
   FigureModel* throughputModel() const { return throughput_; }
   FigureModel* tensorCoreModel() const { return tensor_cores_; }
   TimelineWidget* predictedView() const { return predicted_view_; }
@@ -95,6 +96,9 @@ class ComparePage : public QWidget {
   ComparisonModel* phases_;
   ComparisonModel* memory_;
   QWidget* memory_box_;
+  ComparisonModel* operators_;
+  QLabel* operators_note_;
+  QWidget* operators_box_;  // hidden where the run's spans are not the probe's operators
   FigureModel* throughput_;
   FigureModel* tensor_cores_;
   QLabel* device_;             // "NVIDIA H200 · bf16"

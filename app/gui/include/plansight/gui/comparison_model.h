@@ -18,6 +18,8 @@ class ComparisonModel : public QAbstractTableModel {
 
   explicit ComparisonModel(Unit unit, QObject* parent = nullptr);
   void setRows(std::vector<ComparisonRow> rows);
+  // The first column's header: "Phase" (seconds) or "Memory" (bytes) unless set.
+  void setNameHeader(QString header);
   const std::vector<ComparisonRow>& rows() const { return rows_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -27,6 +29,7 @@ class ComparisonModel : public QAbstractTableModel {
 
  private:
   QString value_text(double v) const;
+  QString name_header_;
 
   Unit unit_;
   std::vector<ComparisonRow> rows_;

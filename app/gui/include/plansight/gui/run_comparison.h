@@ -51,6 +51,11 @@ struct RunComparison {
   QString title;                     // "run 3: probe small on cpu: …"
   std::vector<ComparisonRow> phases; // forward … optimizer (other if any), then "step"
   std::vector<ComparisonRow> memory; // bytes: weights … reserve, then "total"; empty if not measured
+  // Per operator of the layer and the head (`plansight compare RUN --operators`,
+  // core::compare_operators): "qkv forward", ... as processor time over the step; empty when the
+  // run's spans are not named after the probe's operators (a GPU run's name CUDA kernels).
+  std::vector<ComparisonRow> operators;
+  QString operators_note;
   std::shared_ptr<const TimelineIndex> predicted, measured;  // measured null if none stored
   // The predicted timeline laid out layer by layer (estimator/timeline_layers.h), on the same
   // axis; null when it could not be made (layers_message says why).
