@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
@@ -65,17 +66,70 @@ std::vector<GemmShape> calibration_gemm_shapes(const ProbeRequest& r, Calibratio
   return shapes;
 }
 
+namespace {
+
+// How the probe's layer runs a GEMM of this shape (probe/src/transformer_block.cpp, kernels/cpu/
+// matmul.cpp), so that calibration times that call: a forward with its bias added after the GEMM
+// (QKV and fc1 carry theirs; the projection's and fc2's go with the residual add), the input
+// gradient as dout·W accumulated into dinp, the weight gradient as dout^T·X accumulated into dW
+// with the bias gradient's row sum (every layer GEMM has a bias; the LM head has none). Timed as
+// forwards without bias, the backward GEMMs of a CPU step ran 5-20% longer than calibrated: other
+// transpositions, beta 1, and the bias passes (`plansight compare --operators`, 2026-11-28).
+enum class GemmCall { forward, forward_bias, input_grad, weight_grad, weight_grad_bias };
+
+GemmCall gemm_call_of(const std::string& name) {
+  const auto dot = name.find('.');
+  const std::string layer = name.substr(0, dot), pass = dot == std::string::npos ? "" : name.substr(dot + 1);
+  const bool biased = layer == "qkv" || layer == "proj" || layer == "fc1" || layer == "fc2";
+  if (pass == "dgrad") return GemmCall::input_grad;
+  if (pass == "wgrad") return biased ? GemmCall::weight_grad_bias : GemmCall::weight_grad;
+  return layer == "qkv" || layer == "fc1" ? GemmCall::forward_bias : GemmCall::forward;
+}
+
+}  // namespace
+
 est::GemmSample measure_gemm(const GemmShape& shape, CalibrationLevel level, int concurrency) {
   const GemmBudget budget = gemm_budget(level);
-  const int N = static_cast<int>(shape.m), OC = static_cast<int>(shape.n), C = static_cast<int>(shape.k);
+  const GemmCall how = gemm_call_of(shape.name);
+  // The layer's N tokens, C inputs and OC outputs (matmul.h's names) of each call, from the shape
+  // as the estimator names it (calibration_gemm_shapes: forward (T, out, in), dgrad (T, in,
+  // out), wgrad (in, out, T)).
+  const bool input_grad = how == GemmCall::input_grad;
+  const bool weight_grad = how == GemmCall::weight_grad || how == GemmCall::weight_grad_bias;
+  const int N = static_cast<int>(weight_grad ? shape.k : shape.m);
+  const int C = static_cast<int>(input_grad ? shape.n : weight_grad ? shape.m : shape.k);
+  const int OC = static_cast<int>(input_grad ? shape.k : weight_grad ? shape.n : shape.n);
   // Each thread owns its operands, as each rank owns its weights and activations.
   auto make_call = [=](int) {
-    auto inp = std::make_shared<std::vector<float>>(static_cast<std::size_t>(N) * C);
-    auto weight = std::make_shared<std::vector<float>>(static_cast<std::size_t>(OC) * C);
-    auto out = std::make_shared<std::vector<float>>(static_cast<std::size_t>(N) * OC);
+    auto inp = std::make_shared<std::vector<float>>(static_cast<std::size_t>(N) * C);    // X, or dX
+    auto weight = std::make_shared<std::vector<float>>(static_cast<std::size_t>(OC) * C);  // W, or dW
+    auto out = std::make_shared<std::vector<float>>(static_cast<std::size_t>(N) * OC);   // Y, or dY
+    auto bias = std::make_shared<std::vector<float>>(static_cast<std::size_t>(OC));       // b, or db
     fill_pattern(*inp);
     fill_pattern(*weight);
-    auto call = [=] { kc::matmul_forward(out->data(), inp->data(), weight->data(), nullptr, N, C, OC); };
+    fill_pattern(*out);
+    std::function<void()> call;
+    switch (how) {
+      case GemmCall::forward:
+      case GemmCall::forward_bias:
+        call = [=] {
+          kc::matmul_forward(out->data(), inp->data(), weight->data(), how == GemmCall::forward_bias ? bias->data() : nullptr, N, C, OC);
+        };
+        break;
+      case GemmCall::input_grad:
+        call = [=] { kc::matmul_backward_input(inp->data(), out->data(), weight->data(), N, C, OC); };
+        break;
+      case GemmCall::weight_grad:
+      case GemmCall::weight_grad_bias: {
+        auto w = std::make_shared<std::vector<float>>(static_cast<std::size_t>(OC) * C);
+        fill_pattern(*w);
+        call = [=] {
+          kc::matmul_backward(nullptr, weight->data(), how == GemmCall::weight_grad_bias ? bias->data() : nullptr,
+                              out->data(), inp->data(), w->data(), N, C, OC);
+        };
+        break;
+      }
+    }
     call();  // warm: pages, OpenBLAS packing buffers
     return call;
   };

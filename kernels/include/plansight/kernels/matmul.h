@@ -14,4 +14,8 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int C, int OC);
 
+// The input-gradient half of matmul_backward: dinp [N,C] += dout·weight. (Calibration times the
+// two halves apart, as the time model costs them: probe/src/calibration.cpp.)
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int N, int C, int OC);
+
 }  // namespace plansight::kernels::cpu
