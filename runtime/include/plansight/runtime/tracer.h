@@ -58,7 +58,8 @@ class Tracer {
   void record(int rank, std::string name, const SpanInfo& info, std::int64_t start_ns, std::int64_t end_ns,
               std::int64_t cpu_ns = -1);
   // Whether rank `rank`'s ScopedSpans read their thread's CPU clock at start and end (off by
-  // default: a read is a system call, 0.1-1.5 us, so a run measures the one step it keeps).
+  // default: a read is a system call, 1.3 us on the 2-core VM the CPU benchmarks run on, so a run
+  // measures the one step it keeps).
   void set_thread_cpu_time(int rank, bool on);
   bool thread_cpu_time(int rank) const;
   void clear();          // drops every recorded span
