@@ -147,8 +147,11 @@ est::GemmSample measure_gemm(const GemmShape& shape, CalibrationLevel level, int
   sample.k = shape.k;
   sample.precision = est::Precision::fp32;
   sample.seconds = median(times);
-  if (concurrency > 1) {
-    // Windows long against the scheduler's time slice (a few ms), so every thread gets its share.
+  {
+    // A call's mean over windows of calls back to back, alone as with shared cores: a step adds
+    // up every call, and one call's median is 8-10% under their mean on a VM whose calls jitter
+    // (bench/results/calibration-cpu.txt). Windows long against the scheduler's time slice (a
+    // few ms), so that with shared cores every thread gets its share.
     const double window_s = level == CalibrationLevel::quick ? 0.015 : 0.04;
     const double cores = std::max(1u, std::thread::hardware_concurrency());
     const double slowdown = std::max(1.0, concurrency / cores);

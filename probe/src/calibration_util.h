@@ -123,7 +123,7 @@ inline double kernel_seconds(CalibrationLevel level, int concurrency, MakeCall m
     spent += times.back();
   }
   const double alone = median(times);
-  if (concurrency <= 1) return alone;
+  // As measure_gemm: a call's mean over windows of calls back to back, alone or sharing the cores.
   const double window_s = level == CalibrationLevel::quick ? 0.015 : 0.04;
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   const double slowdown = std::max(1.0, concurrency / cores);
