@@ -98,7 +98,7 @@ est::GemmSample measure_gemm(const GemmShape& shape, CalibrationLevel level, int
   const bool weight_grad = how == GemmCall::weight_grad || how == GemmCall::weight_grad_bias;
   const int N = static_cast<int>(weight_grad ? shape.k : shape.m);
   const int C = static_cast<int>(input_grad ? shape.n : weight_grad ? shape.m : shape.k);
-  const int OC = static_cast<int>(input_grad ? shape.k : weight_grad ? shape.n : shape.n);
+  const int OC = static_cast<int>(input_grad ? shape.k : shape.n);
   // Each thread owns its operands, as each rank owns its weights and activations.
   auto make_call = [=](int) {
     auto inp = std::make_shared<std::vector<float>>(static_cast<std::size_t>(N) * C);    // X, or dX

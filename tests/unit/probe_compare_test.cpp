@@ -437,6 +437,7 @@ TEST(OperatorComparison, MeasuredSpansFallIntoTheirOperatorsRows) {
   EXPECT_DOUBLE_EQ(ops.unmatched_measured_s, 20e-9);
   EXPECT_EQ(ops.unmatched_spans, 1);
   EXPECT_TRUE(ops.measured_cpu_time);
+  EXPECT_TRUE(ops.matched());
   // Rows in the order a step runs them: the layer forward, its backward last operator first, then the head.
   ASSERT_GE(ops.rows.size(), 3U);
   EXPECT_EQ(ops.rows.front().probe_name, "ln1");
@@ -450,6 +451,7 @@ TEST(OperatorComparison, MeasuredSpansFallIntoTheirOperatorsRows) {
   const auto none = compare_operators(run.plan, nullptr, run.estimate.padded_vocab, gpu);
   EXPECT_TRUE(std::all_of(none.rows.begin(), none.rows.end(), [](const auto& r) { return r.measured_calls == 0; }));
   EXPECT_EQ(none.unmatched_spans, 1);
+  EXPECT_FALSE(none.matched());
   EXPECT_FALSE(none.measured_cpu_time);
 }
 

@@ -6,7 +6,6 @@
 // error = predicted / measured - 1, so +0.10 means the estimator said 10% more than was measured.
 // On the CPU, time a rank spends inside a communication call before its last peer arrived is
 // idle (waiting), not communication; see step_phases.h.
-#include <algorithm>
 #include <cmath>
 
 #include "command_util.h"
@@ -140,7 +139,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   out << core::comparison_legend() << "\n";
   if (by_operator) {
-    if (operators.rows.empty() || std::all_of(operators.rows.begin(), operators.rows.end(), [](const auto& r) { return r.measured_calls == 0; })) {
+    if (!operators.matched()) {
       out << "\n(no per-operator comparison: this run's spans are not named after the probe's operators; a GPU run's name its CUDA kernels)\n";
     } else {
       print_operator_table(out, operators);

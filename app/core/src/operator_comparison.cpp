@@ -55,15 +55,13 @@ est::Phase phase_of(est::OperatorPass pass) {
   }
 }
 
+// "QKV", or the model's operators a probe operator stands for joined by " + ".
 std::string joined(const ProbeOperator& p, const std::vector<est::OperatorCost>& ops) {
-  if (!p.model_names.empty()) {
-    std::string out;
-    for (auto name : p.model_names) out += (out.empty() ? "" : " + ") + std::string(name);
-    return out;
-  }
-  std::vector<std::string_view> names;
-  for (const auto& op : ops) {
-    if (op.attention_core && std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+  std::vector<std::string_view> names = p.model_names;
+  if (names.empty()) {
+    for (const auto& op : ops) {
+      if (stands_for(p, op) && std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+    }
   }
   std::string out;
   for (auto name : names) out += (out.empty() ? "" : " + ") + std::string(name);
@@ -81,13 +79,12 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
   // Every rank of the step: each micro-batch of each data-parallel replica passes every layer
   // once and the head once, each on its tensor- and context-parallel ranks, which each run the
   // operator's per-GPU cost (its shard).
-  const auto layout = plan.layout;
-  const double dp = static_cast<double>(std::max<std::int64_t>(layout.dp, 1));
-  const double ranks_per_pass = static_cast<double>(std::max<std::int64_t>(layout.tp, 1) * std::max<std::int64_t>(layout.cp, 1));
-  const double micro_batches = static_cast<double>(plan.training.global_batch) /
-                               (static_cast<double>(std::max<std::int64_t>(plan.training.micro_batch, 1)) * dp);
-  const double per_layer_op = static_cast<double>(plan.model.layers) * micro_batches * dp * ranks_per_pass;
-  const double per_head_op = micro_batches * dp * ranks_per_pass;
+  // Over the data-parallel replicas: the global batch's micro-batches.
+  const double ranks_per_pass = static_cast<double>(std::max<std::int64_t>(plan.layout.tp, 1) * std::max<std::int64_t>(plan.layout.cp, 1));
+  const double micro_batches =
+      static_cast<double>(plan.training.global_batch) / static_cast<double>(std::max<std::int64_t>(plan.training.micro_batch, 1));
+  const double per_head_op = micro_batches * ranks_per_pass;
+  const double per_layer_op = static_cast<double>(plan.model.layers) * per_head_op;
 
   OperatorComparisons out;
   // Rows keyed by (probe operator, phase), in the order of the table and then of the phases.
@@ -95,11 +92,13 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
   const auto& table = probe_operators();
   for (std::size_t i = 0; i < table.size(); ++i) {
     const ProbeOperator& p = table[i];
-    for (const auto& op : p.head ? head : layer) {
+    const auto& ops = p.head ? head : layer;
+    const std::string operators = joined(p, ops);
+    for (const auto& op : ops) {
       if (!stands_for(p, op)) continue;
       OperatorComparison& row = rows[{i, phase_of(op.pass)}];
       row.probe_name = p.probe_name;
-      row.operators = joined(p, layer);
+      row.operators = operators;
       row.phase = phase_of(op.pass);
       row.predicted_s += op.seconds * (p.head ? per_head_op : per_layer_op);
     }
@@ -136,6 +135,10 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
   std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   for (const auto& key : keys) out.rows.push_back(rows[key]);
   return out;
+}
+
+bool OperatorComparisons::matched() const {
+  return std::any_of(rows.begin(), rows.end(), [](const OperatorComparison& r) { return r.measured_calls > 0; });
 }
 
 }  // namespace plansight::core

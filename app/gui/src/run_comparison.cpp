@@ -132,7 +132,7 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
   if (has) {
     const core::OperatorComparisons ops = core::compare_operators(*plan, &*profile, estimate->padded_vocab, *measured);
-    if (std::any_of(ops.rows.begin(), ops.rows.end(), [](const auto& r) { return r.measured_calls > 0; })) {
+    if (ops.matched()) {
       for (const auto& r : ops.rows) {
         ComparisonRow row;
         row.name = QStringLiteral("%1 %2").arg(q(r.probe_name), q(std::string(est::to_string(r.phase))));

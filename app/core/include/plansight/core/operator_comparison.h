@@ -36,6 +36,9 @@ struct OperatorComparisons {
   double unmatched_measured_s = 0;
   std::int64_t unmatched_spans = 0;
   bool measured_cpu_time = false;  // the measured side read thread CPU clocks
+  // Whether any span of the run was one of the rows' operators (none: a GPU run, or a timeline
+  // not the probe's).
+  bool matched() const;
 };
 
 // `plan` as plan_of_probe_run() gives it, `profile` the run's, `padded_vocab` the estimate's.
