@@ -6,13 +6,18 @@
 //                                 [--micro-batch N] [--quick] [--json]
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "plansight/estimator/comm_model.h"
 #include "plansight/estimator/enums.h"
+#include "plansight/kernels/cuda/kernels_cuda.h"
 #include "plansight/probe/cuda/gpu_calibration.h"
 
 namespace {
@@ -36,6 +41,47 @@ std::string_view op_name(est::Collective op) {
     case est::Collective::send_recv: return "send_recv";
   }
   return "?";
+}
+
+// Host microseconds one matmul_forward (bf16, with bias, its description already cached) takes to
+// enqueue: the wall time of 500 calls back to back on one stream, before it is synchronised,
+// median of 5 rounds. The shape is the smallest the probe runs (64^3), whose kernel takes a few
+// microseconds, so the 500 launches stay within the device's launch queue. The host's cost
+// matters where the GPU's kernels are as short: virtual ranks' TP-split GEMMs of 8-10 us.
+double gemm_enqueue_us() {
+  namespace kc = plansight::kernels::cuda;
+  constexpr int kDim = 64, kCalls = 500;
+  std::unique_ptr<kc::Blas> blas;
+  if (!kc::Blas::create(blas)) return -1;
+  kc::bfloat16 *a = nullptr, *w = nullptr, *bias = nullptr, *out = nullptr;
+  constexpr std::size_t kElementBytes = 2;  // bf16 (an incomplete type to plain C++)
+  const std::size_t bytes = kElementBytes * kDim * kDim;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&w, bytes) != cudaSuccess ||
+      cudaMalloc(&bias, kElementBytes * kDim) != cudaSuccess || cudaMalloc(&out, bytes) != cudaSuccess) {
+    return -1;
+  }
+  cudaMemset(a, 0, bytes);
+  cudaMemset(w, 0, bytes);
+  cudaMemset(bias, 0, kElementBytes * kDim);
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  std::vector<double> rounds;
+  bool ok = kc::matmul_forward(out, a, w, bias, kDim, kDim, kDim, *blas, stream).ok();
+  for (int round = 0; ok && round < 6; ++round) {
+    cudaStreamSynchronize(stream);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; ok && i < kCalls; ++i) ok = kc::matmul_forward(out, a, w, bias, kDim, kDim, kDim, *blas, stream).ok();
+    const auto stop = std::chrono::steady_clock::now();
+    if (round > 0) rounds.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kCalls);
+  }
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  for (void* p : {static_cast<void*>(a), static_cast<void*>(w), static_cast<void*>(bias), static_cast<void*>(out)}) {
+    cudaFree(p);
+  }
+  if (!ok || rounds.empty()) return -1;
+  std::nth_element(rounds.begin(), rounds.begin() + static_cast<std::ptrdiff_t>(rounds.size() / 2), rounds.end());
+  return rounds[rounds.size() / 2];
 }
 
 }  // namespace
@@ -110,6 +156,11 @@ int main(int argc, char** argv) {
               c.device_to_device / 1e9, c.host_to_device_pinned / 1e9, c.host_to_device_pageable / 1e9,
               c.device_to_host_pinned / 1e9, c.device_to_host_pageable / 1e9);
   std::printf("launch overhead: %.2f us\n", p.kernel_overhead_s * 1e6);
+  if (const double us = gemm_enqueue_us(); us >= 0) {
+    std::printf("GEMM enqueue (host, bf16 64^3 with bias, cached description): %.2f us a call\n", us);
+  } else {
+    std::printf("GEMM enqueue (host): not measured (a CUDA or cuBLASLt call failed)\n");
+  }
   for (const auto& a : p.attention) {
     std::printf("attention (b*h=%lld, s=%lld, d=%lld): forward %.1f us, backward %.1f us\n",
                 static_cast<long long>(a.batch_heads), static_cast<long long>(a.seq), static_cast<long long>(a.head_dim),

@@ -21,19 +21,6 @@
 namespace plansight::kernels::cuda::detail {
 namespace {
 
-struct DescDeleter {
-  void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
-};
-struct LayoutDeleter {
-  void operator()(cublasLtMatrixLayoutOpaque_t* l) const { cublasLtMatrixLayoutDestroy(l); }
-};
-struct PreferenceDeleter {
-  void operator()(cublasLtMatmulPreferenceOpaque_t* p) const { cublasLtMatmulPreferenceDestroy(p); }
-};
-using Desc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter>;
-using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
-using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, PreferenceDeleter>;
-
 // Largest power of two (<= 256) dividing the address of every batch's matrix: the base address
 // and, when batched, the stride in bytes (heads hs elements apart are less aligned than the base).
 std::uint32_t alignment_of(const void* p, int batch, std::int64_t stride, DType type) {
@@ -118,28 +105,26 @@ cublasComputeType_t compute_type_of(const Gemm& g, Fp32Math math) {
   return CUBLAS_COMPUTE_32F;
 }
 
-}  // namespace
-
-Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
-  if (Status s = validate(g); !s) return s;
+// The descriptor, layouts and algorithm of `g` (whose epilogue and operand alignments the caller
+// has worked out, as the cache key holds them), built once per description (algo_cache.h).
+Status prepare(Blas& blas, const Gemm& g, cublasLtEpilogue_t epilogue, std::uint32_t align_first,
+               std::uint32_t align_second, std::uint32_t align_c, GemmPlan& plan) {
   const std::string what = describe(g);
   const cudaDataType_t ab = cuda_type_of(g.ab_type), c_type = cuda_type_of(g.c_type);
-
   cublasLtMatmulDesc_t raw_desc = nullptr;
   if (Status s = cublas_status(cublasLtMatmulDescCreate(&raw_desc, compute_type_of(g, blas.fp32_math()), CUDA_R_32F),
                                "cublasLtMatmulDescCreate for " + what);
       !s) {
     return s;
   }
-  Desc desc(raw_desc);
+  plan.desc.reset(raw_desc);
   // Column-major: first operand = our B (op kept as its transpose flag), second = our A.
   const cublasOperation_t op_first = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_second = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_TRANSA, op_first, "TRANSA", what); !s) return s;
   if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_TRANSB, op_second, "TRANSB", what); !s) return s;
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (g.bias != nullptr) {
-    epilogue = g.gelu_pre != nullptr ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    // The pointer itself is set by every call (gemm below); the heuristic is asked with this one.
     if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "BIAS_POINTER", what); !s) return s;
     if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, ab, "BIAS_DATA_TYPE", what); !s) return s;
   }
@@ -159,18 +144,17 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
   if (Status s = set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, "EPILOGUE", what); !s) return s;
 
   // Column-major shapes: first operand op(.) is [n, k], second [k, m], output [n, m].
-  Layout first, second, out;
-  if (Status s = make_layout(first, ab, g.trans_b ? g.k : g.n, g.trans_b ? g.n : g.k, g.ldb, g.batch, g.stride_b,
+  if (Status s = make_layout(plan.first, ab, g.trans_b ? g.k : g.n, g.trans_b ? g.n : g.k, g.ldb, g.batch, g.stride_b,
                              what + " B");
       !s) {
     return s;
   }
-  if (Status s = make_layout(second, ab, g.trans_a ? g.m : g.k, g.trans_a ? g.k : g.m, g.lda, g.batch, g.stride_a,
+  if (Status s = make_layout(plan.second, ab, g.trans_a ? g.m : g.k, g.trans_a ? g.k : g.m, g.lda, g.batch, g.stride_a,
                              what + " A");
       !s) {
     return s;
   }
-  if (Status s = make_layout(out, c_type, g.n, g.m, g.ldc, g.batch, g.stride_c, what + " C"); !s) return s;
+  if (Status s = make_layout(plan.out, c_type, g.n, g.m, g.ldc, g.batch, g.stride_c, what + " C"); !s) return s;
 
   cublasLtMatmulPreference_t raw_pref = nullptr;
   if (Status s = cublas_status(cublasLtMatmulPreferenceCreate(&raw_pref), "cublasLtMatmulPreferenceCreate for " + what);
@@ -183,9 +167,6 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
       !s) {
     return s;
   }
-  const std::uint32_t align_first = alignment_of(g.b, g.batch, g.stride_b, g.ab_type);
-  const std::uint32_t align_second = alignment_of(g.a, g.batch, g.stride_a, g.ab_type);
-  const std::uint32_t align_c = alignment_of(g.c, g.batch, g.stride_c, g.c_type);
   if (Status s = set_preference(raw_pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_first, "MIN_ALIGNMENT_A", what);
       !s) {
     return s;
@@ -202,9 +183,42 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
       !s) {
     return s;
   }
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  if (Status s = cublas_status(cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(blas.handle()), raw_desc,
+                                                              plan.first.get(), plan.second.get(), plan.out.get(),
+                                                              plan.out.get(), raw_pref, 1, &heuristic, &found),
+                               "cublasLtMatmulAlgoGetHeuristic for " + what);
+      !s) {
+    return s;
+  }
+  if (found == 0) {
+    return Status(static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED),
+                  "cublasLtMatmulAlgoGetHeuristic for " + what + ": no algorithm for these types, shapes and alignments");
+  }
+  plan.algo = heuristic.algo;
+  return {};
+}
 
-  auto* handle = static_cast<cublasLtHandle_t>(blas.handle());
-  // The heuristic's choice, asked once per description (algo_cache.h).
+// A per-call attribute of a prepared descriptor; the message is built only on failure (this runs
+// for every GEMM with a bias).
+template <class V>
+Status set_pointer(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const V& value,
+                   const char* name, const Gemm& g) {
+  const cublasStatus_t status = cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value));
+  if (status == CUBLAS_STATUS_SUCCESS) return {};
+  return cublas_status(status, std::string("cublasLtMatmulDescSetAttribute(") + name + ") for " + describe(g));
+}
+
+}  // namespace
+
+Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
+  if (Status s = validate(g); !s) return s;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (g.bias != nullptr) epilogue = g.gelu_pre != nullptr ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  const std::uint32_t align_first = alignment_of(g.b, g.batch, g.stride_b, g.ab_type);
+  const std::uint32_t align_second = alignment_of(g.a, g.batch, g.stride_a, g.ab_type);
+  const std::uint32_t align_c = alignment_of(g.c, g.batch, g.stride_c, g.c_type);
   const std::uint32_t align_bias = g.bias != nullptr ? alignment_of(g.bias, 1, 0, g.ab_type) : 0;
   const std::uint32_t align_aux = g.gelu_pre != nullptr ? alignment_of(g.gelu_pre, 1, 0, g.c_type) : 0;
   const AlgoKey key = {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c,
@@ -214,24 +228,28 @@ Status gemm(Blas& blas, const Gemm& g, cudaStream_t stream) {
   AlgoCache& cache = blas.algorithms();
   auto cached = cache.algorithms.find(key);
   if (cached == cache.algorithms.end()) {
-    cublasLtMatmulHeuristicResult_t heuristic{};
-    int found = 0;
-    if (Status s = cublas_status(cublasLtMatmulAlgoGetHeuristic(handle, raw_desc, first.get(), second.get(), out.get(),
-                                                                out.get(), raw_pref, 1, &heuristic, &found),
-                                 "cublasLtMatmulAlgoGetHeuristic for " + what);
-        !s) {
+    GemmPlan plan;
+    if (Status s = prepare(blas, g, epilogue, align_first, align_second, align_c, plan); !s) return s;
+    if (cache.algorithms.size() >= AlgoCache::kMaxEntries) cache.algorithms.clear();
+    cached = cache.algorithms.emplace(key, std::move(plan)).first;
+  }
+  GemmPlan& plan = cached->second;
+  cublasLtMatmulDesc_t desc = plan.desc.get();
+  if (g.bias != nullptr) {
+    if (Status s = set_pointer(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "BIAS_POINTER", g); !s) return s;
+  }
+  if (g.gelu_pre != nullptr) {
+    if (Status s = set_pointer(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.gelu_pre, "EPILOGUE_AUX_POINTER", g); !s) {
       return s;
     }
-    if (found == 0) {
-      return Status(static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED),
-                    "cublasLtMatmulAlgoGetHeuristic for " + what + ": no algorithm for these types, shapes and alignments");
-    }
-    if (cache.algorithms.size() >= AlgoCache::kMaxEntries) cache.algorithms.clear();
-    cached = cache.algorithms.emplace(key, heuristic.algo).first;
   }
-  return cublas_status(cublasLtMatmul(handle, raw_desc, &g.alpha, g.b, first.get(), g.a, second.get(), &g.beta, g.c,
-                                      out.get(), g.c, out.get(), &cached->second, blas.workspace(), workspace, stream),
-                       "cublasLtMatmul for " + what);
+  const std::uint64_t workspace = blas.workspace_bytes();
+  const cublasStatus_t status =
+      cublasLtMatmul(static_cast<cublasLtHandle_t>(blas.handle()), desc, &g.alpha, g.b, plan.first.get(), g.a,
+                     plan.second.get(), &g.beta, g.c, plan.out.get(), g.c, plan.out.get(), &plan.algo, blas.workspace(),
+                     workspace, stream);
+  if (status == CUBLAS_STATUS_SUCCESS) return {};
+  return cublas_status(status, "cublasLtMatmul for " + describe(g));
 }
 
 }  // namespace plansight::kernels::cuda::detail

@@ -141,6 +141,37 @@ TEST_F(GemmTest, OneHeuristicPerGemmDescription) {
   expect_close("cached call", d_second.to_host(), f.out, 2e-5f);
 }
 
+// A cached description (descriptor, layouts and algorithm, algo_cache.h) is reused with each
+// call's own bias and GeLU-argument pointers: the same shapes twice with other buffers give each
+// call's own result, not the first call's bias, and the second time adds no description.
+TEST_F(GemmTest, CachedDescriptionTakesEachCallsBiasAndGeluPointers) {
+  const int N = 24, C = 40, OC = 32;
+  const auto inp = random_normal(std::size_t{1} * N * C, 111);
+  const auto weight = random_normal(std::size_t{1} * OC * C, 112, 0.3f);
+  DeviceBuffer<float> d_inp(inp), d_weight(weight);
+  ASSERT_CUDA(d_weight.error());
+  std::size_t descriptions = 0;
+  for (const std::uint32_t seed : {113u, 114u}) {
+    SCOPED_TRACE(seed);
+    const auto bias = random_normal(OC, seed, 2.0f);
+    std::vector<float> pre(std::size_t{1} * N * OC), out(pre.size()), plain(pre.size());
+    DeviceBuffer<float> d_bias(bias), d_pre(pre), d_out(out), d_plain(plain);
+    ASSERT_CUDA(d_plain.error());
+    ASSERT_OK(cuda::matmul_gelu_forward(d_out.get(), d_pre.get(), d_inp.get(), d_weight.get(), d_bias.get(), N, C, OC,
+                                        *blas_, stream_));
+    ASSERT_OK(cuda::matmul_forward(d_plain.get(), d_inp.get(), d_weight.get(), d_bias.get(), N, C, OC, *blas_, stream_));
+    sync();
+    cpu::matmul_forward(pre.data(), inp.data(), weight.data(), bias.data(), N, C, OC);
+    cpu::gelu_forward(out.data(), pre.data(), pre.size());
+    expect_close("bias epilogue", d_plain.to_host(), pre, 2e-5f);
+    expect_close("pre_gelu", d_pre.to_host(), pre, 2e-5f);
+    expect_close("gelu out", d_out.to_host(), out, 1e-4f);
+    if (seed == 113u) descriptions = blas_->cached_algorithms();
+  }
+  EXPECT_GE(descriptions, 1u);
+  EXPECT_EQ(blas_->cached_algorithms(), descriptions);
+}
+
 TEST_F(GemmTest, Tf32MatmulStaysWithinTf32Rounding) {
   ForwardCase f(64, 256, 128, 95);
   DeviceBuffer<float> d_out(std::vector<float>(f.out.size()));

@@ -2,6 +2,7 @@
 #include "gpu_timing.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace plansight::probe::cuda {
 
@@ -18,7 +19,8 @@ double median(std::vector<double> values) {
   return values[mid];
 }
 
-Result<double> seconds_per_call(cudaStream_t stream, int trials, int reps, const std::function<std::string()>& call) {
+Result<double> seconds_per_call(cudaStream_t stream, int trials, int reps, const std::function<std::string()>& call,
+                                double min_trial_s) {
   cudaEvent_t begin = nullptr, end = nullptr;
   if (auto s = cuda_ok(cudaEventCreate(&begin), "cudaEventCreate"); !s) return s.errors();
   if (auto s = cuda_ok(cudaEventCreate(&end), "cudaEventCreate"); !s) {
@@ -30,18 +32,32 @@ Result<double> seconds_per_call(cudaStream_t stream, int trials, int reps, const
     cudaEventDestroy(end);
     return r;
   };
+  // One trial of `calls` calls back to back: its seconds between the two events.
+  auto trial = [&](int calls) -> Result<double> {
+    if (auto s = cuda_ok(cudaEventRecord(begin, stream), "cudaEventRecord"); !s) return s.errors();
+    for (int i = 0; i < calls; ++i) {
+      if (std::string e = call(); !e.empty()) return make_error("calibration", e);
+    }
+    if (auto s = cuda_ok(cudaEventRecord(end, stream), "cudaEventRecord"); !s) return s.errors();
+    if (auto s = cuda_ok(cudaEventSynchronize(end), "cudaEventSynchronize"); !s) return s.errors();
+    float ms = 0;
+    if (auto s = cuda_ok(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime"); !s) return s.errors();
+    return static_cast<double>(ms) * 1e-3;
+  };
   if (std::string e = call(); !e.empty()) return finish(make_error("calibration", e));
+  int calls = std::max(reps, 1);
+  // A sizing trial, which also warms the GPU up: too short a trial is lengthened to min_trial_s.
+  auto sizing = trial(calls);
+  if (!sizing) return finish(sizing.errors());
+  if (*sizing < min_trial_s) {
+    const double wanted = static_cast<double>(calls) * min_trial_s / std::max(*sizing, 1e-9);
+    calls = static_cast<int>(std::min(std::ceil(wanted), static_cast<double>(kMaxCallsPerTrial)));
+  }
   std::vector<double> per_call;
   for (int t = 0; t < std::max(trials, 1); ++t) {
-    if (auto s = cuda_ok(cudaEventRecord(begin, stream), "cudaEventRecord"); !s) return finish(s.errors());
-    for (int i = 0; i < std::max(reps, 1); ++i) {
-      if (std::string e = call(); !e.empty()) return finish(make_error("calibration", e));
-    }
-    if (auto s = cuda_ok(cudaEventRecord(end, stream), "cudaEventRecord"); !s) return finish(s.errors());
-    if (auto s = cuda_ok(cudaEventSynchronize(end), "cudaEventSynchronize"); !s) return finish(s.errors());
-    float ms = 0;
-    if (auto s = cuda_ok(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime"); !s) return finish(s.errors());
-    per_call.push_back(static_cast<double>(ms) * 1e-3 / std::max(reps, 1));
+    auto seconds = trial(calls);
+    if (!seconds) return finish(seconds.errors());
+    per_call.push_back(*seconds / calls);
   }
   return finish(median(per_call));
 }
