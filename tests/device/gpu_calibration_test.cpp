@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <tuple>
 
 #include "device_test_util.h"
+#include "gpu_timing.h"
+#include "plansight/kernels/cuda/kernels_cuda.h"
 #include "plansight/probe/cuda/gpu_calibration.h"
 
 namespace plansight::probe::cuda {
@@ -52,6 +55,34 @@ DeviceLimits device_limits(int device) {
   EXPECT_EQ(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device), cudaSuccess);
   EXPECT_EQ(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device), cudaSuccess);
   return {8192.0 * sms * clock_khz * 1e3, 2.0 * memory_khz * 1e3 * bus_bits / 8};
+}
+
+// A calibration trial times the GPU, not the host that enqueues the calls (gpu_timing.h): each
+// call here spends 30 us of host time before it launches a one-element GeLU (a few microseconds
+// on the GPU), so back-to-back timing without the hold would read about 30 us a call; behind the
+// hold the calls run back to back and each takes well under that.
+TEST_F(GpuCalibrationTest, HeldTrialsTimeTheGpuNotTheHostsEnqueue) {
+  float* one = nullptr;
+  ASSERT_CUDA(cudaMalloc(&one, sizeof(float)));
+  ASSERT_CUDA(cudaMemset(one, 0, sizeof(float)));
+  cudaStream_t stream = nullptr;
+  ASSERT_CUDA(cudaStreamCreate(&stream));
+  constexpr double kHostSecondsPerCall = 30e-6;
+  int calls = 0;
+  auto seconds = seconds_per_call(stream, 3, 5, [&]() -> std::string {
+    ++calls;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kHostSecondsPerCall);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    const plansight::kernels::cuda::Status s = plansight::kernels::cuda::gelu_forward(one, one, 1, stream);
+    return s.ok() ? std::string() : s.message();
+  });
+  ASSERT_TRUE(seconds.ok()) << seconds.error_text();
+  EXPECT_GT(calls, 20);  // the sizing trial lengthened the trials towards kMinTrialSeconds
+  EXPECT_GT(*seconds, 0.0);
+  EXPECT_LT(*seconds, kHostSecondsPerCall / 2) << "timed at the host's pace, not the GPU's";
+  cudaStreamDestroy(stream);
+  cudaFree(one);
 }
 
 // A stop asked of the collective sweep ends it on every rank together (the ranks agree before

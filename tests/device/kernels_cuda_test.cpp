@@ -174,5 +174,34 @@ TYPED_TEST(ElementwiseKernelsTest, SoftmaxCrossEntropyForwardAndBackwardMatchCpu
   expect_close("softmax dlogits", widen_all(d_dlogits.to_host()), dlogits, storage_rtol<E>());
 }
 
+// hold_stream keeps the stream's next work waiting at least the time asked (events around it on
+// the same stream), and a hold of 0 launches nothing.
+TEST(HoldStreamTest, WorkBehindAHoldWaitsForIt) {
+  PLANSIGHT_SKIP_WITHOUT_DEVICE();
+  cudaStream_t stream = nullptr;
+  ASSERT_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t before = nullptr, after = nullptr;
+  ASSERT_CUDA(cudaEventCreate(&before));
+  ASSERT_CUDA(cudaEventCreate(&after));
+  for (const std::int64_t hold_ns : {std::int64_t{0}, std::int64_t{300'000}}) {
+    SCOPED_TRACE(hold_ns);
+    ASSERT_CUDA(cudaEventRecord(before, stream));
+    ASSERT_OK(cuda::hold_stream(hold_ns, stream));
+    ASSERT_CUDA(cudaEventRecord(after, stream));
+    ASSERT_CUDA(cudaEventSynchronize(after));
+    float ms = 0;
+    ASSERT_CUDA(cudaEventElapsedTime(&ms, before, after));
+    if (hold_ns == 0) {
+      EXPECT_LT(ms, 0.1f);
+    } else {
+      EXPECT_GE(ms, 0.3f * 0.99f);  // events resolve about half a microsecond
+      EXPECT_LT(ms, 50.0f);
+    }
+  }
+  cudaEventDestroy(before);
+  cudaEventDestroy(after);
+  cudaStreamDestroy(stream);
+}
+
 }  // namespace
 }  // namespace plansight::kernels

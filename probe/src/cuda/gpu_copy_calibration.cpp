@@ -26,7 +26,7 @@ Result<double> copy_rate(void* dst, const void* src, std::size_t bytes, cudaMemc
   auto seconds = seconds_per_call(stream, trials, reps, [&]() -> std::string {
     const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
     return e == cudaSuccess ? std::string() : std::string("cudaMemcpyAsync (") + what + "): " + cudaGetErrorString(e);
-  });
+  }, kMinTrialSeconds, Hold::none);  // copies of 256 MiB and more: milliseconds each, some synchronous
   if (!seconds) return seconds.errors();
   return *seconds > 0 ? static_cast<double>(bytes) / *seconds : 0.0;
 }

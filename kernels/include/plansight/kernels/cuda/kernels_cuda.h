@@ -10,6 +10,7 @@
 #include "plansight/kernels/cuda/dtypes.h"
 #include "plansight/kernels/cuda/encoder.h"
 #include "plansight/kernels/cuda/gelu.h"
+#include "plansight/kernels/cuda/hold.h"
 #include "plansight/kernels/cuda/layernorm.h"
 #include "plansight/kernels/cuda/loss_scale.h"
 #include "plansight/kernels/cuda/matmul.h"

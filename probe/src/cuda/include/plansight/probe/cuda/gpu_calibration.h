@@ -56,14 +56,16 @@ struct GpuCalibration {
 // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)", or the CUDA error.
 Result<std::string> gpu_device_name(int device);
 
-// One GEMM C[m,n] = A[m,k] B[k,n] (the matmul twin's forward) at `precision` on the current device.
+// One GEMM C[m,n] = A[m,k] B[k,n] (the matmul twin's forward) at `precision` on the current
+// device, as the GPU runs it queued back to back (gpu_timing.h).
 Result<estimator::GemmSample> measure_gpu_gemm(const GemmShape& shape, const GemmPrecision& precision,
                                                kernels::cuda::Blas& blas, CalibrationLevel level);
 
 Result<CopyBandwidths> measure_copy_bandwidths(CalibrationLevel level);
 
-// Seconds of one launch of an empty kernel, launched back to back (the overhead the time model
-// adds per kernel).
+// Seconds of one launch of a one-element kernel, queued back to back and timed on the GPU (the
+// overhead the time model adds per kernel: the GPU's gap between kernels and a kernel's least
+// time; what the host needs to enqueue it is not in it, gpu_timing.h).
 Result<double> measure_launch_overhead(CalibrationLevel level);
 
 // The attention twin (bf16) at the run's per-TP-rank shape, forward and backward.
