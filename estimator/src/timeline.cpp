@@ -22,6 +22,13 @@ const std::string& Timeline::name_of(const Span& span) const {
   return names[static_cast<std::size_t>(span.name_id)];
 }
 
+const std::string& Timeline::operator_of(const Span& span) const {
+  if (span.operator_id >= 0 && static_cast<std::size_t>(span.operator_id) < names.size()) {
+    return names[static_cast<std::size_t>(span.operator_id)];
+  }
+  return name_of(span);
+}
+
 std::int64_t Timeline::begin_ns() const {
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   for (const auto& t : tracks) {

@@ -40,7 +40,10 @@ nlohmann::json to_json(const Timeline& t) {
     for (const auto& s : track.spans) {
       nlohmann::json a = {s.start_ns, s.duration_ns, s.name_id, to_string(s.kind), to_string(s.phase), s.stage,
                           s.micro_batch, s.flops, s.bytes, s.tensor_core};
-      if (s.cpu_ns >= 0) a.push_back(s.cpu_ns);  // measured only: predicted and imported spans keep 10
+      // Measured only: predicted and imported spans keep 10. A 12th, the operator, follows the
+      // CPU time (-1 there when not measured: a GPU kernel's).
+      if (s.cpu_ns >= 0 || s.operator_id >= 0) a.push_back(s.cpu_ns);
+      if (s.operator_id >= 0) a.push_back(s.operator_id);
       spans.push_back(std::move(a));
     }
     tracks.push_back({{"rank", track.rank},
@@ -124,7 +127,8 @@ void write_json(std::ostream& out, const Timeline& t, const nlohmann::json& extr
       o.raw(",\"").raw(to_string(s.kind)).raw("\",\"").raw(to_string(s.phase)).raw("\",");
       o.integer(s.stage).raw(",").integer(s.micro_batch).raw(",").number(s.flops).raw(",").number(s.bytes);
       o.raw(s.tensor_core ? ",true" : ",false");
-      if (s.cpu_ns >= 0) o.raw(",").integer(s.cpu_ns);
+      if (s.cpu_ns >= 0 || s.operator_id >= 0) o.raw(",").integer(s.cpu_ns);
+      if (s.operator_id >= 0) o.raw(",").integer(s.operator_id);
       o.raw("]");
       o.maybe_flush();
     }
@@ -181,15 +185,18 @@ Result<Timeline> timeline_from_json(const nlohmann::json& json) {
     for (std::size_t j = 0; spans && spans->is_array() && j < spans->size(); ++j) {
       const auto& a = (*spans)[j];
       Span s;
-      // An 11th element, the span's thread CPU time, where it was measured.
-      const bool shape = a.is_array() && (a.size() == 10 || a.size() == 11) && a[0].is_number_integer() &&
+      // An 11th element, the span's thread CPU time, where it was measured (-1 where a 12th, its
+      // operator's name index, follows without one).
+      const bool shape = a.is_array() && (a.size() >= 10 && a.size() <= 12) && a[0].is_number_integer() &&
                          a[1].is_number_integer() && a[2].is_number_integer() && a[3].is_string() && a[4].is_string() &&
                          a[5].is_number_integer() && a[6].is_number_integer() && a[7].is_number() && a[8].is_number() &&
-                         a[9].is_boolean() && (a.size() == 10 || (a[10].is_number_integer() && a[10].get<std::int64_t>() >= 0));
+                         a[9].is_boolean() &&
+                         (a.size() == 10 || (a[10].is_number_integer() && a[10].get<std::int64_t>() >= (a.size() == 12 ? -1 : 0))) &&
+                         (a.size() < 12 || a[11].is_number_integer());
       if (!shape || !parse_name(a[3].get<std::string>(), kKinds, s.kind) || !parse_name(a[4].get<std::string>(), kPhases, s.phase)) {
         errors.push_back(make_error(path + ".spans[" + std::to_string(j) + "]",
                                     "expected [start_ns, duration_ns, name, kind, phase, stage, micro_batch, flops, bytes, tensor_core] "
-                                    "and optionally cpu_ns (>= 0)"));
+                                    "and optionally cpu_ns (>= 0; -1 before an operator) and operator (a name index)"));
         break;
       }
       s.start_ns = a[0].get<std::int64_t>();
@@ -205,7 +212,17 @@ Result<Timeline> timeline_from_json(const nlohmann::json& json) {
       s.flops = a[7].get<double>();
       s.bytes = a[8].get<double>();
       s.tensor_core = a[9].get<bool>();
-      if (a.size() == 11) s.cpu_ns = a[10].get<std::int64_t>();
+      if (a.size() >= 11) s.cpu_ns = a[10].get<std::int64_t>();
+      if (a.size() == 12) {
+        const auto op = a[11].get<std::int64_t>();
+        if (op < 0 || op >= static_cast<std::int64_t>(t.names.size())) {
+          errors.push_back(make_error(path + ".spans[" + std::to_string(j) + "]",
+                                      "operator index " + std::to_string(op) + " out of range; valid: 0 to " +
+                                          std::to_string(static_cast<std::int64_t>(t.names.size()) - 1)));
+          break;
+        }
+        s.operator_id = static_cast<std::int32_t>(op);
+      }
       track.spans.push_back(s);
     }
     t.tracks.push_back(std::move(track));

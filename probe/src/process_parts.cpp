@@ -82,8 +82,13 @@ Result<bool> merge_process_part(RunState& state, const std::string& bytes, std::
       auto theirs = est::timeline_from_json(part["timeline"]);
       if (!theirs) return theirs.errors();
       for (auto& track : theirs->tracks) {
+        // Their name indices, the operators' too, into this timeline's names (-1: none).
+        auto ours = [&](std::int32_t id) {
+          return id < 0 ? id : device_timeline->intern(theirs->names[static_cast<std::size_t>(id)]);
+        };
         for (auto& span : track.spans) {
-          span.name_id = device_timeline->intern(theirs->names[static_cast<std::size_t>(span.name_id)]);
+          span.name_id = ours(span.name_id);
+          span.operator_id = ours(span.operator_id);
           span.start_ns -= clock_offset_ns;
         }
         device_timeline->tracks.push_back(std::move(track));

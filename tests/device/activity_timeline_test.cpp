@@ -109,6 +109,39 @@ TEST(ActivityTimeline, KernelsOfACollectiveRangeAreCommunication) {
   EXPECT_EQ(comm_kind_from_range_name("forward stage 0 mb 1"), std::nullopt) << "a phase word alone is compute";
 }
 
+// Device work takes the operator of the compute range that launched it ("fc2" of "fc2 backward
+// stage 0 mb 3"), interned among the names, so that a GPU step adds up per operator; a
+// collective's work, and work in a phase's own range, have none.
+TEST(ActivityTimeline, DeviceWorkTakesTheOperatorOfItsRange) {
+  auto records = launched_in("fc2 backward stage 0 mb 3", 100, ActivityKind::kernel, "nvjet_sm90_tst_192x128_64x5", 1);
+  for (auto& r : launched_in("fc2 backward stage 0 mb 3", 600, ActivityKind::memset, "memset", 2)) records.push_back(r);
+  for (auto& r : launched_in("tp.all_reduce backward stage 0 mb 3", 1100, ActivityKind::kernel, "sum_buffers_kernel", 3)) {
+    records.push_back(r);
+  }
+  for (auto& r : launched_in("forward stage 0 mb 1", 1600, ActivityKind::kernel, "gelu_forward_kernel", 4)) {
+    records.push_back(r);
+  }
+  ActivityTimeline builder;
+  builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
+  builder.assign_thread(7, 0);
+  const est::Timeline t = builder.build(records, "step", est::KernelClassifier());
+  const est::Track* compute = find_track(t, 0, est::Lane::compute);
+  ASSERT_NE(compute, nullptr);
+  ASSERT_EQ(compute->spans.size(), 4u);
+  EXPECT_EQ(t.name_of(compute->spans[0]), "nvjet_sm90_tst_192x128_64x5") << "the kernel keeps its own name";
+  EXPECT_EQ(t.operator_of(compute->spans[0]), "fc2");
+  EXPECT_EQ(compute->spans[1].kind, est::SpanKind::memset);
+  EXPECT_EQ(compute->spans[1].operator_id, compute->spans[0].operator_id);
+  EXPECT_EQ(compute->spans[2].operator_id, -1) << "a collective's work";
+  EXPECT_EQ(compute->spans[3].operator_id, -1) << "a phase's own range";
+  EXPECT_EQ(t.operator_of(compute->spans[3]), "gelu_forward_kernel") << "without an operator: the span's own name";
+  EXPECT_EQ(operator_from_range_name("attention forward stage 1 mb 0"), "attention");
+  EXPECT_EQ(operator_from_range_name("lm_head backward"), "lm_head");
+  EXPECT_EQ(operator_from_range_name("step"), "");
+  EXPECT_EQ(operator_from_range_name("recompute block 2"), "");
+  EXPECT_EQ(operator_from_range_name("pp.send forward stage 0 mb 1"), "");
+}
+
 TEST(ActivityTimeline, NumbersAfterWordsOfTheRangeName) {
   EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "stage"), 12);
   EXPECT_EQ(number_after("qkv forward stage 12 mb 3", "mb"), 3);

@@ -128,6 +128,24 @@ inline estimator::Timeline with_cpu_times(estimator::Timeline t, std::uint64_t s
   return t;
 }
 
+// `t` with operators (Span::operator_id) on about half of its tracks' spans, as a GPU run's
+// kernels, copies and memsets carry the operator that launched them: a name index, usually the
+// same as the span before's, sometimes none (-1).
+inline estimator::Timeline with_operators(estimator::Timeline t, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::uint64_t n) { return rng() % n; };
+  if (t.names.empty()) t.names.push_back("qkv");
+  for (auto& track : t.tracks) {
+    if (pick(2) == 0 && &track != &t.tracks.front()) continue;
+    std::int32_t op = -1;
+    for (auto& s : track.spans) {
+      if (pick(4) == 0) op = pick(5) == 0 ? -1 : static_cast<std::int32_t>(pick(t.names.size()));
+      s.operator_id = op;
+    }
+  }
+  return t;
+}
+
 // Like a measured trace: per rank a compute lane of back-to-back kernels (a few hundred distinct
 // names, repeated layer after layer; whole-number FLOPs) and a communication lane of collectives.
 inline estimator::Timeline trace_like_timeline(std::uint64_t seed, std::int32_t ranks,
@@ -197,7 +215,7 @@ inline ::testing::AssertionResult same_timeline(const estimator::Timeline& a, co
       if (p.start_ns != q.start_ns || p.duration_ns != q.duration_ns || !same_bits(p.flops, q.flops) ||
           !same_bits(p.bytes, q.bytes) || p.name_id != q.name_id || p.stage != q.stage ||
           p.micro_batch != q.micro_batch || p.kind != q.kind || p.phase != q.phase ||
-          p.tensor_core != q.tensor_core || p.cpu_ns != q.cpu_ns) {
+          p.tensor_core != q.tensor_core || p.cpu_ns != q.cpu_ns || p.operator_id != q.operator_id) {
         return ::testing::AssertionFailure() << "track " << t << " span " << i << " differs (start "
                                              << p.start_ns << " vs " << q.start_ns << ")";
       }

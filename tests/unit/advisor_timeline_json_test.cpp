@@ -133,6 +133,7 @@ TEST(TimelineJson, StreamedTextIsTheDocument) {
     s.bytes = -d;
     s.tensor_core = at % 2 == 0;
     s.cpu_ns = at % 3 == 0 ? -1 : (at < 0 ? 0 : at);  // measured on some spans only
+    s.operator_id = at % 2 == 0 ? -1 : 0;  // a GPU kernel's operator, with or without a CPU time
     track.spans.push_back(s);
     at += 1'000'000'007;
   }
@@ -160,6 +161,7 @@ TEST(TimelineJson, StreamedTextIsTheDocument) {
         EXPECT_EQ(std::memcmp(&a.flops, &b.flops, sizeof(double)), 0) << a.flops << " read back as " << b.flops;
         EXPECT_EQ(std::memcmp(&a.bytes, &b.bytes, sizeof(double)), 0) << a.bytes << " read back as " << b.bytes;
         EXPECT_EQ(a.cpu_ns, b.cpu_ns);
+        EXPECT_EQ(a.operator_id, b.operator_id);
       }
     }
   }
@@ -193,6 +195,23 @@ TEST(TimelineJson, MalformedFilesAreErrors) {
   j["tracks"][0]["spans"][0].erase(10);
   ASSERT_TRUE(timeline_from_json(j).ok());
   EXPECT_EQ(timeline_from_json(j)->tracks[0].spans[0].cpu_ns, -1) << "not measured";
+  // A 12th is the span's operator, a name index, after a CPU time that may then be -1.
+  j["tracks"][0]["spans"][0].push_back(-1);
+  j["tracks"][0]["spans"][0].push_back(0);
+  auto with_operator = timeline_from_json(j);
+  ASSERT_TRUE(with_operator.ok()) << with_operator.error_text();
+  EXPECT_EQ(with_operator->tracks[0].spans[0].operator_id, 0);
+  EXPECT_EQ(with_operator->tracks[0].spans[0].cpu_ns, -1);
+  EXPECT_EQ(to_json(*with_operator)["tracks"][0]["spans"][0].size(), 12U);
+  j["tracks"][0]["spans"][0][11] = 1;
+  auto outside = timeline_from_json(j);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error_text().find("operator index 1 out of range"), std::string::npos) << outside.error_text();
+  j["tracks"][0]["spans"][0][11] = 0;
+  j["tracks"][0]["spans"][0][10] = -2;
+  EXPECT_FALSE(timeline_from_json(j).ok());
+  j["tracks"][0]["spans"][0].erase(11);
+  j["tracks"][0]["spans"][0].erase(10);
   j["tracks"][0]["lane"] = "sideways";
   EXPECT_FALSE(timeline_from_json(j).ok());
 }

@@ -67,6 +67,7 @@ Timeline measured() {
     for (auto& s : tr.spans) s.start_ns += 1'700'000'000'000'000'000 + 77;
   }
   t.tracks[3].spans[0].cpu_ns = 750;  // the CPU probe's thread clock: 0.75 of a 1 us span
+  t.tracks[3].spans[0].operator_id = t.intern("fc1");  // a GPU kernel's operator (its NVTX range)
   return t;
 }
 
@@ -141,6 +142,8 @@ TEST(PerfettoExport, WellFormedWithSeparateTracksAndFlows) {
   EXPECT_NE(text.find("\"tensor_core\":true"), std::string::npos);
   EXPECT_NE(text.find("\"cpu_us\":0.75"), std::string::npos) << "a measured span's thread CPU time, in us";
   EXPECT_EQ(text.find("\"cpu_us\":0.75", text.find("\"cpu_us\":0.75") + 1), std::string::npos) << "the predicted twin has none";
+  EXPECT_NE(text.find("\"operator\":\"fc1\""), std::string::npos) << "the operator beside the kernel's name";
+  EXPECT_EQ(text.find("\"operator\":", text.find("\"operator\":") + 1), std::string::npos) << "only the span with one";
 }
 
 TEST(PerfettoExport, TimestampsAreExactDecimalMicroseconds) {

@@ -453,6 +453,29 @@ TEST(OperatorComparison, MeasuredSpansFallIntoTheirOperatorsRows) {
   EXPECT_EQ(none.unmatched_spans, 1);
   EXPECT_FALSE(none.matched());
   EXPECT_FALSE(none.measured_cpu_time);
+  // ... unless each kernel, copy and memset carries the operator that launched it: then they add
+  // up in its row by their durations (a memset inside "qkv" counts for qkv), and a memset without
+  // one is in no row.
+  kernel.operator_id = gpu.intern("qkv");
+  est::Span memset = span(100, 30, est::Phase::forward);
+  memset.kind = est::SpanKind::memset;
+  memset.name_id = gpu.intern("memset");
+  memset.operator_id = kernel.operator_id;
+  est::Span loose = memset;
+  loose.operator_id = -1;
+  gpu.tracks = {{0, est::Lane::compute, -1, "r0", {kernel, memset, loose}}};
+  const auto by_op = compare_operators(run.plan, nullptr, run.estimate.padded_vocab, gpu);
+  ASSERT_TRUE(by_op.matched());
+  EXPECT_TRUE(by_op.measured_device_work);
+  EXPECT_FALSE(by_op.measured_cpu_time);
+  const auto qkv = std::find_if(by_op.rows.begin(), by_op.rows.end(),
+                                [](const auto& r) { return r.probe_name == "qkv" && r.phase == est::Phase::forward; });
+  ASSERT_NE(qkv, by_op.rows.end());
+  EXPECT_DOUBLE_EQ(qkv->measured_s, 130e-9);
+  EXPECT_EQ(qkv->measured_calls, 2);
+  EXPECT_EQ(by_op.unmatched_spans, 0) << "a memset with no operator is not compute";
+  EXPECT_NE(by_op.measured_basis().find("GPU time"), std::string::npos) << by_op.measured_basis();
+  EXPECT_NE(ops.measured_basis().find("thread CPU clock"), std::string::npos) << ops.measured_basis();
 }
 
 }  // namespace

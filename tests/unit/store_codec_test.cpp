@@ -17,6 +17,7 @@ using plansight::testing::random_timeline;
 using plansight::testing::same_timeline;
 using plansight::testing::trace_like_timeline;
 using plansight::testing::with_cpu_times;
+using plansight::testing::with_operators;
 
 std::vector<std::uint8_t> encode_ok(const estimator::Timeline& t) {
   auto bytes = encode_timeline(t);
@@ -56,7 +57,7 @@ TEST(TimelineCodec, ThreadCpuTimesRoundTripAsVersion2) {
     const auto original = with_cpu_times(random_timeline(seed, 20'000), seed + 100);
     const auto bytes = encode_ok(original);
     ASSERT_GT(bytes.size(), 4U);
-    EXPECT_EQ(bytes[4], timeline_format_version) << "seed " << seed;
+    EXPECT_EQ(bytes[4], timeline_format_version_without_operators) << "seed " << seed;
     auto decoded = decode_timeline(bytes);
     ASSERT_TRUE(decoded.ok()) << "seed " << seed << ": " << decoded.error_text();
     EXPECT_TRUE(same_timeline(original, *decoded)) << "seed " << seed;
@@ -78,11 +79,45 @@ TEST(TimelineCodec, WithoutCpuTimesTheVersion1BytesAreWritten) {
   ASSERT_FALSE(track.spans.empty());
   track.spans.front().cpu_ns = 5;
   const auto with_one = encode_ok(one);
-  EXPECT_EQ(with_one[4], timeline_format_version);
+  EXPECT_EQ(with_one[4], timeline_format_version_without_operators);
   EXPECT_LE(with_one.size(), bytes.size() + one.tracks.size() + 10 * track.spans.size());
   auto decoded = decode_timeline(with_one);
   ASSERT_TRUE(decoded.ok()) << decoded.error_text();
   EXPECT_TRUE(same_timeline(one, *decoded));
+}
+
+// Operators (a GPU run's kernels, Span::operator_id) round-trip with and without CPU times, in
+// version 3; only the tracks that have one pay for the field, and a timeline with CPU times but
+// no operators stays version 2.
+TEST(TimelineCodec, OperatorsRoundTripInVersion3) {
+  for (std::uint64_t seed = 31; seed < 37; ++seed) {
+    const auto plain = random_timeline(seed, 1'500);
+    const auto with_ops = with_operators(plain, seed);
+    const auto both = with_cpu_times(with_ops, seed + 100);
+    for (const auto* original : {&with_ops, &both}) {
+      const auto bytes = encode_ok(*original);
+      EXPECT_EQ(bytes[4], timeline_format_version) << "seed " << seed;
+      EXPECT_EQ(timeline_format_version_of(*original), timeline_format_version);
+      auto decoded = decode_timeline(bytes);
+      ASSERT_TRUE(decoded.ok()) << "seed " << seed << ": " << decoded.error_text();
+      EXPECT_TRUE(same_timeline(*original, *decoded)) << "seed " << seed;
+    }
+    std::size_t spans = 0;
+    for (const auto& track : plain.tracks) spans += track.spans.size();
+    EXPECT_LE(encode_ok(with_ops).size(), encode_ok(plain).size() + plain.tracks.size() + 10 * spans);
+    const auto cpu_only = with_cpu_times(plain, seed + 100);
+    EXPECT_EQ(encode_ok(cpu_only)[4], timeline_format_version_without_operators);
+  }
+}
+
+TEST(TimelineCodec, OperatorOutsideTheNamesIsRefusedByName) {
+  auto t = random_timeline(23, 50);
+  t.tracks.front().spans.push_back(estimator::Span{});
+  t.tracks.front().spans.back().operator_id = static_cast<std::int32_t>(t.names.size());
+  auto bytes = encode_timeline(t);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_NE(bytes.error_text().find("operator_id"), std::string::npos) << bytes.error_text();
+  EXPECT_NE(bytes.error_text().find("valid: -1"), std::string::npos) << bytes.error_text();
 }
 
 TEST(TimelineCodec, NegativeCpuTimeIsRefusedByName) {
@@ -120,6 +155,15 @@ TEST(TimelineCodec, EveryTruncationIsAnError) {
 
 TEST(TimelineCodec, EveryTruncationOfVersion2IsAnError) {
   const auto bytes = encode_ok(with_cpu_times(random_timeline(11, 300), 3));
+  ASSERT_EQ(bytes[4], timeline_format_version_without_operators);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    auto decoded = decode_timeline(std::span(bytes).first(n));
+    ASSERT_FALSE(decoded.ok()) << "prefix of " << n << " bytes decoded";
+  }
+}
+
+TEST(TimelineCodec, EveryTruncationOfVersion3IsAnError) {
+  const auto bytes = encode_ok(with_cpu_times(with_operators(random_timeline(13, 300), 4), 5));
   ASSERT_EQ(bytes[4], timeline_format_version);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     auto decoded = decode_timeline(std::span(bytes).first(n));

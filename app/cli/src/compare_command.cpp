@@ -110,6 +110,7 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
       }
       j["operators_unmatched_measured_s"] = operators.unmatched_measured_s;
       j["operators_measured_cpu_time"] = operators.measured_cpu_time;
+      j["operators_measured_device_work"] = operators.measured_device_work;
     }
     j["memory"] = nlohmann::json::array();
     for (const auto& r : memory) {
@@ -140,7 +141,8 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   out << core::comparison_legend() << "\n";
   if (by_operator) {
     if (!operators.matched()) {
-      out << "\n(no per-operator comparison: this run's spans are not named after the probe's operators; a GPU run's name its CUDA kernels)\n";
+      out << "\n(no per-operator comparison: none of this run's spans is one of the probe's operators; a GPU run traced "
+             "before its kernels kept the operator that launched them has none)\n";
     } else {
       print_operator_table(out, operators);
     }

@@ -35,8 +35,7 @@ void print_operator_table(std::ostream& out, const core::OperatorComparisons& op
   }
   out << pad_right("operators", 27) << pad_left(format_seconds(predicted), 12) << pad_left(format_seconds(measured), 12)
       << pad_left(core::percent_text(measured > 0 ? std::optional<double>(predicted / measured - 1) : std::nullopt), 10) << "\n";
-  out << "(every rank and micro-batch of the step, as processor time: "
-      << (operators.measured_cpu_time ? "each span's thread CPU clock" : "each span's duration")
+  out << "(every rank and micro-batch of the step, as " << operators.measured_basis()
       << "; not in the rows: " << format_seconds(operators.unmatched_measured_s) << " in " << operators.unmatched_spans
       << " other compute spans, e.g. the embedding and the optimizer)\n";
 }

@@ -106,10 +106,13 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
   for (const auto& track : measured.tracks) {
     if (track.lane != est::Lane::compute) continue;
     for (const auto& s : track.spans) {
-      if (s.kind != est::SpanKind::kernel || s.duration_ns <= 0) continue;
+      // The CPU probe's kernels are named after their operator; a GPU run's kernels, copies and
+      // memsets carry it (Span::operator_id, from the NVTX range that launched them).
+      const bool device_work = s.operator_id >= 0 && (s.kind == est::SpanKind::memset || s.kind == est::SpanKind::memcpy);
+      if ((s.kind != est::SpanKind::kernel && !device_work) || s.duration_ns <= 0) continue;
       const double seconds = static_cast<double>(s.cpu_ns >= 0 ? s.cpu_ns : s.duration_ns) * 1e-9;
       out.measured_cpu_time = out.measured_cpu_time || s.cpu_ns >= 0;
-      const std::string& name = measured.name_of(s);
+      const std::string& name = measured.operator_of(s);
       auto it = std::find_if(table.begin(), table.end(), [&](const ProbeOperator& p) { return name == p.probe_name; });
       const est::Phase phase = s.phase == est::Phase::weight_grad ? est::Phase::backward : s.phase;
       auto row = it == table.end() ? rows.end() : rows.find({static_cast<std::size_t>(it - table.begin()), phase});
@@ -120,6 +123,7 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
       }
       row->second.measured_s += seconds;
       ++row->second.measured_calls;
+      out.measured_device_work = out.measured_device_work || s.operator_id >= 0;
     }
   }
   // The order a step runs them: the layer's forward, its recomputation, its backward (the
@@ -139,6 +143,14 @@ OperatorComparisons compare_operators(const est::Plan& plan, const est::Hardware
 
 bool OperatorComparisons::matched() const {
   return std::any_of(rows.begin(), rows.end(), [](const OperatorComparison& r) { return r.measured_calls > 0; });
+}
+
+std::string OperatorComparisons::measured_basis() const {
+  if (measured_device_work) {
+    return "GPU time: the durations of the kernels, copies and memsets each operator's NVTX range launched "
+           "(virtual ranks sharing a GPU run theirs side by side, so their sum may exceed the step)";
+  }
+  return measured_cpu_time ? "processor time: each span's thread CPU clock" : "processor time: each span's duration";
 }
 
 }  // namespace plansight::core

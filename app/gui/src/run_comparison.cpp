@@ -141,12 +141,10 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
         row.has_measured = r.measured_calls > 0;
         out.operators.push_back(row);
       }
-      out.operators_note = QStringLiteral("Every rank and micro-batch of the step, as processor time (%1); the operator "
-                                          "model's costs against the probe's spans of each operator. Not in the rows: "
-                                          "%2 of other compute (embedding, optimizer).")
-                               .arg(ops.measured_cpu_time ? QStringLiteral("each span's thread CPU clock")
-                                                          : QStringLiteral("each span's duration"),
-                                    format_seconds(ops.unmatched_measured_s));
+      out.operators_note = QStringLiteral("Every rank and micro-batch of the step, as %1; the operator model's costs "
+                                          "against the probe's spans of each operator. Not in the rows: %2 of other "
+                                          "compute (embedding, optimizer).")
+                               .arg(q(ops.measured_basis()), format_seconds(ops.unmatched_measured_s));
     }
   }
   const QString phases_note =

@@ -206,6 +206,8 @@ void write_chrome_trace(std::ostream& os, const std::vector<const Timeline*>& ti
         // The thread's processor time in the span, where the CPU probe measured it: Perfetto
         // shows args beside the slice, so a span that waited reads as such.
         if (s.cpu_ns >= 0) arg("cpu_us"), out += std::to_string(static_cast<double>(s.cpu_ns) * 1e-3);
+        // The operator a GPU kernel ran for (the probe's NVTX range), beside its kernel name.
+        if (s.operator_id >= 0) arg("operator"), append_json_string(out, t->operator_of(s));
         out += "}}";
         flush(false);
       }

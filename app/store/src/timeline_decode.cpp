@@ -96,7 +96,7 @@ double get_double(ByteReader& r, unsigned mode, const double* reference, const c
   }
 }
 
-Span get_span(ByteReader& r, Previous& prev, CostMemory& costs, bool cpu_times) {
+Span get_span(ByteReader& r, Previous& prev, CostMemory& costs, bool cpu_times, bool operators, std::size_t names) {
   Span s;
   const std::uint8_t flags = r.u8("span flags");
   const std::uint8_t traits = (flags & kTraitsChanged) ? r.u8("span kind") : prev.traits;
@@ -125,6 +125,14 @@ Span get_span(ByteReader& r, Previous& prev, CostMemory& costs, bool cpu_times) 
     s.cpu_ns = wrap_sub(s.duration_ns, r.svarint("span CPU time"));
     if (s.cpu_ns < -1) r.fail("span CPU time " + std::to_string(s.cpu_ns) + " out of range (-1: none, else >= 0)");
   }
+  if (operators) {
+    const std::int64_t op = r.svarint("span operator");
+    if (op < -1 || op >= static_cast<std::int64_t>(names)) {
+      r.fail("span operator " + std::to_string(op) + " out of range (-1: none, else a name index below " +
+             std::to_string(names) + ")");
+    }
+    s.operator_id = static_cast<std::int32_t>(op);
+  }
 
   prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
   costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
@@ -136,7 +144,7 @@ estimator::Timeline parse(ByteReader& r) {
     if (r.u8("magic") != b) r.fail("not an encoded timeline (magic 'PSTL' missing)");
   }
   const std::uint8_t version = r.u8("format version");
-  if (version != timeline_format_version && version != timeline_format_version_without_cpu_time) {
+  if (version < timeline_format_version_without_cpu_time || version > timeline_format_version) {
     r.fail("timeline format version " + std::to_string(version) + " is not supported (this program reads " +
            std::to_string(timeline_format_version_without_cpu_time) + " to " + std::to_string(timeline_format_version) +
            "); a newer Plansight wrote it");
@@ -157,15 +165,20 @@ estimator::Timeline parse(ByteReader& r) {
     track.lane = static_cast<estimator::Lane>(lane);
     track.stream = r.int32("track stream");
     track.label = r.string("track label");
-    bool cpu_times = false;
+    bool cpu_times = false, operators = false;
     if (version >= 2) {
-      const std::uint8_t flag = r.u8("track CPU-time flag");
-      if (flag > 1) r.fail("track CPU-time flag " + std::to_string(flag) + " is neither 0 nor 1");
-      cpu_times = flag == 1;
+      const std::uint8_t contents = r.u8("track contents");
+      const std::uint8_t known = version >= 3 ? kTrackCpuTimes | kTrackOperators : kTrackCpuTimes;
+      if ((contents & ~known) != 0) {
+        r.fail("track contents " + std::to_string(contents) + " has bits format version " + std::to_string(version) +
+               " does not define");
+      }
+      cpu_times = (contents & kTrackCpuTimes) != 0;
+      operators = (contents & kTrackOperators) != 0;
     }
     track.spans.resize(r.count("span count", kMinSpanBytes));
     Previous prev;
-    for (auto& span : track.spans) span = get_span(r, prev, costs, cpu_times);
+    for (auto& span : track.spans) span = get_span(r, prev, costs, cpu_times, operators, t.names.size());
   }
   if (r.left() != 0) r.fail(std::to_string(r.left()) + " unexpected bytes after the last track");
   return t;
@@ -183,8 +196,8 @@ Result<estimator::Timeline> decode_timeline(std::span<const std::uint8_t> bytes)
   std::uint32_t stored = 0;
   for (int i = 0; i < 4; ++i) stored |= static_cast<std::uint32_t>(bytes[body.size() + i]) << (8 * i);
   // The version is checked before the checksum, so a newer format is reported as such.
-  if (bytes[kTimelineMagic.size()] != timeline_format_version &&
-      bytes[kTimelineMagic.size()] != timeline_format_version_without_cpu_time &&
+  const std::uint8_t version = bytes[kTimelineMagic.size()];
+  if ((version < timeline_format_version_without_cpu_time || version > timeline_format_version) &&
       std::equal(kTimelineMagic.begin(), kTimelineMagic.end(), bytes.begin())) {
     return make_error("timeline", "timeline format version " + std::to_string(bytes[kTimelineMagic.size()]) +
                                       " is not supported (this program reads " +

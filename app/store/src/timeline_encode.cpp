@@ -35,7 +35,11 @@ bool has_cpu_times(const estimator::Track& track) {
   return std::any_of(track.spans.begin(), track.spans.end(), [](const Span& s) { return s.cpu_ns >= 0; });
 }
 
-void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs, bool cpu_times) {
+bool has_operators(const estimator::Track& track) {
+  return std::any_of(track.spans.begin(), track.spans.end(), [](const Span& s) { return s.operator_id >= 0; });
+}
+
+void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs, bool cpu_times, bool operators) {
   const std::uint8_t traits =
       pack_traits(static_cast<unsigned>(s.kind), static_cast<unsigned>(s.phase), s.tensor_core);
   const CostMemory::Cost* ref = costs.reference(s.name_id, traits);
@@ -61,6 +65,7 @@ void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs, b
   // A thread's CPU time is at most its span's duration and usually close to it (computing) or
   // to 0 (waiting): their difference is the short number in both cases.
   if (cpu_times) w.svarint(wrap_sub(s.duration_ns, s.cpu_ns));
+  if (operators) w.svarint(s.operator_id);
 
   prev = {wrap_add(s.start_ns, s.duration_ns), s.name_id, s.stage, s.micro_batch, traits};
   costs.remember(s.name_id, traits, {s.duration_ns, s.flops, s.bytes, true});
@@ -69,8 +74,9 @@ void put_span(ByteWriter& w, const Span& s, Previous& prev, CostMemory& costs, b
 }  // namespace
 
 std::uint8_t timeline_format_version_of(const estimator::Timeline& timeline) {
+  if (std::any_of(timeline.tracks.begin(), timeline.tracks.end(), has_operators)) return timeline_format_version;
   const bool any = std::any_of(timeline.tracks.begin(), timeline.tracks.end(), has_cpu_times);
-  return any ? timeline_format_version : timeline_format_version_without_cpu_time;
+  return any ? timeline_format_version_without_operators : timeline_format_version_without_cpu_time;
 }
 
 Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& timeline) {
@@ -98,6 +104,11 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
         return make_error(field + ".spans[" + std::to_string(i) + "].cpu_ns",
                           "value " + std::to_string(s.cpu_ns) + "; valid: -1 (not measured) or >= 0");
       }
+      if (s.operator_id < -1 || s.operator_id >= static_cast<std::int64_t>(timeline.names.size())) {
+        return make_error(field + ".spans[" + std::to_string(i) + "].operator_id",
+                          "value " + std::to_string(s.operator_id) + "; valid: -1 (none) or a name index, 0 to " +
+                              std::to_string(static_cast<std::int64_t>(timeline.names.size()) - 1));
+      }
     }
     span_count += track.spans.size();
   }
@@ -120,10 +131,11 @@ Result<std::vector<std::uint8_t>> encode_timeline(const estimator::Timeline& tim
     w.svarint(track.stream);
     w.string(track.label);
     const bool cpu_times = version >= 2 && has_cpu_times(track);
-    if (version >= 2) w.u8(cpu_times ? 1 : 0);
+    const bool operators = version >= 3 && has_operators(track);
+    if (version >= 2) w.u8(static_cast<std::uint8_t>((cpu_times ? kTrackCpuTimes : 0) | (operators ? kTrackOperators : 0)));
     w.varint(track.spans.size());
     Previous prev;
-    for (const auto& s : track.spans) put_span(w, s, prev, costs, cpu_times);
+    for (const auto& s : track.spans) put_span(w, s, prev, costs, cpu_times, operators);
   }
   w.u32(crc32(out));
   return out;

@@ -1,10 +1,12 @@
 // Layout of an encoded timeline, shared by the encoder and the decoder (all integers LEB128
 // varints, signed ones zigzag; doubles 8 bytes little-endian):
 //   "PSTL" | version u8 | source u8 | title | name count, names | track count, tracks | CRC-32 LE
-//   track: rank | lane u8 | stream | label | [has CPU times u8: version 2] | span count | spans
+//   track: rank | lane u8 | stream | label | [contents u8: version 2 and later] | span count | spans
 //   span:  flags u8 | [traits u8] | [name Δ] [stage Δ] [micro Δ] | gap to previous end
 //          | duration − reference duration | [flops] | [bytes] | [duration − CPU time: a track
-//          with CPU times; a span without one (-1) stores duration + 1]
+//          with CPU times; a span without one (-1) stores duration + 1] | [operator: a track with
+//          operators, the name index or -1]
+// A track's contents byte: kTrackCpuTimes (version 2 and later), kTrackOperators (version 3).
 // "previous" restarts per track at {end 0, name -1, stage -1, micro -1, traits 0}. The reference
 // (CostMemory) is an earlier span of the same name or kind: its duration and costs usually repeat.
 #pragma once
@@ -18,6 +20,8 @@
 namespace plansight::store::detail {
 
 inline constexpr std::array<std::uint8_t, 4> kTimelineMagic = {'P', 'S', 'T', 'L'};
+inline constexpr std::uint8_t kTrackCpuTimes = 1;
+inline constexpr std::uint8_t kTrackOperators = 2;
 
 // Span flags. A double is stored as "absent" (+0.0), "as the reference span" (bit for bit), a
 // varint (a whole number in (0, 2^53]: FLOP and byte counts usually are) or its 8 raw bytes

@@ -92,6 +92,16 @@ std::optional<est::SpanKind> comm_kind_from_range_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view operator_from_range_name(std::string_view name) {
+  const std::string_view first = name.substr(0, name.find(' '));
+  // A phase's own range ("forward stage 0 mb 1", "recompute block 2") names no operator.
+  if (first.empty() || first == name || comm_kind_from_range_name(name) ||
+      phase_from_range_name(first) != est::Phase::none) {
+    return {};
+  }
+  return first;
+}
+
 void ActivityTimeline::assign_stream(std::uint32_t device, std::uint32_t stream_id, const StreamRole& role) {
   streams_[{device, stream_id}] = role;
 }
@@ -168,6 +178,8 @@ est::Timeline ActivityTimeline::build(const std::vector<ActivityRecord>& records
           if (const auto comm = comm_kind_from_range_name(*range->name)) {
             span.kind = *comm;
             span.tensor_core = false;
+          } else if (const std::string_view op = operator_from_range_name(*range->name); !op.empty()) {
+            span.operator_id = out.intern(std::string(op));
           }
         }
       }

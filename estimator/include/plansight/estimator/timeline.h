@@ -30,6 +30,11 @@ struct Span {
   // peer, or for a core it shares with other threads). -1: not measured (predicted timelines, GPU
   // kernels, imports).
   std::int64_t cpu_ns = -1;
+  // The operator the span ran for, as an index into Timeline::names, where the span's own name
+  // does not say it: a GPU kernel, copy or memset takes the first word of the NVTX range open on
+  // the thread that launched it ("fc2" of "fc2 backward stage 0 mb 3", activity_timeline.h). -1:
+  // none known, or the span is named after its operator (the CPU probe's spans).
+  std::int32_t operator_id = -1;
 
   std::int64_t end_ns() const { return start_ns + duration_ns; }
 };
@@ -50,6 +55,8 @@ struct Timeline {
 
   std::int32_t intern(const std::string& name);
   const std::string& name_of(const Span& span) const;
+  // names[span.operator_id] where it has one, else name_of(span).
+  const std::string& operator_of(const Span& span) const;
   std::int64_t begin_ns() const;
   std::int64_t end_ns() const;
   void sort_spans();  // each track by start_ns, stable

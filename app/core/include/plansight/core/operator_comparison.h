@@ -7,7 +7,9 @@
 // time: a span's thread CPU clock where it has one (Span::cpu_ns), else its duration, so ranks
 // that share cores count each operator's work once, not the time it waited for a core.
 //
-// A GPU run's timeline names CUDA kernels, not the probe's operators: it matches no row.
+// A GPU run's spans are CUDA kernels, copies and memsets: each counts for the operator whose NVTX
+// range launched it (Span::operator_id), with its duration on the GPU. Runs traced before the
+// timeline kept operators (store timeline format 3) match no row.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,13 @@ struct OperatorComparisons {
   double unmatched_measured_s = 0;
   std::int64_t unmatched_spans = 0;
   bool measured_cpu_time = false;  // the measured side read thread CPU clocks
-  // Whether any span of the run was one of the rows' operators (none: a GPU run, or a timeline
-  // not the probe's).
+  bool measured_device_work = false;  // ... or GPU kernels, copies and memsets by their operator
+  // Whether any span of the run was one of the rows' operators (none: a GPU run traced without
+  // operators, or a timeline not the probe's).
   bool matched() const;
+  // What the measured side is, for the tables' notes: "processor time: each span's thread CPU
+  // clock", "... each span's duration", or the GPU's.
+  std::string measured_basis() const;
 };
 
 // `plan` as plan_of_probe_run() gives it, `profile` the run's, `padded_vocab` the estimate's.

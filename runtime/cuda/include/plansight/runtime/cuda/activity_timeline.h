@@ -9,8 +9,8 @@
 // NVTX ranges become annotation spans and synchronisations idle spans on the host lane of the
 // rank whose thread made them. A kernel, copy or memset inherits the phase of the innermost
 // NVTX range open on the thread that launched it (found through the launch's correlation id),
-// so device spans carry "forward"/"backward"/... as the CPU tracer's spans do, and the model
-// chunk and micro-batch the range names ("stage 2 mb 5").
+// so device spans carry "forward"/"backward"/... as the CPU tracer's spans do, the model chunk
+// and micro-batch the range names ("stage 2 mb 5") and the operator (its first word, "qkv").
 #pragma once
 
 #include <cstdint>
@@ -57,6 +57,11 @@ estimator::Phase phase_from_range_name(std::string_view name);
 // (the device communicator's copies and sums) take this kind: they are communication, though
 // they run on the compute stream and their phase is the op's.
 std::optional<estimator::SpanKind> comm_kind_from_range_name(std::string_view name);
+// The operator a compute range names: its first word ("qkv forward stage 2 mb 5": "qkv"), as the
+// probe names its operators' ranges; empty for a range of one word, a collective's or transfer's
+// (comm_kind_from_range_name) or one whose first word is a phase ("forward stage 0 mb 1"). A kernel, copy or memset launched inside takes it as its
+// Span::operator_id, so a GPU step's time adds up per operator as the CPU probe's spans do.
+std::string_view operator_from_range_name(std::string_view name);
 // The number after the word `word` in a range name ("qkv forward stage 2 mb 5": "stage" -> 2,
 // "mb" -> 5), as the probe's spans name their NVTX ranges; -1 when absent.
 std::int32_t number_after(std::string_view name, std::string_view word);
