@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu_check_report.py, the reader of gpu-check's raw outputs, on small fixtures: the
 # accuracy table in both of bench/probe_accuracy.sh's layouts (before and after its phase
-# columns), and a GPT-2 row's "GPU busy" (the union of device spans against the traced window).
+# columns), a GPT-2 row's "GPU busy" (the union of device spans against the traced window), and
+# the CLI phase's compare row.
 set -euo pipefail
 repo="${1:?usage: gpu_check_report_test.sh REPO}"
 report="$repo/scripts/gpu_check_report.py"
@@ -32,4 +33,22 @@ case "$got" in
   *"GPU busy 30.0 of 40.0 ms"*) ;;
   *) fail "describe: want 'GPU busy 30.0 of 40.0 ms' in: $got" ;;
 esac
+# The compare row: the step's line and the operators' total, not the table's header.
+cat >"$work/cli.txt" <<'CLI'
+$ plansight compare 14 --operators
+run 14: probe gpt2-124m tp1 pp1 dp1 1f1b on cuda
+
+time               predicted    measured     error   of step
+forward              21.9 ms     21.9 ms     -0.3%     -0.1%
+step                 23.6 ms     28.0 ms    -16.0%         -
+
+operator        phase         predicted    measured     error  calls   the operator model's
+qkv             forward          1.2 ms      1.1 ms     +9.1%     24   QKV
+operators                       20.1 ms     19.0 ms     +5.8%
+$ plansight analyze 14
+rank    window      busy
+CLI
+got=$(python3 "$report" cli compare "$work/cli.txt")
+want="step 23.6 ms 28.0 ms -16.0% -; operators 20.1 ms 19.0 ms +5.8%"
+[ "$got" = "$want" ] || fail "cli compare: got '$got', want '$want'"
 echo "gpu_check_report: ok"
