@@ -52,7 +52,10 @@ struct ProbeStore {
   // `probe_names`: the CPU run's forward compute spans named "qkv" and its backward ones "gelu", as
   // the CPU probe names its spans after its operators, each with a thread CPU time of half its
   // duration (waiting for a core the rest).
-  explicit ProbeStore(bool with_probe_run, bool on_gpu = false, bool probe_names = false) {
+  // `kernel_operators` (with on_gpu): each forward compute kernel carries the operator "qkv" and
+  // each backward one "gelu" (Span::operator_id), as the CUPTI timeline has them from the NVTX
+  // ranges that launched them.
+  explicit ProbeStore(bool with_probe_run, bool on_gpu = false, bool probe_names = false, bool kernel_operators = false) {
     auto db = store::Store::open(path.toStdString());
     EXPECT_TRUE(db.ok()) << db.error_text();
     if (!with_probe_run) {
@@ -99,6 +102,7 @@ struct ProbeStore {
     }
     if (on_gpu) split_kernels(measured);
     if (probe_names) name_as_probe(measured);
+    if (kernel_operators) tag_operators(measured);
     EXPECT_TRUE(db->append_timeline(run_id, measured).ok());
     measured_step_s = predicted->iteration_s * 1.25;
     store::RunSummary summary;
@@ -122,6 +126,17 @@ struct ProbeStore {
         if (s.phase == est::Phase::forward) s.name_id = qkv;
         if (s.phase == est::Phase::backward) s.name_id = gelu;
         s.cpu_ns = s.duration_ns / 2;
+      }
+    }
+  }
+
+  void tag_operators(est::Timeline& t) {
+    const std::int32_t qkv = t.intern("qkv"), gelu = t.intern("gelu");
+    for (auto& track : t.tracks) {
+      for (auto& s : track.spans) {
+        if (track.lane != est::Lane::compute || s.kind != est::SpanKind::kernel) continue;
+        if (s.phase == est::Phase::forward) s.operator_id = qkv;
+        if (s.phase == est::Phase::backward) s.operator_id = gelu;
       }
     }
   }
@@ -377,7 +392,7 @@ TEST(ComparePage, ACpuRunHasNoTensorCoreRowsAndNoMfu) {
 // A CPU run whose spans are the probe's operators shows them per operator, as `plansight
 // compare RUN --operators` does: the measured side sums the spans' thread CPU clocks (half of
 // each span here); operators the run did not trace show no measurement. Runs whose spans are not
-// the probe's (the fixture's own, a GPU's kernels) show no operator table.
+// the probe's (the fixture's own) show no operator table.
 TEST(ComparePage, ACpuRunShowsItsOperatorsAsProcessorTime) {
   ProbeStore fixture(true, false, true);
   RunRepository runs(fixture.path);
@@ -424,6 +439,48 @@ TEST(ComparePage, ACpuRunShowsItsOperatorsAsProcessorTime) {
   ASSERT_TRUE(wait_comparison(plain_page));
   EXPECT_EQ(plain_page.operatorModel()->rowCount(), 0);
   EXPECT_FALSE(plain_page.findChild<QWidget*>(QStringLiteral("operatorTable"))->isVisibleTo(&plain_page));
+}
+
+// A GPU run whose kernels carry the operator that launched them shows the operators too, as GPU
+// time: each row sums its kernels' durations (no thread CPU clock on a GPU kernel), and the note
+// says so. A GPU run without operators (traced before they were kept) shows no table.
+TEST(ComparePage, AGpuRunShowsItsOperatorsAsGpuTime) {
+  ProbeStore fixture(true, true, false, true);
+  RunRepository runs(fixture.path);
+  PlanDocument document;
+  ComparePage page(&runs, &document);
+  page.resize(1400, 1000);
+  runs.refresh();
+  ASSERT_TRUE(wait_comparison(page));
+  ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
+  const ComparisonModel& ops = *page.operatorModel();
+  ASSERT_GT(ops.rowCount(), 10);
+  double forward_measured = -1;
+  for (int r = 0; r < ops.rowCount(); ++r) {
+    if (ops.index(r, ComparisonModel::kName).data().toString() == QStringLiteral("qkv forward")) {
+      forward_measured = ops.rows()[static_cast<std::size_t>(r)].measured;
+    }
+  }
+  double durations = 0;
+  for (const auto& track : page.comparison()->measured->timeline().tracks) {
+    for (const auto& s : track.spans) {
+      if (track.lane == est::Lane::compute && s.kind == est::SpanKind::kernel && s.phase == est::Phase::forward) {
+        durations += static_cast<double>(s.duration_ns) * 1e-9;
+      }
+    }
+  }
+  EXPECT_GT(durations, 0);
+  EXPECT_NEAR(forward_measured, durations, 1e-12) << "every forward kernel's whole duration";
+  EXPECT_TRUE(page.findChild<QWidget*>(QStringLiteral("operatorTable"))->isVisibleTo(&page));
+  EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("operatorNote"))->text().contains(QStringLiteral("GPU time")));
+  save_figures(page, QStringLiteral("compare_gpu_operators"));
+
+  ProbeStore untagged(true, true);
+  RunRepository untagged_runs(untagged.path);
+  ComparePage untagged_page(&untagged_runs, &document);
+  untagged_runs.refresh();
+  ASSERT_TRUE(wait_comparison(untagged_page));
+  EXPECT_EQ(untagged_page.operatorModel()->rowCount(), 0);
 }
 
 est::Plan two_gpu_plan() {
