@@ -55,6 +55,10 @@ Result<double> seconds_per_call(cudaStream_t stream, int trials, int reps, const
     if (auto s = cuda_ok(cudaEventRecord(end, stream), "cudaEventRecord"); !s) return s.errors();
     // Not ready: the hold still ran when the last call was in, so the calls run back to back.
     const cudaError_t reached = cudaEventQuery(begin);
+    // The runtime may keep cudaErrorNotReady as the thread's last error, which the next launch's
+    // check (cudaGetLastError) would then report as its own failure; it is no error: clear it
+    // (PyTorch's CUDAStream::query does the same).
+    if (reached == cudaErrorNotReady) cudaGetLastError();
     t.ran_after = hold_ns > 0 && reached == cudaErrorNotReady;
     if (reached != cudaSuccess && reached != cudaErrorNotReady) return cuda_ok(reached, "cudaEventQuery").errors();
     if (auto s = cuda_ok(cudaEventSynchronize(end), "cudaEventSynchronize"); !s) return s.errors();
