@@ -135,6 +135,11 @@ TEST(ActivityTimeline, DeviceWorkTakesTheOperatorOfItsRange) {
   EXPECT_EQ(compute->spans[2].operator_id, -1) << "a collective's work";
   EXPECT_EQ(compute->spans[3].operator_id, -1) << "a phase's own range";
   EXPECT_EQ(t.operator_of(compute->spans[3]), "gelu_forward_kernel") << "without an operator: the span's own name";
+  // Every operator the probe's ranges name (probe/src/transformer_block.cpp, embedding_head.cpp).
+  for (const char* op : {"ln1", "qkv", "attention", "proj", "residual", "ln2", "fc1", "gelu", "fc2", "lnf", "lm_head",
+                         "cross_entropy", "embedding"}) {
+    EXPECT_EQ(operator_from_range_name(std::string(op) + " backward stage 3 mb 1"), op);
+  }
   EXPECT_EQ(operator_from_range_name("attention forward stage 1 mb 0"), "attention");
   EXPECT_EQ(operator_from_range_name("lm_head backward"), "lm_head");
   EXPECT_EQ(operator_from_range_name("step"), "");
