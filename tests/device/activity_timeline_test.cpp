@@ -82,6 +82,14 @@ std::vector<ActivityRecord> launched_in(const std::string& range, std::int64_t a
   return {r, call, work};
 }
 
+// `records` as launched_in() makes them (thread 7, stream 13), both rank 0's.
+est::Timeline built_as_rank_0(const std::vector<ActivityRecord>& records) {
+  ActivityTimeline builder;
+  builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
+  builder.assign_thread(7, 0);
+  return builder.build(records, "step", est::KernelClassifier());
+}
+
 // Among virtual ranks on one GPU a probe collective is kernels and copies on the compute stream
 // (the device communicator's sums and device-to-device copies): the range they run in says they
 // are communication, while the phase stays the op's.
@@ -91,10 +99,7 @@ TEST(ActivityTimeline, KernelsOfACollectiveRangeAreCommunication) {
   for (auto& r : launched_in("pp.send backward stage 1 mb 2", 600, ActivityKind::memcpy, "memcpy DtoD", 2)) {
     records.push_back(r);
   }
-  ActivityTimeline builder;
-  builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
-  builder.assign_thread(7, 0);
-  const est::Timeline t = builder.build(records, "step", est::KernelClassifier());
+  const est::Timeline t = built_as_rank_0(records);
   const est::Track* compute = find_track(t, 0, est::Lane::compute);
   ASSERT_NE(compute, nullptr);
   ASSERT_EQ(compute->spans.size(), 2u);
@@ -113,21 +118,24 @@ TEST(ActivityTimeline, KernelsOfACollectiveRangeAreCommunication) {
 // stage 0 mb 3"), interned among the names, so that a GPU step adds up per operator; a
 // collective's work, and work in a phase's own range, have none.
 TEST(ActivityTimeline, DeviceWorkTakesTheOperatorOfItsRange) {
-  auto records = launched_in("fc2 backward stage 0 mb 3", 100, ActivityKind::kernel, "nvjet_sm90_tst_192x128_64x5", 1);
-  for (auto& r : launched_in("fc2 backward stage 0 mb 3", 600, ActivityKind::memset, "memset", 2)) records.push_back(r);
-  for (auto& r : launched_in("tp.all_reduce backward stage 0 mb 3", 1100, ActivityKind::kernel, "sum_buffers_kernel", 3)) {
-    records.push_back(r);
+  struct Launch {
+    const char* range;
+    ActivityKind kind;
+    const char* name;
+  };
+  const Launch launches[] = {{"fc2 backward stage 0 mb 3", ActivityKind::kernel, "nvjet_sm90_tst_192x128_64x5"},
+                             {"fc2 backward stage 0 mb 3", ActivityKind::memset, "memset"},
+                             {"tp.all_reduce backward stage 0 mb 3", ActivityKind::kernel, "sum_buffers_kernel"},
+                             {"forward stage 0 mb 1", ActivityKind::kernel, "gelu_forward_kernel"}};
+  std::vector<ActivityRecord> records;
+  std::uint32_t id = 0;
+  for (const Launch& l : launches) {
+    for (auto& r : launched_in(l.range, 100 + 500 * id, l.kind, l.name, id + 1)) records.push_back(r);
+    ++id;
   }
-  for (auto& r : launched_in("forward stage 0 mb 1", 1600, ActivityKind::kernel, "gelu_forward_kernel", 4)) {
-    records.push_back(r);
-  }
-  ActivityTimeline builder;
-  builder.assign_stream(0, 13, StreamRole{0, est::Lane::compute, 0});
-  builder.assign_thread(7, 0);
-  const est::Timeline t = builder.build(records, "step", est::KernelClassifier());
+  const est::Timeline t = built_as_rank_0(records);
   const est::Track* compute = find_track(t, 0, est::Lane::compute);
-  ASSERT_NE(compute, nullptr);
-  ASSERT_EQ(compute->spans.size(), 4u);
+  ASSERT_TRUE(compute != nullptr && compute->spans.size() == 4u);
   EXPECT_EQ(t.name_of(compute->spans[0]), "nvjet_sm90_tst_192x128_64x5") << "the kernel keeps its own name";
   EXPECT_EQ(t.operator_of(compute->spans[0]), "fc2");
   EXPECT_EQ(compute->spans[1].kind, est::SpanKind::memset);

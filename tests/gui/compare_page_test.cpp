@@ -101,8 +101,8 @@ struct ProbeStore {
       }
     }
     if (on_gpu) split_kernels(measured);
-    if (probe_names) name_as_probe(measured);
-    if (kernel_operators) tag_operators(measured);
+    if (probe_names) by_operator(measured, true);
+    if (kernel_operators) by_operator(measured, false);
     EXPECT_TRUE(db->append_timeline(run_id, measured).ok());
     measured_step_s = predicted->iteration_s * 1.25;
     store::RunSummary summary;
@@ -118,25 +118,18 @@ struct ProbeStore {
     EXPECT_TRUE(db->update_summary(run_id, summary).ok());
   }
 
-  void name_as_probe(est::Timeline& t) {
+  // Forward compute kernels become the operator "qkv", backward ones "gelu": as the CPU probe
+  // names its spans (their name, and a thread CPU time of half the span) or, `as_names` false,
+  // as a GPU run's kernels carry the operator that launched them (Span::operator_id).
+  void by_operator(est::Timeline& t, bool as_names) {
     const std::int32_t qkv = t.intern("qkv"), gelu = t.intern("gelu");
     for (auto& track : t.tracks) {
       for (auto& s : track.spans) {
         if (track.lane != est::Lane::compute || s.kind != est::SpanKind::kernel) continue;
-        if (s.phase == est::Phase::forward) s.name_id = qkv;
-        if (s.phase == est::Phase::backward) s.name_id = gelu;
-        s.cpu_ns = s.duration_ns / 2;
-      }
-    }
-  }
-
-  void tag_operators(est::Timeline& t) {
-    const std::int32_t qkv = t.intern("qkv"), gelu = t.intern("gelu");
-    for (auto& track : t.tracks) {
-      for (auto& s : track.spans) {
-        if (track.lane != est::Lane::compute || s.kind != est::SpanKind::kernel) continue;
-        if (s.phase == est::Phase::forward) s.operator_id = qkv;
-        if (s.phase == est::Phase::backward) s.operator_id = gelu;
+        std::int32_t& id = as_names ? s.name_id : s.operator_id;
+        if (s.phase == est::Phase::forward) id = qkv;
+        if (s.phase == est::Phase::backward) id = gelu;
+        if (as_names) s.cpu_ns = s.duration_ns / 2;
       }
     }
   }
@@ -176,6 +169,20 @@ bool wait_comparison(ComparePage& page) {
   QSignalSpy spy(&page, &ComparePage::comparisonReady);
   return spy.wait(30000);
 }
+
+// A Compare page over `fixture`'s runs at the tests' size, its first comparison awaited
+// (`ready`: whether it came).
+struct OpenComparePage {
+  explicit OpenComparePage(const ProbeStore& fixture) : runs(fixture.path), page(&runs, &document) {
+    page.resize(1400, 1000);
+    runs.refresh();
+    ready = wait_comparison(page);
+  }
+  RunRepository runs;
+  PlanDocument document;
+  ComparePage page;
+  bool ready = false;
+};
 
 TEST(ComparePage, ShowsPhasesMemoryAndBothTimelinesOfAProbeRun) {
   ProbeStore fixture(true);
@@ -365,12 +372,9 @@ TEST(ComparePage, AGpuRunShowsItsDeviceThroughputAndTensorCores) {
 
 TEST(ComparePage, ACpuRunHasNoTensorCoreRowsAndNoMfu) {
   ProbeStore fixture(true);
-  RunRepository runs(fixture.path);
-  PlanDocument document;
-  ComparePage page(&runs, &document);
-  page.resize(1400, 1000);
-  runs.refresh();
-  ASSERT_TRUE(wait_comparison(page));
+  OpenComparePage open(fixture);
+  ComparePage& page = open.page;
+  ASSERT_TRUE(open.ready);
   ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
   EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareDevice"))->text().contains(QStringLiteral("cpu: test · fp32")));
   EXPECT_EQ(page.tensorCoreModel()->rowCount(), 0);
@@ -446,12 +450,9 @@ TEST(ComparePage, ACpuRunShowsItsOperatorsAsProcessorTime) {
 // says so. A GPU run without operators (traced before they were kept) shows no table.
 TEST(ComparePage, AGpuRunShowsItsOperatorsAsGpuTime) {
   ProbeStore fixture(true, true, false, true);
-  RunRepository runs(fixture.path);
-  PlanDocument document;
-  ComparePage page(&runs, &document);
-  page.resize(1400, 1000);
-  runs.refresh();
-  ASSERT_TRUE(wait_comparison(page));
+  OpenComparePage open(fixture);
+  ComparePage& page = open.page;
+  ASSERT_TRUE(open.ready);
   ASSERT_TRUE(page.comparison() && page.comparison()->error.isEmpty()) << page.titleText().toStdString();
   const ComparisonModel& ops = *page.operatorModel();
   ASSERT_GT(ops.rowCount(), 10);
@@ -476,11 +477,9 @@ TEST(ComparePage, AGpuRunShowsItsOperatorsAsGpuTime) {
   save_figures(page, QStringLiteral("compare_gpu_operators"));
 
   ProbeStore untagged(true, true);
-  RunRepository untagged_runs(untagged.path);
-  ComparePage untagged_page(&untagged_runs, &document);
-  untagged_runs.refresh();
-  ASSERT_TRUE(wait_comparison(untagged_page));
-  EXPECT_EQ(untagged_page.operatorModel()->rowCount(), 0);
+  OpenComparePage untagged_page(untagged);
+  ASSERT_TRUE(untagged_page.ready);
+  EXPECT_EQ(untagged_page.page.operatorModel()->rowCount(), 0);
 }
 
 est::Plan two_gpu_plan() {
