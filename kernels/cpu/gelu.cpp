@@ -32,7 +32,8 @@ void gelu_forward(float* out, const float* inp, std::size_t n) {
   }
 }
 
-void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) {
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n, Gradient mode) {
+  const bool overwrite = mode == Gradient::overwrite;
   for (std::size_t i = 0; i < n; ++i) {
     const float x = inp[i];
     const float u = kSqrtTwoOverPi * (x + kCubic * x * x * x);
@@ -40,7 +41,7 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t
     const float sech2_u = 1.0f - tanh_u * tanh_u;
     const float du_dx = kSqrtTwoOverPi * (1.0f + 3.0f * kCubic * x * x);
     const float local = 0.5f * (1.0f + tanh_u) + 0.5f * x * sech2_u * du_dx;
-    dinp[i] += local * dout[i];
+    dinp[i] = (overwrite ? 0.0f : dinp[i]) + local * dout[i];
   }
 }
 

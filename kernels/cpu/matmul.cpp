@@ -21,14 +21,15 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
   }
 }
 
-void matmul_backward_input(float* dinp, const float* dout, const float* weight, int N, int C, int OC) {
-  // dinp[N,C] += dout[N,OC] · weight[OC,C]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int N, int C, int OC, Gradient mode) {
+  // dinp[N,C] += dout[N,OC] · weight[OC,C]; beta 0 overwrites (BLAS does not read C then).
+  const float beta = mode == Gradient::overwrite ? 0.0f : 1.0f;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, beta, dinp, C);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int C, int OC) {
-  if (dinp != nullptr) matmul_backward_input(dinp, dout, weight, N, C, OC);
+                     const float* weight, int N, int C, int OC, Gradient dinp_mode) {
+  if (dinp != nullptr) matmul_backward_input(dinp, dout, weight, N, C, OC, dinp_mode);
   // dweight[OC,C] += dout[N,OC]^T · inp[N,C]
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f,
               dweight, C);

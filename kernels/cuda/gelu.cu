@@ -46,23 +46,24 @@ __global__ void gelu_forward_kernel(T* out, const T* inp, std::size_t n) {
   if (i < n) out[i] = detail::from_float<T>(gelu(detail::to_float(inp[i])));
 }
 
-template <class T, int kWidth>
+// Overwrite: dinp = gelu'(inp) * dout, without reading dinp (whose contents may be anything).
+template <class T, int kWidth, bool Overwrite>
 __global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, std::size_t n) {
   const std::size_t packs = n / kWidth;
   const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   for (std::size_t j = first; j < packs; j += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    float x[kWidth], dy[kWidth], dx[kWidth];
+    float x[kWidth], dy[kWidth], dx[kWidth] = {};
     detail::load_pack(x, inp + j * kWidth);
     detail::load_pack(dy, dout + j * kWidth);
-    detail::load_pack(dx, dinp + j * kWidth);
+    if constexpr (!Overwrite) detail::load_pack(dx, dinp + j * kWidth);
 #pragma unroll
     for (int i = 0; i < kWidth; ++i) dx[i] += gelu_derivative(x[i]) * dy[i];
     detail::store_pack(dinp + j * kWidth, dx);
   }
   const std::size_t i = packs * kWidth + first;
   if (i < n) {
-    dinp[i] = detail::from_float<T>(detail::to_float(dinp[i]) +
-                                    gelu_derivative(detail::to_float(inp[i])) * detail::to_float(dout[i]));
+    const float old = Overwrite ? 0.0f : detail::to_float(dinp[i]);
+    dinp[i] = detail::from_float<T>(old + gelu_derivative(detail::to_float(inp[i])) * detail::to_float(dout[i]));
   }
 }
 
@@ -77,13 +78,22 @@ Status forward(T* out, const T* inp, std::size_t n, cudaStream_t stream) {
   return detail::launch_status("gelu_forward_kernel");
 }
 
-template <class T>
-Status backward(T* dinp, const T* inp, const T* dout, std::size_t n, cudaStream_t stream) {
+template <class T, bool Overwrite>
+void launch_backward(T* dinp, const T* inp, const T* dout, std::size_t n, cudaStream_t stream) {
   if (detail::all_aligned16(dinp, inp, dout)) {
     constexpr int W = detail::kVecWidth<T>;
-    gelu_backward_kernel<T, W><<<detail::grid_for(n / W), detail::kBlockSize, 0, stream>>>(dinp, inp, dout, n);
+    gelu_backward_kernel<T, W, Overwrite><<<detail::grid_for(n / W), detail::kBlockSize, 0, stream>>>(dinp, inp, dout, n);
   } else {
-    gelu_backward_kernel<T, 1><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(dinp, inp, dout, n);
+    gelu_backward_kernel<T, 1, Overwrite><<<detail::grid_for(n), detail::kBlockSize, 0, stream>>>(dinp, inp, dout, n);
+  }
+}
+
+template <class T>
+Status backward(T* dinp, const T* inp, const T* dout, std::size_t n, cudaStream_t stream, Gradient mode) {
+  if (mode == Gradient::overwrite) {
+    launch_backward<T, true>(dinp, inp, dout, n, stream);
+  } else {
+    launch_backward<T, false>(dinp, inp, dout, n, stream);
   }
   return detail::launch_status("gelu_backward_kernel");
 }
@@ -94,14 +104,14 @@ Status gelu_forward(float* out, const float* inp, std::size_t n, cudaStream_t s)
 Status gelu_forward(bfloat16* out, const bfloat16* inp, std::size_t n, cudaStream_t s) { return forward(out, inp, n, s); }
 Status gelu_forward(float16* out, const float16* inp, std::size_t n, cudaStream_t s) { return forward(out, inp, n, s); }
 
-Status gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n, cudaStream_t s) {
-  return backward(dinp, inp, dout, n, s);
+Status gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n, cudaStream_t s, Gradient mode) {
+  return backward(dinp, inp, dout, n, s, mode);
 }
-Status gelu_backward(bfloat16* dinp, const bfloat16* inp, const bfloat16* dout, std::size_t n, cudaStream_t s) {
-  return backward(dinp, inp, dout, n, s);
+Status gelu_backward(bfloat16* dinp, const bfloat16* inp, const bfloat16* dout, std::size_t n, cudaStream_t s, Gradient mode) {
+  return backward(dinp, inp, dout, n, s, mode);
 }
-Status gelu_backward(float16* dinp, const float16* inp, const float16* dout, std::size_t n, cudaStream_t s) {
-  return backward(dinp, inp, dout, n, s);
+Status gelu_backward(float16* dinp, const float16* inp, const float16* dout, std::size_t n, cudaStream_t s, Gradient mode) {
+  return backward(dinp, inp, dout, n, s, mode);
 }
 
 }  // namespace plansight::kernels::cuda

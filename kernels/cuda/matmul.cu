@@ -130,10 +130,10 @@ Status gelu_forward(E* out, E* pre_gelu, const E* inp, const E* weight, const E*
 
 template <class E>
 Status backward(E* dinp, float* dweight, float* dbias, const E* dout, const E* inp, const E* weight, int N, int C,
-                int OC, Blas& blas, cudaStream_t stream) {
+                int OC, Blas& blas, cudaStream_t stream, Gradient dinp_mode) {
   const DType type = detail::TypeInfo<E>::kDType;
   if (dinp != nullptr) {
-    // dinp[N,C] += dout[N,OC] · weight[OC,C]
+    // dinp[N,C] += dout[N,OC] · weight[OC,C] (beta 0: overwritten)
     detail::Gemm g;
     g.what = "matmul_backward dinp";
     g.ab_type = g.c_type = type;
@@ -141,7 +141,7 @@ Status backward(E* dinp, float* dweight, float* dbias, const E* dout, const E* i
     g.a = dout, g.lda = OC;
     g.b = weight, g.ldb = C;
     g.c = dinp, g.ldc = C;
-    g.beta = 1.0f;
+    g.beta = dinp_mode == Gradient::overwrite ? 0.0f : 1.0f;
     if (Status s = detail::gemm(blas, g, stream); !s) return s;
   }
   if (dweight != nullptr) {
@@ -190,16 +190,16 @@ Status matmul_gelu_forward(float16* out, float16* pre, const float16* inp, const
 }
 
 Status matmul_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w, int N,
-                       int C, int OC, Blas& blas, cudaStream_t s) {
-  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+                       int C, int OC, Blas& blas, cudaStream_t s, Gradient mode) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s, mode);
 }
 Status matmul_backward(bfloat16* dinp, float* dw, float* db, const bfloat16* dout, const bfloat16* inp, const bfloat16* w, int N,
-                       int C, int OC, Blas& blas, cudaStream_t s) {
-  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+                       int C, int OC, Blas& blas, cudaStream_t s, Gradient mode) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s, mode);
 }
 Status matmul_backward(float16* dinp, float* dw, float* db, const float16* dout, const float16* inp, const float16* w, int N,
-                       int C, int OC, Blas& blas, cudaStream_t s) {
-  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s);
+                       int C, int OC, Blas& blas, cudaStream_t s, Gradient mode) {
+  return backward(dinp, dw, db, dout, inp, w, N, C, OC, blas, s, mode);
 }
 
 Status bias_backward(float* dbias, const void* dout, int N, int OC, DType type, cudaStream_t stream) {

@@ -10,7 +10,8 @@
 //   master weights, optimizer moments, LayerNorm statistics and cross-entropy sums are fp32
 //   (mixed precision, Micikevicius et al. 2018 §3.1; Megatron-LM's fp32 main_grad).
 // - Backward kernels accumulate into their outputs (dinp, dweight, dbias), as the CPU kernels
-//   and their CUDA twins do; callers zero what must start from zero.
+//   and their CUDA twins do; callers zero what must start from zero, or have the first writer
+//   of an input gradient overwrite it (kernels::Gradient::overwrite).
 // - Work runs on one of two queues: the rank's compute queue (its main thread) or its gradient
 //   queue (the data-parallel gradient thread, grad_sync.h). On the CPU both are the calling
 //   thread and run at once; on a GPU they are streams, ordered with fence().
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "plansight/kernels/adamw.h"
+#include "plansight/kernels/gradient_mode.h"
 #include "plansight/runtime/communicator.h"
 #include "plansight/runtime/memory_tracker.h"
 
@@ -134,13 +136,15 @@ class Backend {
   virtual void layernorm_backward(void* dinp, float* dweight, float* dbias, const void* dout, const void* inp,
                                   const void* weight, const float* mean, const float* rstd, int N, int C) = 0;
   virtual void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC) = 0;
+  // dinp_mode / mode: whether the input gradient is added to dinp or written over it
+  // (kernels/gradient_mode.h; the buffer's first writer need not be zeroed first).
   virtual void matmul_backward(void* dinp, float* dweight, float* dbias, const void* dout, const void* inp,
-                               const void* weight, int N, int C, int OC) = 0;
+                               const void* weight, int N, int C, int OC, kernels::Gradient dinp_mode) = 0;
   virtual void attention_forward(void* out, void* att, const void* qkv, int B, int T, int C, int NH) = 0;
   virtual void attention_backward(void* dqkv, void* scratch, const void* dout, const void* qkv, const void* att,
                                   int B, int T, int C, int NH) = 0;
   virtual void gelu_forward(void* out, const void* inp, std::size_t n) = 0;
-  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n) = 0;
+  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n, kernels::Gradient mode) = 0;
   // out[n,c] += base[n,c] + bias[c] (bias may be null): the residual after a row-parallel GEMM,
   // whose bias is added once, after the TP all-reduce.
   virtual void residual_bias(void* out, const void* base, const void* bias, int N, int C) = 0;

@@ -117,7 +117,10 @@ est::GemmSample measure_gemm(const GemmShape& shape, CalibrationLevel level, int
         };
         break;
       case GemmCall::input_grad:
-        call = [=] { kc::matmul_backward_input(inp->data(), out->data(), weight->data(), N, C, OC); };
+        // As the probe's backward writes an input gradient: overwritten (transformer_block.cpp).
+        call = [=] {
+          kc::matmul_backward_input(inp->data(), out->data(), weight->data(), N, C, OC, kernels::Gradient::overwrite);
+        };
         break;
       case GemmCall::weight_grad:
       case GemmCall::weight_grad_bias: {

@@ -66,8 +66,8 @@ class CpuBackend final : public Backend {
     kc::matmul_forward(f(out), f(inp), f(weight), f(bias), N, C, OC);
   }
   void matmul_backward(void* dinp, float* dweight, float* dbias, const void* dout, const void* inp, const void* weight,
-                       int N, int C, int OC) override {
-    kc::matmul_backward(f(dinp), dweight, dbias, f(dout), f(inp), f(weight), N, C, OC);
+                       int N, int C, int OC, kernels::Gradient dinp_mode) override {
+    kc::matmul_backward(f(dinp), dweight, dbias, f(dout), f(inp), f(weight), N, C, OC, dinp_mode);
   }
   void attention_forward(void* out, void* att, const void* qkv, int B, int T, int C, int NH) override {
     kc::attention_forward(f(out), f(att), f(qkv), B, T, C, NH);
@@ -77,8 +77,8 @@ class CpuBackend final : public Backend {
     kc::attention_backward(f(dqkv), f(scratch), f(dout), f(qkv), f(att), B, T, C, NH);
   }
   void gelu_forward(void* out, const void* inp, std::size_t n) override { kc::gelu_forward(f(out), f(inp), n); }
-  void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n) override {
-    kc::gelu_backward(f(dinp), f(inp), f(dout), n);
+  void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n, kernels::Gradient mode) override {
+    kc::gelu_backward(f(dinp), f(inp), f(dout), n, mode);
   }
   void residual_bias(void* out_v, const void* base_v, const void* bias_v, int N, int C) override {
     float* out = f(out_v);

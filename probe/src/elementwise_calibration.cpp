@@ -86,7 +86,7 @@ std::map<std::string, double> measure_elementwise(const ProbeRequest& r, Calibra
   });
   record("activation_backward", ffn * (2 * gate + 1) * e, [=](int) {
     auto x = buffer(ffn), dx = buffer(ffn), dy = buffer(ffn);
-    return [=] { kc::gelu_backward(dx->data(), x->data(), dy->data(), n_ffn); };
+    return [=] { kc::gelu_backward(dx->data(), x->data(), dy->data(), n_ffn, kernels::Gradient::overwrite); };
   });
   // Attention softmax on b * heads/t * s rows of s scores. The CPU attention kernel fuses its
   // softmax with the score loops, so it cannot be timed alone; the row-wise softmax of the

@@ -110,7 +110,8 @@ void head_backward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const v
   const int N = d.N(), C = d.C, Vl = d.Vl(), begin = ctx.at.tp * Vl;
   const est::Phase ph = est::Phase::backward;
   Backend& be = ctx.be;
-  Buf dlnf(be, MemoryCategory::activations, static_cast<std::size_t>(N) * C, be.act());  // zeroed: matmul_backward adds into it
+  // Unfilled: matmul_backward writes it whole (Gradient::overwrite), so no memset launch.
+  Buf dlnf(be, MemoryCategory::activations, static_cast<std::size_t>(N) * C, be.act(), Fill::none);
   {
     // d loss / d logits = (softmax - onehot(target)) per token, in place over the probabilities.
     auto s = ctx.compute("cross_entropy", ph, stage, mb);
@@ -118,7 +119,8 @@ void head_backward(RankContext& ctx, ParamUnit& norm, ParamUnit& weight, const v
   }
   {
     auto s = ctx.compute("lm_head", ph, stage, mb, 4.0 * N * C * Vl);
-    be.matmul_backward(dlnf.data(), weight.grad(0), nullptr, a.probs.data(), a.lnf.data(), weight.param(0), N, C, Vl);
+    be.matmul_backward(dlnf.data(), weight.grad(0), nullptr, a.probs.data(), a.lnf.data(), weight.param(0), N, C, Vl,
+                       kernels::Gradient::overwrite);
   }
   ctx.all_reduce(*ctx.tp, dlnf.data(), dlnf.size(), be.act(), "tp.all_reduce", ph, stage, mb);
   be.zero(dx, dlnf.bytes(), Queue::compute);

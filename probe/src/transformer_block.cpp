@@ -156,24 +156,28 @@ void TransformerBlock::backward(const void* x, const void* dout, void* dx, Layer
   ParamUnit& u = unit_;
   Backend& be = ctx_.be;
   const Elem e = be.act();
-  // Zeroed: the input gradients the kernels accumulate into (matmul_backward's dinp, GeLU's
-  // dinp, attention's dqkv). Unfilled: what a copy or a forward-style write fills whole first.
+  // Unfilled: what its first writer fills whole (a copy, or a GEMM's or GeLU's input gradient
+  // written with Gradient::overwrite), so no memset launch. Zeroed: attention's dqkv, which its
+  // kernels accumulate into.
+  constexpr auto overwrite = kernels::Gradient::overwrite;
   auto zeroed = [&](std::size_t count) { return Buf(be, MemoryCategory::activations, count, e); };
   auto overwritten = [&](std::size_t count) { return Buf(be, MemoryCategory::activations, count, e, Fill::none); };
-  Buf dx2 = overwritten(n * C), dfchg = zeroed(n * Fl), dfch = zeroed(n * Fl), dln = zeroed(n * C);
+  Buf dx2 = overwritten(n * C), dfchg = overwritten(n * Fl), dfch = overwritten(n * Fl), dln = overwritten(n * C);
   be.copy(dx2.data(), dout, dx2.bytes(), Queue::compute);  // the residual passes dout through
   {
     auto s = ctx_.compute("fc2", ph, stage_, mb, 2 * gemm_flops(N, Fl, C));
     be.bias_backward(u.grad(ix_.fc2_b), dout, N, C);
-    be.matmul_backward(dfchg.data(), u.grad(ix_.fc2_w), nullptr, dout, a.fchg.data(), u.param(ix_.fc2_w), N, Fl, C);
+    be.matmul_backward(dfchg.data(), u.grad(ix_.fc2_w), nullptr, dout, a.fchg.data(), u.param(ix_.fc2_w), N, Fl, C,
+                       overwrite);
   }
   {
     auto s = ctx_.compute("gelu", ph, stage_, mb);
-    be.gelu_backward(dfch.data(), a.fch.data(), dfchg.data(), dfch.size());
+    be.gelu_backward(dfch.data(), a.fch.data(), dfchg.data(), dfch.size(), overwrite);
   }
   {
     auto s = ctx_.compute("fc1", ph, stage_, mb, 2 * gemm_flops(N, C, Fl));
-    be.matmul_backward(dln.data(), u.grad(ix_.fc_w), u.grad(ix_.fc_b), dfch.data(), a.ln2.data(), u.param(ix_.fc_w), N, C, Fl);
+    be.matmul_backward(dln.data(), u.grad(ix_.fc_w), u.grad(ix_.fc_b), dfch.data(), a.ln2.data(), u.param(ix_.fc_w), N, C, Fl,
+                       overwrite);
   }
   dfchg.reset();
   dfch.reset();
@@ -183,21 +187,22 @@ void TransformerBlock::backward(const void* x, const void* dout, void* dx, Layer
     be.layernorm_backward(dx2.data(), u.grad(ix_.ln2_w), u.grad(ix_.ln2_b), dln.data(), a.x2.data(), u.param(ix_.ln2_w),
                           a.mean2.f32(), a.rstd2.f32(), N, C);
   }
-  Buf datty = zeroed(n * Cl), dqkv = zeroed(n * 3 * Cl);
+  Buf datty = overwritten(n * Cl), dqkv = zeroed(n * 3 * Cl);
   {
     auto s = ctx_.compute("proj", ph, stage_, mb, 2 * gemm_flops(N, Cl, C));
     be.bias_backward(u.grad(ix_.proj_b), dx2.data(), N, C);
-    be.matmul_backward(datty.data(), u.grad(ix_.proj_w), nullptr, dx2.data(), a.atty.data(), u.param(ix_.proj_w), N, Cl, C);
+    be.matmul_backward(datty.data(), u.grad(ix_.proj_w), nullptr, dx2.data(), a.atty.data(), u.param(ix_.proj_w), N, Cl, C,
+                       overwrite);
   }
   {
     Buf scratch = overwritten(a.att.size());  // the gradient of att: a beta-0 GEMM's output, then rewritten whole
     auto s = ctx_.compute("attention", ph, stage_, mb, 8.0 * d.B * d.T * d.T * Cl);
     be.attention_backward(dqkv.data(), scratch.data(), datty.data(), a.qkv.data(), a.att.data(), d.B, d.T, Cl, d.NHl());
   }
-  dln.zero();
   {
     auto s = ctx_.compute("qkv", ph, stage_, mb, 2 * gemm_flops(N, C, 3 * Cl));
-    be.matmul_backward(dln.data(), u.grad(ix_.qkv_w), u.grad(ix_.qkv_b), dqkv.data(), a.ln1.data(), u.param(ix_.qkv_w), N, C, 3 * Cl);
+    be.matmul_backward(dln.data(), u.grad(ix_.qkv_w), u.grad(ix_.qkv_b), dqkv.data(), a.ln1.data(), u.param(ix_.qkv_w), N, C,
+                       3 * Cl, overwrite);
   }
   ctx_.all_reduce(*ctx_.tp, dln.data(), dln.size(), e, "tp.all_reduce", ph, stage_, mb);
   be.copy(dx, dx2.data(), dx2.bytes(), Queue::compute);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,6 +99,15 @@ TEST_F(GemmTest, MatmulWithoutBiasAndEachGradientAlone) {
   expect_close("matmul out", d_out.to_host(), out, 2e-5f);
   expect_close("matmul dweight", d_dweight.to_host(), dweight, 2e-5f);
   expect_close("matmul dinp", d_dinp.to_host(), dinp, 2e-5f);
+  // The input gradient overwritten (Gradient::overwrite, beta 0) over NaNs: dout·weight alone.
+  DeviceBuffer<float> d_written(std::vector<float>(dinp.size(), std::numeric_limits<float>::quiet_NaN()));
+  ASSERT_CUDA(d_written.error());
+  ASSERT_OK(cuda::matmul_backward(d_written.get(), nullptr, nullptr, d_dout.get(), nullptr, d_weight.get(), N, C, OC,
+                                  *blas_, stream_, Gradient::overwrite));
+  sync();
+  std::vector<float> written(dinp.size());
+  cpu::matmul_backward_input(written.data(), dout.data(), weight.data(), N, C, OC, Gradient::overwrite);
+  expect_close("matmul dinp overwritten", d_written.to_host(), written, 2e-5f);
 }
 
 // A forward matmul without bias: random fp32 inputs on the host and the device, and the CPU's

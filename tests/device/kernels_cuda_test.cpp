@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "device_test_util.h"
@@ -99,6 +100,14 @@ TYPED_TEST(ElementwiseKernelsTest, GeluForwardAndBackwardMatchCpu) {
   cpu::gelu_backward(dinp.data(), inp.data(), dout.data(), n);
   expect_close("gelu out", widen_all(d_out.to_host()), out, storage_rtol<E>());
   expect_close("gelu dinp", widen_all(d_dinp.to_host()), dinp, storage_rtol<E>());
+  // Overwritten (Gradient::overwrite) over NaNs: the CPU's overwrite, none of the NaNs read.
+  DeviceBuffer<E> d_written(narrow_all<E>(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN())));
+  ASSERT_CUDA(d_written.error());
+  ASSERT_OK(cuda::gelu_backward(d_written.get(), d_inp.get(), d_dout.get(), n, this->stream_, Gradient::overwrite));
+  this->sync();
+  std::vector<float> written(n);
+  cpu::gelu_backward(written.data(), inp.data(), dout.data(), n, Gradient::overwrite);
+  expect_close("gelu dinp overwritten", widen_all(d_written.to_host()), written, storage_rtol<E>());
 }
 
 TYPED_TEST(ElementwiseKernelsTest, ResidualForwardAndBackwardMatchCpu) {

@@ -105,17 +105,21 @@ TEST(CpuBackendFill, ForwardKernelsWriteEveryElementOfAPoisonedOutput) {
 }
 
 // What the poison is for: GeLU's backward accumulates into dinp (dinp += gelu'(x) dout), so a
-// `none` there is a bug, and the poison makes it NaN instead of a silently right answer.
+// `none` there is a bug, and the poison makes it NaN instead of a silently right answer. Asked
+// to overwrite (kernels::Gradient), it writes the unfilled array whole and reads none of it.
 TEST(CpuBackendFill, AnAccumulatingKernelIntoAnUnfilledArrayGivesNaN) {
   auto be = make_cpu_backend();
   const std::size_t n = 64;
   Buf x = filled(*be, ramp(n, 0.3f)), dout = filled(*be, ramp(n, 0.1f));
   Buf wrong(*be, MemoryCategory::activations, n, Elem::f32, Fill::none);
   Buf right(*be, MemoryCategory::activations, n);
-  be->gelu_backward(wrong.data(), x.data(), dout.data(), n);
-  be->gelu_backward(right.data(), x.data(), dout.data(), n);
+  Buf written(*be, MemoryCategory::activations, n, Elem::f32, Fill::none);
+  be->gelu_backward(wrong.data(), x.data(), dout.data(), n, kernels::Gradient::accumulate);
+  be->gelu_backward(right.data(), x.data(), dout.data(), n, kernels::Gradient::accumulate);
+  be->gelu_backward(written.data(), x.data(), dout.data(), n, kernels::Gradient::overwrite);
   for (float v : read_f32(wrong)) ASSERT_TRUE(std::isnan(v));
   for (float v : read_f32(right)) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_EQ(read_f32(written), read_f32(right));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // at 0.5 to check that backward accumulates rather than overwrites.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kernels_test_util.h"
@@ -161,4 +162,34 @@ TEST_F(KernelsBackward, SoftmaxCrossEntropyWithIgnoredPosition) {
   auto dlogits = filled(logits.size(), kPrefill);
   cpu::softmax_crossentropy_backward(dlogits.data(), dlosses.data(), probs.data(), targets.data(), N, V, ignore);
   expect_gradient_matches("dlogits", logits, minus(dlogits, kPrefill), all_indices(logits.size()), loss);
+}
+
+// Gradient::overwrite writes the input gradient that accumulate adds: over a NaN-filled buffer
+// (so a read of the old contents would show), the result equals accumulating into zeros, for
+// the GEMM's input gradient and for GeLU's; the weight and bias gradients still accumulate.
+TEST_F(KernelsBackward, OverwrittenInputGradientsEqualAccumulatedIntoZeros) {
+  const int N = 6, C = 5, OC = 7;
+  const auto inp = random_normal(static_cast<std::size_t>(N) * C, 21);
+  const auto weight = random_normal(static_cast<std::size_t>(OC) * C, 22);
+  const auto dout = random_normal(static_cast<std::size_t>(N) * OC, 23);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto dinp_added = filled(inp.size(), 0.0f), dinp_written = filled(inp.size(), nan);
+  auto dweight_added = filled(weight.size(), kPrefill), dweight_written = filled(weight.size(), kPrefill);
+  auto dbias_added = filled(OC, kPrefill), dbias_written = filled(OC, kPrefill);
+  cpu::matmul_backward(dinp_added.data(), dweight_added.data(), dbias_added.data(), dout.data(), inp.data(), weight.data(),
+                       N, C, OC);
+  cpu::matmul_backward(dinp_written.data(), dweight_written.data(), dbias_written.data(), dout.data(), inp.data(),
+                       weight.data(), N, C, OC, pk::Gradient::overwrite);
+  EXPECT_EQ(dinp_written, dinp_added);
+  EXPECT_EQ(dweight_written, dweight_added) << "the weight gradient accumulates either way";
+  EXPECT_EQ(dbias_written, dbias_added);
+  auto alone = filled(inp.size(), nan);
+  cpu::matmul_backward_input(alone.data(), dout.data(), weight.data(), N, C, OC, pk::Gradient::overwrite);
+  EXPECT_EQ(alone, dinp_added);
+
+  const auto x = random_normal(64, 24, 2.0f), dy = random_normal(64, 25);
+  auto gelu_added = filled(64, 0.0f), gelu_written = filled(64, nan);
+  cpu::gelu_backward(gelu_added.data(), x.data(), dy.data(), 64);
+  cpu::gelu_backward(gelu_written.data(), x.data(), dy.data(), 64, pk::Gradient::overwrite);
+  EXPECT_EQ(gelu_written, gelu_added);
 }

@@ -215,11 +215,11 @@ class CudaBackend final : public Backend {
     });
   }
   void matmul_backward(void* dinp, float* dweight, float* dbias, const void* dout, const void* inp, const void* weight,
-                       int N, int C, int OC) override {
+                       int N, int C, int OC, kernels::Gradient dinp_mode) override {
     typed([&](auto* t) {
       using T = std::remove_pointer_t<decltype(t)>;
       ok(kcu::matmul_backward(static_cast<T*>(dinp), dweight, dbias, static_cast<const T*>(dout), static_cast<const T*>(inp),
-                              static_cast<const T*>(weight), N, C, OC, *blas_, compute()));
+                              static_cast<const T*>(weight), N, C, OC, *blas_, compute(), dinp_mode));
     });
   }
   void attention_forward(void* out, void* att, const void* qkv, int B, int T_len, int C, int NH) override {
@@ -243,10 +243,10 @@ class CudaBackend final : public Backend {
       ok(kcu::gelu_forward(static_cast<T*>(out), static_cast<const T*>(inp), n, compute()));
     });
   }
-  void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n) override {
+  void gelu_backward(void* dinp, const void* inp, const void* dout, std::size_t n, kernels::Gradient mode) override {
     typed([&](auto* t) {
       using T = std::remove_pointer_t<decltype(t)>;
-      ok(kcu::gelu_backward(static_cast<T*>(dinp), static_cast<const T*>(inp), static_cast<const T*>(dout), n, compute()));
+      ok(kcu::gelu_backward(static_cast<T*>(dinp), static_cast<const T*>(inp), static_cast<const T*>(dout), n, compute(), mode));
     });
   }
   void residual_bias(void* out, const void* base, const void* bias, int N, int C) override {

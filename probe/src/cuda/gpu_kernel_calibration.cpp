@@ -71,7 +71,8 @@ GemmRole role_of(const std::string& name) {
 // The shape's GEMM as matmul_forward / matmul_backward run it for the layer it belongs to
 // (calibration_gemm_shapes: forward (T, out, in), dgrad (T, in, out), wgrad (in, out, T)):
 //  - forward: out[T,out] = inp[T,in] weight[out,in]^T into the element type;
-//  - input gradient: dinp[T,in] += dout[T,out] weight[out,in] (no transposes, beta 1);
+//  - input gradient: dinp[T,in] = dout[T,out] weight[out,in] (no transposes, beta 0: the probe's
+//    backward has each input gradient's first writer overwrite it, kernels::Gradient);
 //  - weight gradient: dweight[out,in] += dout[T,out]^T inp[T,in] (A transposed, fp32, beta 1).
 // A, B and C are the call's first, second and output operands, of a_elems, b_elems and c_elems.
 struct GemmCall {
@@ -89,8 +90,8 @@ std::string call_gemm(const GemmCall& g, DeviceArray& a, DeviceArray& b, DeviceA
     case GemmRole::forward:  // N = T (m), C = in (k), OC = out (n)
       return status_text(kc::matmul_forward(c.as<E>(), a.as<E>(), b.as<E>(), nullptr, g.m, g.k, g.n, blas, stream));
     case GemmRole::input_gradient:  // N = T (m), C = in (n), OC = out (k); A = dout, B = weight
-      return status_text(
-          kc::matmul_backward(c.as<E>(), nullptr, nullptr, a.as<E>(), nullptr, b.as<E>(), g.m, g.n, g.k, blas, stream));
+      return status_text(kc::matmul_backward(c.as<E>(), nullptr, nullptr, a.as<E>(), nullptr, b.as<E>(), g.m, g.n, g.k,
+                                             blas, stream, kernels::Gradient::overwrite));
     case GemmRole::weight_gradient:  // N = T (k), C = in (m), OC = out (n); A = dout, B = inp
       return status_text(kc::matmul_backward(static_cast<E*>(nullptr), c.as<float>(), nullptr, a.as<E>(), b.as<E>(),
                                              nullptr, g.k, g.m, g.n, blas, stream));

@@ -4,11 +4,14 @@
 
 #include <cstddef>
 
+#include "plansight/kernels/gradient_mode.h"
+
 namespace plansight::kernels::cpu {
 
 void gelu_forward(float* out, const float* inp, std::size_t n);
 
-// Accumulates dinp += gelu'(inp) * dout.
-void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n);
+// Accumulates dinp += gelu'(inp) * dout (= with Gradient::overwrite, not reading dinp).
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n,
+                   Gradient mode = Gradient::accumulate);
 
 }  // namespace plansight::kernels::cpu

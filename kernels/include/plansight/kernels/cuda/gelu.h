@@ -7,6 +7,7 @@
 
 #include "plansight/kernels/cuda/dtypes.h"
 #include "plansight/kernels/cuda/status.h"
+#include "plansight/kernels/gradient_mode.h"
 
 namespace plansight::kernels::cuda {
 
@@ -14,9 +15,12 @@ Status gelu_forward(float* out, const float* inp, std::size_t n, cudaStream_t st
 Status gelu_forward(bfloat16* out, const bfloat16* inp, std::size_t n, cudaStream_t stream);
 Status gelu_forward(float16* out, const float16* inp, std::size_t n, cudaStream_t stream);
 
-// Accumulates dinp += gelu'(inp) * dout.
-Status gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n, cudaStream_t stream);
-Status gelu_backward(bfloat16* dinp, const bfloat16* inp, const bfloat16* dout, std::size_t n, cudaStream_t stream);
-Status gelu_backward(float16* dinp, const float16* inp, const float16* dout, std::size_t n, cudaStream_t stream);
+// Accumulates dinp += gelu'(inp) * dout (= with Gradient::overwrite, not reading dinp).
+Status gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n, cudaStream_t stream,
+                     Gradient mode = Gradient::accumulate);
+Status gelu_backward(bfloat16* dinp, const bfloat16* inp, const bfloat16* dout, std::size_t n, cudaStream_t stream,
+                     Gradient mode = Gradient::accumulate);
+Status gelu_backward(float16* dinp, const float16* inp, const float16* dout, std::size_t n, cudaStream_t stream,
+                     Gradient mode = Gradient::accumulate);
 
 }  // namespace plansight::kernels::cuda

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "plansight/kernels/cuda/blas.h"
+#include "plansight/kernels/gradient_mode.h"
 #include "plansight/kernels/cuda/dtypes.h"
 #include "plansight/kernels/cuda/status.h"
 
@@ -34,13 +35,17 @@ Status matmul_gelu_forward(float16* out, float16* pre_gelu, const float16* inp, 
 // Accumulates dinp [N,C] += dout·weight, dweight [OC,C] += dout^T·inp (fp32, accumulated by the
 // GEMM itself: 16-bit operands, fp32 C, beta = 1) and dbias [OC] += Σ_n dout (fp32, a
 // deterministic column reduction). Any of dinp, dweight and dbias may be null (the calibration
-// times the input- and weight-gradient GEMMs apart).
+// times the input- and weight-gradient GEMMs apart). With Gradient::overwrite, dinp = dout·weight
+// (the GEMM's beta 0: its old contents are not read, and need not be zeroed first).
 Status matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                       const float* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream);
+                       const float* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream,
+                       Gradient dinp_mode = Gradient::accumulate);
 Status matmul_backward(bfloat16* dinp, float* dweight, float* dbias, const bfloat16* dout, const bfloat16* inp,
-                       const bfloat16* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream);
+                       const bfloat16* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream,
+                       Gradient dinp_mode = Gradient::accumulate);
 Status matmul_backward(float16* dinp, float* dweight, float* dbias, const float16* dout, const float16* inp,
-                       const float16* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream);
+                       const float16* weight, int N, int C, int OC, Blas& blas, cudaStream_t stream,
+                       Gradient dinp_mode = Gradient::accumulate);
 
 // dbias [OC] += sum_n dout [N,OC] alone (fp32, the deterministic column reduction of
 // matmul_backward), for a bias added outside a GEMM (the probe's row-parallel biases, added
