@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
               "device->host pinned %.1f pageable %.1f\n",
               c.device_to_device / 1e9, c.host_to_device_pinned / 1e9, c.host_to_device_pageable / 1e9,
               c.device_to_host_pinned / 1e9, c.device_to_host_pageable / 1e9);
-  std::printf("launch overhead: %.2f us\n", p.kernel_overhead_s * 1e6);
+  // The GPU's time per one-element kernel queued back to back (gpu_timing.h: held trials), which
+  // the time model adds per kernel; what the host takes to enqueue one is the line after.
+  std::printf("launch overhead (GPU, kernels queued back to back): %.2f us\n", p.kernel_overhead_s * 1e6);
   if (const double us = gemm_enqueue_us(); us >= 0) {
     std::printf("GEMM enqueue (host, bf16 64^3 with bias, cached description): %.2f us a call\n", us);
   } else {
