@@ -42,8 +42,9 @@ std::string comparison_legend() {
          "under 5% of the step on both sides shows only this (its own error would be noise-sized).\n"
          "forward, backward: compute of the micro-batches (backward with recomputation); communication: "
          "collectives and pipeline sends not hidden behind compute, from when the last peer arrived; idle: time a "
-         "rank is idle inside the step (the pipeline bubble, waiting for a peer, and on a CPU the host's gaps "
-         "between traced operations); optimizer: gradient clipping and the AdamW update.";
+         "rank is idle inside the step (the pipeline bubble, waiting for a peer, on a CPU the host's gaps "
+         "between traced operations, and on a GPU the time it waited for the host to enqueue the next kernel, "
+         "which the time model does not have); optimizer: gradient clipping and the AdamW update.";
 }
 
 bool has_cpu_times(const est::Timeline& timeline) {
