@@ -100,4 +100,23 @@ Result<Estimate> estimate(const Plan& plan, const EstimateOptions& estimate_opti
   return e;
 }
 
+Result<Estimate> estimate_with_prediction(const Plan& plan, const HardwareProfile* profile, TimePrediction& prediction) {
+  TimePrediction predicted;
+  EstimateOptions options;
+  options.profile = profile;
+  options.prediction = &predicted;
+  auto e = estimate(plan, options);
+  if (!e) return e.errors();
+  if (!e->time.predicted) {
+    TimeModelOptions model;
+    model.profile = profile;
+    model.keep_timeline = true;
+    auto again = predict_time(plan, e->padded_vocab, model);
+    if (!again) return again.errors();
+    predicted = std::move(*again);
+  }
+  prediction = std::move(predicted);
+  return e;
+}
+
 }  // namespace plansight::estimator

@@ -59,20 +59,18 @@ Status run_compare(const std::vector<std::string>& argv, std::ostream& out, std:
   if (!profile) return report_command_errors(profile.errors(), json, out, err, Status::failure);
   auto plan = core::plan_of_probe_run(*run->plan, *profile, core::launched_processes(run->summary->device));
   if (!plan) return report_command_errors(plan.errors(), json, out, err, Status::failure);
-  auto estimate = est::estimate(*plan, &*profile);
+  // One simulation of the run's plan gives the estimate (its memory) and the predicted timeline.
+  est::TimePrediction prediction;
+  auto estimate = est::estimate_with_prediction(*plan, &*profile, prediction);
   if (!estimate) return report_command_errors(estimate.errors(), json, out, err, Status::failure);
-  est::TimeModelOptions options;
-  options.profile = &*profile;
-  auto predicted = est::predict_time(*plan, estimate->padded_vocab, options);
-  if (!predicted) return report_command_errors(predicted.errors(), json, out, err, Status::failure);
   auto measured_timeline = db->load_timeline(*id, est::TimelineSource::measured);
 
   // Time: the step from the run's median, the phases from its traced step.
   const std::int64_t shared = core::shared_processors_of(*plan, measured_timeline ? &*measured_timeline : nullptr);
-  const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
+  const core::StepPhases p = core::step_phases(prediction.timeline, shared, core::ranks_per_stage(*plan));
   const core::StepPhases m = measured_timeline ? core::step_phases(*measured_timeline, shared) : core::StepPhases{};
   const bool has_phases = measured_timeline.ok();
-  std::vector<core::ComparedValue> phases = core::phase_rows(p, m, has_phases, predicted->iteration_s, *run->summary->step_time_s);
+  std::vector<core::ComparedValue> phases = core::phase_rows(p, m, has_phases, prediction.iteration_s, *run->summary->step_time_s);
   const core::ComparedValue step = phases.back();
   phases.pop_back();
   // Memory: per category the largest over pipeline stages (predicted) and over ranks (measured).

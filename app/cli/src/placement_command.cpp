@@ -40,7 +40,11 @@ Status run_placement(const std::vector<std::string>& argv, std::ostream& out, st
   }
   auto plan = plan_from_args(*args);
   if (!plan) return report_command_errors(plan.errors(), json, out, err);
-  if (auto valid = est::estimate(*plan); !valid) return report_command_errors(valid.errors(), json, out, err);
+  // The map needs a valid layout, not the estimate: no iteration is simulated here.
+  if (auto problems = est::validate(*plan); has_errors(problems)) {
+    std::erase_if(problems, [](const Diagnostic& d) { return d.severity != Severity::error; });
+    return report_command_errors(problems, json, out, err);
+  }
   long long nodes_shown = 4;
   if (args->has("--nodes")) {
     auto n = args->integer("--nodes");

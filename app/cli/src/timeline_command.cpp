@@ -61,18 +61,11 @@ Status run_timeline(const std::vector<std::string>& argv, std::ostream& out, std
   // The estimate validates the plan and keeps its simulated iteration: one simulation in all.
   if (auto problems = est::validate(*plan); has_errors(problems)) return fail(problems);
   if (auto too_long = est::timeline_size_errors(*plan); !too_long.empty()) return fail(too_long);
+  // A given throughput (training.achieved_tflops or mfu) sets the estimate's time; the timeline is
+  // the time model's all the same.
   est::TimePrediction prediction;
-  est::EstimateOptions estimate_options;
-  estimate_options.prediction = &prediction;
-  auto estimate = est::estimate(*plan, estimate_options);
+  auto estimate = est::estimate_with_prediction(*plan, nullptr, prediction);
   if (!estimate) return fail(estimate.errors());
-  if (!estimate->time.predicted) {
-    // A given throughput (training.achieved_tflops or mfu) sets the estimate's time; the timeline is
-    // the time model's all the same.
-    auto predicted = est::predict_time(*plan, estimate->padded_vocab);
-    if (!predicted) return fail(predicted.errors());
-    prediction = std::move(*predicted);
-  }
   const est::TimePrediction* predicted = &prediction;
   if (args->has("--per-layer")) {
     auto layered = est::layer_timeline(*plan, estimate->padded_vocab, prediction.timeline);

@@ -139,15 +139,8 @@ Result<PlanRunComparison> compare_run_with_plan(store::Store& db, std::int64_t r
   if (auto too_long = est::timeline_size_errors(plan); !too_long.empty()) return too_long;
   // The estimate keeps its simulated iteration for the comparison: one simulation in all.
   est::TimePrediction predicted;
-  est::EstimateOptions estimate_options;
-  estimate_options.prediction = &predicted;
-  auto estimate = est::estimate(plan, estimate_options);
+  auto estimate = est::estimate_with_prediction(plan, nullptr, predicted);
   if (!estimate) return estimate.errors();
-  if (!estimate->time.predicted) {  // a given throughput: the timeline is still the time model's
-    auto again = est::predict_time(plan, estimate->padded_vocab);
-    if (!again) return again.errors();
-    predicted = std::move(*again);
-  }
 
   out.run = std::move(*run);
   out.plan = plan;

@@ -51,11 +51,10 @@ QString seed_demo_store(const QString& path) {
   run.notes = "Seeded by plansight-gui --screenshots: the predicted timeline of the default plan.";
   auto id = db->create_run(run);
   if (!id) return QString::fromStdString(id.error_text());
-  auto e = est::estimate(plan);
+  est::TimePrediction predicted;
+  auto e = est::estimate_with_prediction(plan, nullptr, predicted);
   if (!e) return QString::fromStdString(e.error_text());
-  auto predicted = est::predict_time(plan, e->padded_vocab);
-  if (!predicted) return QString::fromStdString(predicted.error_text());
-  if (auto appended = db->append_timeline(*id, predicted->timeline); !appended) {
+  if (auto appended = db->append_timeline(*id, predicted.timeline); !appended) {
     return QString::fromStdString(appended.error_text());
   }
   return {};

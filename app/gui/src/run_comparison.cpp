@@ -113,22 +113,20 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
   if (!profile) return out.error = q(profile.error_text()), out;
   auto plan = core::plan_of_probe_run(*run->plan, *profile, core::launched_processes(run->summary->device));
   if (!plan) return out.error = q(plan.error_text()), out;
-  auto estimate = est::estimate(*plan, &*profile);
+  // One simulation of the run's plan gives the estimate (its memory) and the predicted timeline.
+  est::TimePrediction prediction;
+  auto estimate = est::estimate_with_prediction(*plan, &*profile, prediction);
   if (!estimate) return out.error = q(estimate.error_text()), out;
-  est::TimeModelOptions options;
-  options.profile = &*profile;
-  auto predicted = est::predict_time(*plan, estimate->padded_vocab, options);
-  if (!predicted) return out.error = q(predicted.error_text()), out;
   auto measured = db.load_timeline(run_id, est::TimelineSource::measured);
 
   out.title = QStringLiteral("run %1: %2 on %3, against the estimator's prediction of its own configuration")
                   .arg(run_id)
                   .arg(q(run->name), q(run->device));
   const std::int64_t shared = core::shared_processors_of(*plan, measured ? &*measured : nullptr);
-  const core::StepPhases p = core::step_phases(predicted->timeline, shared, core::ranks_per_stage(*plan));
+  const core::StepPhases p = core::step_phases(prediction.timeline, shared, core::ranks_per_stage(*plan));
   const core::StepPhases m = measured ? core::step_phases(*measured, shared) : core::StepPhases{};
   const bool has = measured.ok();
-  out.phases = rows_of(core::phase_rows(p, m, has, predicted->iteration_s, *run->summary->step_time_s));
+  out.phases = rows_of(core::phase_rows(p, m, has, prediction.iteration_s, *run->summary->step_time_s));
   out.memory = rows_of(core::memory_rows(estimate->memory, run->summary->memory_bytes));
   if (has) {
     const core::OperatorComparisons ops = core::compare_operators(*plan, &*profile, estimate->padded_vocab, *measured);
@@ -155,9 +153,9 @@ RunComparison compare_probe_run(store::Store& db, std::int64_t run_id) {
                        .arg(format_seconds(m.step_s), format_seconds(m.waiting_s));
   out.note = has ? phases_note + QLatin1Char('\n') + q(core::comparison_legend())
                  : QStringLiteral("This run stored no measured timeline: only the step time is compared.");
-  add_run_figures(out, *run, *plan, *estimate, *profile, predicted->timeline, has ? &*measured : nullptr,
+  add_run_figures(out, *run, *plan, *estimate, *profile, prediction.timeline, has ? &*measured : nullptr,
                   out.phases.back().predicted, out.phases.back().measured);
-  index_both(out, std::move(predicted->timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt,
+  index_both(out, std::move(prediction.timeline), has ? std::optional<est::Timeline>(std::move(*measured)) : std::nullopt,
              *plan, estimate->padded_vocab, &*profile);
   return out;
 }

@@ -31,4 +31,11 @@ struct EstimateOptions {
 };
 Result<Estimate> estimate(const Plan& plan, const EstimateOptions& options);
 
+// estimate() and the time model's prediction of the plan with its timeline, the iteration
+// simulated once: what every view that shows the predicted timeline beside the estimate needs
+// (the compare pages and commands, the timeline command). With a throughput given
+// (training.achieved_tflops or mfu) the estimate's time is that throughput's and `prediction`
+// is still the time model's. `prediction` is written only on success.
+Result<Estimate> estimate_with_prediction(const Plan& plan, const HardwareProfile* profile, TimePrediction& prediction);
+
 }  // namespace plansight::estimator
