@@ -7,6 +7,7 @@
 
 #include "plansight/estimator/hta_metrics.h"
 #include "plansight/estimator/kernel_rules.h"
+#include "plansight/estimator/peer_waiting.h"
 #include "plansight/estimator/schedule_metrics.h"
 
 namespace plansight::estimator {
@@ -26,7 +27,9 @@ struct ClassSets {
   std::vector<Interval> all, compute, tensor_core, communication, memory;
 };
 
-std::map<std::int32_t, ClassSets> collect(const Timeline& timeline, const std::vector<KernelClass>& classes) {
+// `calls`: every communication span, for the waiting rule.
+std::map<std::int32_t, ClassSets> collect(const Timeline& timeline, const std::vector<KernelClass>& classes,
+                                          std::vector<CommunicationCall>& calls) {
   std::map<std::int32_t, ClassSets> ranks;
   for (const auto& track : timeline.tracks) {
     auto& sets = ranks[track.rank];
@@ -37,7 +40,10 @@ std::map<std::int32_t, ClassSets> collect(const Timeline& timeline, const std::v
       switch (span_class(span, classes)) {
         case KernelClass::tensor_core_gemm: sets.tensor_core.push_back(iv); [[fallthrough]];
         case KernelClass::compute: sets.compute.push_back(iv); break;
-        case KernelClass::communication: sets.communication.push_back(iv); break;
+        case KernelClass::communication:
+          sets.communication.push_back(iv);
+          if (span.duration_ns > 0) calls.push_back({track.rank, &span, span.start_ns});
+          break;
         case KernelClass::memory: sets.memory.push_back(iv); break;
       }
     }
@@ -86,8 +92,18 @@ KernelClass span_class(const Span& span, const std::vector<KernelClass>& name_cl
 std::vector<RankBreakdown> rank_breakdown(const Timeline& timeline, const KernelClassifier& classifier) {
   const auto classes = classify_names(timeline, classifier);
   const auto hta = hta_comm_comp_overlap(timeline);
+  std::vector<CommunicationCall> calls;
+  auto ranks = collect(timeline, classes, calls);
+  mark_peer_ready(calls);
+  // Per rank, the calls' time once the last peer arrived (transfer) and before (waiting).
+  std::map<std::int32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> moving;
+  for (const auto& c : calls) {
+    auto& [transfer, waiting] = moving[c.rank];
+    transfer.push_back({c.ready_ns, c.span->end_ns()});
+    if (c.ready_ns > c.span->start_ns) waiting.push_back({c.span->start_ns, c.ready_ns});
+  }
   std::vector<RankBreakdown> out;
-  for (auto& [rank, sets] : collect(timeline, classes)) {
+  for (auto& [rank, sets] : ranks) {
     RankBreakdown row;
     row.rank = rank;
     const auto all = merge_intervals(std::move(sets.all));
@@ -100,8 +116,18 @@ std::vector<RankBreakdown> rank_breakdown(const Timeline& timeline, const Kernel
     row.tensor_core_ns = total_length(merge_intervals(std::move(sets.tensor_core)));
     row.communication_ns = total_length(comm);
     row.overlap_ns = intersection_length(comm, compute);
-    row.exposed_communication_ns = row.communication_ns - row.overlap_ns;
-    row.memory_ns = total_length(merge_intervals(std::move(sets.memory)));
+    // Exposed: data moving while the rank does no other device work, the step phases' rule
+    // (step_phases.h): a call's wait for its last peer is idle time, not communication.
+    const auto memory = merge_intervals(std::move(sets.memory));
+    row.memory_ns = total_length(memory);
+    std::vector<Interval> other_work = compute;
+    other_work.insert(other_work.end(), memory.begin(), memory.end());
+    other_work = merge_intervals(std::move(other_work));
+    auto& [transfer, waiting] = moving[rank];
+    const auto exposed = subtract(merge_intervals(std::move(transfer)), other_work);
+    row.exposed_communication_ns = total_length(exposed);
+    other_work.insert(other_work.end(), exposed.begin(), exposed.end());
+    row.waiting_ns = total_length(subtract(merge_intervals(std::move(waiting)), merge_intervals(std::move(other_work))));
     row.overlap_ratio = row.communication_ns > 0 ? double(row.overlap_ns) / double(row.communication_ns) : kNaN;
     row.hta_overlap_ratio = kNaN;
     for (const auto& h : hta) {

@@ -16,6 +16,7 @@
 #include "plansight/estimator/parameters.h"
 #include "plansight/estimator/presets.h"
 #include "plansight/estimator/time_model.h"
+#include "plansight/estimator/timeline_metrics.h"
 #include "probe_plan_fixture.h"
 
 namespace plansight::core {
@@ -187,6 +188,19 @@ TEST(StepPhases, WaitingForAPeerIsBubbleNotCommunication) {
   EXPECT_DOUBLE_EQ(p.waiting_s, 10e-9) << "rank 0 waits 20 ns, rank 1 none: 10 on average";
   EXPECT_DOUBLE_EQ(p.idle_s, 10e-9);
   EXPECT_DOUBLE_EQ(p.forward_s, 20e-9);
+
+  // `analyze` (rank_breakdown) reads the same timeline by the same rule (peer_waiting.h): exposed
+  // communication 10 ns on each rank, rank 0's 20 ns before its peer arrived as waiting.
+  const auto ranks = est::rank_breakdown(t);
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].communication_ns, 30);
+  EXPECT_EQ(ranks[0].exposed_communication_ns, 10);
+  EXPECT_EQ(ranks[0].waiting_ns, 20);
+  EXPECT_EQ(ranks[1].exposed_communication_ns, 10);
+  EXPECT_EQ(ranks[1].waiting_ns, 0);
+  double exposed_s = 0;
+  for (const auto& r : ranks) exposed_s += static_cast<double>(r.exposed_communication_ns) * 1e-9 / 2;
+  EXPECT_DOUBLE_EQ(exposed_s, p.communication_s) << "one definition of exposed communication";
 }
 
 TEST(ProbePlan, IsTheRunsConfigurationOnTheMeasuredDevice) {

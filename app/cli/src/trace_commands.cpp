@@ -46,6 +46,7 @@ nlohmann::json breakdown_json(const est::Timeline& tl, const est::KernelClassifi
                         {"tensor_core_s", to_s(r.tensor_core_ns)},
                         {"communication_s", to_s(r.communication_ns)},
                         {"exposed_communication_s", to_s(r.exposed_communication_ns)},
+                        {"waiting_s", to_s(r.waiting_ns)},
                         {"memory_s", to_s(r.memory_ns)},
                         {"overlap", number_or_null(r.overlap_ratio)}};
     for (const auto& h : hta) {
@@ -180,13 +181,13 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
     return Status::ok;
   }
   out << "run " << loaded->run.id << " (" << loaded->run.name << "), " << est::to_string(timeline.source) << " timeline\n\n";
-  out << "rank    window      busy      idle   compute  TC GEMM     comm.  exposed  overlap  HTA overlap\n";
+  out << "rank    window      busy      idle   compute  TC GEMM     comm.  exposed  waiting  overlap  HTA overlap\n";
   for (const auto& r : ranks) {
     auto col = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_seconds(v.get<double>()) : "-", 10); };
     auto pct = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_fixed(v.get<double>() * 100, 1) + "%" : "-", 9); };
     out << pad_left(std::to_string(r["rank"].get<int>()), 4) << col(r["window_s"]) << col(r["busy_s"]) << col(r["idle_s"])
         << col(r["compute_s"]) << col(r["tensor_core_s"]) << col(r["communication_s"]) << col(r["exposed_communication_s"])
-        << pct(r["overlap"]) << pct(r.contains("hta") ? r["hta"].value("overlap", nlohmann::json()) : nlohmann::json()) << "\n";
+        << col(r["waiting_s"]) << pct(r["overlap"]) << pct(r.contains("hta") ? r["hta"].value("overlap", nlohmann::json()) : nlohmann::json()) << "\n";
   }
   if (!pipelined) {
     out << "\npipeline bubbles: none, no pipeline parallelism in this run (no stage tags or point-to-point transfers)\n";

@@ -3,11 +3,10 @@
 #include "plansight/core/step_phases.h"
 
 #include <algorithm>
-#include <climits>
 #include <map>
-#include <tuple>
 
 #include "plansight/estimator/interval_set.h"
+#include "plansight/estimator/peer_waiting.h"
 
 namespace plansight::core {
 namespace {
@@ -38,59 +37,6 @@ bool is_device_work(const est::Track& track, const est::Span& span) {
          span.kind != est::SpanKind::host;
 }
 
-struct CommSpan {
-  std::int32_t rank;
-  const est::Span* span;
-  std::int64_t ready_ns;  // when the data could start moving; before it, the rank waits for a peer
-};
-
-// A blocking call's time before its last peer arrived is waiting, not communication (on the
-// CPU a peer is often late because ranks share cores). Collectives: the k-th call with the same
-// name, stage, micro-batch and phase on each rank is one collective, ready when the last member
-// started it. Receives: ready when the matching send (same micro-batch, phase and bytes on
-// another rank, the latest one started before the receive ended) started. A timeline without
-// peers (predicted: one rank per stage) keeps every call whole.
-void mark_ready(std::vector<CommSpan>& comm) {
-  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, est::Phase>;
-  std::map<Key, std::map<std::int32_t, std::vector<CommSpan*>>> collectives;
-  std::vector<const CommSpan*> sends;
-  for (auto& c : comm) {
-    c.ready_ns = c.span->start_ns;
-    if (c.span->kind == est::SpanKind::send) sends.push_back(&c);
-    if (c.span->kind != est::SpanKind::collective) continue;
-    collectives[{c.span->name_id, c.span->stage, c.span->micro_batch, c.span->phase}][c.rank].push_back(&c);
-  }
-  for (auto& [key, by_rank] : collectives) {
-    std::size_t calls = 0;
-    for (auto& [rank, list] : by_rank) {
-      std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->span->start_ns < b->span->start_ns; });
-      calls = std::max(calls, list.size());
-    }
-    for (std::size_t k = 0; k < calls; ++k) {
-      std::int64_t ready = INT64_MIN;
-      for (auto& [rank, list] : by_rank) if (k < list.size()) ready = std::max(ready, list[k]->span->start_ns);
-      for (auto& [rank, list] : by_rank) if (k < list.size()) list[k]->ready_ns = ready;
-    }
-  }
-  for (auto& c : comm) {
-    if (c.span->kind != est::SpanKind::recv) continue;
-    const CommSpan* match = nullptr;
-    for (const CommSpan* s : sends) {
-      const auto& a = *s->span;
-      if (s->rank == c.rank || a.micro_batch != c.span->micro_batch || a.phase != c.span->phase || a.bytes != c.span->bytes ||
-          a.start_ns > c.span->end_ns()) {
-        continue;
-      }
-      if (!match || a.start_ns > match->span->start_ns) match = s;
-    }
-    if (match) c.ready_ns = std::max(c.span->start_ns, match->span->start_ns);
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // Each rank's time per category: disjoint interval lists, earlier categories winning where one
 // rank's spans overlap (they should not, but an annotation around kernels of another phase must
 // not count twice).
@@ -102,7 +48,7 @@ struct RankCategories {
 // the interval lists (processor time needs no inference where the thread's clock was read).
 std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& timeline, MeasuredCpu* cpu = nullptr) {
   std::map<std::int32_t, RankIntervals> ranks;
-  std::vector<CommSpan> comm;
+  std::vector<est::CommunicationCall> comm;
   for (const auto& track : timeline.tracks) {
     auto& r = ranks[track.rank];
     for (const auto& s : track.spans) {
@@ -137,11 +83,10 @@ std::map<std::int32_t, RankCategories> rank_categories(const est::Timeline& time
       }
     }
   }
-  mark_ready(comm);
+  est::mark_peer_ready(comm);  // waiting for a peer is idle time (peer_waiting.h)
   for (const auto& c : comm) {
-    const std::int64_t ready = std::clamp(c.ready_ns, c.span->start_ns, c.span->end_ns());
-    ranks[c.rank].waiting.push_back({c.span->start_ns, ready});
-    ranks[c.rank].transfer.push_back({ready, c.span->end_ns()});
+    ranks[c.rank].waiting.push_back({c.span->start_ns, c.ready_ns});
+    ranks[c.rank].transfer.push_back({c.ready_ns, c.span->end_ns()});
   }
   std::map<std::int32_t, RankCategories> out;
   for (auto& [rank, r] : ranks) {

@@ -28,7 +28,13 @@ struct RankBreakdown {
   std::int64_t tensor_core_ns = 0;            // merged tensor-core GEMMs
   std::int64_t communication_ns = 0;          // merged communication
   std::int64_t overlap_ns = 0;                // communication ∩ compute
-  std::int64_t exposed_communication_ns = 0;  // communication while no compute runs
+  // Communication while the rank does no other device work (compute or memory), from the moment
+  // its last peer arrived (peer_waiting.h): the same rule as the compare views' communication
+  // phase (core/step_phases.h), so `analyze`, `compare` and the app's pages agree.
+  std::int64_t exposed_communication_ns = 0;
+  // Inside communication calls before the last peer arrived, with no other device work: idle time
+  // spent in a call (a late peer), 0 on a predicted timeline (one rank per stage: no peers).
+  std::int64_t waiting_ns = 0;
   std::int64_t memory_ns = 0;                 // merged memcpy/memset
   // Ours: overlap_ns / communication_ns with communication and compute as the rules classify them
   // (DeepEP, multimem and RCCL kernels count as communication; memory is neither). NaN when the
