@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "iteration_terms.h"
 #include "moe_memory.h"
 #include "plansight/estimator/memory.h"
 #include "plansight/estimator/offload.h"
@@ -180,8 +181,7 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
   // 1/t of the activation between stages, then the receivers all-gather it over NVLink.
   if (p > 1) {
     const double bytes = tokens * static_cast<double>(plan.model.hidden) * e;
-    out.p2p_seconds = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
-                      (l.tp > 1 && !l.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, l.tp, links.tp) : 0.0);
+    out.p2p_seconds = terms::pipeline_transfer_seconds(bytes, l.tp, l.sequence_parallel, links.pp, links.tp);
     out.p2p_bytes = sent_bytes(Collective::send_recv, bytes / t, 2);  // the gather after it is the TP group's
   }
 
@@ -290,18 +290,12 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     // ZeRO-3 communicates per micro-batch (inside the phases above); otherwise gradients are
     // reduced once per iteration: all-reduce, or reduce-scatter under ZeRO-1/2.
     double dp_bytes = 0;
-    if (l.zero_stage == 0) {
-      c.dp_reduce_seconds = collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp);
-      dp_bytes = sent_bytes(Collective::all_reduce, grad_bytes, shards);
-    }
-    if (l.zero_stage == 1 || l.zero_stage == 2) {
-      c.dp_reduce_seconds = collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
-      dp_bytes = sent_bytes(Collective::reduce_scatter, grad_bytes, shards);
-    }
+    c.dp_reduce_seconds = terms::gradient_reduction_seconds(l.zero_stage, grad_bytes, shards, links.dp);
+    if (l.zero_stage < 3) dp_bytes = sent_bytes(terms::gradient_reduction(l.zero_stage), grad_bytes, shards);
     if (expert_params > 0) {
       // Expert gradients: all-reduce (ZeRO 0) or reduce-scatter (distributed optimizer) over
       // the expert-data-parallel group.
-      const Collective op = l.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+      const Collective op = terms::gradient_reduction(l.zero_stage);
       c.dp_reduce_seconds += collective_seconds(op, expert_params * per_param.gradients, expert_shards, links.edp);
       dp_bytes += sent_bytes(op, expert_params * per_param.gradients, expert_shards);
     }
@@ -344,15 +338,15 @@ IterationCosts iteration_costs(const Plan& plan, const DeviceModel& device, cons
     double gather = 0, gather_bytes = 0;
     // ZeRO-1/2 (Megatron's distributed optimizer): each rank updates its shard, then all ranks
     // all-gather the updated weights.
-    if (l.zero_stage == 1 || l.zero_stage == 2) {
-      gather = collective_seconds(Collective::all_gather, params * per_param.weights, shards, links.dp);
+    if (terms::gathers_after_step(l.zero_stage)) {
+      gather = terms::optimizer_gather_seconds(l.zero_stage, params * per_param.weights, shards, links.dp);
       gather_bytes = sent_bytes(Collective::all_gather, params * per_param.weights, shards);
     }
     const double experts = rank_expert_params[static_cast<std::size_t>(r)];
     if (experts > 0) {
       const double expert_shard = l.zero_stage >= 1 ? experts / static_cast<double>(expert_shards) : experts;
-      if (l.zero_stage == 1 || l.zero_stage == 2) {
-        gather += collective_seconds(Collective::all_gather, experts * per_param.weights, expert_shards, links.edp);
+      if (terms::gathers_after_step(l.zero_stage)) {
+        gather += terms::optimizer_gather_seconds(l.zero_stage, experts * per_param.weights, expert_shards, links.edp);
         gather_bytes += sent_bytes(Collective::all_gather, experts * per_param.weights, expert_shards);
       }
       double transfer = 0;

@@ -1,8 +1,9 @@
 // The lean closed form of the layout search. Each function mirrors a library function term by
 // term (named at each step) for plans with uniform chunks and no stage_layers, so that the
 // search ranks exactly what estimate_memory() and closed_form_time(iteration_costs()) would
-// compute; the iteration's formulas from the rank sums on are closed_form.h's, the same
-// functions closed_form_time() calls. layout_search_test checks the equality on a table of plans.
+// compute; the communication terms are iteration_terms.h's and the iteration's formulas from the
+// rank sums on are closed_form.h's, the same functions iteration_costs() and closed_form_time()
+// call. layout_search_test checks the equality on a table of plans.
 #include "layout_search_lean.h"
 
 #include <algorithm>
@@ -11,23 +12,12 @@
 #include "plansight/estimator/time_model.h"
 #include "closed_form.h"
 #include "head_memory.h"
+#include "iteration_terms.h"
 
 namespace plansight::estimator::search_detail {
 namespace {
 
 bool wide_precision(Precision p) { return p == Precision::fp32 || p == Precision::tf32; }
-
-// iteration_costs.cpp, optimizer_bytes_per_parameter: an Adam(W) step reads and writes master
-// weights and states, reads the gradient, writes the compute-precision weights, and the
-// gradient-norm pass and zeroing touch the gradients twice more.
-double optimizer_step_bytes(const TrainingSpec& t) {
-  const StateBytesPerParameter b = state_bytes_per_parameter(t);
-  const bool separate_master =
-      b.optimizer > 0 && t.master_precision == MasterPrecision::fp32 && !wide_precision(t.precision);
-  const double master = separate_master ? 4.0 : 0.0;
-  const double states = b.optimizer - master;
-  return 2 * (master + states) + b.gradients + (separate_master ? b.weights : b.weights * 2) + 2 * b.gradients;
-}
 
 // One kind of model chunk for one micro-batch: its phases, parameters and DP seconds.
 struct ChunkKind {
@@ -89,7 +79,7 @@ SearchContext::SearchContext(const Plan& plan)
       efficiency(default_efficiency(plan.cluster.gpu)),
       device(plan.cluster.gpu, plan.training.precision, efficiency),
       per_param(state_bytes_per_parameter(plan.training)),
-      optimizer_step_bytes(search_detail::optimizer_step_bytes(plan.training)),
+      optimizer_step_bytes(optimizer_bytes_per_parameter(plan.training)),
       element_bytes(wide_precision(plan.training.precision) ? 4.0 : 2.0) {}
 
 std::int64_t micro_batches(const SearchContext& ctx, const Candidate& c) {
@@ -254,14 +244,11 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
                               ctx.base.training.zero3_prefetch);
       return 0.0;
     }
-    return c.zero_stage == 0 ? collective_seconds(Collective::all_reduce, grad_bytes, shards, links.dp)
-                             : collective_seconds(Collective::reduce_scatter, grad_bytes, shards, links.dp);
+    return terms::gradient_reduction_seconds(c.zero_stage, grad_bytes, shards, links.dp);
   };
   // ZeRO-1/2 gather the updated weights after the step (Megatron's distributed optimizer).
   auto optimizer_gather = [&](double params) {
-    return c.zero_stage == 1 || c.zero_stage == 2
-               ? collective_seconds(Collective::all_gather, params * ctx.per_param.weights, shards, links.dp)
-               : 0.0;
+    return terms::optimizer_gather_seconds(c.zero_stage, params * ctx.per_param.weights, shards, links.dp);
   };
   auto optimizer_seconds = [&](double params) {
     const double shard = c.zero_stage >= 1 ? params / static_cast<double>(shards) : params;
@@ -305,10 +292,9 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(ctx.base.training.seq_len) /
                           static_cast<double>(c.cp);
     const double bytes = tokens * static_cast<double>(model.hidden) * ctx.element_bytes;
-    p2p = collective_seconds(Collective::send_recv, bytes / t, 2, links.pp) +
-          (c.tp > 1 && !c.sequence_parallel ? collective_seconds(Collective::all_gather, bytes, c.tp, key.tp_link) : 0.0);
+    p2p = terms::pipeline_transfer_seconds(bytes, c.tp, c.sequence_parallel, links.pp, key.tp_link);
   }
-  const double ramp = closed_form::ramp_seconds(c.schedule, static_cast<double>(p), v, p2p);
+  const double ramp = closed_form::transfer_seconds(c.schedule, m, static_cast<double>(p), v, p2p, pipeline);
   const double dp_exposed = closed_form::exposed_dp_seconds(
       ctx.base.layout.dp_overlap, kDpBucketsPerChunk, v, static_cast<double>(p), r0.dp, first.dp_s,
       first.backward_input.total_s() + first.backward_weight.total_s());
