@@ -1,7 +1,7 @@
 // Private to the estimator: the closed form of one iteration, the one set of formulas that
 // closed_form_time() (time_model.cpp) and the layout search's lean evaluation
 // (layout_search_lean.cpp) both use. Each caller sums its ranks' chunk costs its own way (the
-// library chunk by chunk, the search by chunk kind); from those sums on, the pipeline, ramp,
+// library chunk by chunk, the search by chunk kind); from those sums on, the pipeline, transfer,
 // data-parallel and breakdown terms are these.
 #pragma once
 
@@ -106,10 +106,33 @@ inline BubbleFractions bubble_fractions(double window_s, double m, const Pipelin
   return out;
 }
 
-// The ramps' transfers between stages: the warm-up's activations and the cooldown's gradients
-// cross p - 1 boundaries each, v times with interleaving.
-inline double ramp_seconds(PipelineSchedule schedule, double p, double v, double p2p_s) {
-  return 2 * (p - 1) * p2p_s * (schedule == PipelineSchedule::interleaved || schedule == PipelineSchedule::dualpipev ? v : 1.0);
+// What the transfers between stages (p2p_s each) add to the pipeline span:
+//  - the ramps: the warm-up's activations and the cooldown's gradients cross p - 1 boundaries
+//    each, v times with interleaving;
+//  - 1F1B's round trips. With at most p micro-batches in flight, micro-batch j + p enters stage 0
+//    only after j's backward has left it, and between the two lie every stage's F and B and
+//    2(p - 1) transfers: beyond the first p micro-batches the pipeline repeats at most every
+//    (through + 2(p - 1) p2p_s) / p a micro-batch, which is slower than its slowest stage's pass
+//    when the transfers are long against the stages' mean pass. Before that, each of the first
+//    min(m, p) micro-batches after the second waits 2 p2p_s for its turn. With uniform stages,
+//    whose round trip no stage's slack hides, the two add
+//      2 p2p_s (min(m, p) - 2)+ + (m - p)+ 2 (p - 1) p2p_s / p,
+//    which the simulation equals while a transfer is shorter than a forward (closed_form_test).
+//    With unequal stages the faster stages' slack hides part of each round trip: both terms are
+//    taken in the proportion of the round trip's pace the slowest stage leaves unhidden (the
+//    simulation stays the reference there).
+//  Interleaving keeps v p chunks in flight and hides most of the round trip, ZB-H1's W ops fill part
+//  of it: for both the ramps are a lower bound. (DualPipeV's pipeline span is a bound from above
+//  already, pipeline_seconds.)
+inline double transfer_seconds(PipelineSchedule schedule, double m, double p, double v, double p2p_s, const Pipeline& s) {
+  const bool chunks = schedule == PipelineSchedule::interleaved || schedule == PipelineSchedule::dualpipev;
+  double out = 2 * (p - 1) * p2p_s * (chunks ? v : 1.0);
+  if (schedule == PipelineSchedule::one_f_one_b && p > 1 && p2p_s > 0) {
+    const double round_trip = 2 * (p - 1) * p2p_s / p;  // a micro-batch's share of the loop's transfers
+    const double unhidden = std::clamp((s.through / p + round_trip - s.pace) / round_trip, 0.0, 1.0);
+    out += unhidden * (2 * p2p_s * std::max(0.0, std::min(m, p) - 2) + std::max(0.0, m - p) * round_trip);
+  }
+  return out;
 }
 
 // Exposed data-parallel reduction of the first rank: without overlap all of it; with overlap
@@ -124,7 +147,7 @@ inline double exposed_dp_seconds(bool overlap, double buckets, double v, double 
   return last + std::max(0.0, earlier - window);
 }
 
-// The first rank's breakdown from the terms above: m micro-batches of its sums, the ramps as
+// The first rank's breakdown from the terms above: m micro-batches of its sums, the transfers as
 // pipeline communication, the exposed reduction plus the optimizer's parameter all-gather as
 // data-parallel communication, and as bubble what the pipeline span holds beyond its work.
 inline void fill_breakdown(TimeBreakdown& b, double m, const RankSums& r0, double pipe_s, double ramp_s,

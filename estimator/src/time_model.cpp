@@ -280,7 +280,7 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   pipeline.keep_stages = true;
   for (std::int64_t r = 0; r < plan.layout.pp; ++r) pipeline.add_rank(rank_sums(plan, c, r));
   const double pipe = closed_form::pipeline_seconds(plan.layout.schedule, m, p, v, pipeline);
-  const double ramp = closed_form::ramp_seconds(plan.layout.schedule, p, v, c.p2p_seconds);
+  const double ramp = closed_form::transfer_seconds(plan.layout.schedule, m, p, v, c.p2p_seconds, pipeline);
   // Megatron's schedules finish with chunk 0 (the last backward runs the first chunk).
   const closed_form::RankSums r0 = rank_sums(plan, c, 0);
   const double dp_exposed = closed_form::exposed_dp_seconds(
