@@ -120,14 +120,20 @@ std::vector<RankBreakdown> rank_breakdown(const Timeline& timeline, const Kernel
     // (step_phases.h): a call's wait for its last peer is idle time, not communication.
     const auto memory = merge_intervals(std::move(sets.memory));
     row.memory_ns = total_length(memory);
-    std::vector<Interval> other_work = compute;
-    other_work.insert(other_work.end(), memory.begin(), memory.end());
-    other_work = merge_intervals(std::move(other_work));
     auto& [transfer, waiting] = moving[rank];
-    const auto exposed = subtract(merge_intervals(std::move(transfer)), other_work);
-    row.exposed_communication_ns = total_length(exposed);
-    other_work.insert(other_work.end(), exposed.begin(), exposed.end());
-    row.waiting_ns = total_length(subtract(merge_intervals(std::move(waiting)), merge_intervals(std::move(other_work))));
+    if (waiting.empty() && memory.empty()) {
+      // No call waited and no copy ran: the data moved for the calls' whole length, and compute
+      // is the only other work (every predicted timeline; what an edit in the app reads).
+      row.exposed_communication_ns = row.communication_ns - row.overlap_ns;
+    } else {
+      std::vector<Interval> other_work = compute;
+      other_work.insert(other_work.end(), memory.begin(), memory.end());
+      other_work = merge_intervals(std::move(other_work));
+      const auto exposed = subtract(merge_intervals(std::move(transfer)), other_work);
+      row.exposed_communication_ns = total_length(exposed);
+      other_work.insert(other_work.end(), exposed.begin(), exposed.end());
+      row.waiting_ns = total_length(subtract(merge_intervals(std::move(waiting)), merge_intervals(std::move(other_work))));
+    }
     row.overlap_ratio = row.communication_ns > 0 ? double(row.overlap_ns) / double(row.communication_ns) : kNaN;
     row.hta_overlap_ratio = kNaN;
     for (const auto& h : hta) {

@@ -201,6 +201,32 @@ TEST(RankBreakdown, OursBesideHta) {
   EXPECT_DOUBLE_EQ(rows[0].hta_overlap_ratio, 0.5);  // HTA: comp [0,300), comm [250,350)
 }
 
+TEST(RankBreakdown, AReceiveWaitsForItsSendAndTheKthCallsOfACollectiveMeet) {
+  // Rank 1 posts its receive at 0; rank 0 sends (micro-batch 2, same bytes) from 15 to 25:
+  // rank 1 waits 15 µs. An all-reduce called twice on ranks 0 and 1 of stage 0: rank 0 enters
+  // both at once (30, 60), rank 1 after computing (40, 80): rank 0 waits 10 and 20 µs.
+  Timeline t;
+  add_track(t, 0, Lane::communication, 20);
+  add_track(t, 1, Lane::communication, 20);
+  add_track(t, 1, Lane::compute, 7);
+  Track &c0 = t.tracks[0], &c1 = t.tracks[1], &k1 = t.tracks[2];  // taken once every track is in
+  add_span(t, c0, "send", 15, 25, SpanKind::send);
+  add_span(t, c1, "recv", 0, 25, SpanKind::recv);
+  for (Span* s : {&c0.spans.back(), &c1.spans.back()}) s->micro_batch = 2, s->bytes = 4096;
+  for (auto [track, start] : {std::pair{&c0, 30}, {&c0, 60}, {&c1, 40}, {&c1, 80}}) {
+    add_span(t, *track, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", start, start < 60 ? 50 : 90, SpanKind::collective);
+    track->spans.back().stage = 0;
+  }
+  add_span(t, k1, "gemm", 25, 40);
+  add_span(t, k1, "gemm", 50, 80);
+  const auto rows = rank_breakdown(t);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].waiting_ns, (10 + 20) * 1000);
+  EXPECT_EQ(rows[0].exposed_communication_ns, (10 + 10 + 10) * 1000) << "the send, then each all-reduce once rank 1 came";
+  EXPECT_EQ(rows[1].waiting_ns, 15'000);
+  EXPECT_EQ(rows[1].exposed_communication_ns, (10 + 10 + 10) * 1000);
+}
+
 TEST(RankBreakdown, HandExample) {
   const auto rows = rank_breakdown(hand_example());
   ASSERT_EQ(rows.size(), 1u);
