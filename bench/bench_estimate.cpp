@@ -186,6 +186,25 @@ BENCHMARK(BM_EstimatePp64M1024Moe)
     ->ArgsProduct({{arg(S::one_f_one_b), arg(S::interleaved), arg(S::zb_h1), arg(S::dualpipev)}})
     ->Apply(in_ms_with_fastest);
 
+// The largest 64-stage plans whose ranks share processors (cluster.shared_processors 8): ranks
+// that share processors advance together in time order with their timeline, bounded by
+// kMaxTimelineOps (time_model.cpp), so these are the slowest estimates the bound lets through.
+void BM_EstimateSharedProcessorsAtTheLimit(benchmark::State& state) {
+  const auto schedule = static_cast<PipelineSchedule>(state.range(0));
+  Plan plan = largest_of(schedule);
+  plan.cluster.shared_processors = 8;
+  const std::int64_t per_micro_batch = schedule_ops(plan) / plan.micro_batches();
+  std::int64_t m = kMaxTimelineOps / per_micro_batch;
+  if (schedule == PipelineSchedule::interleaved) m -= m % plan.layout.pp;
+  plan.training.global_batch = m * 6;
+  state.SetLabel(std::string(to_string(schedule)) + ", " + std::to_string(schedule_ops(plan)) + " ops");
+  time_estimates(state, plan);
+}
+BENCHMARK(BM_EstimateSharedProcessorsAtTheLimit)
+    ->ArgNames({"schedule"})
+    ->ArgsProduct({{arg(S::one_f_one_b), arg(S::interleaved), arg(S::zb_h1)}})
+    ->Unit(benchmark::kMillisecond);
+
 // The Timeline page's "Per layer" view of the default plan (GPT-3 175B, PP 8 x 96 micro-batches,
 // 12 layers per stage): the predicted timeline laid out layer by layer, about 113,000 spans.
 void BM_LayerTimelineDefaultPlan(benchmark::State& state) {

@@ -80,6 +80,12 @@ search=$("$build/bench/plansight_bench_layout_search" --benchmark_filter='FullSe
   --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>/dev/null |
   to_ms | awk '$1 ~ /_median$/ { print $2 }')
 row "full search with re-ranking, 1 T on 3072 GPUs" "$(printf '%.1f ms' "$search")" "<= 100 ms" "$(met "$search" 100)"
+# Plans whose ranks share processors: simulated in time order with their timeline, at most
+# kMaxTimelineOps schedule ops (an error says so beyond): the slowest such 64-stage plan.
+shared=$("$build/bench/plansight_bench_estimate" --benchmark_filter='SharedProcessorsAtTheLimit' \
+  --benchmark_min_time=0.01 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>/dev/null |
+  to_ms | awk '$1 ~ /_median$/ { if ($2 > w) w = $2 } END { printf "%.2f", w / 1000 }')
+row "64 stages sharing 8 processors, at the timeline limit" "$shared s" "< 1 s" "$(awk -v x="$shared" 'BEGIN { print (x < 1) ? "yes" : "no" }')"
 wall_of() {
   # shellcheck disable=SC2086  # the arguments are a word list on purpose
   /usr/bin/time -f '%e' "$cli" $1 2>&1 >/dev/null | tail -1

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "plansight/estimator/pipeline_schedule.h"
@@ -141,16 +142,35 @@ std::int64_t schedule_ops(const Plan& plan) {
   return plan.layout.pp * plan.layout.vpp * per_chunk * kinds;
 }
 
+namespace {
+
+// "M micro-batches x K ops = N" of the plan's schedule, and the most micro-batches the schedule
+// accepts (a multiple of pp for interleaving, an even count for DualPipe: pipeline_schedule.cpp)
+// whose ops stay within kMaxTimelineOps.
+struct ScheduleSize {
+  std::string text;
+  std::int64_t fitting_micro_batches = 0;
+};
+ScheduleSize schedule_size(const Plan& plan, std::int64_t ops) {
+  const std::int64_t per_micro_batch = std::max<std::int64_t>(ops / std::max<std::int64_t>(plan.micro_batches(), 1), 1);
+  std::int64_t fit = kMaxTimelineOps / per_micro_batch;
+  if (plan.layout.schedule == PipelineSchedule::interleaved) fit -= fit % plan.layout.pp;
+  if (plan.layout.schedule == PipelineSchedule::dualpipe) fit -= fit % 2;
+  return {std::to_string(plan.micro_batches()) + " micro-batches x " + std::to_string(per_micro_batch) +
+              " ops = " + std::to_string(ops),
+          fit};
+}
+
+}  // namespace
+
 std::vector<Diagnostic> timeline_size_errors(const Plan& plan) {
   const std::int64_t ops = schedule_ops(plan);
   if (ops <= kMaxTimelineOps) return {};
-  const std::int64_t per_micro_batch = std::max<std::int64_t>(ops / std::max<std::int64_t>(plan.micro_batches(), 1), 1);
+  const ScheduleSize size = schedule_size(plan, ops);
   return {make_error("training.global_batch",
-                     "the schedule has " + std::to_string(plan.micro_batches()) + " micro-batches x " +
-                         std::to_string(per_micro_batch) + " ops = " + std::to_string(ops) +
-                         " ops, more than the " + std::to_string(kMaxTimelineOps) +
+                     "the schedule has " + size.text + " ops, more than the " + std::to_string(kMaxTimelineOps) +
                          " a predicted timeline is built for; its times are in the estimate; for a timeline "
-                         "use at most " + std::to_string(kMaxTimelineOps / per_micro_batch) + " micro-batches")};
+                         "use at most " + std::to_string(size.fitting_micro_batches) + " micro-batches")};
 }
 
 TimePrediction predict_time_closed_form(const Plan& plan, std::int64_t padded_vocab, const HardwareProfile* profile) {
@@ -167,6 +187,23 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
 
   SteadyPeriods periods;  // the runs below skip the same steady state: searched once
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
+  if (shares_processors(input, plan.layout.pp)) {
+    // Ranks sharing processors advance together in time order, op by op, and draw their timeline
+    // whatever is asked (their bubble is the timeline's; shared_processor_simulator.cpp): the
+    // timeline's bound holds for them, and keeps the estimate under a second (64 ranks at the
+    // bound: 0.24-0.6 s on a 2-core machine, BM_EstimateSharedProcessorsAtTheLimit; 64 x 4 x 1,024
+    // interleaved took 2.5 s).
+    const std::int64_t ops = schedule_ops(plan);
+    if (ops > kMaxTimelineOps) {
+      const ScheduleSize size = schedule_size(plan, ops);
+      return make_error("cluster.shared_processors",
+                        "value " + std::to_string(plan.cluster.shared_processors) + ": ranks that share processors are "
+                        "simulated op by op with their timeline, at most " + std::to_string(kMaxTimelineOps) +
+                        " schedule ops, and this plan has " + size.text + "; use at most " +
+                        std::to_string(size.fitting_micro_batches) +
+                        " micro-batches, or 0 shared processors (a device for every rank)");
+    }
+  }
   // DualPipe with the same costs in both pipelines: its lower half stands for every rank
   // (simulation_costs.h), half the table and half the ops.
   const bool mirrored = plan.layout.schedule == PipelineSchedule::dualpipe && dualpipe_mirrors(input, plan.layout.pp);

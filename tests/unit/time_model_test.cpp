@@ -195,6 +195,29 @@ Plan uniform_plan(std::int64_t pp, std::int64_t micro_batches, PipelineSchedule 
 // Chunks that cost the same share one ChunkCost (IterationCosts::chunk_of): the default plan's
 // first chunk holds the embedding, its last the LM head, the others cost alike; each chunk's
 // shared cost is the one of its own phases; uneven layers give their chunks costs of their own.
+TEST(TimeModel, SharedProcessorsAreBoundedByTheTimelinesLimit) {
+  // 64 stages x 4 chunks x 1,024 micro-batches on 8 shared processors: 524,288 ops, which the
+  // time-ordered shared model would take seconds over; the estimate says why and what fits.
+  Plan plan = default_plan();
+  plan.model.layers = 256;
+  plan.layout.pp = 64;
+  plan.layout.vpp = 4;
+  plan.layout.tp = 1;
+  plan.layout.schedule = PipelineSchedule::interleaved;
+  plan.cluster.gpus = 64;
+  plan.training.micro_batch = 1;
+  plan.training.global_batch = 1024;
+  plan.cluster.shared_processors = 8;
+  ASSERT_EQ(schedule_ops(plan), 524'288);
+  const auto e = estimate(plan);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.errors().front().field, "cluster.shared_processors") << e.error_text();
+  EXPECT_NE(e.error_text().find("1024 micro-batches x 512 ops = 524288"), std::string::npos) << e.error_text();
+  EXPECT_NE(e.error_text().find("at most 256 micro-batches"), std::string::npos) << e.error_text() << " (312 fit, 256 divide by pp)";
+  plan.cluster.shared_processors = 0;  // a device for every rank: simulated, skipping its steady state
+  EXPECT_TRUE(estimate(plan).ok());
+}
+
 TEST(TimeModel, AlikeChunksShareOneCost) {
   Plan plan = default_plan();
   plan.layout.schedule = PipelineSchedule::interleaved;
