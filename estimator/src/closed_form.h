@@ -107,8 +107,10 @@ inline BubbleFractions bubble_fractions(double window_s, double m, const Pipelin
 }
 
 // What the transfers between stages (p2p_s each) add to the pipeline span:
-//  - the ramps: the warm-up's activations and the cooldown's gradients cross p - 1 boundaries
-//    each, v times with interleaving;
+//  - the ramps: the warm-up's activations and the cooldown's gradients cross every boundary
+//    between ranks once: p - 1, p v - 1 with interleaving (its v p chunks form one pipeline, rank
+//    p - 1's chunk feeding rank 0's next), 2 (p - 1) in DualPipeV's V (its turn stays on rank
+//    p - 1);
 //  - 1F1B's round trips. With at most p micro-batches in flight, micro-batch j + p enters stage 0
 //    only after j's backward has left it, and between the two lie every stage's F and B and
 //    2(p - 1) transfers: beyond the first p micro-batches the pipeline repeats at most every
@@ -121,12 +123,15 @@ inline BubbleFractions bubble_fractions(double window_s, double m, const Pipelin
 //    With unequal stages the faster stages' slack hides part of each round trip: both terms are
 //    taken in the proportion of the round trip's pace the slowest stage leaves unhidden (the
 //    simulation stays the reference there).
-//  Interleaving keeps v p chunks in flight and hides most of the round trip, ZB-H1's W ops fill part
-//  of it: for both the ramps are a lower bound. (DualPipeV's pipeline span is a bound from above
-//  already, pipeline_seconds.)
+//  Interleaving keeps v p chunks in flight and hides the round trip: its ramps equal the
+//  simulation of uniform chunks (closed_form_test). ZB-H1's W ops fill part of its round trip and
+//  DualPipeV's steady state waits on its transfers as well (2 (p - 1) / p of one a micro-batch
+//  with equal F and B): for both, the ramps are a lower bound of what transfers add.
 inline double transfer_seconds(PipelineSchedule schedule, double m, double p, double v, double p2p_s, const Pipeline& s) {
-  const bool chunks = schedule == PipelineSchedule::interleaved || schedule == PipelineSchedule::dualpipev;
-  double out = 2 * (p - 1) * p2p_s * (chunks ? v : 1.0);
+  const double boundaries = schedule == PipelineSchedule::interleaved ? p * v - 1
+                            : schedule == PipelineSchedule::dualpipev ? 2 * (p - 1)
+                                                                      : p - 1;
+  double out = 2 * boundaries * p2p_s;
   if (schedule == PipelineSchedule::one_f_one_b && p > 1 && p2p_s > 0) {
     const double round_trip = 2 * (p - 1) * p2p_s / p;  // a micro-batch's share of the loop's transfers
     const double unhidden = std::clamp((s.through / p + round_trip - s.pace) / round_trip, 0.0, 1.0);

@@ -3,8 +3,8 @@
 // 1F1B (Narayanan et al. 2021, Sec. 2.2.1), interleaved 1F1B with m a multiple of p (Sec. 2.2.2),
 // ZB-H1 with W <= B (Qi et al. 2023, Sec. 2.1), DualPipeV with equal F and B and no W op (the
 // DualPipe README's bubble); with transfers, GPipe's ramps and 1F1B's round trips
-// (transfer_seconds); and on the side it claims where it is a bound (DualPipeV with W ops above
-// the simulation; interleaved and ZB-H1 with transfers below it). Both sides read the same chunk
+// and interleaving's ramps (transfer_seconds); and on the side it claims where it is a bound
+// (DualPipeV with W ops above the simulation; ZB-H1 with transfers below it). Both sides read the same chunk
 // costs: no formula is written out again here.
 #include "closed_form.h"
 
@@ -111,15 +111,27 @@ TEST(ClosedForm, OneFOneBRoundTripsWithinOneRoundTripOfTheSimulation) {
   }
 }
 
-TEST(ClosedForm, InterleavedAndZbH1TransfersAreALowerBound) {
-  for (auto kind : {PipelineSchedule::interleaved, PipelineSchedule::zb_h1}) {
-    for (std::int64_t p : {2, 4, 8}) {
-      for (std::int64_t groups : {1, 2, 4}) {
-        const std::int64_t v = kind == PipelineSchedule::zb_h1 ? 1 : 2, m = groups * p;
-        for (double send : {0.25, 1.0}) {
-          const auto [sim, closed] = both(kind, p, v, m, 1, 2, kind == PipelineSchedule::zb_h1 ? 1 : 0, send);
-          EXPECT_LE(closed, sim + 1e-12) << describe(kind, p, v, m) << " send " << send << " ms";
+TEST(ClosedForm, InterleavedTransfersAreItsRamps) {
+  // Each transfer shorter than a chunk's forward (1 ms): p v - 1 boundaries each way.
+  for (std::int64_t p : {2, 3, 4, 8, 16}) {
+    for (std::int64_t v : {2, 3, 4}) {
+      for (std::int64_t groups : {1, 2, 3, 8}) {
+        for (double send : {0.05, 0.25, 0.5, 1.0}) {
+          const std::int64_t m = groups * p;
+          const auto [sim, closed] = both(PipelineSchedule::interleaved, p, v, m, 1, 2, 0, send);
+          EXPECT_NEAR(sim, closed, 1e-12) << describe(PipelineSchedule::interleaved, p, v, m) << " send " << send << " ms";
         }
+      }
+    }
+  }
+}
+
+TEST(ClosedForm, ZbH1TransfersAreALowerBound) {
+  for (std::int64_t p : {2, 4, 8}) {
+    for (std::int64_t m : {p, 2 * p, 4 * p}) {
+      for (double send : {0.25, 1.0}) {
+        const auto [sim, closed] = both(PipelineSchedule::zb_h1, p, 1, m, 1, 2, 1, send);
+        EXPECT_LE(closed, sim + 1e-12) << describe(PipelineSchedule::zb_h1, p, 1, m) << " send " << send << " ms";
       }
     }
   }
