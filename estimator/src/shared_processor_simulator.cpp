@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "plansight/estimator/cancellation.h"
 #include "iteration_engine.h"
@@ -50,31 +51,47 @@ class SharedRun : IterationEngine {
         processors_(static_cast<double>(in.shared_processors)),
         ranks_(static_cast<std::size_t>(t.p)) {}
 
+  // Events in time order, each O(log p): a worklist of the ranks that may move at `now_`, a heap
+  // of timers by real time, and a heap of running compute pieces by the virtual time at which
+  // they end. Every running thread progresses alike (fluid sharing), so one virtual clock, the
+  // work each has done since the run began, stands for all: it advances at the current speed,
+  // and a piece of w ns started at virtual time V ends when the clock reaches V + w. (Scanning
+  // every rank at each event, as this loop did first, took 850 ms for a 64-stage 1F1B estimate
+  // of 1,024 micro-batches on 8 processors, this loop 270-310 ms, alternated on a 2-core machine.)
   Result<SimulationResult> run() {
+    for (std::int32_t r = 0; r < t_.p; ++r) wake(r);
     for (std::uint32_t polls = 0;; ++polls) {
       if ((polls & 1023u) == 1023u && cancel_requested()) return make_error("estimate", kCancelledMessage);
       // Everything that can start or continue at `now` does, until nothing changes.
-      bool changed = true;
-      while (changed) {
-        changed = false;
-        for (std::int32_t r = 0; r < t_.p; ++r) changed = advance(r) || changed;
-      }
-      std::int64_t running = 0;
-      for (const auto& s : ranks_) running += s.state == RankState::running ? 1 : 0;
-      const double speed = running > 0 ? std::min(1.0, processors_ / (threads_ * static_cast<double>(running))) : 1.0;
-      std::int64_t next = kNever;
-      for (const auto& s : ranks_) {
-        if (s.state == RankState::running) {
-          next = std::min(next, now_ + std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(s.remaining / speed))));
-        } else if (s.state == RankState::timer) {
-          next = std::min(next, std::max(s.at, now_));
+      while (!work_.empty()) {
+        const std::int32_t r = work_.back();
+        work_.pop_back();
+        queued_[static_cast<std::size_t>(r)] = 0;
+        while (advance(r)) {
         }
       }
+      const double speed = running_ > 0 ? std::min(1.0, processors_ / (threads_ * static_cast<double>(running_))) : 1.0;
+      std::int64_t next = kNever;
+      if (!pieces_.empty()) {
+        const double remaining = pieces_.front().end_work - work_done_;
+        next = now_ + std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(remaining / speed)));
+      }
+      if (!timers_.empty()) next = std::min(next, std::max(timers_.front().at, now_));
       if (next == kNever) break;
-      const double progressed = static_cast<double>(next - now_) * speed;
+      work_done_ += static_cast<double>(next - now_) * speed;
       now_ = next;
-      for (auto& s : ranks_) {
-        if (s.state == RankState::running) s.remaining -= progressed;
+      // A piece within half a nanosecond of its work is done (rounding of the clock).
+      while (!pieces_.empty() && pieces_.front().end_work - work_done_ <= 0.5) {
+        std::pop_heap(pieces_.begin(), pieces_.end(), later_end);
+        const std::int32_t r = pieces_.back().rank;
+        pieces_.pop_back();
+        ranks_[static_cast<std::size_t>(r)].remaining = 0;
+        wake(r);
+      }
+      while (!timers_.empty() && timers_.front().at <= now_) {
+        std::pop_heap(timers_.begin(), timers_.end(), later_timer);
+        wake(timers_.back().rank);
+        timers_.pop_back();
       }
     }
     for (const auto& s : ranks_) {
@@ -108,13 +125,14 @@ class SharedRun : IterationEngine {
       case RankState::finished:
       case RankState::blocked: return false;
       case RankState::running:
-        if (s.remaining > 0.5) return false;
+        if (s.remaining > 0.5) return false;  // its piece's end is on the heap
+        --running_;
         end_compute_piece(r);
         return true;
       case RankState::timer:
         if (s.at > now_) return false;
         if (s.in_optimizer) {
-          s.state = RankState::running;  // its reductions are done: the step itself
+          run_piece(r, s.remaining);  // its reductions are done: the step itself
         } else if (s.op_begun) {
           next_piece(r);
         } else {
@@ -135,13 +153,17 @@ class SharedRun : IterationEngine {
     const std::int64_t ready = input_ready(r, o, g);
     if (ready < 0) {
       s.state = RankState::blocked;
-      return true;
+      blocked_.push_back(r);
+      return false;  // until an op ends somewhere (end_op)
     }
     const std::int64_t start = gather_before(r, o, g, std::max(now_, ready));
-    s.state = RankState::timer;
     s.op_begun = false;
-    s.at = start;
-    if (start <= now_) begin_op(r);
+    if (start <= now_) {
+      s.state = RankState::timer;
+      begin_op(r);
+    } else {
+      set_timer(r, start);
+    }
     return true;
   }
 
@@ -174,17 +196,15 @@ class SharedRun : IterationEngine {
     }
     const Piece& p = s.pieces[s.piece];
     if (p.segment.lane == Lane::compute) {
-      s.state = RankState::running;
-      s.remaining = static_cast<double>(p.segment.ns);
       s.piece_start = now_;
+      run_piece(r, static_cast<double>(p.segment.ns));
       return;
     }
     // A collective inside the op (exposed TP/CP/EP time): the compute lane waits for it.
     const ScheduleOp& o = op(r);
     const std::int64_t start = lanes_[static_cast<std::size_t>(r)].place(now_, p.segment.ns);
     comm_track(r).spans.push_back(span(start, p.segment.ns, p.segment, p.name, global_of(r, o.chunk), o.micro_batch));
-    s.state = RankState::timer;
-    s.at = start + p.segment.ns;
+    set_timer(r, start + p.segment.ns);
   }
 
   void next_piece(std::int32_t r) {
@@ -213,9 +233,11 @@ class SharedRun : IterationEngine {
     if (keep_) draw_overlapped(r, o, global_of(r, o.chunk), s.first_span);
     op_finished(r, o, global_of(r, o.chunk), s.op_start, now_);
     // W ops wait on their own rank's B, and a blocked rank may wait on any: all look again.
-    for (auto& peer : ranks_) {
-      if (peer.state == RankState::blocked) peer.state = RankState::idle;
+    for (std::int32_t b : blocked_) {
+      ranks_[static_cast<std::size_t>(b)].state = RankState::idle;
+      wake(b);
     }
+    blocked_.clear();
     s.state = RankState::idle;
   }
 
@@ -226,14 +248,59 @@ class SharedRun : IterationEngine {
     const std::int64_t start = step_may_start(r);
     s.in_optimizer = true;
     s.remaining = static_cast<double>(seconds_to_ns(in_.optimizer_seconds));
-    s.state = start > now_ ? RankState::timer : RankState::running;
-    s.at = start;
+    if (start > now_) {
+      set_timer(r, start);
+    } else {
+      run_piece(r, s.remaining);
+    }
     return true;
   }
 
+  // Rank r computes `work` ns at full speed from now_.
+  void run_piece(std::int32_t r, double work) {
+    Rank& s = ranks_[static_cast<std::size_t>(r)];
+    s.state = RankState::running;
+    s.remaining = work;
+    ++running_;
+    if (work <= 0.5) return;  // done at once: advance() ends it
+    pieces_.push_back({work_done_ + work, r});
+    std::push_heap(pieces_.begin(), pieces_.end(), later_end);
+  }
+  void set_timer(std::int32_t r, std::int64_t at) {
+    Rank& s = ranks_[static_cast<std::size_t>(r)];
+    s.state = RankState::timer;
+    s.at = at;
+    timers_.push_back({at, r});
+    std::push_heap(timers_.begin(), timers_.end(), later_timer);
+  }
+  // Queues rank r to look at its state at now_ (once while queued).
+  void wake(std::int32_t r) {
+    if (queued_[static_cast<std::size_t>(r)] != 0) return;
+    queued_[static_cast<std::size_t>(r)] = 1;
+    work_.push_back(r);
+  }
+
+  struct PieceEnd {
+    double end_work;  // the virtual clock (work_done_) at which the piece ends
+    std::int32_t rank;
+  };
+  struct Timer {
+    std::int64_t at;
+    std::int32_t rank;
+  };
+  // Min-heaps (std::push_heap keeps the largest first: these compare the other way).
+  static bool later_end(const PieceEnd& a, const PieceEnd& b) { return a.end_work > b.end_work; }
+  static bool later_timer(const Timer& a, const Timer& b) { return a.at > b.at; }
+
   double threads_, processors_;
   std::int64_t now_ = 0;
+  double work_done_ = 0;      // what each running thread has computed since the run began, ns
+  std::int64_t running_ = 0;  // ranks in RankState::running
   std::vector<Rank> ranks_;
+  std::vector<PieceEnd> pieces_;
+  std::vector<Timer> timers_;
+  std::vector<std::int32_t> work_, blocked_;
+  std::vector<std::uint8_t> queued_ = std::vector<std::uint8_t>(ranks_.size(), 0);
 };
 
 }  // namespace
