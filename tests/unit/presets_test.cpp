@@ -24,6 +24,24 @@ TEST(Presets, AllLoadWithoutErrorsAndHaveSources) {
 }
 
 // Every system says its host side (offloading needs the link; the source explains each number).
+TEST(Presets, GpusWithoutPublishedFiguresCarryTheDefaults) {
+  // The low-confidence figures for a GPU without published measurements live twice: in
+  // GpuEfficiency's initialisers (a GPU given by its numbers) and in the presets that say they use
+  // them (assets/presets/gpus.json). They must not drift apart.
+  const GpuEfficiency defaults;
+  int with_defaults = 0;
+  for (const auto& g : gpu_presets()) {
+    if (g.efficiency.source.find("low-confidence defaults") == std::string::npos) continue;
+    ++with_defaults;
+    EXPECT_DOUBLE_EQ(g.efficiency.gemm_peak_fraction, defaults.gemm_peak_fraction) << g.name;
+    EXPECT_DOUBLE_EQ(g.efficiency.flash_forward_fraction, defaults.flash_forward_fraction) << g.name;
+    EXPECT_DOUBLE_EQ(g.efficiency.flash_backward_fraction, defaults.flash_backward_fraction) << g.name;
+    EXPECT_DOUBLE_EQ(g.efficiency.nvlink_fraction, defaults.nvlink_fraction) << g.name;
+    EXPECT_DOUBLE_EQ(g.efficiency.in_step_slowdown, defaults.in_step_slowdown) << g.name;
+  }
+  EXPECT_GE(with_defaults, 1);
+}
+
 TEST(Presets, SystemsHaveHostFiguresWithSources) {
   for (const auto& s : system_presets()) {
     EXPECT_GT(s.cluster.host_link_bandwidth_bytes_per_s, 0) << s.name;
