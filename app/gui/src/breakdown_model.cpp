@@ -34,6 +34,7 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const {
     case PartColumn:
       if (role == Qt::DisplayRole) return time_part_name(part);
       if (role == Qt::DecorationRole) return time_part_colour(part);
+      if (role == Qt::ToolTipRole) return time_part_meaning(part);
       return {};
     case TimeColumn:
       if (role == Qt::DisplayRole) return format_seconds(seconds);

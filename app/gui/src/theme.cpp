@@ -1,6 +1,8 @@
 // Colours and names of chart elements (see theme.h).
 #include "plansight/gui/theme.h"
 
+#include <QObject>
+
 namespace plansight::gui {
 
 namespace est = plansight::estimator;
@@ -52,6 +54,31 @@ QString time_part_name(TimePart part) {
       "compute", "exposed TP", "exposed CP", "exposed PP", "exposed DP", "pipeline bubble", "optimizer",
       "expert all-to-all"};
   return QString::fromLatin1(names[static_cast<std::size_t>(part)]);
+}
+
+QString time_part_meaning(TimePart part) {
+  switch (part) {
+    case TimePart::compute:
+      return QObject::tr("The first pipeline stage's kernels over all micro-batches, recomputation included");
+    case TimePart::tp_comm:
+    case TimePart::cp_comm:
+    case TimePart::ep_comm:
+      return QObject::tr("This group's collectives inside the first stage's forwards and backwards that its compute does "
+                         "not hide: each op waits for them");
+    case TimePart::pp_comm:
+      return QObject::tr("What the pipeline's sends and receives add to the first stage's idle time: its pipeline bubble "
+                         "less the bubble of the same schedule with free transfers. The Timeline page counts a send's "
+                         "whole time on its rank's communication row instead");
+    case TimePart::dp_comm:
+      return QObject::tr("Gradient reduction and ZeRO's parameter gathers that the first stage waits for, and the "
+                         "optimizer's all-gather after its step");
+    case TimePart::bubble:
+      return QObject::tr("The first stage's idle time in the pipeline window that the schedule leaves with free transfers "
+                         "(fill, drain and waits)");
+    case TimePart::optimizer:
+      return QObject::tr("The optimizer step itself (its gathers are under exposed DP)");
+  }
+  return {};
 }
 
 QColor time_part_colour(TimePart part) {

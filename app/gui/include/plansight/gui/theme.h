@@ -62,6 +62,11 @@ enum class TimePart : std::uint8_t { compute, tp_comm, cp_comm, pp_comm, dp_comm
 inline constexpr std::size_t kTimePartCount = 8;
 
 QString time_part_name(TimePart part);
+// What a part of the iteration's breakdown counts (estimate.h, TimeBreakdown), as its tooltip
+// says: the breakdown divides the first stage's iteration among its causes, which is not the
+// Timeline page's per-rank communication (every collective's time on the lane that compute does
+// not hide, rank_breakdown()).
+QString time_part_meaning(TimePart part);
 QColor time_part_colour(TimePart part);
 double time_part_seconds(const estimator::TimeBreakdown& breakdown, TimePart part);
 
