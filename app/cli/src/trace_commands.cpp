@@ -181,7 +181,7 @@ Status run_analyze(const std::vector<std::string>& argv, std::ostream& out, std:
     return Status::ok;
   }
   out << "run " << loaded->run.id << " (" << loaded->run.name << "), " << est::to_string(timeline.source) << " timeline\n\n";
-  out << "rank    window      busy      idle   compute  TC GEMM     comm.  exposed  waiting  overlap  HTA overlap\n";
+  out << "rank    window      busy      idle   compute   TC GEMM     comm.   exposed   waiting  overlap  HTA overlap\n";
   for (const auto& r : ranks) {
     auto col = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_seconds(v.get<double>()) : "-", 10); };
     auto pct = [](const nlohmann::json& v) { return pad_left(v.is_number() ? format_fixed(v.get<double>() * 100, 1) + "%" : "-", 9); };
