@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -297,6 +298,40 @@ TEST(TimeModel, OverlappedDataParallelReductionIsLessExposed) {
   ASSERT_TRUE(overlapped.ok() && at_end.ok());
   EXPECT_LT(overlapped->time.breakdown.dp_comm_s, 0.5 * at_end->time.breakdown.dp_comm_s);
   EXPECT_LT(overlapped->time.iteration_s, at_end->time.iteration_s);
+}
+
+TEST(TimeModel, EstimateWithPredictionSimulatesOnceAndKeepsTheTimeline) {
+  // The views that show the predicted timeline beside the estimate take both from one call: the
+  // prediction is the estimate's own simulation (the same iteration and breakdown, bit for bit)
+  // with its timeline; with a throughput given, the estimate's time is that throughput's and the
+  // prediction is still the time model's.
+  const Plan plan = default_plan();
+  TimePrediction prediction;
+  const auto e = estimate_with_prediction(plan, nullptr, prediction);
+  ASSERT_TRUE(e.ok()) << e.error_text();
+  ASSERT_TRUE(e->time.predicted);
+  EXPECT_EQ(prediction.iteration_s, e->time.iteration_s);
+  EXPECT_EQ(prediction.breakdown.bubble_s, e->time.breakdown.bubble_s);
+  EXPECT_FALSE(prediction.timeline.tracks.empty());
+  EXPECT_EQ(prediction.timeline.end_ns() - prediction.timeline.begin_ns(),
+            static_cast<std::int64_t>(std::llround(e->time.iteration_s * 1e9)));
+
+  Plan given = plan;
+  given.training.achieved_tflops = 150;
+  TimePrediction model;
+  const auto g = estimate_with_prediction(given, nullptr, model);
+  ASSERT_TRUE(g.ok()) << g.error_text();
+  EXPECT_FALSE(g->time.predicted);
+  EXPECT_EQ(model.iteration_s, e->time.iteration_s) << "the time model's, not the given throughput's";
+  EXPECT_FALSE(model.timeline.tracks.empty());
+
+  Plan bad = plan;
+  bad.layout.tp = 3;  // GPT-3 175B's 96 heads do not divide by it: an error
+  TimePrediction untouched;
+  untouched.iteration_s = -1;
+  const auto b = estimate_with_prediction(bad, nullptr, untouched);
+  EXPECT_FALSE(b.ok());
+  EXPECT_EQ(untouched.iteration_s, -1) << "written only on success";
 }
 
 TEST(TimeModel, BreakdownAddsUpAndClosedFormAgrees) {
