@@ -155,13 +155,13 @@ inline double exposed_dp_seconds(bool overlap, double buckets, double v, double 
 // The first rank's breakdown from the terms above: m micro-batches of its sums, the transfers as
 // pipeline communication, the exposed reduction plus the optimizer's parameter all-gather as
 // data-parallel communication, and as bubble what the pipeline span holds beyond its work.
-inline void fill_breakdown(TimeBreakdown& b, double m, const RankSums& r0, double pipe_s, double ramp_s,
+inline void fill_breakdown(TimeBreakdown& b, double m, const RankSums& r0, double pipe_s, double transfers_s,
                            double dp_exposed_s, double optimizer_s, double optimizer_gather_s, double optimizer_offload_s) {
   b.compute_s = m * r0.compute;
   b.tp_comm_s = m * r0.tp;
   b.cp_comm_s = m * r0.cp;
   b.ep_comm_s = m * r0.ep;
-  b.pp_comm_s = ramp_s;
+  b.pp_comm_s = transfers_s;
   b.dp_comm_s = dp_exposed_s + optimizer_gather_s + m * r0.dp_phase;
   b.optimizer_s = optimizer_s - optimizer_gather_s - optimizer_offload_s;
   b.offload_s = m * r0.offload + optimizer_offload_s;

@@ -294,12 +294,12 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
     const double bytes = tokens * static_cast<double>(model.hidden) * ctx.element_bytes;
     p2p = terms::pipeline_transfer_seconds(bytes, c.tp, c.sequence_parallel, links.pp, key.tp_link);
   }
-  const double ramp = closed_form::transfer_seconds(c.schedule, m, static_cast<double>(p), v, p2p, pipeline);
+  const double transfers = closed_form::transfer_seconds(c.schedule, m, static_cast<double>(p), v, p2p, pipeline);
   const double dp_exposed = closed_form::exposed_dp_seconds(
       ctx.base.layout.dp_overlap, kDpBucketsPerChunk, v, static_cast<double>(p), r0.dp, first.dp_s,
       first.backward_input.total_s() + first.backward_weight.total_s());
-  const double iteration = pipe + ramp + dp_exposed + optimizer;
-  if (breakdown) closed_form::fill_breakdown(*breakdown, m, r0, pipe, ramp, dp_exposed, optimizer, optimizer_gather(r0.params), 0);
+  const double iteration = pipe + transfers + dp_exposed + optimizer;
+  if (breakdown) closed_form::fill_breakdown(*breakdown, m, r0, pipe, transfers, dp_exposed, optimizer, optimizer_gather(r0.params), 0);
   return iteration;
 }
 

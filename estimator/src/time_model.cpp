@@ -317,7 +317,7 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   pipeline.keep_stages = true;
   for (std::int64_t r = 0; r < plan.layout.pp; ++r) pipeline.add_rank(rank_sums(plan, c, r));
   const double pipe = closed_form::pipeline_seconds(plan.layout.schedule, m, p, v, pipeline);
-  const double ramp = closed_form::transfer_seconds(plan.layout.schedule, m, p, v, c.p2p_seconds, pipeline);
+  const double transfers = closed_form::transfer_seconds(plan.layout.schedule, m, p, v, c.p2p_seconds, pipeline);
   // Megatron's schedules finish with chunk 0 (the last backward runs the first chunk).
   const closed_form::RankSums r0 = rank_sums(plan, c, 0);
   const double dp_exposed = closed_form::exposed_dp_seconds(
@@ -326,11 +326,11 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   const double optimizer = *std::max_element(c.optimizer_seconds.begin(), c.optimizer_seconds.end());
 
   TimePrediction out;
-  out.iteration_s = pipe + ramp + dp_exposed + optimizer;
+  out.iteration_s = pipe + transfers + dp_exposed + optimizer;
   auto& b = out.breakdown;
-  closed_form::fill_breakdown(b, m, r0, pipe, ramp, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
+  closed_form::fill_breakdown(b, m, r0, pipe, transfers, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
                               c.optimizer_offload_seconds[0]);
-  const closed_form::BubbleFractions bubbles = closed_form::bubble_fractions(pipe + ramp, m, pipeline);
+  const closed_form::BubbleFractions bubbles = closed_form::bubble_fractions(pipe + transfers, m, pipeline);
   out.bubble_fraction = bubbles.mean;
   out.bubble_fraction_max = bubbles.max;
   add_volume(b, plan, c);
