@@ -65,6 +65,7 @@ class DedicatedRun : IterationEngine {
     std::vector<RankActivity> all(p);
     SimulationResult res;
     res.iteration_ns = half.iteration_ns;
+    res.first_rank_exposed_send_ns = half.first_rank_exposed_send_ns;  // rank 0 is the lower half's
     for (std::size_t r = 0; r < h; ++r) {
       all[p - 1 - r] = activity_[r];
       all[p - 1 - r].rank = static_cast<std::int32_t>(p - 1 - r);
@@ -163,6 +164,7 @@ class DedicatedRun : IterationEngine {
     // What the loop reads and writes, in locals: its stores (times, lane intervals, gaps) could
     // otherwise alias the members, which the compiler then reloads for every op.
     const std::int64_t collectives_end = collective_end_[ri];
+    const bool first_rank = ri == 0;  // its idle stretches and sends are listed too (first_idle_)
     std::int64_t clear_gap = a.clear_gap_ns;
     std::int64_t free = free_[ri], prev_start = prev_start_[ri], busy = busy_[ri];
     std::int64_t lane_end = lane.end();
@@ -213,6 +215,7 @@ class DedicatedRun : IterationEngine {
       const std::int64_t start = std::max(free, ready);
       if (lane_end > start + d.first_lane) break;  // a collective may wait: step() books it
       if (start > free) {
+        if (first_rank) first_idle_.push_back({free, start});
         if (free >= collectives_end) {
           clear_gap += start - free;
         } else {
@@ -246,6 +249,7 @@ class DedicatedRun : IterationEngine {
       if (d.b_done != nullptr) d.b_done[mb] = end;
       if (d.out != nullptr) {
         d.out[mb] = deliver(lane, lane_end, end, d.send);
+        if (first_rank && d.send > 0) first_sends_.push_back({d.out[mb] - d.send, d.out[mb]});
         if (d.to >= 0) wake(d.to);
       }
     }
@@ -565,6 +569,7 @@ class DedicatedRun : IterationEngine {
   // before `end` (they are issued at or after the op that follows), so a gap that begins after
   // every collective placed so far has ended is clear of them all: a sum, not a list.
   void gap(std::size_t r, std::int64_t begin, std::int64_t end) {
+    if (r == 0) first_idle_.push_back({begin, end});
     if (begin >= collective_end_[r]) {
       activity_[r].clear_gap_ns += end - begin;
     } else {
@@ -580,6 +585,7 @@ class DedicatedRun : IterationEngine {
       a.occupied_begin_ns = start;
     } else {
       a.gaps.push_back({t, start});  // a list, not the sum: it may lie outside the window
+      if (r == 0) first_idle_.push_back({t, start});
     }
   }
 

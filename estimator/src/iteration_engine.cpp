@@ -19,6 +19,7 @@ struct Arrays {
   std::vector<std::int32_t> rank_of, global_of;
   std::vector<CommLane> lanes;
   std::vector<RankActivity> activity;  // their gap and collective lists too
+  std::vector<Interval> first_idle, first_sends;
 };
 Arrays& thread_arrays() {
   thread_local Arrays arrays;
@@ -72,6 +73,8 @@ IterationEngine::IterationEngine(const ScheduleTable& t, const ScheduleRows* row
   for (auto* v : {&free_, &prev_start_, &busy_, &reduce_end_, &step_start_, &end_, &collective_end_}) v->assign(p, 0);
   lanes_.resize(p);
   activity_.assign(p, RankActivity{});
+  first_idle_.clear();
+  first_sends_.clear();
   const auto pv = p * static_cast<std::size_t>(t.v);
   first_f_.assign(pv, -1);
   first_b_.assign(pv, -1);
@@ -255,6 +258,7 @@ void IterationEngine::swap_arrays() {
   rank_of_.swap(a.rank_of), global_of_.swap(a.global_of);
   lanes_.swap(a.lanes);
   activity_.swap(a.activity);
+  first_idle_.swap(a.first_idle), first_sends_.swap(a.first_sends);
   thread_local std::vector<SteadySnapshot> snapshots;  // here: the snapshot type is the engine's own
   snapshots_.swap(snapshots);
   thread_local std::vector<Margin> margins;  // the steady state's decisions (record_margins_)
@@ -365,8 +369,33 @@ void IterationEngine::step_ran(std::int32_t r, std::int64_t start, std::int64_t 
                                        in_.optimizer_gather_bytes));
 }
 
+std::int64_t IterationEngine::exposed_first_sends() const {
+  if (first_sends_.empty()) return 0;
+  std::vector<Interval> sends = merge_intervals(first_sends_);
+  std::int64_t total = 0;
+  for (const Interval& s : sends) total += s.length_ns();
+  std::vector<Interval> work;
+  if (keep_) {
+    // Its compute spans, the optimizer's included (a send's lane holds its other communication).
+    for (const Span& s : tl_.tracks[0].spans) work.push_back({s.start_ns, s.start_ns + s.duration_ns});
+    return total - intersection_length(sends, merge_intervals(std::move(work)));
+  }
+  // From its first op's start to its last op's end, less the stretches between; then its step.
+  const std::int64_t step_ns = seconds_to_ns(in_.optimizer_seconds);
+  const std::int64_t first = activity_[0].occupied_begin_ns, last = free_[0];
+  std::int64_t cursor = first;
+  for (const Interval& idle : first_idle_) {
+    if (idle.begin_ns > cursor) work.push_back({cursor, idle.begin_ns});
+    cursor = std::max(cursor, idle.end_ns);
+  }
+  if (last > cursor) work.push_back({cursor, last});
+  if (step_ns > 0) work.push_back({step_start_[0], step_start_[0] + step_ns});
+  return total - intersection_length(sends, merge_intervals(std::move(work)));
+}
+
 SimulationResult IterationEngine::results(const ScheduleBubbles& bubbles) {
   SimulationResult res;
+  res.first_rank_exposed_send_ns = exposed_first_sends();
   for (std::size_t r = 0; r < static_cast<std::size_t>(t_.p); ++r) {
     res.busy_ns.push_back(busy_[r]);
     res.compute_end_ns.push_back(free_[r]);

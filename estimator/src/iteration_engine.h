@@ -370,6 +370,16 @@ class IterationEngine {
   std::array<std::size_t, 3> shape_index_;
   std::vector<CommLane> lanes_;
   std::vector<RankActivity> activity_;        // per rank, for the bubble (dedicated processors)
+  // The first rank's stretches without work between its ops (whatever they face: its gaps above
+  // leave out those no collective can fill, as a sum) and its pipeline sends, listed as it runs
+  // (dedicated processors; the steady state's skip repeats them as it repeats the gaps): where
+  // its sends run while it does no work, the breakdown's exposed PP time (exposed_first_sends()).
+  std::vector<Interval> first_idle_, first_sends_;
+  // The first rank's send time while it does no work: not under its ops (which hold its compute
+  // and, on the lane its sends share, its collectives) nor under its optimizer step, from the lists
+  // above or, with spans kept, from its spans (the shared model records no lists). The timeline
+  // rule of rank_breakdown() (timeline_metrics.h) for the sends of a predicted timeline.
+  std::int64_t exposed_first_sends() const;
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
   std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (for take_snapshot)
   std::int64_t skipped_ops_ = 0;              // by skip_periods
@@ -406,6 +416,8 @@ inline std::int64_t IterationEngine::communicate(std::int32_t r, std::int64_t is
   if (kind == SpanKind::collective) {
     activity_[ri].collectives.push_back({start, start + ns});
     collective_end_[ri] = std::max(collective_end_[ri], start + ns);
+  } else if (kind == SpanKind::send && r == 0) {
+    first_sends_.push_back({start, start + ns});
   }
   if (!keep_) return start + ns;
   Span s = span(start, ns, NsSegment{Lane::communication, Phase::communication, ns, 0, bytes, -1}, name, g, mb);

@@ -1,5 +1,6 @@
 // The event engine's steady-state snapshot and skip (iteration_engine.h, steady_state.h).
 #include <algorithm>
+#include <array>
 #include <climits>
 
 #include "iteration_engine.h"
@@ -50,7 +51,7 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
   s.ran = ran_;
   // Sized once and written in place (a search takes one snapshot a cut: hundreds a run).
   s.rank.resize(p * kRankFields);
-  s.lists.resize(2 * p);
+  s.lists.resize(2 * p + 2);  // and the first rank's idle stretches and sends (first_idle_)
   s.lane_at.resize(p + 1);
   s.lane.clear();
   std::int64_t* x = s.rank.data();
@@ -63,6 +64,8 @@ void IterationEngine::take_snapshot(SteadySnapshot& s) {
     // Work issued from here on is issued at or after the start of the rank's last op.
     lanes_[r].tail(prev_start_[r], s.lane);
   }
+  s.lists[2 * p] = first_idle_.size();
+  s.lists[2 * p + 1] = first_sends_.size();
   s.lane_at[p] = s.lane.size();
   s.windows_set = false;  // fill_windows(), for the snapshots that are compared
 }
@@ -236,9 +239,15 @@ template <class Shift>
 void IterationEngine::repeat_lists(const SteadySnapshot& before, const SteadySnapshot& now, std::size_t r,
                                    std::int64_t periods, Shift shift) {
   RankActivity& a = activity_[r];
-  for (auto [list, k] : {std::pair{&a.gaps, 0}, std::pair{&a.collectives, 1}}) {
-    const std::size_t from = before.lists[2 * r + static_cast<std::size_t>(k)];
-    const std::size_t to = now.lists[2 * r + static_cast<std::size_t>(k)];
+  // The first rank's own lists follow every rank's pair (take_snapshot).
+  const std::size_t p = activity_.size();
+  const std::size_t lists = r == 0 ? 4 : 2;
+  const std::array<std::pair<std::vector<Interval>*, std::size_t>, 4> all = {
+      {{&a.gaps, 2 * r}, {&a.collectives, 2 * r + 1}, {&first_idle_, 2 * p}, {&first_sends_, 2 * p + 1}}};
+  for (std::size_t l = 0; l < lists; ++l) {
+    const auto [list, k] = all[l];
+    const std::size_t from = before.lists[k];
+    const std::size_t to = now.lists[k];
     if (from == to) continue;
     list->reserve(list->size() + static_cast<std::size_t>(periods) * (to - from));
     for (std::int64_t j = 1; j <= periods; ++j) {
@@ -356,6 +365,10 @@ bool IterationEngine::drift_shifts(SteadySnapshot& s0, SteadySnapshot& s1, Stead
       if (i == 0) out.lane[r] = shift;
       if (shift != out.lane[r]) return false;
     }
+  }
+  // The first rank's idle stretches and sends, as its gaps.
+  for (std::size_t k = 2 * p; k < 2 * p + 2; ++k) {
+    if (s2.lists[k] - s1.lists[k] != s1.lists[k] - s0.lists[k]) return false;
   }
   for (std::size_t k = 0; k < s2.ran.size(); ++k) {
     if (s2.ran[k] - s1.ran[k] != s1.ran[k] - s0.ran[k]) return false;

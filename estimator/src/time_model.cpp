@@ -14,20 +14,11 @@
 #include "closed_form.h"
 #include "schedule_generators.h"
 #include "schedule_rows.h"
-#include "side_thread.h"
 #include "simulation_costs.h"
 #include "steady_state.h"
 
 namespace plansight::estimator {
 namespace {
-
-// From this many ops simulated one by one (expected_simulated_ops) on, the second simulation
-// runs beside the first (SideJob). Below, a run is short and mostly memory traffic (filling its
-// arrays, walking the table), and on another core it costs more than it saves: measured with the
-// side thread forced on, +45 to +66% for the default plan (PP 8) at 1,024 to 8,192 micro-batches
-// and for 1F1B at PP 16; -12 to -43% from PP 16 interleaved and PP 32 on
-// (bench/results/time-core-cpu.txt, 2026-11-27).
-constexpr std::int64_t kParallelSimulationOps = 16384;
 
 // The schedule table this thread made last, kept for its next estimate: an edit that keeps the
 // layout's schedule, stages, virtual stages and micro-batches (a model's width, the GPU, the
@@ -185,7 +176,7 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const CommLinks links = plan_links(plan, device.efficiency());
   IterationCosts costs = iteration_costs(plan, device, links, padded_vocab);
 
-  SteadyPeriods periods;  // the runs below skip the same steady state: searched once
+  SteadyPeriods periods;  // the steady state the run below searches for
   SimulationInput input = simulation_input(plan, costs, links, options.keep_timeline);
   if (shares_processors(input, plan.layout.pp)) {
     // Ranks sharing processors advance together in time order, op by op, and draw their timeline
@@ -212,57 +203,14 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   const PipelineSchedule table_kind = mirrored ? PipelineSchedule::dualpipev : plan.layout.schedule;
   const std::int64_t table_p = mirrored ? p / 2 : p, table_v = mirrored ? 2 : plan.layout.vpp,
                      table_m = mirrored ? micro_batches / 2 : micro_batches;
-  // With pp > 1, the same schedule is simulated again with free pipeline transfers, only for the
-  // first stage's bubble (below): what the schedule leaves idle, apart from what transfers add.
-  // The two runs are independent; a large schedule's second runs beside the first, on a table of
-  // its own made on its thread. Sharing one table, the thread that wrote a range of its ops
-  // (making the table, or a sparse table's middle as a run reached it) handed every cache line of
-  // it to the other core: 64 x 1024 1F1B with ZeRO-3 took 2.98 ms an estimate with one table and
-  // 2.39 ms with two, alternated on one machine (bench/results/time-core-cpu.txt, 2026-11-28).
-  const bool beside = p > 1 && options.parallel_simulations &&
-                      expected_simulated_ops(table_kind, table_p, table_v, table_m) >= kParallelSimulationOps;
-  const auto make_table = [&](const SimulationInput& in) {
-    ScheduleOptions schedule_options;
-    // Alone, a long table is made on two threads (generators::make_ranks); beside the other
-    // run, each thread makes its own.
-    schedule_options.two_threads = options.parallel_simulations && !beside;
-    // Without a timeline the table may be sparse (schedule_rows.h): the runs skip its middle.
-    const bool sparse = !in.keep_timeline && !shares_processors(in, plan.layout.pp);
-    return kept_table(TableKey{table_kind, table_p, table_v, table_m, sparse, mirrored}, schedule_options);
-  };
-  const auto simulate_table = [&](const SimulationTable& table, const SimulationInput& in) {
-    return mirrored ? simulate_dualpipe_lower_half(table, in, &periods) : simulate_well_formed(table, in, &periods);
-  };
-  // On the caller's thread the input is changed in place after the first run; beside it, a copy,
-  // made and freed on the side thread (the caller only reads `input` until the side's run is
-  // done): the copy of a 64-stage plan's chunk costs is a thousand allocations, and the side
-  // run, with no transfers to book, is the one that finishes first
-  // (bench/results/time-core-cpu.txt, 2026-11-28).
-  const auto free_transfers = [](SimulationInput& in) {
-    for (auto& chunk : in.chunks) chunk.send_activation_seconds = chunk.send_gradient_seconds = 0;
-    in.keep_timeline = false;
-  };
-  std::optional<Result<SimulationResult>> ideal;
-  std::optional<SideJob> side;
-  if (beside) {
-    side.emplace([&] {
-      SimulationInput own_input = input;
-      free_transfers(own_input);
-      auto own = make_table(own_input);
-      if (own) {
-        ideal.emplace(simulate_table(**own, own_input));
-      } else {
-        ideal.emplace(own.errors());
-      }
-    });
-  }
-  auto schedule = make_table(input);
-  if (!schedule) {
-    if (side) side->wait();
-    return schedule.errors();
-  }
-  auto sim = simulate_table(**schedule, input);
-  if (side) side->wait();
+  ScheduleOptions schedule_options;
+  schedule_options.two_threads = options.parallel_simulations;  // a long table: generators::make_ranks
+  // Without a timeline the table may be sparse (schedule_rows.h): the run skips its middle.
+  const bool sparse = !input.keep_timeline && !shares_processors(input, plan.layout.pp);
+  auto schedule = kept_table(TableKey{table_kind, table_p, table_v, table_m, sparse, mirrored}, schedule_options);
+  if (!schedule) return schedule.errors();
+  auto sim = mirrored ? simulate_dualpipe_lower_half(**schedule, input, &periods)
+                      : simulate_well_formed(**schedule, input, &periods);
   if (!sim) return sim.errors();
 
   TimePrediction out;
@@ -282,23 +230,16 @@ Result<TimePrediction> predict_time(const Plan& plan, std::int64_t padded_vocab,
   b.dp_comm_s = static_cast<double>(sim->reduce_wait_ns[0]) * 1e-9 + gather + m * r0.dp_phase;
   const double busy = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.dp_comm_s + b.ep_comm_s + m * r0.offload;
   const double idle = rank_idle_s(*sim, busy, step);
-  // The first stage's bubble (schedule_metrics.h), split into what the schedule leaves idle with
-  // free pipeline transfers and what the transfers add. Its other idle time faces data-parallel
-  // work: a ZeRO-3 gather its op waits for, or, after its optimizer step, a later stage's
-  // gradient reduction that ends the iteration (Megatron-LM's step waits for every stage in its
-  // global gradient-norm reduction): exposed DP communication, so the parts still add up.
+  // The first stage's bubble (schedule_metrics.h) holds the time its pipeline sends run while it
+  // does no work: exposed PP communication by the timeline rule (rank_breakdown(), timeline_metrics.h,
+  // as TP's, CP's, EP's and DP's above are), and what is left of it is the bubble. Its other idle
+  // time faces data-parallel work: a ZeRO-3 gather its op waits for, or, after its optimizer step,
+  // a later stage's gradient reduction that ends the iteration (Megatron-LM's step waits for every
+  // stage in its global gradient-norm reduction): exposed DP communication, so the parts still
+  // add up.
   const double stage_bubble = static_cast<double>(sim->bubble_ns[0]) * 1e-9;
-  double schedule_bubble = stage_bubble;
-  if (plan.layout.pp > 1) {
-    if (!ideal) {
-      free_transfers(input);
-      ideal.emplace(simulate_table(**schedule, input));
-    }
-    if (!*ideal) return ideal->errors();
-    schedule_bubble = std::min(stage_bubble, static_cast<double>((*ideal)->bubble_ns[0]) * 1e-9);
-  }
-  b.bubble_s = std::min(schedule_bubble, idle);
-  b.pp_comm_s = std::min(stage_bubble - schedule_bubble, idle - b.bubble_s);
+  b.pp_comm_s = std::min(static_cast<double>(sim->first_rank_exposed_send_ns) * 1e-9, idle);
+  b.bubble_s = std::min(std::max(stage_bubble - b.pp_comm_s, 0.0), idle - b.pp_comm_s);
   b.dp_comm_s += idle - b.bubble_s - b.pp_comm_s;
   out.bubble_fraction = sim->bubble_fraction;
   out.bubble_fraction_max = sim->bubble_fraction_max;

@@ -50,10 +50,13 @@ struct FlopsEstimate {
 };
 
 // Where the time of one iteration goes, on the first pipeline rank: each exposed (not hidden
-// behind compute) and adding up to the iteration time. bubble_s + pp_comm_s is that rank's
-// pipeline bubble (schedule_metrics.h): its idle time inside the pipeline window facing no
-// collective, split into what the schedule leaves idle with free transfers (bubble_s) and what
-// the pipeline transfers add (pp_comm_s).
+// behind compute) and adding up to the iteration time. Each communication part is that group's
+// time on the rank's predicted timeline while the rank does no other work: rank_breakdown()'s
+// rule (timeline_metrics.h), the one that measures probe and imported timelines, split by group.
+// bubble_s + pp_comm_s is that rank's pipeline bubble (schedule_metrics.h): its idle time inside
+// the pipeline window facing no collective, of which its pipeline sends run through pp_comm_s
+// (PP is the one group whose transfers run in the bubble) and bubble_s is the rest: the rank's
+// time with no work at all. (The closed form, for plans too long to simulate: closed_form.h.)
 struct TimeBreakdown {
   double compute_s = 0;
   double tp_comm_s = 0;

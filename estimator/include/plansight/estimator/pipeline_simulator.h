@@ -122,6 +122,9 @@ struct SimulationResult {
   // schedule_bubbles() of the kept timeline; recorded as the simulation runs, timeline or not.
   std::vector<std::int64_t> bubble_ns;
   double bubble_fraction = 0;      // mean over ranks of bubble_ns / busy_ns
+  // The first rank's pipeline sends while it does no work (no compute, no optimizer step): the
+  // exposed part of its send time by rank_breakdown()'s rule (timeline_metrics.h), timeline or not.
+  std::int64_t first_rank_exposed_send_ns = 0;
   double bubble_fraction_max = 0;  // the worst rank's
   // Ops of the steady state that were not simulated one by one: without a timeline, once two
   // consecutive periods of the schedule leave the run in the same state shifted in time, the

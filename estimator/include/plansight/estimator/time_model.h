@@ -23,9 +23,9 @@ inline constexpr double kDpBucketsPerChunk = 8;
 struct TimeModelOptions {
   const HardwareProfile* profile = nullptr;  // measured efficiencies for this machine
   bool keep_timeline = true;                 // false: skip building the Timeline (faster)
-  // A large schedule's second simulation (free pipeline transfers, for the bubble's split) runs
-  // on a thread beside the caller's (side_thread.h) while the first runs. False: both on the
-  // caller's thread, for callers that already run estimates in parallel (the search).
+  // A long schedule's table is made on two threads (generators::make_ranks, side_thread.h).
+  // False: on the caller's thread alone, for callers that already run estimates in parallel (the
+  // search).
   bool parallel_simulations = true;
 };
 
@@ -72,7 +72,7 @@ struct TimePrediction {
   TimeBreakdown breakdown;
   // The pipeline bubble by its one definition (schedule_metrics.h): per stage, idle pipeline time
   // / the stage's compute; the mean over stages and the worst stage. The breakdown's bubble_s +
-  // pp_comm_s is the first stage's bubble time.
+  // pp_comm_s is the first stage's bubble time (TimeBreakdown).
   double bubble_fraction = 0;
   double bubble_fraction_max = 0;
   // Ops of the schedule the simulation did not run one by one: without a timeline, periods of a
