@@ -68,8 +68,8 @@ void BM_EstimateTrillionOn3072(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateTrillionOn3072);
 
-// parallel: EstimateOptions::parallel_simulations (1: the free-transfer simulation on the side
-// thread, as every caller but the search runs it; 0: both on this thread).
+// parallel: EstimateOptions::parallel_simulations (1: a long table made on two threads, as every
+// caller but the search makes it; 0: on this thread alone).
 void BM_EstimatePp64M1024(benchmark::State& state) {
   const Plan plan = largest_interactive(state.range(0) == 1 ? PipelineSchedule::one_f_one_b : PipelineSchedule::interleaved,
                                         state.range(0));

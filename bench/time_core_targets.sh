@@ -37,7 +37,7 @@ met() { awk -v x="$1" -v t="$2" 'BEGIN { print (x <= t) ? "yes" : "no" }'; }
 
 row "what" "measured" "target" "met"
 
-# One full predicted estimate (the user-facing path: the free-transfer run on the side thread).
+# One full predicted estimate (the user-facing path: parallel_simulations on).
 estimates='Pp64M1024/vpp:[14]/parallel:1|Pp64M1024NewTable|Pp64M1024Schedule/.*/parallel:1|Pp64MicroBatches|Pp64M1024Zero3|Pp64M1024Moe'
 runs=$(mktemp)
 trap 'rm -f "$runs"' EXIT

@@ -140,6 +140,41 @@ inline double transfer_seconds(PipelineSchedule schedule, double m, double p, do
   return out;
 }
 
+// The first rank's sends while it does no work (the simulation's exposed PP time: time_model.cpp,
+// by the timeline rule of rank_breakdown()), counted where the closed form knows that rank waits
+// right after sending, each send exposed up to its wait (transfers no longer than a forward):
+//  - at the end of the warm-up every schedule's first rank sends its last warm-up activation and
+//    waits for its first gradient, a round trip through the later stages: one transfer; GPipe's
+//    first rank has no other wait after a send (its backwards send nothing);
+//  - in the steady state of 1F1B and ZB-H1 each of the m - p forwards after the warm-up is
+//    followed by a wait for the next gradient when the first rank is faster than the pipeline's
+//    pace: its send is exposed up to that slack (ZB-H1's: what its W ops, deferred into the wait,
+//    leave of it);
+//  - with equal stages, 1F1B's round trips (transfer_seconds) make the first rank wait after
+//    (p - 1) of every p of those forwards, for the part of the round trip its pace leaves
+//    unhidden; ZB-H1's W ops fill those waits.
+// The simulation of the same costs equals it for GPipe, for 1F1B and ZB-H1 whose first rank is
+// faster than the pace (a heavier last stage: the LM head), for ZB-H1 with equal stages, and for
+// 1F1B with equal stages within one transfer (closed_form_test). Interleaving's and DualPipe(V)'s
+// first rank waits on its sends in more places of its ramps: for them it is a lower bound.
+inline double exposed_sends_seconds(PipelineSchedule schedule, double m, double p, double p2p_s, const RankSums& r0,
+                                    const Pipeline& s) {
+  if (p <= 1 || p2p_s <= 0) return 0;
+  double out = p2p_s;
+  const double steady = std::max(0.0, m - p);
+  if (schedule != PipelineSchedule::one_f_one_b && schedule != PipelineSchedule::zb_h1) return out;
+  // ZB-H1 defers W ops into the waits: what they leave of the slack.
+  const double slack = s.pace - r0.pass() - (schedule == PipelineSchedule::zb_h1 ? r0.weight : 0);
+  if (slack > 0) return out + steady * std::min(p2p_s, slack);
+  if (s.pace > r0.pass()) return out;  // ZB-H1's W ops fill the first rank's waits
+  if (schedule == PipelineSchedule::one_f_one_b) {
+    const double round_trip = 2 * (p - 1) * p2p_s / p;
+    const double unhidden = std::clamp((s.through / p + round_trip - s.pace) / round_trip, 0.0, 1.0);
+    out += unhidden * steady * (p - 1) / p * p2p_s;
+  }
+  return out;
+}
+
 // Exposed data-parallel reduction of the first rank: without overlap all of it; with overlap
 // (buckets per chunk, kDpBucketsPerChunk) the last chunk's buckets overlap the rest of its last
 // backward, and earlier chunks' reductions overlap the (v - 1) p backwards that follow them.
@@ -152,20 +187,24 @@ inline double exposed_dp_seconds(bool overlap, double buckets, double v, double 
   return last + std::max(0.0, earlier - window);
 }
 
-// The first rank's breakdown from the terms above: m micro-batches of its sums, the transfers as
-// pipeline communication, the exposed reduction plus the optimizer's parameter all-gather as
-// data-parallel communication, and as bubble what the pipeline span holds beyond its work.
+// The first rank's breakdown from the terms above: m micro-batches of its sums, the exposed
+// reduction plus the optimizer's parameter all-gather as data-parallel communication, and its
+// idle time (what the pipeline span and the transfers add to it hold beyond its work) split into
+// its exposed sends (exposed_sends_seconds) and the bubble.
 inline void fill_breakdown(TimeBreakdown& b, double m, const RankSums& r0, double pipe_s, double transfers_s,
-                           double dp_exposed_s, double optimizer_s, double optimizer_gather_s, double optimizer_offload_s) {
+                           double sends_s, double dp_exposed_s, double optimizer_s, double optimizer_gather_s,
+                           double optimizer_offload_s) {
   b.compute_s = m * r0.compute;
   b.tp_comm_s = m * r0.tp;
   b.cp_comm_s = m * r0.cp;
   b.ep_comm_s = m * r0.ep;
-  b.pp_comm_s = transfers_s;
   b.dp_comm_s = dp_exposed_s + optimizer_gather_s + m * r0.dp_phase;
   b.optimizer_s = optimizer_s - optimizer_gather_s - optimizer_offload_s;
   b.offload_s = m * r0.offload + optimizer_offload_s;
-  b.bubble_s = std::max(0.0, pipe_s - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase + b.ep_comm_s + m * r0.offload));
+  const double idle = std::max(0.0, pipe_s + transfers_s - (b.compute_s + b.tp_comm_s + b.cp_comm_s + m * r0.dp_phase +
+                                                             b.ep_comm_s + m * r0.offload));
+  b.pp_comm_s = std::min(sends_s, idle);
+  b.bubble_s = idle - b.pp_comm_s;
 }
 
 }  // namespace plansight::estimator::closed_form

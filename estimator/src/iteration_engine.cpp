@@ -8,8 +8,8 @@
 namespace plansight::estimator {
 namespace {
 
-// The engine's per-run arrays, kept per thread between runs: an estimate simulates twice and a
-// search or a sweep thousands of times, and allocating, zeroing and freeing these arrays was a
+// The engine's per-run arrays, kept per thread between runs: a search or a sweep simulates
+// thousands of times, and allocating, zeroing and freeing these arrays was a
 // tenth of a small simulation's time. A run takes them (swap), resizes them and gives them back.
 struct Arrays {
   std::vector<std::int64_t> times;

@@ -299,7 +299,10 @@ double lean_iteration_s(const SearchContext& ctx, const KeyCosts& key, const Uni
       ctx.base.layout.dp_overlap, kDpBucketsPerChunk, v, static_cast<double>(p), r0.dp, first.dp_s,
       first.backward_input.total_s() + first.backward_weight.total_s());
   const double iteration = pipe + transfers + dp_exposed + optimizer;
-  if (breakdown) closed_form::fill_breakdown(*breakdown, m, r0, pipe, transfers, dp_exposed, optimizer, optimizer_gather(r0.params), 0);
+  if (breakdown) {
+    const double sends = closed_form::exposed_sends_seconds(c.schedule, m, static_cast<double>(p), p2p, r0, pipeline);
+    closed_form::fill_breakdown(*breakdown, m, r0, pipe, transfers, sends, dp_exposed, optimizer, optimizer_gather(r0.params), 0);
+  }
   return iteration;
 }
 

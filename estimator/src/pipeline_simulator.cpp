@@ -6,19 +6,12 @@
 #include <optional>
 
 #include "dedicated_run.h"
-#include "schedule_generators.h"
 #include "schedule_rows.h"
 #include "shared_processor_simulator.h"
 
 namespace plansight::estimator {
 
 namespace {
-
-// expected_simulated_ops() of a table of `ops` ops in all.
-std::int64_t expected_of(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t ops) {
-  if (kind == PipelineSchedule::gpipe || !skippable(p, m)) return ops;
-  return std::min(ops, 10 * p * p * v);
-}
 
 // DualPipe's costs as its lower half's V (simulation_costs.h): chunk g of the V is DualPipe's
 // chunk g on the way down and p + g on the way back up. None when the two pipelines differ.
@@ -102,20 +95,6 @@ Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half,
 Result<SimulationResult> simulate_dualpipe_lower_half(const SimulationTable& half, const SimulationInput& input,
                                                       SteadyPeriods* periods) {
   return lower_half(half.table, &half.rows, input, periods);
-}
-
-std::int64_t expected_simulated_ops(const ScheduleTable& table) { return expected_simulated_ops(table, ScheduleRows(table)); }
-
-std::int64_t expected_simulated_ops(const SimulationTable& table) { return expected_simulated_ops(table.table, table.rows); }
-
-std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRows& rows) {
-  std::int64_t ops = 0;
-  for (std::size_t r = 0; r < rows.ranks(); ++r) ops += static_cast<std::int64_t>(rows.size(r));
-  return expected_of(table.kind, table.p, table.v, table.m, ops);
-}
-
-std::int64_t expected_simulated_ops(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
-  return expected_of(kind, p, v, m, p * static_cast<std::int64_t>(generators::ops_per_rank(kind, v, m)));
 }
 
 }  // namespace plansight::estimator

@@ -1,9 +1,8 @@
 // Private to the estimator: one long-lived thread beside the caller's, for work that can run at
-// the same time as the caller's own. predict_time() runs its second simulation of a large
-// schedule there (the same table with free pipeline transfers, for the bubble's split), so that
-// an estimate waits for one simulation, not two. The thread lives as long as the process, so that
-// its per-thread simulator arrays (iteration_engine.cpp) are reused from run to run as the
-// caller's are; a fresh thread per run would allocate and fault them in every time.
+// the same time as the caller's own: a long schedule table is made there half by half
+// (generators::make_ranks, pipeline_schedule.cpp). The thread lives as long as the process, so
+// that what it keeps per thread is reused from run to run as the caller's is; a fresh thread per
+// run would allocate and fault it in every time.
 #pragma once
 
 #include <exception>

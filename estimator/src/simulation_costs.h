@@ -113,22 +113,6 @@ Result<SimulationResult> simulate_dualpipe_lower_half(const ScheduleTable& half,
 Result<SimulationResult> simulate_dualpipe_lower_half(const SimulationTable& half, const SimulationInput& input,
                                                       SteadyPeriods* periods = nullptr);
 
-// About how many of the table's ops a run without a timeline simulates one by one: all of them
-// for GPipe (its halves are skipped only when the stage feeding each is the slowest, which
-// depends on the costs: Narayanan's 1 T model skips most of its backwards, none of its
-// forwards) and where too few micro-batches per stage leave no room, else the transient and the
-// periods that find its repetition, about 10 p v per rank (measured,
-// bench/results/time-core-cpu.txt: 2,560 of 8,192 per rank for interleaved 64 x 4 x 1024, 1,700
-// and 2,700 of 3,072 for ZB-H1 and DualPipe at 64 x 1024). A guide to how long a simulation
-// takes, not a bound.
-std::int64_t expected_simulated_ops(const ScheduleTable& table);
-std::int64_t expected_simulated_ops(const SimulationTable& table);
-class ScheduleRows;
-std::int64_t expected_simulated_ops(const ScheduleTable& table, const ScheduleRows& rows);
-// The same before any table is made, from the table's kind and size (every rank's list is
-// generators::ops_per_rank long).
-std::int64_t expected_simulated_ops(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m);
-
 // The input's chunk costs for `stages` global chunks, each of input.chunks converted once.
 // Errors: chunk count not 1 or `stages` without chunk_of, or chunk_of not `stages` indices of
 // input.chunks ("simulation.chunks", "simulation.chunk_of"), negative or non-finite times

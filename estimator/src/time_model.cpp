@@ -269,7 +269,8 @@ TimePrediction closed_form_time(const Plan& plan, const IterationCosts& c) {
   TimePrediction out;
   out.iteration_s = pipe + transfers + dp_exposed + optimizer;
   auto& b = out.breakdown;
-  closed_form::fill_breakdown(b, m, r0, pipe, transfers, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
+  const double sends = closed_form::exposed_sends_seconds(plan.layout.schedule, m, p, c.p2p_seconds, r0, pipeline);
+  closed_form::fill_breakdown(b, m, r0, pipe, transfers, sends, dp_exposed, optimizer, c.optimizer_dp_seconds[0],
                               c.optimizer_offload_seconds[0]);
   const closed_form::BubbleFractions bubbles = closed_form::bubble_fractions(pipe + transfers, m, pipeline);
   out.bubble_fraction = bubbles.mean;

@@ -92,14 +92,16 @@ TEST(BreakdownModel, PassesTheModelTesterAndAddsUpToTheIteration) {
   EXPECT_DOUBLE_EQ(sent(TimePart::pp_comm).toDouble(), e.time.breakdown.pp_bytes);
   EXPECT_GT(e.time.breakdown.tp_bytes, e.time.breakdown.dp_bytes) << "GPT-3 175B, TP 8: TP traffic dominates";
   EXPECT_FALSE(sent(TimePart::compute).isValid());
-  // Each part says what it counts; the pipeline row, how it differs from the Timeline page's.
+  // Each part says what it counts; the communication rows, that they are the timeline rule's.
   for (int r = 0; r < model.rowCount(); ++r) {
     EXPECT_FALSE(model.index(r, BreakdownModel::PartColumn).data(Qt::ToolTipRole).toString().isEmpty()) << r;
   }
-  EXPECT_TRUE(model.index(static_cast<int>(TimePart::pp_comm), BreakdownModel::PartColumn)
-                  .data(Qt::ToolTipRole)
-                  .toString()
-                  .contains(QStringLiteral("free transfers")));
+  for (const TimePart part : {TimePart::tp_comm, TimePart::pp_comm}) {
+    EXPECT_TRUE(model.index(static_cast<int>(part), BreakdownModel::PartColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("measures probe and imported")));
+  }
   EXPECT_EQ(model.headerData(BreakdownModel::SentColumn, Qt::Horizontal).toString(), QStringLiteral("Sent per GPU"));
   // A given throughput has no breakdown: no rows.
   est::TimeEstimate given = e.time;

@@ -4,8 +4,9 @@
 // ZB-H1 with W <= B (Qi et al. 2023, Sec. 2.1), DualPipeV with equal F and B and no W op (the
 // DualPipe README's bubble); with transfers, GPipe's ramps and 1F1B's round trips
 // and interleaving's ramps (transfer_seconds); and on the side it claims where it is a bound
-// (DualPipeV with W ops above the simulation; ZB-H1 with transfers below it). Both sides read the same chunk
-// costs: no formula is written out again here.
+// (DualPipeV with W ops above the simulation; ZB-H1 with transfers below it); and the first rank's
+// exposed sends (exposed_sends_seconds) where it claims to know their waits. Both sides read the
+// same chunk costs: no formula is written out again here.
 #include "closed_form.h"
 
 #include <gtest/gtest.h>
@@ -30,10 +31,14 @@ ChunkCost chunk(double f_ms, double b_ms, double w_ms) {
   return c;
 }
 
-// The simulated iteration and the closed form's pipeline span for p ranks of v identical chunks.
-// `send_ms`: each pipeline transfer's time; the closed form then adds its ramps.
-std::pair<double, double> both(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m, double f_ms,
-                               double b_ms, double w_ms, double send_ms = 0, double last_scale = 1) {
+// The simulated iteration and the closed form's pipeline span for p ranks of v identical chunks,
+// and the first rank's exposed sends by both. `send_ms`: each pipeline transfer's time; the closed
+// form then adds its ramps.
+struct Both {
+  double sim = 0, closed = 0, sim_sends = 0, closed_sends = 0;
+};
+Both run_both(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m, double f_ms, double b_ms,
+              double w_ms, double send_ms = 0, double last_scale = 1) {
   auto table = make_schedule(kind, p, v, m);
   EXPECT_TRUE(table.ok()) << table.error_text();
   SimulationInput input;
@@ -48,6 +53,7 @@ std::pair<double, double> both(PipelineSchedule kind, std::int64_t p, std::int64
   auto sim = simulate(*table, input);
   EXPECT_TRUE(sim.ok()) << sim.error_text();
   closed_form::Pipeline pipeline;
+  closed_form::RankSums first;
   const double vd = static_cast<double>(v);
   for (std::int64_t r = 0; r < p; ++r) {
     closed_form::RankSums s;
@@ -57,10 +63,21 @@ std::pair<double, double> both(PipelineSchedule kind, std::int64_t p, std::int64
     s.backward = vd * x * (table->split_backward ? b_ms : b_ms + w_ms) * kMs;
     s.weight = table->split_backward ? vd * x * w_ms * kMs : 0;
     pipeline.add_rank(s);
+    if (r == 0) first = s;
   }
-  const double closed = closed_form::pipeline_seconds(kind, static_cast<double>(m), static_cast<double>(p), vd, pipeline) +
-                        closed_form::transfer_seconds(kind, static_cast<double>(m), static_cast<double>(p), vd, send_ms * kMs, pipeline);
-  return {static_cast<double>(sim->iteration_ns) * 1e-9, closed};
+  const auto md = static_cast<double>(m), pd = static_cast<double>(p);
+  Both out;
+  out.sim = static_cast<double>(sim->iteration_ns) * 1e-9;
+  out.closed = closed_form::pipeline_seconds(kind, md, pd, vd, pipeline) +
+               closed_form::transfer_seconds(kind, md, pd, vd, send_ms * kMs, pipeline);
+  out.sim_sends = static_cast<double>(sim->first_rank_exposed_send_ns) * 1e-9;
+  out.closed_sends = closed_form::exposed_sends_seconds(kind, md, pd, send_ms * kMs, first, pipeline);
+  return out;
+}
+std::pair<double, double> both(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m, double f_ms,
+                               double b_ms, double w_ms, double send_ms = 0, double last_scale = 1) {
+  const Both b = run_both(kind, p, v, m, f_ms, b_ms, w_ms, send_ms, last_scale);
+  return {b.sim, b.closed};
 }
 
 std::string describe(PipelineSchedule kind, std::int64_t p, std::int64_t v, std::int64_t m) {
@@ -173,6 +190,42 @@ TEST(ClosedForm, EqualsTheSimulationForDualPipeVWithEqualPassesAndBoundsItWithWO
       }
     }
   }
+}
+
+TEST(ClosedForm, FirstRankExposedSendsAreTheSimulationsWhereItKnowsTheWaits) {
+  // The first rank's sends while it has no work (exposed_sends_seconds) against the simulation's
+  // (SimulationResult::first_rank_exposed_send_ns), transfers of 1 ms against 4 ms forwards.
+  // `heavy`: the last stage 1.5x the others (the LM head): the first rank is faster than the pace.
+  for (std::int64_t p : {2, 4, 8}) {
+    for (std::int64_t m : {2, 8, 16, 33}) {
+      for (double heavy : {1.0, 1.5}) {
+        const std::string name = " p=" + std::to_string(p) + " m=" + std::to_string(m) + " heavy " + std::to_string(heavy);
+        const Both gpipe = run_both(PipelineSchedule::gpipe, p, 1, m, 4, 8, 0, 1, heavy);
+        EXPECT_NEAR(gpipe.closed_sends, gpipe.sim_sends, 1e-12) << "gpipe" << name;
+        EXPECT_NEAR(gpipe.sim_sends, 1 * kMs, 1e-12) << "one: the last forward's";
+        const Both zb = run_both(PipelineSchedule::zb_h1, p, 1, m, 4, 8, 3, 1, heavy);
+        EXPECT_NEAR(zb.closed_sends, zb.sim_sends, 1e-12) << "zb-h1" << name;
+        const Both one = run_both(PipelineSchedule::one_f_one_b, p, 1, m, 4, 8, 0, 1, heavy);
+        if (heavy > 1) {
+          EXPECT_NEAR(one.closed_sends, one.sim_sends, 1e-12) << "1f1b" << name;
+        } else {
+          EXPECT_NEAR(one.closed_sends, one.sim_sends, 1 * kMs) << "1f1b, equal stages" << name;
+        }
+        EXPECT_GT(one.sim_sends, 0);
+      }
+    }
+  }
+  for (std::int64_t p : {2, 4, 8}) {
+    for (std::int64_t m : {16, 32}) {
+      const std::string name = " p=" + std::to_string(p) + " m=" + std::to_string(m);
+      const Both interleaved = run_both(PipelineSchedule::interleaved, p, 2, m, 4, 8, 0, 1);
+      EXPECT_LE(interleaved.closed_sends, interleaved.sim_sends + 1e-12) << "interleaved" << name;
+      const Both v = run_both(PipelineSchedule::dualpipev, p, 2, m, 4, 8, 3, 1);
+      EXPECT_LE(v.closed_sends, v.sim_sends + 1e-12) << "dualpipev" << name;
+    }
+  }
+  EXPECT_EQ(run_both(PipelineSchedule::one_f_one_b, 4, 1, 8, 4, 8, 0, 0).closed_sends, 0) << "free transfers";
+  EXPECT_EQ(run_both(PipelineSchedule::one_f_one_b, 1, 1, 8, 4, 8, 0, 1).closed_sends, 0) << "no pipeline";
 }
 
 }  // namespace

@@ -64,17 +64,19 @@ QString time_part_meaning(TimePart part) {
     case TimePart::cp_comm:
     case TimePart::ep_comm:
       return QObject::tr("This group's collectives inside the first stage's forwards and backwards that its compute does "
-                         "not hide: each op waits for them");
+                         "not hide: each op waits for them. Like every communication part, read off the predicted "
+                         "timeline by the rule that measures probe and imported runs (analyze, Compare)");
     case TimePart::pp_comm:
-      return QObject::tr("What the pipeline's sends and receives add to the first stage's idle time: its pipeline bubble "
-                         "less the bubble of the same schedule with free transfers. The Timeline page counts a send's "
-                         "whole time on its rank's communication row instead");
+      return QObject::tr("The first stage's pipeline sends while it has nothing else to do: the part of its sends its "
+                         "compute does not hide, read off the predicted timeline by the rule that measures probe and "
+                         "imported runs. Its sends run inside its pipeline bubble; with this row, the bubble row adds up "
+                         "to it");
     case TimePart::dp_comm:
       return QObject::tr("Gradient reduction and ZeRO's parameter gathers that the first stage waits for, and the "
                          "optimizer's all-gather after its step");
     case TimePart::bubble:
-      return QObject::tr("The first stage's idle time in the pipeline window that the schedule leaves with free transfers "
-                         "(fill, drain and waits)");
+      return QObject::tr("The first stage's time with no work at all in the pipeline window: fill, drain and waits for its "
+                         "neighbours, its exposed sends left out");
     case TimePart::optimizer:
       return QObject::tr("The optimizer step itself (its gathers are under exposed DP)");
   }
