@@ -43,7 +43,20 @@ std::string read_model_entry(JsonReader& root, Plan& plan, std::vector<Diagnosti
   return has_preset ? base : spec.name;
 }
 
-void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors) {
+// Where a GPU given by its numbers takes efficiencies it lacks (plan files written before they
+// were GPU fields): from the preset of the same name, else an unmeasured GPU's defaults; said in
+// an adjustment, so that a reader of the file knows which numbers it ran with.
+void note_namesake(const std::string& field, const std::string& gpu, bool found, std::vector<Diagnostic>* adjustments) {
+  if (!adjustments) return;
+  adjustments->push_back(make_warning(
+      field, found ? "not in the file (written before it was a GPU field): the value of the preset \"" + gpu +
+                         "\", whose name the GPU carries"
+                   : "not in the file (written before it was a GPU field), and no preset is named \"" + gpu +
+                         "\": the defaults of a GPU without measurements"));
+}
+
+void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& errors,
+                        std::vector<Diagnostic>* adjustments) {
   auto in = root.child("cluster");
   if (!in) return;
   in->reject_unknown({"system", "source", "gpu", "gpus", "gpus_per_node", "intra_node_gb_per_s", "inter_node_gb_per_s",
@@ -80,6 +93,7 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
         // a GPU field): its namesake preset's, else the defaults for an unmeasured GPU.
         auto namesake = find_gpu(spec.name);
         spec.efficiency = namesake ? namesake->efficiency : GpuEfficiency{};
+        note_namesake("cluster.gpu.efficiency", spec.name, namesake.ok(), adjustments);
       } else if (!from_preset) {
         // Efficiencies without the in-step slowdown (plan files written before it was a GPU
         // field, when every GPU had the A100's): the namesake preset's, else the default.
@@ -87,6 +101,7 @@ void read_cluster_entry(JsonReader& root, Plan& plan, std::vector<Diagnostic>& e
         if (e && !e->has("in_step_slowdown")) {
           auto namesake = find_gpu(spec.name);
           spec.efficiency.in_step_slowdown = namesake ? namesake->efficiency.in_step_slowdown : GpuEfficiency{}.in_step_slowdown;
+          note_namesake("cluster.gpu.efficiency.in_step_slowdown", spec.name, namesake.ok(), adjustments);
         }
       }
     }
@@ -129,7 +144,7 @@ Result<Plan> plan_from_json(const nlohmann::json& json, std::vector<Diagnostic>*
   const std::string base_model = read_model_entry(root, plan, errors);
   const auto* cluster = root.get("cluster");
   const bool gpus_changed = cluster && cluster->is_object() && cluster->contains("gpus");
-  read_cluster_entry(root, plan, errors);
+  read_cluster_entry(root, plan, errors, adjustments);
   const bool model_replaced = base_model != default_model;
   const LayoutSpec& l = plan.layout;
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;

@@ -202,13 +202,25 @@ TEST(PlanJson, GpuEfficienciesComeWithTheGpu) {
   EXPECT_EQ(back->cluster.gpu.efficiency.source, "measured");
   // ...without them, its namesake preset's (plan files written before efficiencies were a GPU
   // field), else the defaults for an unmeasured GPU.
-  auto named = parse_plan(R"({"cluster": {"gpu": {"name": "h100-sxm", "memory_gib": 80, "peak_tflops": {"bf16": 989}}}})");
+  // Either way the reader says so, naming the field and where its values came from.
+  std::vector<Diagnostic> said;
+  auto named = parse_plan(R"({"cluster": {"gpu": {"name": "h100-sxm", "memory_gib": 80, "peak_tflops": {"bf16": 989}}}})", &said);
   ASSERT_TRUE(named.ok()) << named.error_text();
   EXPECT_DOUBLE_EQ(named->cluster.gpu.efficiency.flash_forward_fraction, 0.55);
-  auto unknown = parse_plan(R"({"cluster": {"gpu": {"name": "mygpu", "memory_gib": 24, "peak_tflops": {"bf16": 100}}}})");
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].field, "cluster.gpu.efficiency");
+  EXPECT_NE(said[0].message.find("the preset \"h100-sxm\""), std::string::npos) << said[0].message;
+  said.clear();
+  auto unknown = parse_plan(R"({"cluster": {"gpu": {"name": "mygpu", "memory_gib": 24, "peak_tflops": {"bf16": 100}}}})", &said);
   ASSERT_TRUE(unknown.ok()) << unknown.error_text();
   EXPECT_DOUBLE_EQ(unknown->cluster.gpu.efficiency.gemm_peak_fraction, GpuEfficiency{}.gemm_peak_fraction);
   EXPECT_TRUE(unknown->cluster.gpu.efficiency.source.empty());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].message.find("no preset is named \"mygpu\""), std::string::npos) << said[0].message;
+  said.clear();
+  ASSERT_TRUE(parse_plan(R"({"cluster": {"gpu": "h100-sxm"}})", &said).ok());
+  ASSERT_TRUE(plan_from_json(to_json(*own), &said).ok());
+  EXPECT_TRUE(said.empty()) << "a preset, or a GPU with its efficiencies: nothing to say";
   // Fractions outside (0, 1] name their field.
   auto bad = parse_plan(R"({"cluster": {"gpu": {"efficiency": {"gemm_peak_fraction": 1.5}}}})");
   ASSERT_FALSE(bad.ok());
@@ -242,9 +254,12 @@ TEST(PlanJson, InStepSlowdownComesWithTheGpu) {
   nlohmann::json old = to_json(*parse_plan(R"({"cluster": {"system": "dgx-h100"}})"));
   old["cluster"]["gpu"]["efficiency"].erase("in_step_slowdown");
   old["cluster"]["system"] = "custom";
-  auto read = plan_from_json(old);
+  std::vector<Diagnostic> said;
+  auto read = plan_from_json(old, &said);
   ASSERT_TRUE(read.ok()) << read.error_text();
   EXPECT_DOUBLE_EQ(read->cluster.gpu.efficiency.in_step_slowdown, 1.25) << "the namesake h100-sxm's";
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].field, "cluster.gpu.efficiency.in_step_slowdown");
 }
 
 TEST(PlanJson, RangesInMessagesAreShort) {
