@@ -79,7 +79,10 @@ std::string shared_phases_note(std::int64_t shared, const est::Plan& plan) {
   return "The " + std::string(shared == 1 ? "ranks share one GPU" : "ranks share " + std::to_string(shared) + " GPUs") +
          " (virtual ranks): each phase is the GPU time it took over all ranks, so the phases add up to the step on "
          "both sides; a rank waiting while another rank's kernels run is not counted twice (the GPU runs one rank's "
-         "kernel after another, the prediction shares it).";
+         "kernel after another, the prediction shares it). Up to megabytes a collective among virtual ranks takes "
+         "tens of microseconds whatever its size: mostly the ranks' threads meeting on the host and launching its "
+         "copies. The prediction counts the whole call as communication; the GPU works only for the copies and "
+         "reductions, so the measured communication is those, and the meeting shows as idle.";
 }
 
 std::vector<ComparedValue> phase_rows(const StepPhases& p, const StepPhases& m, bool has_measured,
