@@ -2,6 +2,7 @@
 #include "iteration_engine.h"
 
 #include <algorithm>
+#include <climits>
 #include <charconv>
 #include <cstring>
 
@@ -369,28 +370,36 @@ void IterationEngine::step_ran(std::int32_t r, std::int64_t start, std::int64_t 
                                        in_.optimizer_gather_bytes));
 }
 
-std::int64_t IterationEngine::exposed_first_sends() const {
+std::int64_t IterationEngine::exposed_first_sends() {
   if (first_sends_.empty()) return 0;
-  std::vector<Interval> sends = merge_intervals(first_sends_);
+  // Sorted and joined where they are (a send the lane books into an earlier gap comes later in
+  // the list); in order, as they mostly are, nothing is allocated.
+  first_sends_ = merge_intervals(std::move(first_sends_));
   std::int64_t total = 0;
-  for (const Interval& s : sends) total += s.length_ns();
-  std::vector<Interval> work;
+  for (const Interval& s : first_sends_) total += s.length_ns();
   if (keep_) {
     // Its compute spans, the optimizer's included (a send's lane holds its other communication).
+    std::vector<Interval> work;
     for (const Span& s : tl_.tracks[0].spans) work.push_back({s.start_ns, s.start_ns + s.duration_ns});
-    return total - intersection_length(sends, merge_intervals(std::move(work)));
+    return total - intersection_length(first_sends_, merge_intervals(std::move(work)));
   }
-  // From its first op's start to its last op's end, less the stretches between; then its step.
-  const std::int64_t step_ns = seconds_to_ns(in_.optimizer_seconds);
-  const std::int64_t first = activity_[0].occupied_begin_ns, last = free_[0];
-  std::int64_t cursor = first;
-  for (const Interval& idle : first_idle_) {
-    if (idle.begin_ns > cursor) work.push_back({cursor, idle.begin_ns});
-    cursor = std::max(cursor, idle.end_ns);
+  // Its stretches without work between its first op and its last (sorted, disjoint: listed in the
+  // order it ran), then after its last op all but its optimizer step.
+  const auto overlap = [](const Interval& a, std::int64_t begin, std::int64_t end) {
+    return std::max<std::int64_t>(0, std::min(a.end_ns, end) - std::max(a.begin_ns, begin));
+  };
+  const std::int64_t last = free_[0], step_begin = std::max(step_start_[0], last),
+                     step_end = step_start_[0] + seconds_to_ns(in_.optimizer_seconds);
+  std::int64_t exposed = 0;
+  std::size_t i = 0;
+  for (const Interval& s : first_sends_) {
+    while (i < first_idle_.size() && first_idle_[i].end_ns <= s.begin_ns) ++i;
+    for (std::size_t j = i; j < first_idle_.size() && first_idle_[j].begin_ns < s.end_ns; ++j) {
+      exposed += overlap(s, first_idle_[j].begin_ns, first_idle_[j].end_ns);
+    }
+    exposed += overlap(s, last, INT64_MAX) - overlap(s, step_begin, std::max(step_begin, step_end));
   }
-  if (last > cursor) work.push_back({cursor, last});
-  if (step_ns > 0) work.push_back({step_start_[0], step_start_[0] + step_ns});
-  return total - intersection_length(sends, merge_intervals(std::move(work)));
+  return std::min(exposed, total);
 }
 
 SimulationResult IterationEngine::results(const ScheduleBubbles& bubbles) {

@@ -379,7 +379,7 @@ class IterationEngine {
   // and, on the lane its sends share, its collectives) nor under its optimizer step, from the lists
   // above or, with spans kept, from its spans (the shared model records no lists). The timeline
   // rule of rank_breakdown() (timeline_metrics.h) for the sends of a predicted timeline.
-  std::int64_t exposed_first_sends() const;
+  std::int64_t exposed_first_sends();
   std::vector<std::int64_t> collective_end_;  // per rank: the latest end of its collectives so far
   std::vector<std::int32_t> ran_;             // per (global chunk, kind): ops run (for take_snapshot)
   std::int64_t skipped_ops_ = 0;              // by skip_periods

@@ -61,7 +61,11 @@ TimeCostPage::TimeCostPage(PlanDocument* document, QWidget* parent)
   source_->setWordWrap(true);
 
   auto* breakdown_table = make_table(breakdown_, QStringLiteral("breakdownTable"), this);
-  breakdown_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  // The numbers as wide as they need, the part's name the rest; the splitter starts the table as
+  // wide as its contents (equal stretched columns cut "574.88 GiB" off behind a scroll bar).
+  breakdown_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  breakdown_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  breakdown_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
   auto* warnings_table = make_table(warnings_, QStringLiteral("warningsTable"), this);
   warnings_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   warnings_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
