@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <fstream>
 
@@ -598,6 +600,13 @@ TEST(ComparePage, AProbeRunCanAlsoBeSetBesideThePlan) {
   EXPECT_FALSE(warning->isHidden());
   EXPECT_TRUE(warning->text().contains(QStringLiteral("layers 4 vs")));
   EXPECT_TRUE(page.findChild<QLabel*>(QStringLiteral("compareNote"))->text().contains(QStringLiteral("of step =")));
+  // Every phase row and the step stay in view however long the legend is: the table asks for
+  // their height (the legend scrolls instead).
+  auto* phases = page.findChild<QTableView*>(QStringLiteral("phaseTable"));
+  ASSERT_NE(phases, nullptr);
+  int rows_height = phases->horizontalHeader()->sizeHint().height();
+  for (int r = 0; r < page.phaseModel()->rowCount(); ++r) rows_height += phases->rowHeight(r);
+  EXPECT_GE(phases->minimumHeight(), rows_height);
   // Its own configuration is the same job: no warning.
   page.setAgainst(ComparePage::Against::own_configuration);
   ASSERT_TRUE(ready.wait(30000));

@@ -3,12 +3,15 @@
 // drops the result of an older one.
 #include "plansight/gui/compare_page.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardItemModel>
@@ -36,6 +39,27 @@ void fit_rows(QTableView* table) {
   int height = table->horizontalHeader()->height() + 2 * table->frameWidth();
   for (int r = 0; r < table->model()->rowCount(); ++r) height += table->rowHeight(r);
   table->setMaximumHeight(height);
+}
+
+// A table at least as high as its rows: the phases are what a comparison is read for first, so
+// the other tables and the notes give up height before they do.
+void show_every_row(QTableView* table) {
+  const int rows = table->model()->rowCount();
+  int height = table->horizontalHeader()->sizeHint().height() + 2 * table->frameWidth() + 2;
+  for (int r = 0; r < rows; ++r) height += std::max(table->rowHeight(r), table->verticalHeader()->defaultSectionSize());
+  table->setMinimumHeight(height);
+}
+
+// The legend under the tables, scrolled within a few lines' height: in full it is longer than
+// the tables it explains (a virtual-rank GPU run's note is 14 lines at the page's width).
+QWidget* scrolled_note(QLabel* note, QWidget* parent) {
+  auto* area = new QScrollArea(parent);
+  area->setWidget(note);
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  area->setMaximumHeight(6 * note->fontMetrics().lineSpacing());
+  return area;
 }
 
 // `table` with `note` under it (what its numbers are measured against).
@@ -133,7 +157,8 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
   auto* tables = new QWidget(content);
   auto* tl = new QVBoxLayout(tables);
   tl->setContentsMargins(0, 0, 0, 0);
-  tl->addWidget(titled_widget(tr("Time per phase"), make_result_table(phases_, QStringLiteral("phaseTable"), tables), tables), 3);
+  phase_table_ = make_result_table(phases_, QStringLiteral("phaseTable"), tables);
+  tl->addWidget(titled_widget(tr("Time per phase"), phase_table_, tables), 3);
   auto* memory_table = make_result_table(memory_, QStringLiteral("memoryTable"), tables);
   memory_table->setColumnHidden(ComparisonModel::kOfStep, true);  // memory has no step to be a share of
   memory_box_ = titled_widget(tr("Memory per category"), memory_table, tables);
@@ -154,7 +179,7 @@ ComparePage::ComparePage(RunRepository* runs, PlanDocument* document, QWidget* p
                                              tensor_core_note_, tables),
                                    tables);
   tl->addWidget(tensor_core_box_, 3);
-  tl->addWidget(note_);
+  tl->addWidget(scrolled_note(note_, tables));
   auto* split = new QSplitter(Qt::Horizontal, content);
   split->addWidget(timelines);
   split->addWidget(tables);
@@ -329,6 +354,7 @@ void ComparePage::deliver(std::shared_ptr<const RunComparison> comparison) {
     operators_box_->setVisible(!c.operators.empty());
     showFigures(c);
     note_->setText(c.note);
+    show_every_row(phase_table_);
     QStringList lines;
     for (const QString& w : c.warnings) lines << w.toHtmlEscaped();
     warning_->setText(QStringLiteral("<span style=\"color:%1\">%2</span>")

@@ -105,6 +105,7 @@ class ComparePage : public QWidget {
   QLabel* throughput_note_;    // the MFU's peak, or why there is no MFU
   QLabel* tensor_core_note_;
   QTableView* throughput_table_;
+  QTableView* phase_table_ = nullptr;   // at least as high as its rows (show_every_row)
   QWidget* throughput_box_;
   QWidget* tensor_core_box_;   // hidden on a CPU run and against a plan
   std::shared_ptr<const RunComparison> comparison_;
