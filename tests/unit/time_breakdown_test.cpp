@@ -139,6 +139,36 @@ TEST(TimeBreakdown, WithoutATimelineTheSamePartsFromOneSimulation) {
   }
 }
 
+TEST(TimeBreakdown, SixtyFourStagesSkippedOneWayOrAnotherKeepTheirParts) {
+  // Narayanan et al.'s 1 T model on 3072 GPUs (TP 8 x PP 64) with 512 micro-batches and ZeRO-3
+  // gathers not prefetched: the lean run skips most of its steady state (by whole periods, rank
+  // by rank or time by time: steady_state.h), and its parts equal the drawn run's, which skips
+  // nothing.
+  for (const PipelineSchedule schedule : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1, PipelineSchedule::dualpipev}) {
+    Plan plan = default_plan();
+    plan.model = *find_model("narayanan-1008b");
+    plan.cluster.gpus = 3072;
+    plan.layout.tp = 8, plan.layout.pp = 64, plan.layout.dp = 0, plan.layout.zero_stage = 3;
+    plan.layout.schedule = schedule, plan.layout.vpp = schedule == PipelineSchedule::dualpipev ? 2 : 1;
+    plan.training.zero3_prefetch = false;
+    plan.training.global_batch = 6 * 512;
+    SCOPED_TRACE(std::string(to_string(schedule)));
+    const auto e = estimate(plan);
+    ASSERT_TRUE(e.ok()) << e.error_text();
+    TimeModelOptions lean;
+    lean.keep_timeline = false;
+    const auto with = predict_time(plan, e->padded_vocab);
+    const auto without = predict_time(plan, e->padded_vocab, lean);
+    ASSERT_TRUE(with.ok() && without.ok());
+    EXPECT_GT(without->skipped_ops, 10'000);
+    EXPECT_EQ(without->iteration_s, with->iteration_s);
+    EXPECT_EQ(without->breakdown.pp_comm_s, with->breakdown.pp_comm_s);
+    EXPECT_EQ(without->breakdown.bubble_s, with->breakdown.bubble_s);
+    EXPECT_EQ(without->breakdown.dp_comm_s, with->breakdown.dp_comm_s);
+    EXPECT_GT(with->breakdown.pp_comm_s + with->breakdown.bubble_s, 0);
+  }
+}
+
 TEST(TimeBreakdown, TheClosedFormCountsTheSameSendsWhereItKnowsTheWaits) {
   // For plans too long to simulate the estimate takes the closed form (closed_form.h's
   // exposed_sends_seconds): the same quantity, exact where its first rank's waits are known
