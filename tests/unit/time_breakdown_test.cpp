@@ -119,7 +119,9 @@ TEST(TimeBreakdown, WithoutATimelineTheSamePartsFromOneSimulation) {
   for (Case c : cases()) {
     SCOPED_TRACE(c.name);
     c.plan.training.global_batch *= 32;
-    const std::int64_t vocab = 51200;
+    const auto e = estimate(c.plan);
+    ASSERT_TRUE(e.ok()) << e.error_text();
+    const std::int64_t vocab = e->padded_vocab;
     TimeModelOptions drawn, lean;
     lean.keep_timeline = false;
     const auto with = predict_time(c.plan, vocab, drawn);
