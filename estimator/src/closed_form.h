@@ -166,13 +166,10 @@ inline double exposed_sends_seconds(PipelineSchedule schedule, double m, double 
   // ZB-H1 defers W ops into the waits: what they leave of the slack.
   const double slack = s.pace - r0.pass() - (schedule == PipelineSchedule::zb_h1 ? r0.weight : 0);
   if (slack > 0) return out + steady * std::min(p2p_s, slack);
-  if (s.pace > r0.pass()) return out;  // ZB-H1's W ops fill the first rank's waits
-  if (schedule == PipelineSchedule::one_f_one_b) {
-    const double round_trip = 2 * (p - 1) * p2p_s / p;
-    const double unhidden = std::clamp((s.through / p + round_trip - s.pace) / round_trip, 0.0, 1.0);
-    out += unhidden * steady * (p - 1) / p * p2p_s;
-  }
-  return out;
+  if (schedule == PipelineSchedule::zb_h1) return out;  // its W ops fill the first rank's waits
+  const double round_trip = 2 * (p - 1) * p2p_s / p;
+  const double unhidden = std::clamp((s.through / p + round_trip - s.pace) / round_trip, 0.0, 1.0);
+  return out + unhidden * steady * (p - 1) / p * p2p_s;
 }
 
 // Exposed data-parallel reduction of the first rank: without overlap all of it; with overlap

@@ -388,8 +388,9 @@ std::int64_t IterationEngine::exposed_first_sends() {
   const auto overlap = [](const Interval& a, std::int64_t begin, std::int64_t end) {
     return std::max<std::int64_t>(0, std::min(a.end_ns, end) - std::max(a.begin_ns, begin));
   };
-  const std::int64_t last = free_[0], step_begin = std::max(step_start_[0], last),
-                     step_end = step_start_[0] + seconds_to_ns(in_.optimizer_seconds);
+  // (The step starts at or after the last op's end: step_may_start.)
+  const std::int64_t last = free_[0], step_begin = step_start_[0],
+                     step_end = step_begin + seconds_to_ns(in_.optimizer_seconds);
   std::int64_t exposed = 0;
   std::size_t i = 0;
   for (const Interval& s : first_sends_) {
@@ -397,7 +398,7 @@ std::int64_t IterationEngine::exposed_first_sends() {
     for (std::size_t j = i; j < first_idle_.size() && first_idle_[j].begin_ns < s.end_ns; ++j) {
       exposed += overlap(s, first_idle_[j].begin_ns, first_idle_[j].end_ns);
     }
-    exposed += overlap(s, last, INT64_MAX) - overlap(s, step_begin, std::max(step_begin, step_end));
+    exposed += overlap(s, last, INT64_MAX) - overlap(s, step_begin, step_end);
   }
   return std::min(exposed, total);
 }

@@ -120,8 +120,12 @@ TEST(ClosedForm, OneFOneBRoundTripsWithinOneRoundTripOfTheSimulation) {
           const std::string what = describe(PipelineSchedule::one_f_one_b, p, 1, m) + " last x" + std::to_string(last) +
                                    " send " + std::to_string(send) + " ms";
           EXPECT_NEAR(sim, closed, 2 * send * kMs + 1e-12) << what;
-          if (last == 1.0 && m % p == 0) EXPECT_NEAR(sim, closed, 1e-12) << what;
-          if (last == 1.5 && send == 0.05) EXPECT_NEAR(sim, closed, 1e-12) << what;
+          if (last == 1.0 && m % p == 0) {
+            EXPECT_NEAR(sim, closed, 1e-12) << what;
+          }
+          if (last == 1.5 && send == 0.05) {
+            EXPECT_NEAR(sim, closed, 1e-12) << what;
+          }
         }
       }
     }
